@@ -1,0 +1,20 @@
+// Command kube-apiserver is a thin wrapper around the upstream kube-apiserver
+// command, built from Go modules so that tests get a real API server without
+// downloading release binaries (the envtest approach).
+package main
+
+import (
+	"os"
+	_ "time/tzdata"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() {
+	command := app.NewAPIServerCommand()
+	os.Exit(cli.Run(command))
+}

@@ -1,0 +1,70 @@
+// CONTRACT between Masakari's rules (src/domain/ha-service.ts) and persistence
+// (src/store/ over custom resources; an in-memory one for fast tests).
+//
+// Reads are served from a local cache and must reflect this process's own
+// completed writes (read-your-writes). Writes are atomic where noted; the
+// repository is where the Kubernetes API's guarantees are turned into
+// Masakari's (unique names, integer ids, duplicate detection).
+
+import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from './records.ts';
+import type { NotificationType, RecoveryMethod } from '../model/types.ts';
+
+/** Thrown by create/rename when the unique name is taken (atomically detected). */
+export class NameTakenError extends Error {}
+/** Thrown by createNotification when an identical notification is inside the window (atomically detected). */
+export class DuplicateNotificationError extends Error {}
+/** Thrown when the object vanished or changed underneath (after bounded internal retries). */
+export class NotFoundInStoreError extends Error {}
+
+export interface NewSegment {
+  name: string;
+  service_type: string;
+  recovery_method: RecoveryMethod;
+  description: string | null;
+  enabled: boolean;
+}
+
+export interface NewHost {
+  name: string;
+  type: string;
+  control_attributes: string;
+  reserved: boolean;
+  on_maintenance: boolean;
+}
+
+export interface NewNotification {
+  type: NotificationType;
+  hostname: string;
+  generated_time: string; // normalised ISO 8601 UTC, no zone
+  payload: Record<string, string>;
+  source_host_uuid: string;
+  failover_segment_uuid: string;
+}
+
+export interface Repository {
+  listSegments(): SegmentRecord[];
+  getSegment(uuid: string): SegmentRecord | undefined;
+  createSegment(s: NewSegment): Promise<SegmentRecord>; // NameTakenError
+  updateSegment(uuid: string, patch: Partial<NewSegment>): Promise<SegmentRecord>; // NameTakenError on rename
+  /** Deletes the segment and all its hosts. */
+  deleteSegment(uuid: string): Promise<void>;
+
+  listHosts(segmentUuid?: string): HostRecord[];
+  getHost(uuid: string): HostRecord | undefined;
+  getHostByName(name: string): HostRecord | undefined;
+  createHost(segmentUuid: string, h: NewHost): Promise<HostRecord>; // NameTakenError
+  updateHost(uuid: string, patch: Partial<NewHost>): Promise<HostRecord>; // NameTakenError on rename
+  deleteHost(uuid: string): Promise<void>;
+
+  listNotifications(): NotificationRecord[];
+  getNotification(uuid: string): NotificationRecord | undefined;
+  /**
+   * Atomically: fail with DuplicateNotificationError if a notification with
+   * the same type, host and payload and generated_time >= n.generated_time -
+   * windowSeconds exists (any status); otherwise create it with status new.
+   */
+  createNotification(n: NewNotification, windowSeconds: number): Promise<NotificationRecord>;
+
+  listVMoves(notificationUuid: string): VMoveRecordView[];
+  getVMove(uuid: string): VMoveRecordView | undefined;
+}

@@ -1,0 +1,90 @@
+// CONTRACT (implemented by the runtime helper; other modules code against it).
+// A small typed client for the Kubernetes API, over @kubernetes/client-node's
+// KubeConfig (for auth and TLS). Every call has a timeout.
+//
+// Errors: every non-2xx answer throws KubeError with .code (HTTP status),
+// .reason (Status.reason, e.g. 'AlreadyExists', 'Conflict', 'NotFound',
+// 'Invalid', 'Forbidden') and .message (Status.message). Network errors and
+// timeouts throw KubeError with code 0.
+
+export interface ResourceRef {
+  group: string; // '' for core
+  version: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  limit?: number;
+  continue?: string;
+}
+
+export interface WriteOptions {
+  fieldManager?: string;
+  dryRun?: boolean;
+}
+
+export interface KubeList<T> {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { resourceVersion?: string; continue?: string };
+  items: T[];
+}
+
+export interface WatchEvent<T> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: T;
+}
+
+export interface WatchOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  timeoutSeconds?: number;
+  sendInitialEvents?: boolean;
+}
+
+export type JsonPatchOp =
+  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
+  | { op: 'remove'; path: string };
+
+export class KubeError extends Error {
+  constructor(
+    public readonly code: number,
+    public readonly reason: string,
+    message: string,
+    public readonly body?: unknown,
+  ) {
+    super(message);
+    this.name = 'KubeError';
+  }
+}
+
+export const isNotFound = (e: unknown): boolean => e instanceof KubeError && e.code === 404;
+export const isConflict = (e: unknown): boolean => e instanceof KubeError && e.code === 409;
+export const isAlreadyExists = (e: unknown): boolean =>
+  e instanceof KubeError && e.code === 409 && e.reason === 'AlreadyExists';
+
+export interface KubeClient {
+  get<T>(ref: ResourceRef, namespace: string | undefined, name: string): Promise<T>;
+  list<T>(ref: ResourceRef, namespace: string | undefined, opts?: ListOptions): Promise<KubeList<T>>;
+  create<T>(ref: ResourceRef, namespace: string | undefined, body: T, opts?: WriteOptions): Promise<T>;
+  /** PUT; body.metadata.resourceVersion makes it a compare-and-swap. */
+  replace<T>(ref: ResourceRef, namespace: string | undefined, name: string, body: T, opts?: WriteOptions): Promise<T>;
+  /** PUT on /status. */
+  replaceStatus<T>(ref: ResourceRef, namespace: string | undefined, name: string, body: T, opts?: WriteOptions): Promise<T>;
+  mergePatch<T>(ref: ResourceRef, namespace: string | undefined, name: string, patch: unknown, opts?: WriteOptions & { status?: boolean }): Promise<T>;
+  jsonPatch<T>(ref: ResourceRef, namespace: string | undefined, name: string, ops: JsonPatchOp[], opts?: WriteOptions & { status?: boolean }): Promise<T>;
+  /** Server-side apply (application/apply-patch+yaml); fieldManager required. */
+  apply<T>(ref: ResourceRef, namespace: string | undefined, name: string, body: unknown, opts: WriteOptions & { force?: boolean; status?: boolean }): Promise<T>;
+  delete(ref: ResourceRef, namespace: string | undefined, name: string, opts?: { preconditionUid?: string; preconditionResourceVersion?: string; propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' }): Promise<void>;
+  /**
+   * Streams watch events until the server ends the watch, the signal aborts,
+   * or an error occurs. Resolves when the stream ends; rejects on error.
+   */
+  watch<T>(ref: ResourceRef, namespace: string | undefined, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal): Promise<void>;
+}

@@ -1,0 +1,15 @@
+// Resource references for every kind the operator touches.
+import { GROUP, VERSION, KINDS } from '../model/constants.ts';
+import type { ResourceRef } from './client.ts';
+
+export const RESOURCES = {
+  segments: { group: GROUP, version: VERSION, plural: KINDS.segment.plural, namespaced: true },
+  hosts: { group: GROUP, version: VERSION, plural: KINDS.host.plural, namespaced: true },
+  notifications: { group: GROUP, version: VERSION, plural: KINDS.notification.plural, namespaced: true },
+  configMaps: { group: '', version: 'v1', plural: 'configmaps', namespaced: true },
+  leases: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true },
+  events: { group: 'events.k8s.io', version: 'v1', plural: 'events', namespaced: true },
+  namespaces: { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
+  nodes: { group: '', version: 'v1', plural: 'nodes', namespaced: false },
+  crds: { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false },
+} as const satisfies Record<string, ResourceRef>;

@@ -1,0 +1,50 @@
+// Names shared by every part of the operator: the API group, the kinds, and
+// the labels/annotations that carry system-assigned metadata.
+
+export const GROUP = 'masakari.openkeel.io';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+export const KINDS = {
+  segment: { kind: 'FailoverSegment', plural: 'failoversegments', singular: 'failoversegment' },
+  host: { kind: 'HaHost', plural: 'hahosts', singular: 'hahost' },
+  notification: { kind: 'Notification', plural: 'notifications', singular: 'notification' },
+} as const;
+export type KindKey = keyof typeof KINDS;
+
+/** Labels (indexed by the API server, so lookups by them are cheap). */
+export const LABELS = {
+  /** Masakari uuid of the object (segment uuid, host uuid, notification_uuid). */
+  uuid: `${GROUP}/uuid`,
+  /** Masakari integer id of the object, as a decimal string. */
+  id: `${GROUP}/id`,
+  /** On HaHost and Notification: the uuid of the segment they belong to. */
+  segmentUuid: `${GROUP}/segment-uuid`,
+  /** On Notification: the uuid of the source host. */
+  hostUuid: `${GROUP}/host-uuid`,
+  /** On internal bookkeeping ConfigMaps: what the object is for. */
+  role: `${GROUP}/role`,
+  managedBy: 'app.kubernetes.io/managed-by',
+} as const;
+
+export const MANAGED_BY = 'masakari-operator';
+
+/** Field managers used for every write, so server-side apply ownership is legible. */
+export const FIELD_MANAGERS = {
+  api: 'masakari-api',
+  engine: 'masakari-engine',
+  reconciler: 'masakari-reconciler',
+  remediation: 'masakari-remediation',
+} as const;
+
+export const FINALIZERS = {
+  /** On FailoverSegment: its hosts are removed before the segment goes away. */
+  segmentCascade: `${GROUP}/cascade-hosts`,
+  /** On HaHost: the host's name claim and fingerprints are released. */
+  hostCleanup: `${GROUP}/release-claims`,
+} as const;
+
+/** Condition types used on our objects (metav1.Condition conventions). */
+export const CONDITIONS = {
+  ready: 'Ready',
+} as const;

@@ -1,0 +1,195 @@
+// TypeScript shapes of the custom resources. The CRD schemas in crds/ are the
+// authoritative contract; these types mirror them field for field.
+//
+// Split between spec and status: spec holds only what a person or a GitOps
+// tool declares. Everything the system assigns (uuid, integer id, timestamps,
+// notification state, progress, VM moves) lives in status or in metadata
+// labels. See docs/design.md.
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+  managedFields?: unknown[];
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** metav1.Condition */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export type RecoveryMethod = 'auto' | 'reserved_host' | 'auto_priority' | 'rh_priority';
+export type NotificationType = 'COMPUTE_HOST' | 'VM' | 'PROCESS';
+export type NotificationStatus = 'new' | 'running' | 'error' | 'failed' | 'ignored' | 'finished';
+export type VMoveStatus = 'pending' | 'ongoing' | 'ignored' | 'failed' | 'succeeded';
+export type VMoveType = 'evacuation' | 'migration' | 'live_migration';
+
+/** Status fields every kind shares: what the system assigned. */
+export interface AssignedStatus {
+  /** Masakari uuid (also in label masakari.openkeel.io/uuid). */
+  uuid?: string;
+  /** Masakari integer id (also in label masakari.openkeel.io/id). */
+  id?: number;
+  /** Masakari updated_at (ISO 8601, second precision, UTC); null until first update. */
+  updatedAt?: string | null;
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+// ---------------------------------------------------------------- segment
+
+export interface FailoverSegmentSpec {
+  /** Masakari name: free text, 1..255 characters, unique among live segments of the namespace. */
+  name: string;
+  recoveryMethod: RecoveryMethod;
+  /** Free text, 1..255. */
+  serviceType: string;
+  description?: string | null;
+  /** Microversion 1.2 'enabled'; default true. */
+  enabled?: boolean;
+  /** OpenKeel extension: notifications from the API need proof of fencing (issue 5). */
+  requireFencing?: boolean;
+}
+
+export type FailoverSegmentStatus = AssignedStatus;
+
+export interface FailoverSegment {
+  apiVersion: string;
+  kind: 'FailoverSegment';
+  metadata: ObjectMeta;
+  spec: FailoverSegmentSpec;
+  status?: FailoverSegmentStatus;
+}
+
+// ---------------------------------------------------------------- host
+
+export interface HaHostSpec {
+  /** Masakari host name = Nova compute service host; ^[a-zA-Z0-9-._]*$, unique in the namespace. */
+  name: string;
+  /** metadata.name of the FailoverSegment (same namespace). Immutable. */
+  segmentRef: { name: string };
+  /** ^[a-zA-Z0-9]*$, 1..255 */
+  type: string;
+  /** Free text. */
+  controlAttributes: string;
+  /** Declared value; see HaHostStatus for the effective one. */
+  reserved?: boolean;
+  /** Declared value; see HaHostStatus for the effective one. */
+  onMaintenance?: boolean;
+}
+
+export interface HaHostStatus extends AssignedStatus {
+  /** uuid of the segment, copied when the host is admitted. */
+  segmentUuid?: string;
+  /**
+   * Effective flags. They are valid only while flagsGeneration equals
+   * metadata.generation: a newer spec (a person's or GitOps' later intent)
+   * overrides whatever the engine latched. The engine writes only here, never spec.
+   */
+  reserved?: boolean;
+  onMaintenance?: boolean;
+  flagsGeneration?: number;
+}
+
+export interface HaHost {
+  apiVersion: string;
+  kind: 'HaHost';
+  metadata: ObjectMeta;
+  spec: HaHostSpec;
+  status?: HaHostStatus;
+}
+
+// ---------------------------------------------------------------- notification
+
+export interface NotificationSpec {
+  type: NotificationType;
+  /** Masakari host name of the source host. */
+  hostname: string;
+  /** ISO 8601 as given by the sender (naive times are UTC). */
+  generatedTime: string;
+  /** Every value is a string (Masakari coerces). */
+  payload: Record<string, string>;
+}
+
+export interface ProgressDetail {
+  timestamp: string;
+  progress: string;
+  message: string;
+}
+
+export interface WorkflowTaskRecord {
+  /** Task class name, e.g. DisableComputeServiceTask. */
+  name: string;
+  progress: number;
+  progressDetails: ProgressDetail[];
+  /** taskflow atom state: PENDING RUNNING SUCCESS FAILURE REVERTED ... */
+  state: string;
+  /** Which run of the notification (0-based) produced this entry. */
+  run?: number;
+}
+
+export interface VMoveRecord {
+  id: number;
+  uuid: string;
+  instanceUuid: string;
+  instanceName: string | null;
+  sourceHost: string | null;
+  destHost: string | null;
+  /** With microseconds, as the engine writes them. */
+  startTime: string | null;
+  endTime: string | null;
+  type: VMoveType;
+  status: VMoveStatus;
+  message: string | null;
+  createdAt: string;
+  updatedAt: string | null;
+  /** Which run of the notification created this move. */
+  run?: number;
+}
+
+export interface NotificationStatusBlock extends AssignedStatus {
+  /** Masakari notification status; absent means new. */
+  phase?: NotificationStatus;
+  message?: string | null;
+  sourceHostUuid?: string;
+  failoverSegmentUuid?: string;
+  /** Number of engine runs so far (first run, retries, fallbacks). */
+  runs?: number;
+  recoveryWorkflowDetails?: WorkflowTaskRecord[];
+  vmoves?: VMoveRecord[];
+  /** Engine bookkeeping for crash-safe resumption (side effects in flight). */
+  engine?: Record<string, unknown>;
+}
+
+export interface Notification {
+  apiVersion: string;
+  kind: 'Notification';
+  metadata: ObjectMeta;
+  spec: NotificationSpec;
+  status?: NotificationStatusBlock;
+}
+
+export type MasakariObject = FailoverSegment | HaHost | Notification;
