@@ -61,7 +61,11 @@ export interface CallOptions {
 export interface NovaClient {
   listServices(q: { host?: string; binary?: string }, o?: CallOptions): Promise<NovaService[]>;
   /** PUT /os-services/{id}: status and/or forced_down (2.53+). */
-  updateService(id: string, body: { status?: 'enabled' | 'disabled'; disabled_reason?: string; forced_down?: boolean }, o?: CallOptions): Promise<NovaService>;
+  updateService(
+    id: string,
+    body: { status?: 'enabled' | 'disabled'; disabled_reason?: string; forced_down?: boolean },
+    o?: CallOptions,
+  ): Promise<NovaService>;
   /** GET /servers/detail?all_tenants=True&host=..., following every page. */
   listServersOnHost(host: string, o?: CallOptions): Promise<NovaServer[]>;
   getServer(id: string, o?: CallOptions): Promise<NovaServer>;
@@ -74,7 +78,10 @@ export interface NovaClient {
   listAggregates(o?: CallOptions): Promise<NovaAggregate[]>;
   addHostToAggregate(aggregateId: number, host: string, o?: CallOptions): Promise<void>;
   /** GET /os-migrations?instance_uuid=...&migration_type=evacuation */
-  listMigrations(q: { instanceUuid?: string; migrationType?: string; sourceCompute?: string }, o?: CallOptions): Promise<NovaMigration[]>;
+  listMigrations(
+    q: { instanceUuid?: string; migrationType?: string; sourceCompute?: string },
+    o?: CallOptions,
+  ): Promise<NovaMigration[]>;
 }
 
 export class NovaError extends Error {

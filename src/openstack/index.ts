@@ -1,0 +1,90 @@
+// Entry points of the OpenStack client library. It knows nothing about the
+// operator: give it credentials and options, get a NovaClient and a token
+// validator that share one Keystone login and one connection pool.
+
+import type { OpenStackCredentials } from './credentials.ts';
+import type { OnCall, OpenStackLogger } from './http.ts';
+import { TokenValidator } from './keystone.ts';
+import { normalizeInterface } from './catalog.ts';
+import { HttpNovaClient } from './nova.ts';
+import { OpenStackSession } from './session.ts';
+import type { SessionOptions } from './session.ts';
+
+export type { OpenStackCredentials, PasswordCredentials, ApplicationCredentials } from './credentials.ts';
+export type { CallRecord, OnCall, OpenStackLogger } from './http.ts';
+export type { TokenInfo, KeystoneToken } from './keystone.ts';
+export type { CatalogEntry, EndpointFilter, EndpointInterface } from './catalog.ts';
+export { KeystoneError, TokenValidator, KeystoneAuth } from './keystone.ts';
+export { EndpointNotFound, parseCatalogInfo, normalizeInterface, selectEndpoint } from './catalog.ts';
+export { HttpNovaClient, MIN_NOVA_MICROVERSION } from './nova.ts';
+export { OpenStackSession } from './session.ts';
+export { TransportError } from './http.ts';
+export * from './types.ts';
+
+export interface SessionSettings {
+  /** Per-request deadline in ms (openstack_request_timeout × 1000). */
+  timeoutMs: number;
+  /** Retries for idempotent requests (openstack_max_retries). */
+  maxRetries: number;
+  log?: OpenStackLogger;
+  onCall?: OnCall;
+  /** Test hook: e.g. an undici MockAgent. */
+  dispatcher?: SessionOptions['dispatcher'];
+}
+
+export function createOpenStackSession(creds: OpenStackCredentials, opts: SessionSettings): OpenStackSession {
+  return new OpenStackSession(creds, opts);
+}
+
+export interface NovaClientSettings extends SessionSettings {
+  /** nova_catalog_admin_info, default 'compute:nova:publicURL'. */
+  catalogInfo?: string;
+  /** os_region_name. */
+  region?: string | null;
+  /** Overrides the interface in catalogInfo. */
+  interface?: string | null;
+  /** Default '2.53' (>= 2.53). */
+  microversion?: string;
+  endpointOverride?: string;
+}
+
+/** A NovaClient; pass an existing session to share its login, else one is created (client.session). */
+export function createNovaClient(
+  credsOrSession: OpenStackCredentials | OpenStackSession,
+  opts: NovaClientSettings,
+): HttpNovaClient {
+  const session =
+    credsOrSession instanceof OpenStackSession ? credsOrSession : createOpenStackSession(credsOrSession, opts);
+  return new HttpNovaClient(session, {
+    catalogInfo: opts.catalogInfo ?? 'compute:nova:publicURL',
+    region: opts.region ?? null,
+    interface: opts.interface ?? null,
+    microversion: opts.microversion ?? '2.53',
+    ...(opts.endpointOverride ? { endpointOverride: opts.endpointOverride } : {}),
+  });
+}
+
+export interface TokenValidatorSettings extends SessionSettings {
+  /** keystone_authtoken.token_cache_time in ms: upper bound of a cached validation. */
+  cacheTtlMs: number;
+  /** Default 1000 tokens. */
+  maxEntries?: number;
+  /** keystone_authtoken.interface; when set, validate against the catalog's identity endpoint. */
+  interface?: string | null;
+  region?: string | null;
+}
+
+/** Validates users' tokens for the facade's keystone auth strategy. */
+export function createTokenValidator(
+  credsOrSession: OpenStackCredentials | OpenStackSession,
+  opts: TokenValidatorSettings,
+): TokenValidator {
+  const session =
+    credsOrSession instanceof OpenStackSession ? credsOrSession : createOpenStackSession(credsOrSession, opts);
+  return new TokenValidator(session.auth, session.transport, {
+    cacheTtlMs: opts.cacheTtlMs,
+    ...(opts.maxEntries !== undefined ? { maxEntries: opts.maxEntries } : {}),
+    ...(opts.interface ? { interface: normalizeInterface(opts.interface) } : {}),
+    region: opts.region ?? null,
+  });
+}

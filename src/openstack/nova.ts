@@ -1,0 +1,352 @@
+// NovaClient (src/openstack/types.ts) over HTTP: the calls N1–N12 of
+// /work/shared/spec/masakari-engine.md §5.3, at microversion 2.53 or later.
+// Timeouts and the retry policy live in http.ts; this module builds requests,
+// follows pages and translates errors the way masakari/compute/nova.py does.
+
+import type { EndpointFilter, EndpointInterface } from './catalog.ts';
+import { EndpointNotFound, normalizeInterface, parseCatalogInfo } from './catalog.ts';
+import type { HttpMethod, HttpResponse } from './http.ts';
+import { TransportError } from './http.ts';
+import { KeystoneError } from './keystone.ts';
+import type { OpenStackSession } from './session.ts';
+import type { CallOptions, NovaAggregate, NovaClient, NovaMigration, NovaServer, NovaService } from './types.ts';
+import { NovaBadRequest, NovaConflict, NovaError, NovaForbidden, NovaNotFound } from './types.ts';
+
+/** Service uuids as ids and PUT /os-services/{uuid} need 2.53 (Masakari's NOVA_API_VERSION). */
+export const MIN_NOVA_MICROVERSION = '2.53';
+/** 2.59 adds migration uuids and limit/marker paging to GET /os-migrations. */
+export const MIGRATIONS_PAGING_MICROVERSION = '2.59';
+/** Hard stop for page-following, far above any real host (1000 pages of max_limit). */
+const MAX_PAGES = 1000;
+
+export interface Microversion {
+  major: number;
+  minor: number;
+}
+
+export function parseMicroversion(value: string): Microversion {
+  const m = /^(\d+)\.(\d+)$/.exec(value.trim());
+  if (!m) throw new Error(`Invalid Nova microversion '${value}': expected <major>.<minor>, e.g. 2.53`);
+  return { major: Number(m[1]), minor: Number(m[2]) };
+}
+
+export function compareMicroversions(a: string, b: string): number {
+  const x = parseMicroversion(a);
+  const y = parseMicroversion(b);
+  return x.major - y.major || x.minor - y.minor;
+}
+
+export interface NovaClientOptions {
+  /** `nova_catalog_admin_info`, e.g. 'compute:nova:publicURL'. */
+  catalogInfo?: string;
+  /** Overrides the interface part of catalogInfo. */
+  interface?: string | null;
+  region?: string | null;
+  /** Default '2.53'; must be >= 2.53. */
+  microversion?: string;
+  /** Skip the catalog and use this compute URL (e.g. http://nova:8774/v2.1). */
+  endpointOverride?: string;
+}
+
+/** The message Nova put in its fault body ({"itemNotFound": {"code": 404, "message": "..."}}). */
+export function novaFaultMessage(res: HttpResponse): string {
+  const body = res.body;
+  if (body && typeof body === 'object') {
+    for (const v of Object.values(body as Record<string, unknown>)) {
+      const msg = v && typeof v === 'object' ? (v as { message?: unknown }).message : undefined;
+      if (typeof msg === 'string') return msg;
+    }
+  }
+  return res.text.trim().slice(0, 500) || `HTTP ${res.status}`;
+}
+
+export function novaErrorFor(status: number, message: string): NovaError {
+  switch (status) {
+    case 400:
+      return new NovaBadRequest(status, message);
+    case 403:
+      return new NovaForbidden(status, message);
+    case 404:
+      return new NovaNotFound(status, message);
+    case 409:
+      return new NovaConflict(status, message);
+    default:
+      return new NovaError(status, message);
+  }
+}
+
+function setName(err: NovaError): NovaError {
+  err.name = err.constructor.name;
+  return err;
+}
+
+interface NovaRequest {
+  method: HttpMethod;
+  path: string;
+  pathTemplate: string;
+  action?: string;
+  json?: unknown;
+  microversion?: string;
+}
+
+export class HttpNovaClient implements NovaClient {
+  readonly microversion: string;
+  private readonly filter: EndpointFilter;
+
+  constructor(
+    readonly session: OpenStackSession,
+    private readonly opts: NovaClientOptions = {},
+  ) {
+    this.microversion = opts.microversion ?? MIN_NOVA_MICROVERSION;
+    parseMicroversion(this.microversion);
+    if (compareMicroversions(this.microversion, MIN_NOVA_MICROVERSION) < 0) {
+      throw new Error(`Nova microversion ${this.microversion} is below the minimum ${MIN_NOVA_MICROVERSION}`);
+    }
+    const info = parseCatalogInfo(opts.catalogInfo ?? 'compute:nova:publicURL');
+    const iface: EndpointInterface = opts.interface ? normalizeInterface(opts.interface) : info.interface;
+    this.filter = { ...info, interface: iface, region: opts.region ?? null };
+  }
+
+  async listServices(q: { host?: string; binary?: string }, o?: CallOptions): Promise<NovaService[]> {
+    const res = await this.call({ method: 'GET', path: `/os-services${query(q)}`, pathTemplate: '/os-services' }, o);
+    return array<NovaService>(res, 'services');
+  }
+
+  async updateService(
+    id: string,
+    body: { status?: 'enabled' | 'disabled'; disabled_reason?: string; forced_down?: boolean },
+    o?: CallOptions,
+  ): Promise<NovaService> {
+    const res = await this.call(
+      { method: 'PUT', path: `/os-services/${enc(id)}`, pathTemplate: '/os-services/{id}', json: body },
+      o,
+    );
+    return field<NovaService>(res, 'service');
+  }
+
+  /**
+   * Every server on the host, across all projects. Unlike novaclient (which
+   * stops after the first page, capping the result at Nova's max_limit), this
+   * follows `servers_links` until there is no next page.
+   */
+  async listServersOnHost(host: string, o?: CallOptions): Promise<NovaServer[]> {
+    const servers = await this.collect<NovaServer>(
+      { all_tenants: 'True', host },
+      '/servers/detail',
+      'servers',
+      'servers_links',
+      (s) => s.id,
+      this.microversion,
+      o,
+    );
+    // Nova ignores the host filter for callers without the right policy and
+    // would list the whole project; never hand back a server it places elsewhere.
+    return servers.filter((s) => {
+      const at = s['OS-EXT-SRV-ATTR:host'];
+      return at === undefined || at === host;
+    });
+  }
+
+  async getServer(id: string, o?: CallOptions): Promise<NovaServer> {
+    const res = await this.call({ method: 'GET', path: `/servers/${enc(id)}`, pathTemplate: '/servers/{id}' }, o);
+    return field<NovaServer>(res, 'server');
+  }
+
+  resetState(id: string, state: 'error' | 'active', o?: CallOptions): Promise<void> {
+    return this.action(id, 'os-resetState', { state }, o);
+  }
+
+  evacuate(id: string, targetHost: string | undefined, o?: CallOptions): Promise<void> {
+    // Only `host`: no force, onSharedStorage or adminPass, exactly as Masakari sends it.
+    return this.action(id, 'evacuate', targetHost ? { host: targetHost } : {}, o);
+  }
+
+  stopServer(id: string, o?: CallOptions): Promise<void> {
+    return this.action(id, 'os-stop', null, o);
+  }
+
+  startServer(id: string, o?: CallOptions): Promise<void> {
+    return this.action(id, 'os-start', null, o);
+  }
+
+  lockServer(id: string, o?: CallOptions): Promise<void> {
+    return this.action(id, 'lock', null, o);
+  }
+
+  unlockServer(id: string, o?: CallOptions): Promise<void> {
+    return this.action(id, 'unlock', null, o);
+  }
+
+  async listAggregates(o?: CallOptions): Promise<NovaAggregate[]> {
+    const res = await this.call({ method: 'GET', path: '/os-aggregates', pathTemplate: '/os-aggregates' }, o);
+    return array<NovaAggregate>(res, 'aggregates');
+  }
+
+  async addHostToAggregate(aggregateId: number, host: string, o?: CallOptions): Promise<void> {
+    await this.call(
+      {
+        method: 'POST',
+        path: `/os-aggregates/${enc(String(aggregateId))}/action`,
+        pathTemplate: '/os-aggregates/{id}/action',
+        action: 'add_host',
+        json: { add_host: { host } },
+      },
+      o,
+    );
+  }
+
+  /**
+   * GET /os-migrations at max(configured, 2.59): 2.59 adds the migration uuid
+   * and limit/marker paging, so a busy cloud cannot truncate the answer. A Nova
+   * older than 2.59 answers 406; then the configured version is used, unpaged.
+   */
+  async listMigrations(
+    q: { instanceUuid?: string; migrationType?: string; sourceCompute?: string },
+    o?: CallOptions,
+  ): Promise<NovaMigration[]> {
+    const filters = {
+      instance_uuid: q.instanceUuid,
+      migration_type: q.migrationType,
+      source_compute: q.sourceCompute,
+    };
+    const paged =
+      compareMicroversions(this.microversion, MIGRATIONS_PAGING_MICROVERSION) >= 0
+        ? this.microversion
+        : MIGRATIONS_PAGING_MICROVERSION;
+    try {
+      return await this.collect<NovaMigration>(
+        filters,
+        '/os-migrations',
+        'migrations',
+        'migrations_links',
+        (m) => m.uuid ?? String(m.id),
+        paged,
+        o,
+      );
+    } catch (err) {
+      if (!(err instanceof NovaError) || err.status !== 406 || paged === this.microversion) throw err;
+      const res = await this.call(
+        { method: 'GET', path: `/os-migrations${query(filters)}`, pathTemplate: '/os-migrations' },
+        o,
+      );
+      return array<NovaMigration>(res, 'migrations');
+    }
+  }
+
+  private async action(id: string, name: string, value: unknown, o?: CallOptions): Promise<void> {
+    await this.call(
+      {
+        method: 'POST',
+        path: `/servers/${enc(id)}/action`,
+        pathTemplate: '/servers/{id}/action',
+        action: name,
+        json: { [name]: value },
+      },
+      o,
+    );
+  }
+
+  /** Follows `<linksKey>` rel=next pages by marker; stops on a repeated marker or after MAX_PAGES. */
+  private async collect<T>(
+    filters: Record<string, string | undefined>,
+    path: string,
+    key: string,
+    linksKey: string,
+    idOf: (item: T) => string,
+    microversion: string,
+    o?: CallOptions,
+  ): Promise<T[]> {
+    const items: T[] = [];
+    const seen = new Set<string>();
+    let page: Record<string, string | undefined> = { ...filters };
+    for (let n = 0; n < MAX_PAGES; n++) {
+      const res = await this.call(
+        { method: 'GET', path: `${path}${query(page)}`, pathTemplate: path, microversion },
+        o,
+      );
+      for (const item of array<T>(res, key)) {
+        const id = idOf(item);
+        if (seen.has(id)) continue;
+        seen.add(id);
+        items.push(item);
+      }
+      const next = nextPage(res, linksKey);
+      if (!next || next.marker === page.marker) return items;
+      // Only limit and marker are taken from the link: its host part may be
+      // Nova's idea of its public URL, not the endpoint we were told to use.
+      page = { ...filters, ...next };
+    }
+    throw new NovaError(0, `${path}: more than ${MAX_PAGES} pages, giving up`);
+  }
+
+  private async call(req: NovaRequest, o: CallOptions = {}): Promise<HttpResponse> {
+    const microversion = req.microversion ?? this.microversion;
+    let res: HttpResponse;
+    try {
+      const baseUrl = this.opts.endpointOverride?.replace(/\/+$/, '') ?? (await this.session.endpoint(this.filter, o));
+      res = await this.session.request(
+        {
+          service: 'compute',
+          method: req.method,
+          baseUrl,
+          path: req.path,
+          pathTemplate: req.pathTemplate,
+          ...(req.action !== undefined ? { action: req.action } : {}),
+          ...(req.json !== undefined ? { json: req.json } : {}),
+          headers: {
+            'x-openstack-nova-api-version': microversion,
+            'openstack-api-version': `compute ${microversion}`,
+          },
+        },
+        o,
+      );
+    } catch (err) {
+      throw translateFailure(err, o);
+    }
+    if (res.status >= 400) throw setName(novaErrorFor(res.status, novaFaultMessage(res)));
+    return res;
+  }
+}
+
+function translateFailure(err: unknown, o: CallOptions): unknown {
+  if (o.signal?.aborted) return err;
+  if (err instanceof TransportError) return setName(new NovaError(0, err.message));
+  if (err instanceof KeystoneError) return setName(new NovaError(err.status === 502 ? 0 : err.status, err.message));
+  if (err instanceof EndpointNotFound) return setName(new NovaError(0, err.message));
+  return err;
+}
+
+function enc(s: string): string {
+  return encodeURIComponent(s);
+}
+
+function query(params: Record<string, string | undefined>): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) qs.append(k, v);
+  const s = qs.toString();
+  return s ? `?${s}` : '';
+}
+
+function array<T>(res: HttpResponse, key: string): T[] {
+  const v = (res.body as Record<string, unknown> | undefined)?.[key];
+  if (!Array.isArray(v)) throw setName(new NovaError(res.status, `Nova response has no '${key}' list`));
+  return v as T[];
+}
+
+function field<T>(res: HttpResponse, key: string): T {
+  const v = (res.body as Record<string, unknown> | undefined)?.[key];
+  if (!v || typeof v !== 'object') throw setName(new NovaError(res.status, `Nova response has no '${key}' object`));
+  return v as T;
+}
+
+function nextPage(res: HttpResponse, linksKey: string): { marker: string; limit?: string } | undefined {
+  const links = (res.body as Record<string, unknown> | undefined)?.[linksKey];
+  if (!Array.isArray(links)) return undefined;
+  const next = links.find((l: { rel?: string; href?: string }) => l?.rel === 'next' && typeof l.href === 'string');
+  if (!next) return undefined;
+  const params = new URL(next.href as string, 'http://placeholder').searchParams;
+  const marker = params.get('marker');
+  if (!marker) return undefined;
+  const limit = params.get('limit');
+  return limit ? { marker, limit } : { marker };
+}
