@@ -1,0 +1,56 @@
+# masakari-operator developer entry points. Every Node command runs on the
+# Node 24 that npm installs into node_modules (the "node" devDependency), never
+# on whatever node is first in PATH. `npm run …` puts node_modules/.bin first
+# in PATH, so scripts started through npm get the same Node.
+
+NODE    := node_modules/.bin/node
+TSX     := $(NODE) --import tsx
+VERSION  = $(shell $(NODE) -p "require('./package.json').version" 2>/dev/null || echo dev)
+IMAGE   ?= masakari-operator:$(VERSION)
+
+.DEFAULT_GOAL := help
+.PHONY: help run test build lint typecheck envtest image bench clean deps config-docs
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+# npm writes node_modules/.package-lock.json on every install, after
+# package-lock.json, so it is older than the lock exactly when the lock changed
+# since the last install (package.json alone changing needs no reinstall: npm ci
+# installs what the lock says).
+node_modules/.package-lock.json: package-lock.json
+	npm ci
+	@touch $@
+
+deps: node_modules/.package-lock.json ## install dependencies when missing or outdated (npm ci)
+
+run: deps build $(if $(KUBECONFIG),,envtest) ## run everything locally: control plane, simulator (unless OS_*/OS_CLOUD), operator
+	$(TSX) scripts/run-local.ts
+
+test: deps ## run every test suite (unit, integration, e2e); prints "N passed, N failed"
+	npm test
+
+build: deps ## compile src/ to dist/
+	npm run build
+
+lint: deps ## eslint and prettier --check
+	npm run lint
+	npm run format:check
+
+typecheck: deps ## tsc --noEmit over src/, test/, scripts/ and bench/
+	npm run typecheck
+
+envtest: ## build kube-apiserver and etcd into ~/.cache/masakari-operator/envtest (first time only)
+	hack/envtest/build.sh
+
+image: ## build the container image $(IMAGE) (needs a Docker engine)
+	docker build -t $(IMAGE) .
+
+bench: deps build ## run the benchmarks in bench/ (results in bench/results/)
+	$(TSX) bench/run.ts
+
+config-docs: deps ## regenerate the option reference in docs/configuration.md
+	$(TSX) src/config/docs.ts
+
+clean: ## remove build output and local run state
+	rm -rf dist .run coverage

@@ -1,0 +1,261 @@
+// `make run`: the whole operator on this machine, in the foreground.
+//   - a fresh local Kubernetes control plane (etcd + kube-apiserver with the
+//     CRDs), unless KUBECONFIG names a cluster to use instead;
+//   - the namespace (MASAKARI_NAMESPACE, default masakari);
+//   - the OpenStack named by OS_CLOUD / OS_* when given, otherwise the
+//     Keystone + Nova simulator (on MASAKARI_SIMULATOR_PORT, default a free
+//     port) seeded with three compute hosts and a few servers, some marked
+//     HA_Enabled; the operator reaches it through OS_* like any cloud;
+//   - the operator itself (dist/src/main.js, built by `make build`) with the
+//     API on 127.0.0.1:15868, noauth2 and every component.
+// It prints where everything listens, a ready line once /readyz answers 200,
+// and on Ctrl-C stops the operator, the simulator and the control plane.
+//
+// Run with: node --import tsx scripts/run-local.ts (the Makefile does this).
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config/load.ts';
+import { resolveOpenStackCredentials } from '../src/config/openstack-auth.ts';
+import { startControlPlane, type ControlPlane } from '../src/controlplane/index.ts';
+import { isAlreadyExists, type KubeClient } from '../src/k8s/client.ts';
+import { createKubeClient } from '../src/k8s/kube-client.ts';
+import { loadKubeConfig } from '../src/k8s/kubeconfig.ts';
+import { RESOURCES } from '../src/k8s/resources.ts';
+import { startSimulator, type Simulator } from '../src/simulator/server.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const READY_TIMEOUT_MS = 180_000;
+const OPERATOR_STOP_GRACE_MS = 30_000;
+
+const say = (line: string) => process.stdout.write(`[make run] ${line}\n`);
+
+/** Three hosts; on each, HA-enabled servers and one without the metadata. */
+const SIM_HOSTS = ['compute-0', 'compute-1', 'compute-2'];
+const SIM_SERVERS = SIM_HOSTS.flatMap((host, i) => [
+  { name: `ha-vm-${i}a`, host, metadata: { HA_Enabled: 'True' } },
+  { name: `ha-vm-${i}b`, host, metadata: { HA_Enabled: 'True' } },
+  { name: `plain-vm-${i}`, host },
+]);
+
+interface Running {
+  controlPlane?: ControlPlane;
+  simulator?: Simulator;
+  operator?: ChildProcess;
+}
+
+async function ensureNamespace(kube: KubeClient, name: string): Promise<void> {
+  try {
+    await kube.create(RESOURCES.namespaces, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    say(`created namespace ${name}`);
+  } catch (e) {
+    if (!isAlreadyExists(e)) throw e;
+  }
+}
+
+async function checkCrdsInstalled(kube: KubeClient): Promise<void> {
+  try {
+    await kube.get(RESOURCES.crds, undefined, 'failoversegments.masakari.openkeel.io');
+  } catch (e) {
+    throw new Error(
+      `the cluster in KUBECONFIG has no masakari CRDs (${(e as Error).message}); install them with: kubectl apply -f crds/`,
+      { cause: e },
+    );
+  }
+}
+
+function operatorCommand(): string[] {
+  const built = join(ROOT, 'dist/src/main.js');
+  if (existsSync(built)) return [built];
+  say('dist/ not built; running the operator from source with tsx');
+  return ['--import', 'tsx', join(ROOT, 'src/main.ts')];
+}
+
+async function waitReady(metricsUrl: string, operator: ChildProcess): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let last = '';
+  while (Date.now() < deadline) {
+    if (operator.exitCode !== null || operator.signalCode !== null) {
+      throw new Error(`the operator exited before it became ready (${operator.exitCode ?? operator.signalCode})`);
+    }
+    try {
+      const res = await fetch(`${metricsUrl}/readyz`, { signal: AbortSignal.timeout(2_000) });
+      if (res.status === 200) return;
+      last = await res.text();
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    await sleep(500);
+  }
+  throw new Error(`the operator was not ready after ${READY_TIMEOUT_MS / 1000} s; last /readyz: ${last}`);
+}
+
+function stopOperator(operator: ChildProcess): Promise<void> {
+  if (operator.exitCode !== null || operator.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => {
+      say(`operator still running after ${OPERATOR_STOP_GRACE_MS / 1000} s; killing it`);
+      operator.kill('SIGKILL');
+    }, OPERATOR_STOP_GRACE_MS);
+    operator.once('exit', (code, signal) => {
+      clearTimeout(kill);
+      say(`operator stopped (${signal ?? `exit code ${code}`})`);
+      resolve();
+    });
+    operator.kill('SIGTERM');
+  });
+}
+
+async function stopAll(running: Running): Promise<void> {
+  if (running.operator) await stopOperator(running.operator);
+  if (running.simulator) {
+    await running.simulator.stop();
+    say('simulator stopped');
+  }
+  if (running.controlPlane) {
+    await running.controlPlane.stop();
+    say('control plane stopped');
+  }
+}
+
+async function main(): Promise<number> {
+  const env = { ...process.env };
+  const running: Running = {};
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= stopAll(running));
+
+  // The operator runs in its own process group (detached) so the terminal's
+  // Ctrl-C reaches only this script, which then sends exactly one SIGTERM:
+  // a second signal would make the operator skip its graceful stop.
+  let interrupted = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) {
+      say(`second ${signal}: killing the operator`);
+      running.operator?.kill('SIGKILL');
+      return;
+    }
+    interrupted = true;
+    say(`${signal}: stopping`);
+    void stop();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('exit', () => running.operator?.kill('SIGKILL'));
+
+  try {
+    // Fail on a bad MASAKARI_* or OS_* setting before starting anything.
+    const { config } = loadConfig({ env });
+    const namespace = config.operator.namespace;
+    const creds = resolveOpenStackCredentials(config, { env });
+
+    let kubeconfigPath = env.KUBECONFIG;
+    if (kubeconfigPath) {
+      say(`using the cluster in KUBECONFIG=${kubeconfigPath}`);
+    } else {
+      say('starting a local control plane (etcd + kube-apiserver)...');
+      running.controlPlane = await startControlPlane({ log: (line) => say(`controlplane: ${line}`) });
+      kubeconfigPath = running.controlPlane.kubeconfigPath;
+    }
+    if (interrupted) return 0;
+    const kube = createKubeClient(loadKubeConfig({ env: { ...env, KUBECONFIG: kubeconfigPath } }));
+    try {
+      if (!running.controlPlane) await checkCrdsInstalled(kube);
+      await ensureNamespace(kube, namespace);
+    } finally {
+      await kube.close();
+    }
+
+    const operatorEnv: NodeJS.ProcessEnv = {
+      ...env,
+      KUBECONFIG: kubeconfigPath,
+      MASAKARI_LISTEN: env.MASAKARI_LISTEN ?? '127.0.0.1:15868',
+      MASAKARI_METRICS_LISTEN: env.MASAKARI_METRICS_LISTEN ?? '127.0.0.1:8081',
+      MASAKARI_AUTH_STRATEGY: env.MASAKARI_AUTH_STRATEGY ?? 'noauth2',
+      MASAKARI_COMPONENTS: env.MASAKARI_COMPONENTS ?? 'api,engine,remediation',
+    };
+    const apiUrl = `http://${operatorEnv.MASAKARI_LISTEN}/v1`;
+    if (creds) {
+      say(`using the OpenStack of ${creds.source} (${creds.auth_url}); no simulator`);
+    } else {
+      const port = Number(env.MASAKARI_SIMULATOR_PORT ?? 0);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        throw new Error(
+          `MASAKARI_SIMULATOR_PORT must be a port number, got ${JSON.stringify(env.MASAKARI_SIMULATOR_PORT)}`,
+        );
+      }
+      running.simulator = await startSimulator({
+        port,
+        hosts: SIM_HOSTS,
+        servers: SIM_SERVERS,
+        latencyMs: { evacuate: 2_000, stop: 1_000, start: 1_000, api: 20 },
+        masakariUrl: apiUrl,
+      });
+      Object.assign(operatorEnv, running.simulator.credentials);
+      say(`no OpenStack credentials given: started the Keystone + Nova simulator at ${running.simulator.url}`);
+    }
+    if (interrupted) return 0;
+
+    const [first, ...rest] = operatorCommand();
+    running.operator = spawn(process.execPath, [first!, ...rest], {
+      cwd: ROOT,
+      env: operatorEnv,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      detached: true,
+    });
+    const exited = new Promise<number>((resolve) =>
+      running.operator!.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))),
+    );
+    const metricsUrl = `http://${operatorEnv.MASAKARI_METRICS_LISTEN}`;
+    await waitReady(metricsUrl, running.operator);
+
+    const sim = running.simulator;
+    const noauth = operatorEnv.MASAKARI_AUTH_STRATEGY === 'noauth2';
+    const auth = noauth ? 'noauth2: every caller is admin' : 'keystone: send X-Auth-Token with a Keystone token';
+    const lines = [
+      '',
+      'masakari-operator is ready',
+      `  Masakari API    ${apiUrl}   (${auth})`,
+      `  health/metrics  ${metricsUrl}/healthz  ${metricsUrl}/readyz  ${metricsUrl}/metrics`,
+      `  kubeconfig      ${kubeconfigPath}`,
+      `                  KUBECONFIG=${kubeconfigPath} kubectl -n ${namespace} get failoversegments,hahosts,notifications`,
+      ...(sim
+        ? [
+            `  simulator       ${sim.url}   (Keystone ${sim.authUrl}, Nova ${sim.url}/compute/v2.1, control ${sim.url}/_sim)`,
+            `  credentials     ${Object.entries(sim.credentials)
+              .filter(([k]) => ['OS_AUTH_URL', 'OS_USERNAME', 'OS_PASSWORD', 'OS_PROJECT_NAME'].includes(k))
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ')}`,
+            `  compute hosts   ${SIM_HOSTS.join(', ')}`,
+          ]
+        : []),
+      '',
+      noauth
+        ? `  try: curl -s -H 'X-Auth-Token: admin:admin' ${apiUrl}/segments`
+        : `  try: curl -s -H "X-Auth-Token: $(openstack token issue -f value -c id)" ${apiUrl}/segments`,
+      'Press Ctrl-C to stop.',
+      '',
+    ];
+    for (const line of lines) say(line);
+
+    const code = await exited;
+    if (!interrupted) say(`the operator exited with code ${code}`);
+    await stop();
+    return interrupted ? 0 : code;
+  } catch (e) {
+    // After Ctrl-C, a start-up step failing because things are being stopped is expected.
+    if (!interrupted) say(`error: ${(e as Error).message}`);
+    await stop();
+    return interrupted ? 0 : 1;
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    process.stderr.write(`[make run] ${(e as Error)?.stack ?? String(e)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,290 @@
+import { createServer } from 'node:net';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { KubeClient } from '../k8s/client.ts';
+import type { ComponentName } from '../config/options.ts';
+import type { AppContext, Component, ComponentFactory } from './component.ts';
+import { StartupError } from './components.ts';
+import { runOperator, type RunOptions } from './run.ts';
+import { ConfigError } from '../config/load.ts';
+import { freePort } from '../controlplane/ports.ts';
+
+/** A component the test drives: ready flag, stop behaviour, and a record of what happened. */
+class FakeComponent implements Component {
+  isReady = false;
+  stopped = false;
+  ctx: AppContext | undefined;
+  constructor(
+    readonly name: string,
+    readonly events: string[],
+    private readonly stopBehaviour: 'ok' | 'hang' | 'throw' = 'ok',
+  ) {}
+  ready(): boolean {
+    return this.isReady;
+  }
+  async stop(): Promise<void> {
+    this.events.push(`stop ${this.name}`);
+    if (this.stopBehaviour === 'hang') return new Promise(() => {});
+    if (this.stopBehaviour === 'throw') throw new Error('stop failed');
+    this.stopped = true;
+  }
+}
+
+interface Harness {
+  port: number;
+  events: string[];
+  components: Map<string, FakeComponent>;
+  logs: Array<Record<string, unknown>>;
+  kubeClosed: () => boolean;
+  stop: (signal?: string) => void;
+  run: Promise<number>;
+  listening: Promise<void>;
+}
+
+async function start(
+  env: Record<string, string>,
+  factories: Partial<
+    Record<ComponentName, (events: string[], ctx: AppContext) => FakeComponent | Promise<FakeComponent>>
+  > = {},
+): Promise<Harness> {
+  const port = await freePort();
+  const events: string[] = [];
+  const components = new Map<string, FakeComponent>();
+  const logs: Array<Record<string, unknown>> = [];
+  let stop!: (signal: string) => void;
+  const shutdownRequested = new Promise<string>((r) => (stop = r));
+  let kubeClosed = false;
+  let listened!: () => void;
+  const listening = new Promise<void>((r) => (listened = r));
+  const options: RunOptions = {
+    env: { MASAKARI_METRICS_LISTEN: `127.0.0.1:${port}`, MASAKARI_COMPONENTS: 'api,engine', ...env },
+    shutdownRequested,
+    loadFactory: async (name) => {
+      const factory: ComponentFactory = async (ctx) => {
+        events.push(`start ${name}`);
+        const make = factories[name] ?? ((ev: string[]) => new FakeComponent(name, ev));
+        const c = await make(events, ctx);
+        c.ctx = ctx;
+        components.set(name, c);
+        return c;
+      };
+      return factory;
+    },
+    connectKube: () => ({
+      client: {} as KubeClient,
+      close: async () => {
+        kubeClosed = true;
+      },
+    }),
+    logDestination: { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) },
+    onListening: () => listened(),
+  };
+  const run = runOperator(options);
+  return {
+    port,
+    events,
+    components,
+    logs,
+    kubeClosed: () => kubeClosed,
+    stop: (signal = 'SIGTERM') => stop(signal),
+    run,
+    listening,
+  };
+}
+
+async function get(port: number, path: string): Promise<{ status: number; body: string; type: string | null }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: res.status, body: await res.text(), type: res.headers.get('content-type') };
+}
+
+async function until(check: () => boolean | Promise<boolean>, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test('readyz is 503 naming the components that are not ready, 200 once all are', async () => {
+  const h = await start({});
+  await h.listening;
+  await until(() => h.components.size === 2);
+  assert.is((await get(h.port, '/healthz')).status, 200);
+  const notReady = await get(h.port, '/readyz');
+  assert.is(notReady.status, 503);
+  assert.equal(JSON.parse(notReady.body), {
+    status: 'not ready',
+    phase: 'running',
+    components: { api: false, engine: false },
+    not_ready: ['api', 'engine'],
+  });
+  h.components.get('api')!.isReady = true;
+  assert.equal(JSON.parse((await get(h.port, '/readyz')).body).not_ready, ['engine']);
+  h.components.get('engine')!.isReady = true;
+  const ready = await get(h.port, '/readyz');
+  assert.is(ready.status, 200);
+  assert.is(JSON.parse(ready.body).status, 'ready');
+  h.stop();
+  assert.is(await h.run, 0);
+});
+
+test('metrics expose process metrics, build info and per-component readiness', async () => {
+  const h = await start({ MASAKARI_COMPONENTS: 'engine' });
+  await h.listening;
+  await until(() => h.components.size === 1);
+  h.components.get('engine')!.isReady = true;
+  const m = await get(h.port, '/metrics');
+  assert.is(m.status, 200);
+  assert.match(m.type ?? '', 'text/plain');
+  assert.match(m.body, 'process_cpu_user_seconds_total');
+  assert.match(m.body, /masakari_operator_build_info\{version="[^"]+",node_version="[^"]+"\} 1/);
+  assert.match(m.body, 'masakari_operator_component_ready{component="engine"} 1');
+  h.stop();
+  assert.is(await h.run, 0);
+});
+
+test('ops endpoint answers 404 for unknown paths and 405 for other methods', async () => {
+  const h = await start({});
+  await h.listening;
+  assert.is((await get(h.port, '/debug/config')).status, 404);
+  const res = await fetch(`http://127.0.0.1:${h.port}/readyz`, { method: 'POST' });
+  assert.is(res.status, 405);
+  assert.is(res.headers.get('allow'), 'GET, HEAD');
+  h.stop();
+  await h.run;
+});
+
+test('components get the context: namespace, identity, the process logger and the shutdown signal', async () => {
+  const h = await start({ MASAKARI_NAMESPACE: 'ha-test', POD_NAME: 'masakari-0' });
+  await until(() => h.components.size === 2);
+  const ctx = h.components.get('api')!.ctx!;
+  assert.is(ctx.namespace, 'ha-test');
+  assert.is(ctx.identity, 'masakari-0');
+  assert.is(ctx.config.operator.namespace, 'ha-test');
+  assert.is(ctx.nova, undefined, 'no credentials, no Nova');
+  assert.is(ctx.openstack, undefined);
+  assert.is(ctx.signal.aborted, false);
+  ctx.log.info('hello');
+  assert.ok(h.logs.some((l) => l.msg === 'hello' && l.identity === 'masakari-0'));
+  h.stop();
+  assert.is(await h.run, 0);
+  assert.is(ctx.signal.aborted, true);
+});
+
+test('shutdown aborts the signal, stops components in reverse order, closes clients, exits 0', async () => {
+  const h = await start({ MASAKARI_COMPONENTS: 'api,engine,remediation' });
+  await until(() => h.components.size === 3);
+  await h.listening;
+  h.stop('SIGINT');
+  assert.is(await h.run, 0);
+  assert.equal(h.events, [
+    'start api',
+    'start engine',
+    'start remediation',
+    'stop remediation',
+    'stop engine',
+    'stop api',
+  ]);
+  assert.ok(h.kubeClosed());
+  await fetch(`http://127.0.0.1:${h.port}/healthz`).then(
+    () => assert.unreachable('ops server should be closed'),
+    () => undefined,
+  );
+  assert.ok(h.logs.some((l) => l.msg === 'shutting down' && l.signal === 'SIGINT'));
+});
+
+test('a component that overruns the shutdown deadline makes the exit code 1, the others still stop', async () => {
+  const h = await start(
+    { MASAKARI__OPERATOR__SHUTDOWN_TIMEOUT: '1' },
+    { engine: (ev) => new FakeComponent('engine', ev, 'hang') },
+  );
+  await until(() => h.components.size === 2);
+  const begun = Date.now();
+  h.stop();
+  assert.is(await h.run, 1);
+  assert.ok(Date.now() - begun < 2500, 'the deadline bounds the shutdown');
+  assert.ok(h.components.get('api')!.stopped);
+  assert.ok(
+    h.logs.some((l) => l.msg === 'component did not stop before the shutdown deadline' && l.component === 'engine'),
+  );
+});
+
+test('a component whose stop throws makes the exit code 1', async () => {
+  const h = await start({}, { api: (ev) => new FakeComponent('api', ev, 'throw') });
+  await until(() => h.components.size === 2);
+  h.stop();
+  assert.is(await h.run, 1);
+  assert.ok(h.components.get('engine')!.stopped);
+});
+
+test('a component that fails to start stops those already started and fails naming it', async () => {
+  const h = await start(
+    { MASAKARI_COMPONENTS: 'api,engine,remediation' },
+    {
+      engine: () => {
+        throw new Error('cannot sync caches');
+      },
+    },
+  );
+  try {
+    await h.run;
+    assert.unreachable('start should fail');
+  } catch (e) {
+    assert.instance(e, StartupError);
+    assert.is((e as Error).message, 'component engine: start failed: cannot sync caches');
+  }
+  assert.equal(h.events, ['start api', 'start engine', 'stop api']);
+  assert.ok(h.kubeClosed());
+});
+
+test('a signal during start-up aborts ctx.signal and the process exits 0', async () => {
+  let seen: AbortSignal | undefined;
+  const h = await start(
+    { MASAKARI_COMPONENTS: 'engine' },
+    {
+      // Waits for its caches until the signal aborts it.
+      engine: (_events, ctx) =>
+        new Promise<FakeComponent>((_resolve, reject) => {
+          seen = ctx.signal;
+          ctx.signal.addEventListener('abort', () => reject(new Error('aborted while syncing')));
+        }),
+    },
+  );
+  await until(() => seen !== undefined);
+  h.stop();
+  assert.is(await h.run, 0);
+  assert.ok(seen?.aborted);
+  assert.ok(h.logs.some((l) => l.msg === 'masakari-operator stopped during start-up'));
+});
+
+test('a bad option fails before anything starts, naming the option', async () => {
+  const h = await start({ MASAKARI__DEFAULT__OSAPI_MAX_LIMIT: '-5' });
+  try {
+    await h.run;
+    assert.unreachable('start should fail');
+  } catch (e) {
+    assert.instance(e, ConfigError);
+    assert.match((e as Error).message, '[DEFAULT] osapi_max_limit must be an integer >= 1, got "-5"');
+  }
+  assert.equal(h.events, []);
+});
+
+test('an occupied ops port fails naming metrics_listen', async () => {
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  const { port } = blocker.address() as { port: number };
+  const h = await start({ MASAKARI_METRICS_LISTEN: `127.0.0.1:${port}` });
+  try {
+    await h.run;
+    assert.unreachable('start should fail');
+  } catch (e) {
+    assert.instance(e, StartupError);
+    assert.match((e as Error).message, `cannot listen on 127.0.0.1:${port} ([operator] metrics_listen`);
+  } finally {
+    blocker.close();
+  }
+  assert.equal(h.events, []);
+  assert.ok(h.kubeClosed());
+});
+
+test.run();

@@ -1,0 +1,236 @@
+// `masakari-operator run`: the process from start to exit.
+//   1. configuration (fails fast naming the option), logger, identity;
+//   2. OpenStack credentials → Nova client (or none), Kubernetes client;
+//   3. ops server (/healthz, /readyz, /metrics), then each selected component;
+//   4. wait for SIGTERM/SIGINT, then abort ctx.signal, stop the components
+//      (reverse order, one shared deadline), close the servers and clients.
+// Exit code: 0 after a clean stop, 1 when start-up failed or a component did
+// not stop cleanly. Anything that prevents start-up is a StartupError whose
+// message main.ts prints on stderr.
+
+import { hostname } from 'node:os';
+import type { DestinationStream, Logger } from 'pino';
+import { loadConfig } from '../config/load.ts';
+import { metricsListenAddress } from '../config/load.ts';
+import { resolveOpenStackCredentials, type OpenStackCredentials } from '../config/openstack-auth.ts';
+import type { Config } from '../config/config.ts';
+import type { KubeClient } from '../k8s/client.ts';
+import { createKubeClient } from '../k8s/kube-client.ts';
+import { loadKubeConfig } from '../k8s/kubeconfig.ts';
+import { createLogger } from '../log/logger.ts';
+import { createNovaClient, createOpenStackSession, type OpenStackSession } from '../openstack/index.ts';
+import type { NovaClient } from '../openstack/types.ts';
+import { startOpsServer, type OpsServer } from '../ops/server.ts';
+import type { AppContext } from './component.ts';
+import {
+  importComponentFactory,
+  startComponents,
+  StartupError,
+  stopComponents,
+  type FactoryLoader,
+  type StartedComponent,
+} from './components.ts';
+import { createMetricsRegistry, openStackCallObserver } from './metrics.ts';
+import { operatorVersion } from './version.ts';
+
+export interface ClosableKube {
+  client: KubeClient;
+  close(): Promise<void>;
+}
+
+export interface RunOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Resolves with the signal name when the process should stop. */
+  shutdownRequested: Promise<string>;
+  /** Test seams; production uses the defaults. */
+  loadFactory?: FactoryLoader;
+  connectKube?: (env: NodeJS.ProcessEnv) => ClosableKube;
+  logDestination?: DestinationStream;
+  /** Called once the ops server listens, with its real address (tests bind port 0 through this). */
+  onListening?: (address: { host: string; port: number }) => void;
+}
+
+/** POD_NAME (from the downward API) or <hostname>-<pid>: unique per process, stable per pod. */
+export function processIdentity(env: NodeJS.ProcessEnv): string {
+  return env.POD_NAME || `${hostname()}-${process.pid}`;
+}
+
+function connectKubeDefault(env: NodeJS.ProcessEnv): ClosableKube {
+  const kc = loadKubeConfig({ env });
+  const client = createKubeClient(kc);
+  return { client, close: () => client.close() };
+}
+
+function connectNova(
+  creds: OpenStackCredentials,
+  config: Config,
+  observe: ReturnType<typeof openStackCallObserver>,
+  log: Logger,
+): { session: OpenStackSession; nova: NovaClient } {
+  const settings = {
+    timeoutMs: config.operator.openstack_request_timeout * 1000,
+    maxRetries: config.operator.openstack_max_retries,
+    log: log.child({ component: 'openstack' }),
+    onCall: observe,
+  };
+  let session: OpenStackSession;
+  try {
+    session = createOpenStackSession(creds, settings);
+  } catch (e) {
+    // e.g. the CA bundle named by OS_CACERT or nova_ca_certificates_file cannot be read.
+    throw new StartupError(`openstack credentials (${creds.source}): ${(e as Error).message}`, { cause: e });
+  }
+  const nova = createNovaClient(session, {
+    ...settings,
+    catalogInfo: config.DEFAULT.nova_catalog_admin_info,
+    region: creds.region_name,
+    interface: creds.interface,
+    microversion: config.operator.nova_api_version,
+  });
+  return { session, nova };
+}
+
+export async function runOperator(opts: RunOptions): Promise<number> {
+  const env = opts.env ?? process.env;
+  const { config, warnings, file } = loadConfig({ env });
+  const version = operatorVersion();
+  const identity = processIdentity(env);
+  const log = createLogger({
+    level: config.operator.log_level,
+    identity,
+    version,
+    ...(opts.logDestination ? { destination: opts.logDestination } : {}),
+  });
+  const components = config.operator.components;
+  log.info(
+    { config_file: file ?? null, namespace: config.operator.namespace, components },
+    'masakari-operator starting',
+  );
+  for (const w of warnings) log.warn(`config: ${w}`);
+
+  let phase: 'starting' | 'running' | 'stopping' = 'starting';
+  const started: StartedComponent[] = [];
+  const readiness = {
+    phase: () => phase,
+    components: () => started.map(({ name, component }) => ({ name, ready: safeReady(component, log) })),
+  };
+  const metrics = createMetricsRegistry(version, readiness);
+  const controller = new AbortController();
+  const cleanups: Array<() => Promise<void>> = [];
+  const cleanUp = async () => {
+    for (const fn of cleanups.reverse()) {
+      await fn().catch((e: unknown) => log.warn({ err: e }, 'cleanup step failed'));
+    }
+  };
+
+  // A signal during start-up aborts ctx.signal at once, so a component stuck in
+  // its first cache sync gives up instead of holding the pod past its grace period.
+  let stopSignal: string | undefined;
+  void opts.shutdownRequested.then((signal) => {
+    stopSignal = signal;
+    phase = 'stopping';
+    controller.abort(new Error(`shutdown (${signal})`));
+  });
+
+  try {
+    const creds = resolveOpenStackCredentials(config, { env });
+    let openstack: { session: OpenStackSession; nova: NovaClient } | undefined;
+    if (creds) {
+      const connected = connectNova(creds, config, openStackCallObserver(metrics), log);
+      openstack = connected;
+      cleanups.push(() => connected.session.close());
+      log.info(
+        { source: creds.source, auth_url: creds.auth_url, region: creds.region_name },
+        'openstack credentials found',
+      );
+    } else {
+      log.warn(
+        'no OpenStack credentials (OS_CLOUD, OS_AUTH_URL or [DEFAULT] os_privileged_user_*): Nova is unreachable, recoveries cannot run',
+      );
+    }
+
+    let kube: ClosableKube;
+    try {
+      kube = (opts.connectKube ?? connectKubeDefault)(env);
+    } catch (e) {
+      const from = env.KUBECONFIG ? ` (KUBECONFIG=${env.KUBECONFIG})` : '';
+      throw new StartupError(`kubernetes: cannot load client configuration${from}: ${(e as Error).message}`, {
+        cause: e,
+      });
+    }
+    cleanups.push(() => kube.close());
+
+    const listen = metricsListenAddress(config);
+    let ops: OpsServer;
+    try {
+      ops = await startOpsServer({ ...listen, registry: metrics, readiness, log: log.child({ component: 'ops' }) });
+    } catch (e) {
+      throw new StartupError(
+        `cannot listen on ${config.operator.metrics_listen} ([operator] metrics_listen / MASAKARI_METRICS_LISTEN): ${(e as Error).message}`,
+        { cause: e },
+      );
+    }
+    cleanups.push(() => ops.close());
+    log.info(
+      { address: `${ops.address.host}:${ops.address.port}` },
+      'ops endpoint listening (/healthz, /readyz, /metrics)',
+    );
+    opts.onListening?.(ops.address);
+
+    const ctx: AppContext = {
+      config,
+      namespace: config.operator.namespace,
+      kube: kube.client,
+      ...(openstack ? { nova: openstack.nova, openstack: openstack.session } : {}),
+      log,
+      metrics,
+      identity,
+      signal: controller.signal,
+    };
+    const stopTimeoutMs = config.operator.shutdown_timeout * 1000;
+    await startComponents(
+      components,
+      ctx,
+      opts.loadFactory ?? importComponentFactory,
+      (entry) => started.push(entry),
+      stopTimeoutMs,
+    );
+    if (!stopSignal) {
+      phase = 'running';
+      log.info({ components }, 'masakari-operator running');
+    }
+
+    const signal = await opts.shutdownRequested;
+    log.info({ signal, deadline_s: config.operator.shutdown_timeout }, 'shutting down');
+    const failed = await stopComponents(started, stopTimeoutMs, log);
+    await cleanUp();
+    if (failed.length > 0) {
+      log.error({ components: failed }, 'masakari-operator stopped, but not every component stopped cleanly');
+      return 1;
+    }
+    log.info('masakari-operator stopped');
+    return 0;
+  } catch (e) {
+    phase = 'stopping';
+    controller.abort(e);
+    await cleanUp();
+    if (stopSignal) {
+      log.info({ signal: stopSignal, err: e }, 'masakari-operator stopped during start-up');
+      return 0;
+    }
+    log.fatal({ err: e }, 'masakari-operator could not start');
+    throw e;
+  } finally {
+    log.flush();
+  }
+}
+
+/** A component whose ready() throws counts as not ready; the probe must not fail on it. */
+function safeReady(component: { ready(): boolean }, log: Logger): boolean {
+  try {
+    return component.ready() === true;
+  } catch (e) {
+    log.warn({ err: e }, 'component ready() threw');
+    return false;
+  }
+}

@@ -1,0 +1,92 @@
+// CONTRACT for configuration (the loader in src/config/load.ts fills it).
+// Group and option names are masakari.conf's, with the same snake_case names
+// and defaults (see /work/shared/spec/masakari-engine.md §6), so an operator's
+// masakari.conf knowledge carries over. OpenKeel-only settings live in the
+// `operator` group. Durations are in seconds, as in masakari.conf.
+
+export interface TaskLists {
+  pre: string[];
+  main: string[];
+  post: string[];
+}
+
+export interface Config {
+  DEFAULT: {
+    auth_strategy: 'keystone' | 'noauth2';
+    osapi_max_limit: number; // 1000
+    duplicate_notification_detection_interval: number; // 180
+    wait_period_after_service_update: number; // 180 (upper bound here, see docs)
+    wait_period_after_evacuation: number; // 90
+    verify_interval: number; // 1
+    wait_period_after_power_off: number; // 180
+    wait_period_after_power_on: number; // 60
+    process_unfinished_notifications_interval: number; // 120
+    retry_notification_new_status_interval: number; // 60
+    check_expired_notifications_interval: number; // 600
+    notifications_expired_interval: number; // 86400
+    host_failure_recovery_threads: number; // 3
+    nova_catalog_admin_info: string; // 'compute:nova:publicURL'
+    os_region_name: string | null;
+    nova_api_insecure: boolean;
+    nova_ca_certificates_file: string | null;
+    os_privileged_user_name: string | null;
+    os_privileged_user_password: string | null;
+    os_privileged_user_tenant: string | null;
+    os_privileged_user_auth_url: string | null;
+    os_user_domain_name: string; // 'default'
+    os_project_domain_name: string; // 'default'
+    masakari_api_listen: string; // '0.0.0.0'
+    masakari_api_listen_port: number; // 15868
+  };
+  host_failure: {
+    evacuate_all_instances: boolean; // true
+    ha_enabled_instance_metadata_key: string; // 'HA_Enabled'
+    ignore_instances_in_error_state: boolean; // false
+    add_reserved_host_to_aggregate: boolean; // false
+    service_disable_reason: string; // 'Masakari detected host failed.'
+  };
+  instance_failure: {
+    process_all_instances: boolean; // false
+    ha_enabled_instance_metadata_key: string; // 'HA_Enabled'
+  };
+  process_failure: {
+    service_disable_reason: string; // 'Masakari detected process failed.'
+  };
+  taskflow_driver_recovery_flows: {
+    host_auto_failure_recovery_tasks: TaskLists;
+    host_rh_failure_recovery_tasks: TaskLists;
+    instance_failure_recovery_tasks: TaskLists;
+    process_failure_recovery_tasks: TaskLists;
+  };
+  oslo_policy: {
+    policy_file: string | null;
+  };
+  keystone_authtoken: {
+    /** Upper bound on how long a validated token is cached (seconds). */
+    token_cache_time: number; // 300
+    interface: string; // 'public'
+    region_name: string | null;
+  };
+  operator: {
+    namespace: string; // MASAKARI_NAMESPACE, default 'masakari'
+    components: Array<'api' | 'engine' | 'remediation'>; // MASAKARI_COMPONENTS
+    metrics_listen: string; // '127.0.0.1:8081' (healthz, readyz, metrics)
+    /** Nova microversion for every call (>= 2.53). */
+    nova_api_version: string; // '2.53'
+    /** Per-request timeout for OpenStack calls (seconds). */
+    openstack_request_timeout: number; // 30
+    /** Bounded retries for idempotent OpenStack calls. */
+    openstack_max_retries: number; // 3
+    /** Leader election (engine, remediation). */
+    lease_duration: number; // 15
+    renew_deadline: number; // 10
+    retry_period: number; // 2
+    /** Integer ids reserved per process at a time (see docs/design.md). */
+    id_block_size: number; // 20
+    // Added by the process shell (src/main.ts):
+    /** pino level: trace, debug, info, warn, error, fatal (MASAKARI_LOG_LEVEL). */
+    log_level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'; // 'info'
+    /** Deadline for every component's stop() after SIGTERM (seconds). */
+    shutdown_timeout: number; // 20
+  };
+}

@@ -1,0 +1,436 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConfigError, loadConfig, metricsListenAddress } from './load.ts';
+
+const FILE = '/etc/masakari/config.yaml';
+
+/** Loads with the given environment and, when yaml is given, a config file holding it. */
+function load(env: Record<string, string> = {}, yaml?: string) {
+  return loadConfig({
+    env: yaml === undefined ? env : { MASAKARI_CONFIG: FILE, ...env },
+    readFile: (path) => {
+      if (path !== FILE || yaml === undefined) throw new Error(`ENOENT: no such file, open '${path}'`);
+      return yaml;
+    },
+  });
+}
+
+function failure(env: Record<string, string>, yaml?: string): string {
+  try {
+    load(env, yaml);
+  } catch (e) {
+    assert.instance(e, ConfigError);
+    return (e as Error).message;
+  }
+  assert.unreachable('expected a ConfigError');
+  return '';
+}
+
+test('without a file or variables every option has the Masakari default', () => {
+  const { config, file, warnings } = load();
+  assert.is(file, undefined);
+  assert.equal(warnings, []);
+  assert.is(config.DEFAULT.auth_strategy, 'keystone');
+  assert.is(config.DEFAULT.osapi_max_limit, 1000);
+  assert.is(config.DEFAULT.duplicate_notification_detection_interval, 180);
+  assert.is(config.DEFAULT.wait_period_after_service_update, 180);
+  assert.is(config.DEFAULT.wait_period_after_evacuation, 90);
+  assert.is(config.DEFAULT.verify_interval, 1);
+  assert.is(config.DEFAULT.wait_period_after_power_off, 180);
+  assert.is(config.DEFAULT.wait_period_after_power_on, 60);
+  assert.is(config.DEFAULT.process_unfinished_notifications_interval, 120);
+  assert.is(config.DEFAULT.retry_notification_new_status_interval, 60);
+  assert.is(config.DEFAULT.check_expired_notifications_interval, 600);
+  assert.is(config.DEFAULT.notifications_expired_interval, 86400);
+  assert.is(config.DEFAULT.host_failure_recovery_threads, 3);
+  assert.is(config.DEFAULT.nova_catalog_admin_info, 'compute:nova:publicURL');
+  assert.is(config.DEFAULT.os_region_name, null);
+  assert.is(config.DEFAULT.nova_api_insecure, false);
+  assert.is(config.DEFAULT.os_privileged_user_name, null);
+  assert.is(config.DEFAULT.os_user_domain_name, 'default');
+  assert.is(config.DEFAULT.os_project_domain_name, 'default');
+  assert.is(config.DEFAULT.masakari_api_listen, '0.0.0.0');
+  assert.is(config.DEFAULT.masakari_api_listen_port, 15868);
+  assert.equal(config.host_failure, {
+    evacuate_all_instances: true,
+    ha_enabled_instance_metadata_key: 'HA_Enabled',
+    ignore_instances_in_error_state: false,
+    add_reserved_host_to_aggregate: false,
+    service_disable_reason: 'Masakari detected host failed.',
+  });
+  assert.equal(config.instance_failure, { process_all_instances: false, ha_enabled_instance_metadata_key: 'HA_Enabled' });
+  assert.equal(config.process_failure, { service_disable_reason: 'Masakari detected process failed.' });
+  assert.equal(config.taskflow_driver_recovery_flows.host_rh_failure_recovery_tasks, {
+    pre: ['disable_compute_service_task'],
+    main: ['prepare_HA_enabled_instances_task', 'evacuate_instances_task'],
+    post: [],
+  });
+  assert.equal(config.oslo_policy, { policy_file: null });
+  assert.equal(config.keystone_authtoken, { token_cache_time: 300, interface: 'public', region_name: null });
+  assert.is(config.operator.namespace, 'masakari');
+  assert.equal(config.operator.components, ['api', 'engine', 'remediation']);
+  assert.is(config.operator.metrics_listen, '127.0.0.1:8081');
+  assert.is(config.operator.nova_api_version, '2.53');
+  assert.is(config.operator.log_level, 'info');
+  assert.is(config.operator.shutdown_timeout, 20);
+});
+
+test('each load gets its own copy of the defaults', () => {
+  const first = load().config;
+  first.taskflow_driver_recovery_flows.host_auto_failure_recovery_tasks.pre.push('no_op');
+  first.operator.components.pop();
+  const second = load().config;
+  assert.equal(second.taskflow_driver_recovery_flows.host_auto_failure_recovery_tasks.pre, [
+    'disable_compute_service_task',
+  ]);
+  assert.equal(second.operator.components, ['api', 'engine', 'remediation']);
+});
+
+test('the YAML file sets options by masakari.conf group and name', () => {
+  const { config, file } = load(
+    {},
+    `
+DEFAULT:
+  host_failure_recovery_threads: 5
+  nova_api_insecure: true
+  os_region_name: RegionTwo
+host_failure:
+  evacuate_all_instances: false
+keystone_authtoken:
+  token_cache_time: -1
+operator:
+  components: [api, engine]
+`,
+  );
+  assert.is(file, FILE);
+  assert.is(config.DEFAULT.host_failure_recovery_threads, 5);
+  assert.is(config.DEFAULT.nova_api_insecure, true);
+  assert.is(config.DEFAULT.os_region_name, 'RegionTwo');
+  assert.is(config.host_failure.evacuate_all_instances, false);
+  assert.is(config.keystone_authtoken.token_cache_time, -1);
+  assert.equal(config.operator.components, ['api', 'engine']);
+  assert.is(config.DEFAULT.verify_interval, 1, 'options the file does not name keep their default');
+});
+
+test('values written as masakari.conf strings are read as oslo.config reads them', () => {
+  const { config } = load(
+    {},
+    `
+DEFAULT:
+  host_failure_recovery_threads: " 4 "
+  nova_api_insecure: "True"
+host_failure:
+  evacuate_all_instances: "no"
+  ignore_instances_in_error_state: "on"
+`,
+  );
+  assert.is(config.DEFAULT.host_failure_recovery_threads, 4);
+  assert.is(config.DEFAULT.nova_api_insecure, true);
+  assert.is(config.host_failure.evacuate_all_instances, false);
+  assert.is(config.host_failure.ignore_instances_in_error_state, true);
+});
+
+test('an empty file, a comment-only file and an empty group leave the defaults', () => {
+  assert.is(load({}, '').config.DEFAULT.osapi_max_limit, 1000);
+  assert.is(load({}, '# nothing yet\n').config.DEFAULT.osapi_max_limit, 1000);
+  assert.is(load({}, 'DEFAULT:\n').config.DEFAULT.osapi_max_limit, 1000);
+});
+
+test('a value below an option minimum fails naming the option', () => {
+  assert.is(
+    failure({}, 'DEFAULT:\n  host_failure_recovery_threads: zero\n'),
+    'config: [DEFAULT] host_failure_recovery_threads must be an integer >= 1, got "zero"',
+  );
+  assert.is(
+    failure({}, 'DEFAULT:\n  host_failure_recovery_threads: 0\n'),
+    'config: [DEFAULT] host_failure_recovery_threads must be an integer >= 1, got 0',
+  );
+  assert.is(
+    failure({}, 'DEFAULT:\n  duplicate_notification_detection_interval: -1\n'),
+    'config: [DEFAULT] duplicate_notification_detection_interval must be an integer >= 0, got -1',
+  );
+  assert.is(
+    failure({}, 'DEFAULT:\n  verify_interval: 0\n'),
+    'config: [DEFAULT] verify_interval must be an integer >= 1, got 0',
+  );
+});
+
+test('a port outside 1..65535 fails naming the option', () => {
+  assert.is(
+    failure({}, 'DEFAULT:\n  masakari_api_listen_port: 70000\n'),
+    'config: [DEFAULT] masakari_api_listen_port must be an integer between 1 and 65535, got 70000',
+  );
+});
+
+test('a fractional or non-numeric integer fails', () => {
+  assert.match(failure({}, 'DEFAULT:\n  osapi_max_limit: 2.5\n'), '[DEFAULT] osapi_max_limit must be an integer >= 1');
+  assert.match(failure({}, 'DEFAULT:\n  osapi_max_limit: [1]\n'), 'got [1]');
+});
+
+test('a non-boolean for a boolean option fails naming the option', () => {
+  assert.is(
+    failure({}, 'host_failure:\n  evacuate_all_instances: maybe\n'),
+    'config: [host_failure] evacuate_all_instances must be a boolean (true or false), got "maybe"',
+  );
+});
+
+test('a value outside the choices fails listing them', () => {
+  assert.is(
+    failure({}, 'DEFAULT:\n  auth_strategy: basic\n'),
+    'config: [DEFAULT] auth_strategy must be one of keystone, noauth2, got "basic"',
+  );
+  assert.match(failure({}, 'keystone_authtoken:\n  interface: publicURL\n'), 'must be one of public, internal, admin');
+  assert.match(failure({}, 'operator:\n  log_level: verbose\n'), '[operator] log_level must be one of trace');
+});
+
+test('a non-string for a string option fails, a number is taken as text', () => {
+  assert.match(
+    failure({}, 'host_failure:\n  ha_enabled_instance_metadata_key: [a]\n'),
+    '[host_failure] ha_enabled_instance_metadata_key must be a non-empty string, got ["a"]',
+  );
+  assert.match(failure({}, 'host_failure:\n  ha_enabled_instance_metadata_key: ""\n'), 'must be a non-empty string');
+  assert.is(load({}, 'DEFAULT:\n  os_region_name: 1\n').config.DEFAULT.os_region_name, '1');
+});
+
+test('optional options accept null and an empty value as unset', () => {
+  const { config } = load({}, 'DEFAULT:\n  os_region_name: ~\n  nova_ca_certificates_file: ""\n');
+  assert.is(config.DEFAULT.os_region_name, null);
+  assert.is(config.DEFAULT.nova_ca_certificates_file, null);
+});
+
+test('os_privileged_user_auth_url must be an http(s) URL', () => {
+  assert.is(
+    failure({}, 'DEFAULT:\n  os_privileged_user_auth_url: keystone:5000\n'),
+    'config: [DEFAULT] os_privileged_user_auth_url must be an http or https URL, got "keystone:5000"',
+  );
+  assert.is(
+    load({}, 'DEFAULT:\n  os_privileged_user_auth_url: http://keystone:5000/v3\n').config.DEFAULT
+      .os_privileged_user_auth_url,
+    'http://keystone:5000/v3',
+  );
+});
+
+test('nova_catalog_admin_info must have three colon-separated parts and a known endpoint type', () => {
+  assert.match(
+    failure({}, 'DEFAULT:\n  nova_catalog_admin_info: compute:nova\n'),
+    '[DEFAULT] nova_catalog_admin_info must be <service_type>:<service_name>:<endpoint_type>, the endpoint type public, internal or admin, got "compute:nova"',
+  );
+  assert.match(failure({}, 'DEFAULT:\n  nova_catalog_admin_info: compute:nova:privateURL\n'), 'got "compute:nova:privateURL"');
+  assert.is(
+    load({}, 'DEFAULT:\n  nova_catalog_admin_info: "compute::internalURL"\n').config.DEFAULT.nova_catalog_admin_info,
+    'compute::internalURL',
+    'an empty service name matches any, as in the Nova client',
+  );
+});
+
+test('masakari_api_listen must be an IP address or a host name', () => {
+  assert.match(failure({}, 'DEFAULT:\n  masakari_api_listen: "not an address"\n'), 'must be an IP address or a host name');
+  assert.is(load({}, 'DEFAULT:\n  masakari_api_listen: "::"\n').config.DEFAULT.masakari_api_listen, '::');
+});
+
+test('an unknown group fails naming it and the known ones', () => {
+  assert.is(
+    failure({}, 'wsgi:\n  api_paste_config: x\n'),
+    `config: [wsgi] in ${FILE} is not a known group (known: DEFAULT, host_failure, instance_failure, process_failure, taskflow_driver_recovery_flows, oslo_policy, keystone_authtoken, operator)`,
+  );
+});
+
+test('an unknown option fails naming it', () => {
+  assert.is(
+    failure({}, 'DEFAULT:\n  host_failure_recovery_thread: 2\n'),
+    'config: [DEFAULT] host_failure_recovery_thread is not a known option (did you mean host_failure_recovery_threads?)',
+  );
+});
+
+test('an unknown option far from every known one gets no suggestion', () => {
+  assert.is(failure({}, 'DEFAULT:\n  frobnicate: 2\n'), 'config: [DEFAULT] frobnicate is not a known option');
+});
+
+test('masakari.conf options and groups without a role here are ignored with a warning', () => {
+  const { config, warnings } = load(
+    {},
+    'DEFAULT:\n  masakari_topic: ha_engine\n  osapi_max_limit: 10\ntaskflow:\n  connection: mysql://x\ncoordination:\n  backend_url: etcd3://x\n',
+  );
+  assert.is(config.DEFAULT.osapi_max_limit, 10);
+  assert.equal(warnings, [
+    '[DEFAULT] masakari_topic is a masakari.conf option this operator does not use; ignored',
+    '[taskflow] is a masakari.conf group this operator does not use; ignored',
+    '[coordination] is a masakari.conf group this operator does not use; ignored',
+  ]);
+});
+
+test('a group that is not a map fails', () => {
+  assert.is(failure({}, 'DEFAULT: 3\n'), `config: [DEFAULT] in ${FILE} must be a map of options`);
+  assert.is(failure({}, '- a\n- b\n'), `config: ${FILE} must be a map of groups (DEFAULT, host_failure, ...)`);
+});
+
+test('invalid YAML and several documents fail naming the file', () => {
+  assert.match(failure({}, 'DEFAULT:\n  a: [\n'), `config: ${FILE} is not valid YAML:`);
+  assert.match(failure({}, 'DEFAULT:\n  a: 1\n  a: 2\n'), 'duplicated mapping key');
+  assert.is(failure({}, 'DEFAULT: {}\n---\nDEFAULT: {}\n'), `config: ${FILE} must hold one YAML document, found 2`);
+});
+
+test('a missing MASAKARI_CONFIG file fails naming the path', () => {
+  assert.match(
+    failure({ MASAKARI_CONFIG: '/nowhere.yaml' }),
+    'config: cannot read MASAKARI_CONFIG file /nowhere.yaml: ENOENT',
+  );
+});
+
+test('task lists accept a YAML map', () => {
+  const { config } = load(
+    {},
+    `
+taskflow_driver_recovery_flows:
+  host_auto_failure_recovery_tasks:
+    pre: [disable_compute_service_task, no_op]
+    main: [prepare_HA_enabled_instances_task]
+    post:
+`,
+  );
+  assert.equal(config.taskflow_driver_recovery_flows.host_auto_failure_recovery_tasks, {
+    pre: ['disable_compute_service_task', 'no_op'],
+    main: ['prepare_HA_enabled_instances_task'],
+    post: [],
+  });
+});
+
+test("task lists accept Masakari's string form", () => {
+  const { config } = load(
+    {},
+    `taskflow_driver_recovery_flows:\n  instance_failure_recovery_tasks: "pre:['stop_instance_task', 'no_op'],main:['start_instance_task'],post:[]"\n`,
+  );
+  assert.equal(config.taskflow_driver_recovery_flows.instance_failure_recovery_tasks, {
+    pre: ['stop_instance_task', 'no_op'],
+    main: ['start_instance_task'],
+    post: [],
+  });
+});
+
+test('task lists with a missing key or an unknown task fail naming the option', () => {
+  assert.is(
+    failure({}, 'taskflow_driver_recovery_flows:\n  process_failure_recovery_tasks: {pre: [], main: []}\n'),
+    'config: [taskflow_driver_recovery_flows] process_failure_recovery_tasks must be a map with the keys pre, main and post, each a list of task names (post is missing), got {"pre":[],"main":[]}',
+  );
+  assert.match(
+    failure({}, 'taskflow_driver_recovery_flows:\n  process_failure_recovery_tasks: {pre: [reboot_task], main: [], post: []}\n'),
+    '[taskflow_driver_recovery_flows] process_failure_recovery_tasks must be a map with the keys pre, main and post, each a list of task names; "reboot_task" in pre is not a known task',
+  );
+});
+
+test('MASAKARI__<GROUP>__<OPTION> overrides the file, case-insensitively', () => {
+  const { config } = load(
+    {
+      MASAKARI__DEFAULT__HOST_FAILURE_RECOVERY_THREADS: '7',
+      MASAKARI__host_failure__evacuate_all_instances: 'false',
+      MASAKARI__TASKFLOW_DRIVER_RECOVERY_FLOWS__HOST_AUTO_FAILURE_RECOVERY_TASKS:
+        "pre:['disable_compute_service_task'],main:[],post:['evacuate_instances_task']",
+      MASAKARI__TASKFLOW_DRIVER_RECOVERY_FLOWS__INSTANCE_FAILURE_RECOVERY_TASKS:
+        '{pre: [stop_instance_task], main: [start_instance_task], post: []}',
+    },
+    'DEFAULT:\n  host_failure_recovery_threads: 2\n',
+  );
+  assert.is(config.DEFAULT.host_failure_recovery_threads, 7);
+  assert.is(config.host_failure.evacuate_all_instances, false);
+  assert.equal(config.taskflow_driver_recovery_flows.host_auto_failure_recovery_tasks.main, []);
+  assert.equal(config.taskflow_driver_recovery_flows.instance_failure_recovery_tasks.post, []);
+});
+
+test('a bad MASAKARI__ value fails naming the option and the variable', () => {
+  assert.is(
+    failure({ MASAKARI__DEFAULT__HOST_FAILURE_RECOVERY_THREADS: 'zero' }),
+    'config: [DEFAULT] host_failure_recovery_threads must be an integer >= 1, got "zero" (set by MASAKARI__DEFAULT__HOST_FAILURE_RECOVERY_THREADS)',
+  );
+  assert.is(
+    failure({ MASAKARI__DEFAULT__NO_SUCH_OPTION: '1' }),
+    'config: [DEFAULT] no_such_option is not a known option (set by MASAKARI__DEFAULT__NO_SUCH_OPTION)',
+  );
+  assert.match(failure({ MASAKARI__NOPE__X: '1' }), 'MASAKARI__NOPE__X names group NOPE, which is not a known group');
+  assert.is(failure({ MASAKARI__DEFAULT: '1' }), 'config: MASAKARI__DEFAULT must have the form MASAKARI__<GROUP>__<OPTION>');
+});
+
+test('MASAKARI__ for an ignored masakari.conf option only warns', () => {
+  const { warnings } = load({ MASAKARI__DEFAULT__MASAKARI_TOPIC: 'x', MASAKARI__TASKFLOW__CONNECTION: 'y' });
+  assert.equal(warnings, [
+    'MASAKARI__DEFAULT__MASAKARI_TOPIC sets a masakari.conf option this operator does not use; ignored',
+    'MASAKARI__TASKFLOW__CONNECTION sets a masakari.conf option this operator does not use; ignored',
+  ]);
+});
+
+test('dedicated variables set their options and win over the file and MASAKARI__', () => {
+  const { config } = load(
+    {
+      MASAKARI_NAMESPACE: 'ha',
+      MASAKARI_COMPONENTS: 'engine, remediation',
+      MASAKARI_AUTH_STRATEGY: 'noauth2',
+      MASAKARI_LISTEN: '127.0.0.1:25868',
+      MASAKARI_METRICS_LISTEN: '0.0.0.0:9090',
+      MASAKARI_POLICY_FILE: '/etc/masakari/policy.yaml',
+      MASAKARI_LOG_LEVEL: 'debug',
+      MASAKARI__OPERATOR__NAMESPACE: 'other',
+    },
+    'DEFAULT:\n  auth_strategy: keystone\n  masakari_api_listen_port: 1234\n',
+  );
+  assert.is(config.operator.namespace, 'ha');
+  assert.equal(config.operator.components, ['engine', 'remediation']);
+  assert.is(config.DEFAULT.auth_strategy, 'noauth2');
+  assert.is(config.DEFAULT.masakari_api_listen, '127.0.0.1');
+  assert.is(config.DEFAULT.masakari_api_listen_port, 25868);
+  assert.is(config.operator.metrics_listen, '0.0.0.0:9090');
+  assert.equal(metricsListenAddress(config), { host: '0.0.0.0', port: 9090 });
+  assert.is(config.oslo_policy.policy_file, '/etc/masakari/policy.yaml');
+  assert.is(config.operator.log_level, 'debug');
+});
+
+test('MASAKARI_LISTEN accepts a bracketed IPv6 address', () => {
+  const { config } = load({ MASAKARI_LISTEN: '[::1]:15868' });
+  assert.is(config.DEFAULT.masakari_api_listen, '::1');
+  assert.is(config.DEFAULT.masakari_api_listen_port, 15868);
+});
+
+test('a malformed MASAKARI_LISTEN or MASAKARI_METRICS_LISTEN fails naming it', () => {
+  assert.is(
+    failure({ MASAKARI_LISTEN: '15868' }),
+    'config: MASAKARI_LISTEN must be host:port with a port between 1 and 65535, got "15868"',
+  );
+  assert.is(
+    failure({ MASAKARI_LISTEN: '0.0.0.0:0' }),
+    'config: MASAKARI_LISTEN must be host:port with a port between 1 and 65535, got "0.0.0.0:0"',
+  );
+  assert.is(
+    failure({ MASAKARI_METRICS_LISTEN: 'localhost' }),
+    'config: [operator] metrics_listen must be host:port with a port between 1 and 65535, got "localhost" (set by MASAKARI_METRICS_LISTEN)',
+  );
+});
+
+test('MASAKARI_COMPONENTS must name known components, each once, at least one', () => {
+  assert.match(failure({ MASAKARI_COMPONENTS: 'api,scheduler' }), '[operator] components must be a non-empty comma-separated list of api, engine, remediation, got "api,scheduler"');
+  assert.match(failure({ MASAKARI_COMPONENTS: '' }), '[operator] components must be a non-empty comma-separated list');
+  assert.match(failure({ MASAKARI_COMPONENTS: 'api,api' }), 'each named once');
+});
+
+test('MASAKARI_NAMESPACE must be a namespace name', () => {
+  assert.is(
+    failure({ MASAKARI_NAMESPACE: 'Masakari_NS' }),
+    'config: [operator] namespace must be a Kubernetes namespace name (DNS-1123 label), got "Masakari_NS" (set by MASAKARI_NAMESPACE)',
+  );
+});
+
+test('nova_api_version must be 2.53 or later', () => {
+  assert.match(failure({}, 'operator:\n  nova_api_version: "2.1"\n'), '[operator] nova_api_version must be a Nova microversion 2.53 or later');
+  assert.is(load({}, 'operator:\n  nova_api_version: "2.95"\n').config.operator.nova_api_version, '2.95');
+  assert.is(load({}, 'operator:\n  nova_api_version: "2.100"\n').config.operator.nova_api_version, '2.100');
+});
+
+test('leader-election timings must nest: retry_period < renew_deadline < lease_duration', () => {
+  assert.is(
+    failure({}, 'operator:\n  lease_duration: 10\n  renew_deadline: 10\n'),
+    'config: [operator] renew_deadline must be less than lease_duration (10), got 10',
+  );
+  assert.is(
+    failure({}, 'operator:\n  retry_period: 10\n'),
+    'config: [operator] retry_period must be less than renew_deadline (10), got 10',
+  );
+});
+
+test.run();

@@ -1,0 +1,408 @@
+// Every configuration option: its group, name, type, default and the
+// environment variable that sets it, in one table. The loader (load.ts) and the
+// documentation test read this table, so an option cannot exist without a
+// default, a validation rule and an entry in docs/configuration.md.
+//
+// Defaults and minimums are Masakari 22.0.0's (masakari/conf/*.py). Where
+// Masakari has no lower bound but a value below it would break the engine
+// (a negative wait, a 0 s poll interval that spins), the bound is added here and
+// marked "stricter than Masakari" in the docs.
+
+import type { Config } from './config.ts';
+import {
+  InvalidValue,
+  boolean,
+  hostAddress,
+  hostPort,
+  integer,
+  matching,
+  nameList,
+  oneOf,
+  optional,
+  string,
+  url,
+  type Parser,
+} from './parsers.ts';
+import { taskLists } from './task-lists.ts';
+import { parseCatalogInfo } from '../openstack/catalog.ts';
+
+export type GroupName = keyof Config;
+
+export interface OptionSpec<T> {
+  default: T;
+  parser: Parser<T>;
+  help: string;
+  /** A dedicated environment variable (besides MASAKARI__<GROUP>__<OPTION>). */
+  env?: string;
+  /** Set when the rule is stricter than Masakari's, saying how. */
+  stricterThanMasakari?: string;
+}
+
+export type OptionTable = { [G in GroupName]: { [O in keyof Config[G]]-?: OptionSpec<Config[G][O]> } };
+
+export const COMPONENT_NAMES = ['api', 'engine', 'remediation'] as const;
+export type ComponentName = (typeof COMPONENT_NAMES)[number];
+
+const seconds = (min: number) => integer({ min });
+
+/** nova_catalog_admin_info, checked by the parser the Nova client itself uses. */
+function catalogInfo(): Parser<string> {
+  const what = '<service_type>:<service_name>:<endpoint_type>, the endpoint type public, internal or admin';
+  const text = string({ nonEmpty: true });
+  return {
+    describe: what,
+    parse(raw) {
+      const value = text.parse(raw);
+      try {
+        parseCatalogInfo(value);
+      } catch {
+        throw new InvalidValue(`must be ${what}`);
+      }
+      return value;
+    },
+  };
+}
+
+// Kubernetes namespace names are DNS-1123 labels.
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export const OPTIONS: OptionTable = {
+  DEFAULT: {
+    auth_strategy: {
+      default: 'keystone',
+      parser: oneOf(['keystone', 'noauth2']),
+      env: 'MASAKARI_AUTH_STRATEGY',
+      help: 'API authentication: keystone validates X-Auth-Token; noauth2 trusts the caller (testing only).',
+    },
+    osapi_max_limit: {
+      default: 1000,
+      parser: integer({ min: 1 }),
+      help: 'Largest page any list call returns, and the default page size.',
+      stricterThanMasakari: 'must be >= 1',
+    },
+    duplicate_notification_detection_interval: {
+      default: 180,
+      parser: seconds(0),
+      help: 'Window (seconds, over generated_time) in which an identical notification is refused as a duplicate.',
+    },
+    wait_period_after_service_update: {
+      default: 180,
+      parser: seconds(0),
+      help: "Wait after disabling the failed host's compute service; also the timeout of the process flow's disabled check.",
+      stricterThanMasakari: 'must be >= 0',
+    },
+    wait_period_after_evacuation: {
+      default: 90,
+      parser: seconds(0),
+      help: "Timeout of each instance's evacuation confirmation.",
+      stricterThanMasakari: 'must be >= 0',
+    },
+    verify_interval: {
+      default: 1,
+      parser: seconds(1),
+      help: 'Poll interval of every wait loop against Nova.',
+      stricterThanMasakari: 'must be >= 1 (0 would poll Nova in a tight loop)',
+    },
+    wait_period_after_power_off: {
+      default: 180,
+      parser: seconds(0),
+      help: 'Timeout waiting for an instance to reach stopped.',
+      stricterThanMasakari: 'must be >= 0',
+    },
+    wait_period_after_power_on: {
+      default: 60,
+      parser: seconds(0),
+      help: 'Timeout waiting for an instance to reach active.',
+      stricterThanMasakari: 'must be >= 0',
+    },
+    process_unfinished_notifications_interval: {
+      default: 120,
+      parser: seconds(1),
+      help: 'Spacing of the periodic retry of new and error notifications.',
+      stricterThanMasakari: 'must be >= 1',
+    },
+    retry_notification_new_status_interval: {
+      default: 60,
+      parser: seconds(0),
+      help: 'Age of a new notification before the periodic task picks it up.',
+      stricterThanMasakari: 'must be >= 0',
+    },
+    check_expired_notifications_interval: {
+      default: 600,
+      parser: seconds(1),
+      help: 'Spacing of the periodic expiry check.',
+      stricterThanMasakari: 'must be >= 1',
+    },
+    notifications_expired_interval: {
+      default: 86400,
+      parser: seconds(0),
+      help: 'Age (by generated_time) after which new, running and error notifications become failed.',
+      stricterThanMasakari: 'must be >= 0',
+    },
+    host_failure_recovery_threads: {
+      default: 3,
+      parser: integer({ min: 1 }),
+      help: 'Concurrent evacuations per host-failure recovery.',
+    },
+    nova_catalog_admin_info: {
+      default: 'compute:nova:publicURL',
+      parser: catalogInfo(),
+      help: "Service catalog entry of Nova; OS_INTERFACE or the cloud's interface, when given, replaces its endpoint type.",
+    },
+    os_region_name: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'Region of the Nova endpoint (fallback when OS_REGION_NAME and clouds.yaml give none).',
+    },
+    nova_api_insecure: {
+      default: false,
+      parser: boolean(),
+      help: 'Skip TLS verification towards Keystone and Nova (fallback when OS_INSECURE and clouds.yaml give none).',
+    },
+    nova_ca_certificates_file: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'CA bundle for Keystone and Nova (fallback when OS_CACERT and clouds.yaml give none).',
+    },
+    os_privileged_user_name: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'Nova service user, used only when neither OS_CLOUD nor OS_AUTH_URL is set.',
+    },
+    os_privileged_user_password: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'Password of os_privileged_user_name. Prefer MASAKARI__DEFAULT__OS_PRIVILEGED_USER_PASSWORD from a Secret.',
+    },
+    os_privileged_user_tenant: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'Project of os_privileged_user_name.',
+    },
+    os_privileged_user_auth_url: {
+      default: null,
+      parser: optional(url()),
+      help: 'Keystone URL for os_privileged_user_name.',
+    },
+    os_user_domain_name: {
+      default: 'default',
+      parser: string({ nonEmpty: true }),
+      help: 'User domain of os_privileged_user_name ("default" means the domain with id default).',
+    },
+    os_project_domain_name: {
+      default: 'default',
+      parser: string({ nonEmpty: true }),
+      help: 'Project domain of os_privileged_user_tenant ("default" means the domain with id default).',
+    },
+    masakari_api_listen: {
+      default: '0.0.0.0',
+      parser: hostAddress(),
+      help: 'Address the Masakari API listens on (MASAKARI_LISTEN sets it together with the port).',
+    },
+    masakari_api_listen_port: {
+      default: 15868,
+      parser: integer({ min: 1, max: 65535 }),
+      help: 'Port the Masakari API listens on.',
+    },
+  },
+  host_failure: {
+    evacuate_all_instances: {
+      default: true,
+      parser: boolean(),
+      help: 'Evacuate instances without the HA metadata too (after the HA-enabled ones).',
+    },
+    ha_enabled_instance_metadata_key: {
+      default: 'HA_Enabled',
+      parser: string({ nonEmpty: true }),
+      help: 'Instance metadata key that marks an instance HA-enabled for host recovery.',
+    },
+    ignore_instances_in_error_state: {
+      default: false,
+      parser: boolean(),
+      help: 'Leave instances in vm_state error on the failed host.',
+    },
+    add_reserved_host_to_aggregate: {
+      default: false,
+      parser: boolean(),
+      help: 'Add the chosen reserved host to every aggregate of the failed host.',
+    },
+    service_disable_reason: {
+      default: 'Masakari detected host failed.',
+      parser: string(),
+      help: "disabled_reason set on the failed host's nova-compute service.",
+    },
+  },
+  instance_failure: {
+    process_all_instances: {
+      default: false,
+      parser: boolean(),
+      help: 'Recover instance failures even without the HA metadata.',
+    },
+    ha_enabled_instance_metadata_key: {
+      default: 'HA_Enabled',
+      parser: string({ nonEmpty: true }),
+      help: 'Instance metadata key that marks an instance HA-enabled for instance recovery.',
+    },
+  },
+  process_failure: {
+    service_disable_reason: {
+      default: 'Masakari detected process failed.',
+      parser: string(),
+      help: "disabled_reason set on the host's nova-compute service after a process failure.",
+    },
+  },
+  taskflow_driver_recovery_flows: {
+    host_auto_failure_recovery_tasks: {
+      default: {
+        pre: ['disable_compute_service_task'],
+        main: ['prepare_HA_enabled_instances_task'],
+        post: ['evacuate_instances_task'],
+      },
+      parser: taskLists('host failure'),
+      help: 'Tasks of the host recovery with recovery_method auto.',
+    },
+    host_rh_failure_recovery_tasks: {
+      default: {
+        pre: ['disable_compute_service_task'],
+        main: ['prepare_HA_enabled_instances_task', 'evacuate_instances_task'],
+        post: [],
+      },
+      parser: taskLists('host failure'),
+      help: 'Tasks of the host recovery with recovery_method reserved_host (main is retried per reserved host).',
+    },
+    instance_failure_recovery_tasks: {
+      default: {
+        pre: ['stop_instance_task'],
+        main: ['start_instance_task'],
+        post: ['confirm_instance_active_task'],
+      },
+      parser: taskLists('instance failure'),
+      help: 'Tasks of the instance recovery.',
+    },
+    process_failure_recovery_tasks: {
+      default: {
+        pre: ['disable_compute_node_task'],
+        main: ['confirm_compute_node_disabled_task'],
+        post: [],
+      },
+      parser: taskLists('process failure'),
+      help: 'Tasks of the process recovery.',
+    },
+  },
+  oslo_policy: {
+    policy_file: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      env: 'MASAKARI_POLICY_FILE',
+      help: 'YAML or JSON file of policy rules overriding the built-in defaults.',
+    },
+  },
+  keystone_authtoken: {
+    token_cache_time: {
+      default: 300,
+      parser: integer({ min: -1 }),
+      help: 'Longest time (seconds) a validated token is cached; -1 disables the cache, as in keystonemiddleware.',
+    },
+    interface: {
+      default: 'public',
+      parser: oneOf(['public', 'internal', 'admin']),
+      help: 'Keystone endpoint interface used to validate tokens.',
+    },
+    region_name: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'Region of the Keystone endpoint used to validate tokens.',
+    },
+  },
+  operator: {
+    namespace: {
+      default: 'masakari',
+      parser: matching(DNS_LABEL, 'a Kubernetes namespace name (DNS-1123 label)'),
+      env: 'MASAKARI_NAMESPACE',
+      help: 'Namespace holding the FailoverSegment, HaHost and Notification resources.',
+    },
+    components: {
+      default: ['api', 'engine', 'remediation'],
+      parser: nameList(COMPONENT_NAMES),
+      env: 'MASAKARI_COMPONENTS',
+      help: 'Components this process runs.',
+    },
+    metrics_listen: {
+      default: '127.0.0.1:8081',
+      parser: hostPort(),
+      env: 'MASAKARI_METRICS_LISTEN',
+      help: 'Address of /healthz, /readyz and /metrics (the image sets 0.0.0.0:8081 so probes and Prometheus reach it).',
+    },
+    nova_api_version: {
+      default: '2.53',
+      parser: matching(/^2\.(5[3-9]|[6-9]\d|\d{3,})$/, 'a Nova microversion 2.53 or later, e.g. "2.53"'),
+      help: 'Nova microversion sent with every call.',
+    },
+    openstack_request_timeout: {
+      default: 30,
+      parser: integer({ min: 1 }),
+      help: 'Timeout (seconds) of each Keystone or Nova request.',
+    },
+    openstack_max_retries: {
+      default: 3,
+      parser: integer({ min: 0, max: 10 }),
+      help: 'Retries of an idempotent Keystone or Nova call after a timeout, connection error or 5xx.',
+    },
+    lease_duration: {
+      default: 15,
+      parser: integer({ min: 2 }),
+      help: 'Leader-election lease duration (seconds) for engine and remediation.',
+    },
+    renew_deadline: {
+      default: 10,
+      parser: integer({ min: 1 }),
+      help: 'Time (seconds) the leader keeps trying to renew before it steps down; must be less than lease_duration.',
+    },
+    retry_period: {
+      default: 2,
+      parser: integer({ min: 1 }),
+      help: 'Spacing (seconds) of leader-election attempts; must be less than renew_deadline.',
+    },
+    id_block_size: {
+      default: 20,
+      parser: integer({ min: 1, max: 10000 }),
+      help: 'Integer ids a process reserves at a time for new objects.',
+    },
+    log_level: {
+      default: 'info',
+      parser: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal']),
+      env: 'MASAKARI_LOG_LEVEL',
+      help: 'Lowest log level written (JSON lines on stdout).',
+    },
+    shutdown_timeout: {
+      default: 20,
+      parser: integer({ min: 1 }),
+      help: "Deadline (seconds) for the components' graceful stop after SIGTERM; keep it below the pod's terminationGracePeriodSeconds.",
+    },
+  },
+};
+
+/**
+ * masakari.conf options and groups whose job the Kubernetes design does
+ * differently (no RPC, no SQL, no tooz, one process). They are accepted with a
+ * warning, so a converted masakari.conf starts; anything else unknown is an error.
+ */
+export const IGNORED_MASAKARI_OPTIONS: Readonly<Record<string, readonly string[] | '*'>> = {
+  DEFAULT: [
+    'masakari_topic',
+    'notification_driver',
+    'engine_manager',
+    'host',
+    'report_interval',
+    'service_down_time',
+    'periodic_enable',
+    'periodic_interval_max',
+    'periodic_fuzzy_delay',
+    'masakari_api_workers',
+    'notification_delay_max',
+    'use_forwarded_for',
+  ],
+  taskflow: '*',
+  coordination: '*',
+  database: '*',
+};

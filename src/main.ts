@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+// masakari-operator: the one entry point.
+//   masakari-operator [run]     start the components named by MASAKARI_COMPONENTS
+//   masakari-operator help      usage
+//   masakari-operator version   print the version
+// In the image: node dist/src/main.js; in development: node --import tsx src/main.ts.
+//
+// Signals: the first SIGTERM or SIGINT stops gracefully (see src/app/run.ts);
+// a second one exits at once with 128 + the signal number.
+
+import { constants } from 'node:os';
+import { ConfigError } from './config/load.ts';
+import { OpenStackAuthError } from './config/openstack-auth.ts';
+import { StartupError } from './app/components.ts';
+import { operatorVersion } from './app/version.ts';
+
+const USAGE = `usage: masakari-operator [command]
+
+commands:
+  run       start the components named by MASAKARI_COMPONENTS (default)
+  help      show this text
+  version   print the version
+
+Configuration: MASAKARI_CONFIG (YAML file), MASAKARI_* variables and OS_* /
+OS_CLOUD for OpenStack credentials; see docs/configuration.md.
+`;
+
+type Command = (args: string[]) => Promise<number>;
+
+function shutdownRequested(): Promise<string> {
+  return new Promise((resolve) => {
+    let received = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (received) {
+        process.stderr.write(`masakari-operator: second ${signal}, exiting now\n`);
+        process.exit(128 + constants.signals[signal]);
+      }
+      received = true;
+      resolve(signal);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+const COMMANDS: Record<string, Command> = {
+  run: async () => {
+    const { runOperator } = await import('./app/run.ts');
+    return runOperator({ shutdownRequested: shutdownRequested() });
+  },
+  help: async () => {
+    process.stdout.write(USAGE);
+    return 0;
+  },
+  version: async () => {
+    process.stdout.write(`${operatorVersion()}\n`);
+    return 0;
+  },
+};
+
+/** Errors whose message says everything an operator needs; no stack trace. */
+function isExpected(e: unknown): e is Error {
+  return e instanceof ConfigError || e instanceof OpenStackAuthError || e instanceof StartupError;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name = 'run', ...rest] = argv;
+  const command =
+    name === '--help' || name === '-h' ? COMMANDS.help : name === '--version' ? COMMANDS.version : COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`masakari-operator: unknown command ${JSON.stringify(name)}\n\n${USAGE}`);
+    return 2;
+  }
+  return command(rest);
+}
+
+process.on('unhandledRejection', (reason) => {
+  process.stderr.write(
+    `masakari-operator: unhandled promise rejection: ${(reason as Error)?.stack ?? String(reason)}\n`,
+  );
+  process.exit(1);
+});
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    process.stderr.write(`masakari-operator: ${isExpected(e) ? e.message : ((e as Error)?.stack ?? String(e))}\n`);
+    process.exit(1);
+  },
+);
