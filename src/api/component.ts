@@ -1,0 +1,127 @@
+// The 'api' component: the Masakari v1 facade over the custom-resource store,
+// listening on [DEFAULT]/masakari_api_listen:masakari_api_listen_port.
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AppContext, Component } from '../app/component.ts';
+import { createCrRepository } from '../store/index.ts';
+import type { Repository } from '../domain/repository.ts';
+import { HaService } from '../domain/ha-service.ts';
+import { NoComputeHostChecker, NovaComputeHostChecker } from '../domain/compute-host-checker.ts';
+import { createTokenValidator } from '../openstack/index.ts';
+import { createApiApp } from './app.ts';
+import type { AuthSettings } from './auth.ts';
+import { PolicyEnforcer } from './policy.ts';
+
+/** A repository the component can start and stop (the CR store, or the memory one in tests). */
+export type ApiRepository = Repository & { start(): Promise<void>; stop(): void; ready(): boolean };
+
+export interface ApiComponentOptions {
+  /** Overrides the CR-backed repository (tests, local runs). */
+  repository?: ApiRepository;
+  /** Overrides the listen address (tests use 127.0.0.1:0). */
+  listen?: { host: string; port: number };
+}
+
+export interface ApiComponent extends Component {
+  /** The bound address (useful with port 0). */
+  address(): AddressInfo;
+}
+
+/** The CR-backed repository; the store brings its own informers, controllers and leader election. */
+function openStore(ctx: AppContext): ApiRepository {
+  return createCrRepository({
+    kube: ctx.kube,
+    namespace: ctx.namespace,
+    config: ctx.config,
+    log: ctx.log,
+    identity: ctx.identity,
+    metrics: ctx.metrics,
+  });
+}
+
+function authSettings(ctx: AppContext): AuthSettings {
+  const { config } = ctx;
+  if (config.DEFAULT.auth_strategy === 'noauth2') return { strategy: 'noauth2' };
+  if (!ctx.openstack) {
+    throw new Error(
+      'auth_strategy = keystone needs OpenStack credentials to validate tokens; configure them or use noauth2',
+    );
+  }
+  const validator = createTokenValidator(ctx.openstack, {
+    cacheTtlMs: config.keystone_authtoken.token_cache_time * 1000,
+    timeoutMs: config.operator.openstack_request_timeout * 1000,
+    maxRetries: config.operator.openstack_max_retries,
+    interface: config.keystone_authtoken.interface,
+    region: config.keystone_authtoken.region_name,
+  });
+  // keystonemiddleware points clients at its identity endpoint when www_authenticate_uri is not set.
+  return { strategy: 'keystone', validator, wwwAuthenticateUri: ctx.openstack.credentials.auth_url };
+}
+
+export async function createComponent(ctx: AppContext, opts: ApiComponentOptions = {}): Promise<ApiComponent> {
+  const log = ctx.log.child({ component: 'api' });
+  const { config } = ctx;
+  const auth = authSettings(ctx);
+  const policy = new PolicyEnforcer({ policyFile: config.oslo_policy.policy_file });
+  const repo = opts.repository ?? openStore(ctx);
+  await repo.start();
+
+  const compute = ctx.nova ? new NovaComputeHostChecker(ctx.nova) : new NoComputeHostChecker();
+  if (!ctx.nova)
+    log.warn(
+      'no Nova configured: host create and rename will fail with 500, as Masakari does when Nova is unreachable',
+    );
+  const service = new HaService(repo, compute, config.DEFAULT);
+  const app = createApiApp({
+    service,
+    repo,
+    config,
+    auth,
+    policy,
+    log,
+    metrics: ctx.metrics,
+    ready: () => repo.ready(),
+  });
+
+  const server = http.createServer(app);
+  // Slow or idle clients must not hold sockets forever.
+  server.requestTimeout = 60_000;
+  server.headersTimeout = 30_000;
+  const host = opts.listen?.host ?? config.DEFAULT.masakari_api_listen;
+  const port = opts.listen?.port ?? config.DEFAULT.masakari_api_listen_port;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (e) {
+    repo.stop();
+    throw e;
+  }
+  log.info(
+    { host, port: (server.address() as AddressInfo).port, auth: config.DEFAULT.auth_strategy },
+    'Masakari API listening',
+  );
+
+  let listening = true;
+  return {
+    name: 'api',
+    ready: () => listening && repo.ready(),
+    address: () => server.address() as AddressInfo,
+    async stop() {
+      listening = false;
+      // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const deadline = setTimeout(() => server.closeAllConnections(), 10_000);
+      await closed;
+      clearTimeout(deadline);
+      repo.stop();
+      log.info('Masakari API stopped');
+    },
+  };
+}

@@ -1,0 +1,433 @@
+// Masakari's rules (masakari/ha/api.py and the list/lookup semantics of its
+// controllers and database layer) over a Repository. Bodies reaching here
+// have passed the request schemas (validators.ts); the HTTP layer does the
+// policy check in between, in Masakari's order.
+
+import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from './records.ts';
+import type { NewHost, NewSegment, Repository } from './repository.ts';
+import { DuplicateNotificationError, NameTakenError, NotFoundInStoreError } from './repository.ts';
+import type { NotificationType, RecoveryMethod } from '../model/types.ts';
+import type { ComputeHostChecker } from './compute-host-checker.ts';
+import { boolFromStringStrict, InvalidBooleanString } from './booleans.ts';
+import {
+  BadRequest,
+  ComputeNotFoundByName,
+  DuplicateNotification,
+  FailoverSegmentExists,
+  FailoverSegmentInUse,
+  HostExists,
+  HostInUse,
+  HostNotFound,
+  HostNotFoundByName,
+  HostOnMaintenance,
+  NotificationNotFound,
+  NotificationWithoutVMoves,
+  SegmentNotFound,
+  VMoveNotFound,
+} from './errors.ts';
+import * as msg from './messages.ts';
+import { lastValue, paginate, parseListParams } from './pagination.ts';
+import type { ColumnSet, QueryParams } from './pagination.ts';
+import { isUuidLike } from './schemas.ts';
+import { normaliseTime, parseIsoTime, toMicros } from './time.ts';
+
+export interface HaServiceConfig {
+  /** [DEFAULT]/osapi_max_limit */
+  osapi_max_limit: number;
+  /** [DEFAULT]/duplicate_notification_detection_interval (seconds) */
+  duplicate_notification_detection_interval: number;
+}
+
+/** Statuses that make a segment "under recovery" (ha/api.py is_failover_segment_under_recovery). */
+const UNDER_RECOVERY = new Set(['new', 'running', 'error']);
+
+// ------------------------------------------------------------------ sortable columns (db/sqlalchemy/models.py)
+const timestampColumns = <T extends { created_at: string; updated_at: string | null }>() => ({
+  created_at: (r: T) => r.created_at,
+  updated_at: (r: T) => r.updated_at,
+  deleted_at: () => null,
+  deleted: () => 0,
+});
+
+const SEGMENT_COLUMNS: ColumnSet<SegmentRecord> = {
+  id: (r) => r.id,
+  columns: {
+    id: (r) => r.id,
+    uuid: (r) => r.uuid,
+    name: (r) => r.name,
+    service_type: (r) => r.service_type,
+    enabled: (r) => r.enabled,
+    description: (r) => r.description,
+    recovery_method: (r) => r.recovery_method,
+    ...timestampColumns<SegmentRecord>(),
+  },
+};
+
+const HOST_COLUMNS: ColumnSet<HostRecord> = {
+  id: (r) => r.id,
+  columns: {
+    id: (r) => r.id,
+    uuid: (r) => r.uuid,
+    name: (r) => r.name,
+    reserved: (r) => r.reserved,
+    type: (r) => r.type,
+    control_attributes: (r) => r.control_attributes,
+    on_maintenance: (r) => r.on_maintenance,
+    failover_segment_id: (r) => r.failover_segment_id,
+    ...timestampColumns<HostRecord>(),
+  },
+};
+
+const NOTIFICATION_COLUMNS: ColumnSet<NotificationRecord> = {
+  id: (r) => r.id,
+  columns: {
+    id: (r) => r.id,
+    notification_uuid: (r) => r.notification_uuid,
+    generated_time: (r) => r.generated_time,
+    type: (r) => r.type,
+    payload: (r) => JSON.stringify(r.payload),
+    status: (r) => r.status,
+    source_host_uuid: (r) => r.source_host_uuid,
+    failover_segment_uuid: (r) => r.failover_segment_uuid,
+    message: (r) => r.message,
+    ...timestampColumns<NotificationRecord>(),
+  },
+};
+
+const VMOVE_COLUMNS: ColumnSet<VMoveRecordView> = {
+  id: (r) => r.id,
+  columns: {
+    id: (r) => r.id,
+    uuid: (r) => r.uuid,
+    notification_uuid: (r) => r.notification_uuid,
+    instance_uuid: (r) => r.instance_uuid,
+    instance_name: (r) => r.instance_name,
+    source_host: (r) => r.source_host,
+    dest_host: (r) => r.dest_host,
+    start_time: (r) => r.start_time,
+    end_time: (r) => r.end_time,
+    type: (r) => r.type,
+    status: (r) => r.status,
+    message: (r) => r.message,
+    ...timestampColumns<VMoveRecordView>(),
+  },
+};
+
+/** Query-string booleans of the hosts filters: strutils strict, worded as hosts.py words it. */
+function queryBoolean(field: string, value: string): boolean {
+  try {
+    return boolFromStringStrict(value);
+  } catch (e) {
+    if (e instanceof InvalidBooleanString) throw new BadRequest(msg.invalidFilterBoolean(field, e.message));
+    throw e;
+  }
+}
+
+/** Body booleans already accepted by the schema. */
+function bodyBoolean(value: unknown): boolean {
+  return boolFromStringStrict(value as string | boolean);
+}
+
+/**
+ * The fields of a patch that change something. Masakari's database layer
+ * writes nothing (and keeps updated_at) when an update sets equal values.
+ */
+function changes<T extends object>(current: T, patch: Partial<T>): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(patch).filter(([k, v]) => v !== undefined && current[k as keyof T] !== v),
+  ) as Partial<T>;
+}
+
+/** Free-text fields the schema lets be null but the database requires; Masakari would fail with a 500 there. */
+function text(value: unknown): string {
+  return value === null || value === undefined ? '' : String(value);
+}
+
+type Body = Record<string, unknown>;
+
+export class HaService {
+  constructor(
+    readonly repo: Repository,
+    private readonly compute: ComputeHostChecker,
+    private readonly config: HaServiceConfig,
+  ) {}
+
+  // ================================================================ segments
+
+  /** segments.py index. Filters recovery_method, service_type, enabled. */
+  listSegments(q: QueryParams): SegmentRecord[] {
+    const params = parseListParams(q, this.config.osapi_max_limit);
+    let rows = this.repo.listSegments();
+    const recoveryMethod = lastValue(q, 'recovery_method');
+    if (recoveryMethod !== undefined) rows = rows.filter((s) => s.recovery_method === recoveryMethod);
+    const serviceType = lastValue(q, 'service_type');
+    if (serviceType !== undefined) rows = rows.filter((s) => s.service_type === serviceType);
+    const enabled = lastValue(q, 'enabled');
+    if (enabled !== undefined) {
+      // Masakari compares the raw text with a boolean column; we read it with the strict query vocabulary.
+      const want = queryBoolean('enabled', enabled);
+      rows = rows.filter((s) => s.enabled === want);
+    }
+    return paginate(rows, this.repo.listSegments(), params, SEGMENT_COLUMNS);
+  }
+
+  /** FailoverSegmentAPI.get_segment: ids that are not uuid-like are never found. */
+  getSegment(id: string): SegmentRecord {
+    const segment = isUuidLike(id) ? this.repo.getSegment(id) : undefined;
+    if (!segment) throw new SegmentNotFound(id);
+    return segment;
+  }
+
+  /** FailoverSegment.get_by_uuid: a plain lookup. */
+  private segmentByUuid(id: string): SegmentRecord {
+    const segment = this.repo.getSegment(id);
+    if (!segment) throw new SegmentNotFound(id);
+    return segment;
+  }
+
+  async createSegment(body: Body): Promise<SegmentRecord> {
+    const s = body.segment as Body;
+    const segment: NewSegment = {
+      name: String(s.name),
+      service_type: String(s.service_type),
+      recovery_method: s.recovery_method as RecoveryMethod,
+      description: s.description === undefined ? null : (s.description as string | null),
+      enabled: s.enabled === undefined ? true : bodyBoolean(s.enabled),
+    };
+    try {
+      return await this.repo.createSegment(segment);
+    } catch (e) {
+      if (e instanceof NameTakenError) throw new FailoverSegmentExists(segment.name);
+      throw e;
+    }
+  }
+
+  /** Any notification in new/running/error from a host of the segment. */
+  isUnderRecovery(segmentUuid: string): boolean {
+    const hostUuids = new Set(this.repo.listHosts(segmentUuid).map((h) => h.uuid));
+    return this.repo.listNotifications().some((n) => UNDER_RECOVERY.has(n.status) && hostUuids.has(n.source_host_uuid));
+  }
+
+  async updateSegment(id: string, body: Body): Promise<SegmentRecord> {
+    const current = this.segmentByUuid(id);
+    if (this.isUnderRecovery(current.uuid)) throw new FailoverSegmentInUse(msg.failoverSegmentInUseUpdate(id));
+    const s = body.segment as Body;
+    const patch: Partial<NewSegment> = {};
+    if ('name' in s) patch.name = String(s.name);
+    if ('service_type' in s) patch.service_type = String(s.service_type);
+    if ('recovery_method' in s) patch.recovery_method = s.recovery_method as RecoveryMethod;
+    if ('description' in s) patch.description = s.description as string | null;
+    if ('enabled' in s) patch.enabled = bodyBoolean(s.enabled);
+    const changed = changes(current, patch);
+    if (Object.keys(changed).length === 0) return current;
+    try {
+      return await this.repo.updateSegment(current.uuid, changed);
+    } catch (e) {
+      if (e instanceof NameTakenError) throw new FailoverSegmentExists(String(patch.name));
+      if (e instanceof NotFoundInStoreError) throw new SegmentNotFound(id);
+      throw e;
+    }
+  }
+
+  async deleteSegment(id: string): Promise<void> {
+    const current = this.segmentByUuid(id);
+    if (this.isUnderRecovery(current.uuid)) throw new FailoverSegmentInUse(msg.failoverSegmentInUseDelete(id));
+    try {
+      await this.repo.deleteSegment(current.uuid);
+    } catch (e) {
+      if (e instanceof NotFoundInStoreError) throw new SegmentNotFound(id);
+      throw e;
+    }
+  }
+
+  // ================================================================ hosts
+
+  /** hosts.py index: segment lookup first, then the filters. */
+  listHosts(segmentId: string, q: QueryParams): HostRecord[] {
+    const params = parseListParams(q, this.config.osapi_max_limit);
+    const segment = this.segmentByUuid(segmentId);
+    let rows = this.repo.listHosts(segment.uuid);
+    // Masakari reads name and control_attributes but its database layer drops them; we apply them.
+    const name = lastValue(q, 'name');
+    if (name !== undefined) rows = rows.filter((h) => h.name === name);
+    const type = lastValue(q, 'type');
+    if (type !== undefined) rows = rows.filter((h) => h.type === type);
+    const controlAttributes = lastValue(q, 'control_attributes');
+    if (controlAttributes !== undefined) rows = rows.filter((h) => h.control_attributes === controlAttributes);
+    const onMaintenance = lastValue(q, 'on_maintenance');
+    if (onMaintenance !== undefined) {
+      const want = queryBoolean('on_maintenance', onMaintenance);
+      rows = rows.filter((h) => h.on_maintenance === want);
+    }
+    const reserved = lastValue(q, 'reserved');
+    if (reserved !== undefined) {
+      const want = queryBoolean('reserved', reserved);
+      rows = rows.filter((h) => h.reserved === want);
+    }
+    return paginate(rows, this.repo.listHosts(), params, HOST_COLUMNS);
+  }
+
+  /** Host.get_by_uuid(host, segment_uuid): not found → "Host '…' under failover_segment '…' could not be found." */
+  private hostUnderSegment(segmentId: string, hostId: string): HostRecord {
+    const host = this.repo.getHost(hostId);
+    if (!host || host.failover_segment_id !== segmentId) throw HostNotFound.underSegment(hostId, segmentId);
+    return host;
+  }
+
+  /** HostAPI.get_host: ids that are not uuid-like are "No host with id …". */
+  getHost(segmentId: string, hostId: string): HostRecord {
+    if (!isUuidLike(hostId)) throw HostNotFound.byId(hostId);
+    return this.hostUnderSegment(segmentId, hostId);
+  }
+
+  private async checkComputeName(name: string, requestId?: string): Promise<void> {
+    if (!(await this.compute.exists(name, { requestId }))) throw new ComputeNotFoundByName(name);
+  }
+
+  async createHost(segmentId: string, body: Body, requestId?: string): Promise<HostRecord> {
+    const segment = this.segmentByUuid(segmentId);
+    const h = body.host as Body;
+    const host: NewHost = {
+      name: String(h.name),
+      type: text(h.type),
+      control_attributes: text(h.control_attributes),
+      on_maintenance: h.on_maintenance === undefined ? false : bodyBoolean(h.on_maintenance),
+      reserved: h.reserved === undefined ? false : bodyBoolean(h.reserved),
+    };
+    await this.checkComputeName(host.name, requestId);
+    try {
+      return await this.repo.createHost(segment.uuid, host);
+    } catch (e) {
+      if (e instanceof NameTakenError) throw new HostExists(host.name);
+      if (e instanceof NotFoundInStoreError) throw new SegmentNotFound(segmentId);
+      throw e;
+    }
+  }
+
+  async updateHost(segmentId: string, hostId: string, body: Body, requestId?: string): Promise<HostRecord> {
+    const current = this.hostUnderSegment(segmentId, hostId);
+    if (this.isUnderRecovery(current.failover_segment_id)) throw new HostInUse(msg.hostInUseUpdate(current.uuid));
+    const h = body.host as Body;
+    if ('name' in h) await this.checkComputeName(String(h.name), requestId);
+    const patch: Partial<NewHost> = {};
+    if ('name' in h) patch.name = String(h.name);
+    if ('type' in h) patch.type = text(h.type);
+    if ('control_attributes' in h) patch.control_attributes = text(h.control_attributes);
+    if ('on_maintenance' in h) patch.on_maintenance = bodyBoolean(h.on_maintenance);
+    if ('reserved' in h) patch.reserved = bodyBoolean(h.reserved);
+    const changed = changes(current, patch);
+    if (Object.keys(changed).length === 0) return current;
+    try {
+      return await this.repo.updateHost(current.uuid, changed);
+    } catch (e) {
+      if (e instanceof NameTakenError) throw new HostExists(String(patch.name));
+      if (e instanceof NotFoundInStoreError) throw HostNotFound.underSegment(hostId, segmentId);
+      throw e;
+    }
+  }
+
+  async deleteHost(segmentId: string, hostId: string): Promise<void> {
+    const current = this.hostUnderSegment(segmentId, hostId);
+    if (this.isUnderRecovery(current.failover_segment_id)) throw new HostInUse(msg.hostInUseDelete(current.uuid));
+    try {
+      await this.repo.deleteHost(current.uuid);
+    } catch (e) {
+      if (e instanceof NotFoundInStoreError) throw HostNotFound.underSegment(hostId, segmentId);
+      throw e;
+    }
+  }
+
+  // ================================================================ notifications
+
+  /** notifications.py index. Filters status, source_host_uuid, type, generated-since. */
+  listNotifications(q: QueryParams): NotificationRecord[] {
+    const params = parseListParams(q, this.config.osapi_max_limit);
+    let rows = this.repo.listNotifications();
+    const status = lastValue(q, 'status');
+    if (status !== undefined) rows = rows.filter((n) => n.status === status);
+    const sourceHost = lastValue(q, 'source_host_uuid');
+    if (sourceHost !== undefined) rows = rows.filter((n) => n.source_host_uuid === sourceHost);
+    const type = lastValue(q, 'type');
+    if (type !== undefined) rows = rows.filter((n) => n.type === type);
+    const since = lastValue(q, 'generated-since');
+    if (since !== undefined) {
+      const instant = parseIsoTime(since);
+      if (!instant) throw new BadRequest(msg.invalidGeneratedSince());
+      rows = rows.filter((n) => toMicros(n.generated_time) >= instant.micros);
+    }
+    return paginate(rows, this.repo.listNotifications(), params, NOTIFICATION_COLUMNS);
+  }
+
+  getNotification(id: string): NotificationRecord {
+    const n = isUuidLike(id) ? this.repo.getNotification(id) : undefined;
+    if (!n) throw new NotificationNotFound(id);
+    return n;
+  }
+
+  /**
+   * NotificationAPI.create_notification, payload already validated: host by
+   * name (400) → maintenance (409) → duplicate (409, atomic in the
+   * repository) → stored as new. No random delay: the repository detects
+   * concurrent duplicates atomically.
+   */
+  async createNotification(body: Body): Promise<NotificationRecord> {
+    const n = body.notification as Body;
+    const hostname = String(n.hostname);
+    const type = n.type as NotificationType;
+    const host = this.repo.getHostByName(hostname);
+    if (!host) throw new HostNotFoundByName(hostname);
+    if (host.on_maintenance) throw new HostOnMaintenance(hostname, type);
+    const generatedTime = normaliseTime(String(n.generated_time));
+    if (generatedTime === undefined) throw new BadRequest(msg.invalidGeneratedSince());
+    try {
+      return await this.repo.createNotification(
+        {
+          type,
+          hostname,
+          generated_time: generatedTime,
+          payload: n.payload as Record<string, string>,
+          source_host_uuid: host.uuid,
+          failover_segment_uuid: host.failover_segment_id,
+        },
+        this.config.duplicate_notification_detection_interval,
+      );
+    } catch (e) {
+      if (e instanceof DuplicateNotificationError) throw new DuplicateNotification(hostname, type);
+      throw e;
+    }
+  }
+
+  // ================================================================ vmoves
+
+  /** VMoveAPI._is_valid_notification: the notification exists and is a COMPUTE_HOST one. */
+  private vmoveNotification(notificationId: string): NotificationRecord {
+    const n = this.repo.getNotification(notificationId);
+    if (!n) throw new NotificationNotFound(notificationId);
+    if (n.type !== 'COMPUTE_HOST') throw new NotificationWithoutVMoves(notificationId);
+    return n;
+  }
+
+  /** vmoves.py index. Filters status, type. */
+  listVMoves(notificationId: string, q: QueryParams): VMoveRecordView[] {
+    const params = parseListParams(q, this.config.osapi_max_limit);
+    const n = this.vmoveNotification(notificationId);
+    const all = this.repo.listVMoves(n.notification_uuid);
+    let rows = all;
+    const status = lastValue(q, 'status');
+    if (status !== undefined) rows = rows.filter((v) => v.status === status);
+    const type = lastValue(q, 'type');
+    if (type !== undefined) rows = rows.filter((v) => v.type === type);
+    return paginate(rows, all, params, VMOVE_COLUMNS);
+  }
+
+  /**
+   * vmoves.py show. Unlike Masakari, an unknown notification is a 404 (not a
+   * 500) and a vmove of another notification is not found under this one.
+   */
+  getVMove(notificationId: string, vmoveId: string): VMoveRecordView {
+    const n = this.vmoveNotification(notificationId);
+    const v = isUuidLike(vmoveId) ? this.repo.getVMove(vmoveId) : undefined;
+    if (!v || v.notification_uuid !== n.notification_uuid) throw new VMoveNotFound(vmoveId);
+    return v;
+  }
+}

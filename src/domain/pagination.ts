@@ -1,0 +1,157 @@
+// Listing rules shared by segments, hosts, notifications and vmoves:
+// api/openstack/common.py (limit, marker, sort params from the query string)
+// and db/sqlalchemy/api.py + oslo.db paginate_query (default keys, direction
+// checks, marker semantics). Applied in Masakari's order: limit 0 short-cuts
+// everything, then directions, then the marker lookup, then the sort keys.
+
+import { BadRequest, InvalidSortKey, MarkerNotFound } from './errors.ts';
+import * as msg from './messages.ts';
+
+/** A query string with repeatable keys (the parts of URLSearchParams we use). */
+export interface QueryParams {
+  has(name: string): boolean;
+  get(name: string): string | null;
+  getAll(name: string): string[];
+}
+
+/** webob's MultiDict[name] returns the last value given. */
+export function lastValue(q: QueryParams, name: string): string | undefined {
+  const all = q.getAll(name);
+  return all.length ? all[all.length - 1] : undefined;
+}
+
+export interface ListParams {
+  limit: number;
+  marker: string | undefined;
+  sortKeys: string[];
+  sortDirs: string[];
+}
+
+/** oslo strutils.validate_integer(value, name, min_value=0) as Masakari words its failure. */
+function parseNonNegativeInt(value: string, name: string): number {
+  const text = value.trim();
+  if (!/^[+-]?\d+$/.test(text)) throw new BadRequest(msg.notAnInteger(name));
+  const n = Number(text);
+  if (n < 0) throw new BadRequest(msg.integerTooSmall(name, 0));
+  return n;
+}
+
+/** common.get_limit_and_marker + common.get_sort_params. */
+export function parseListParams(q: QueryParams, maxLimit: number): ListParams {
+  let limit = maxLimit;
+  const rawLimit = lastValue(q, 'limit');
+  if (rawLimit !== undefined) limit = Math.min(maxLimit, parseNonNegativeInt(rawLimit, 'limit'));
+  const rawPageSize = lastValue(q, 'page_size');
+  if (rawPageSize !== undefined) parseNonNegativeInt(rawPageSize, 'page_size');
+  const sortKeys = q.getAll('sort_key').map((k) => k.trim());
+  const sortDirs = q.getAll('sort_dir').map((d) => d.trim());
+  if (sortKeys.length === 0) sortKeys.push('created_at');
+  if (sortDirs.length === 0) sortDirs.push('desc');
+  return { limit, marker: lastValue(q, 'marker'), sortKeys, sortDirs };
+}
+
+/** db/sqlalchemy/api.py _process_sort_params: fills directions and appends created_at, id. */
+export function processSortParams(
+  sortKeys: string[],
+  sortDirs: string[],
+): { keys: string[]; dirs: ('asc' | 'desc')[] } {
+  const defaultDir = sortDirs.length ? sortDirs[0] : 'desc';
+  const keys = [...sortKeys];
+  let dirs: string[];
+  if (sortDirs.length) {
+    for (const d of sortDirs) if (d !== 'asc' && d !== 'desc') throw new BadRequest(msg.unknownSortDirection());
+    dirs = [...sortDirs];
+  } else {
+    dirs = keys.map(() => defaultDir as string);
+  }
+  while (dirs.length < keys.length) dirs.push(defaultDir as string);
+  if (dirs.length > keys.length) throw new BadRequest(msg.sortDirectionSizeExceeds());
+  for (const key of ['created_at', 'id']) {
+    if (!keys.includes(key)) {
+      keys.push(key);
+      dirs.push(defaultDir as string);
+    }
+  }
+  return { keys, dirs: dirs as ('asc' | 'desc')[] };
+}
+
+export type SortValue = string | number | boolean | null;
+
+/** How to read a row's database columns (sortable keys are the model's columns). */
+export interface ColumnSet<T> {
+  columns: Record<string, (row: T) => SortValue>;
+  id: (row: T) => number;
+}
+
+/** SQL ordering: NULL sorts first ascending (MySQL, SQLite), booleans as 0/1. */
+function compare(a: SortValue, b: SortValue): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  const x = typeof a === 'boolean' ? Number(a) : a;
+  const y = typeof b === 'boolean' ? Number(b) : b;
+  if (typeof x === 'number' && typeof y === 'number') return x - y;
+  const sx = String(x);
+  const sy = String(y);
+  return sx < sy ? -1 : sx > sy ? 1 : 0;
+}
+
+/** SQL comparison where NULL on either side is never true. */
+function sqlLess(a: SortValue, b: SortValue): boolean {
+  return a !== null && b !== null && compare(a, b) < 0;
+}
+function sqlEqual(a: SortValue, b: SortValue): boolean {
+  return a !== null && b !== null && compare(a, b) === 0;
+}
+
+/** The integer id a marker names, as the database would coerce it; undefined when it names none. */
+function markerId(marker: string): number | undefined {
+  const text = marker.trim();
+  return /^[+-]?\d+$/.test(text) ? Number(text) : undefined;
+}
+
+/**
+ * Sorts, applies the marker and the limit. `rows` are the filtered rows;
+ * `markerPool` the rows the marker is looked up in (Masakari looks it up
+ * among all live rows of the table, ignoring the filters).
+ */
+export function paginate<T>(rows: T[], markerPool: T[], p: ListParams, cols: ColumnSet<T>): T[] {
+  if (p.limit === 0) return [];
+  const { keys, dirs } = processSortParams(p.sortKeys, p.sortDirs);
+  let markerRow: T | undefined;
+  if (p.marker !== undefined) {
+    const id = markerId(p.marker);
+    markerRow = id === undefined ? undefined : markerPool.find((r) => cols.id(r) === id);
+    if (!markerRow) throw new MarkerNotFound(p.marker);
+  }
+  const getters = keys.map((k) => {
+    const g = Object.hasOwn(cols.columns, k) ? cols.columns[k] : undefined;
+    if (!g) throw new InvalidSortKey(k);
+    return g;
+  });
+  const sorted = [...rows].sort((a, b) => {
+    for (let i = 0; i < getters.length; i++) {
+      const g = getters[i]!;
+      const c = compare(g(a), g(b));
+      if (c !== 0) return dirs[i] === 'desc' ? -c : c;
+    }
+    return 0;
+  });
+  let page = sorted;
+  if (markerRow) {
+    // oslo.db paginate_query: OR over i of (keys before i equal AND key i strictly past the marker),
+    // skipping marker values that are NULL.
+    const mv = getters.map((g) => g(markerRow as T));
+    page = sorted.filter((row) =>
+      getters.some((g, i) => {
+        if (mv[i] === null) return false;
+        for (let j = 0; j < i; j++) {
+          if (mv[j] !== null && !sqlEqual(getters[j]!(row), mv[j]!)) return false;
+        }
+        const v = g(row);
+        return dirs[i] === 'desc' ? sqlLess(v, mv[i]!) : sqlLess(mv[i]!, v);
+      }),
+    );
+  }
+  return page.slice(0, p.limit);
+}

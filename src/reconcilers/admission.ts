@@ -1,0 +1,195 @@
+// What admitting a kubectl/GitOps-created object means, shared by the three
+// reconcilers: pick its Masakari uuid and integer id, write them to labels
+// (metadata the operator owns) and to status, and report the outcome in the
+// Ready condition. The reconcilers never write spec, so a GitOps tool that
+// owns spec is never fought.
+import type { Logger } from 'pino';
+import type { KubeClient, ResourceRef } from '../k8s/client.ts';
+import { isNotFound } from '../k8s/client.ts';
+import { FIELD_MANAGERS, LABELS } from '../model/constants.ts';
+import type { FailoverSegment, HaHost, MasakariObject, OwnerReference } from '../model/types.ts';
+import { NameTakenError } from '../domain/repository.ts';
+import type { ClaimKind } from '../store/names.ts';
+import type { Informer } from '../runtime/types.ts';
+import type { StoreCaches } from '../store/caches.ts';
+import { INDEX } from '../store/caches.ts';
+import type { NameClaims } from '../store/claims.ts';
+import type { IdAllocator } from '../store/ids.ts';
+import type { Lifecycle } from '../store/lifecycle.ts';
+import { ADMITTED, sameReady, withReady } from '../store/conditions.ts';
+import { objectId } from '../store/mapping.ts';
+import { nowRfc3339 } from '../store/time.ts';
+import type { SpecValidators } from './validators.ts';
+
+export interface AdmissionDeps {
+  kube: KubeClient;
+  namespace: string;
+  log: Logger;
+  caches: StoreCaches;
+  claims: NameClaims;
+  lifecycle: Lifecycle;
+  ids: { segments: IdAllocator; hosts: IdAllocator; notifications: IdAllocator };
+  validators: SpecValidators;
+  /** [DEFAULT] duplicate_notification_detection_interval, for kubectl-created notifications. */
+  duplicateWindowSeconds: number;
+  pendingFingerprintMs: number;
+  now: () => Date;
+  /**
+   * uid → generation whose name claim this process has confirmed, so a
+   * steady-state reconcile (resync, status-only events) costs no API call.
+   */
+  confirmedClaims: Map<string, number>;
+}
+
+/**
+ * Takes (or confirms) the object's name claim; false when another object
+ * holds the name. Confirmed once per generation: a spec change re-checks.
+ */
+export async function holdNameClaim(
+  deps: AdmissionDeps,
+  kind: ClaimKind,
+  obj: FailoverSegment | HaHost,
+): Promise<boolean> {
+  const uid = obj.metadata.uid ?? '';
+  const generation = obj.metadata.generation ?? 0;
+  if (deps.confirmedClaims.get(uid) === generation) return true;
+  try {
+    await deps.claims.take(kind, obj.spec.name, { name: obj.metadata.name ?? '', uid });
+  } catch (e) {
+    if (e instanceof NameTakenError) return false;
+    throw e;
+  }
+  deps.confirmedClaims.set(uid, generation);
+  return true;
+}
+
+/**
+ * The Masakari uuid: the one already in status, else the uuid label (set by
+ * the REST path before a crash, or carried over by a GitOps export) unless
+ * another object already uses it, else metadata.uid.
+ */
+export function chooseUuid<T extends MasakariObject>(obj: T, cache: Informer<T>): string {
+  if (obj.status?.uuid) return obj.status.uuid;
+  const label = obj.metadata.labels?.[LABELS.uuid];
+  if (label && /^[0-9a-f-]{36}$/i.test(label)) {
+    const others = cache.byIndex(INDEX.uuid, label).filter((o) => o.metadata.name !== obj.metadata.name);
+    if (others.length === 0) return label;
+  }
+  return obj.metadata.uid ?? '';
+}
+
+/**
+ * The Masakari id: status first; else the id label if it came from the
+ * sequence (below its high-water mark) and no other object uses it (the REST
+ * path writes it before a crash could interrupt); else a fresh one. A
+ * hand-written label above the mark is never trusted: the sequence would hand
+ * the same number out later.
+ */
+export async function chooseId<T extends MasakariObject>(
+  obj: T,
+  cache: Informer<T>,
+  ids: IdAllocator,
+): Promise<number> {
+  if (typeof obj.status?.id === 'number') return obj.status.id;
+  const label = objectId(obj);
+  if (label !== undefined && label < (await ids.highWaterMark())) {
+    const others = cache.byIndex(INDEX.id, String(label)).filter((o) => o.metadata.name !== obj.metadata.name);
+    if (others.length === 0) return label;
+  }
+  return ids.next();
+}
+
+/** Merge-patches labels (and ownerReferences) when they differ; returns the current object. */
+export async function ensureMetadata<T extends MasakariObject>(
+  deps: AdmissionDeps,
+  ref: ResourceRef,
+  obj: T,
+  labels: Record<string, string>,
+  ownerReferences?: OwnerReference[],
+): Promise<T | undefined> {
+  const current = obj.metadata.labels ?? {};
+  const labelsDiffer = Object.entries(labels).some(([k, v]) => current[k] !== v);
+  const refsMissing = (ownerReferences ?? []).some(
+    (want) => !(obj.metadata.ownerReferences ?? []).some((have) => have.uid === want.uid),
+  );
+  if (!labelsDiffer && !refsMissing) return obj;
+  const metadata: Record<string, unknown> = { labels };
+  if (refsMissing) metadata.ownerReferences = [...(obj.metadata.ownerReferences ?? []), ...(ownerReferences ?? [])];
+  // resourceVersion makes it a compare-and-swap (ownerReferences is a list a merge patch replaces whole).
+  if (refsMissing) metadata.resourceVersion = obj.metadata.resourceVersion;
+  try {
+    return await deps.kube.mergePatch<T>(
+      ref,
+      deps.namespace,
+      obj.metadata.name ?? '',
+      { metadata },
+      {
+        fieldManager: FIELD_MANAGERS.reconciler,
+      },
+    );
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+export async function patchStatus<T extends MasakariObject>(
+  deps: AdmissionDeps,
+  ref: ResourceRef,
+  obj: T,
+  status: Record<string, unknown>,
+): Promise<T | undefined> {
+  try {
+    return await deps.kube.mergePatch<T>(
+      ref,
+      deps.namespace,
+      obj.metadata.name ?? '',
+      { status },
+      {
+        status: true,
+        fieldManager: FIELD_MANAGERS.reconciler,
+      },
+    );
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+/** Ready=False with a reason: the object stays invisible to the Masakari API until the cause goes away. */
+export async function flagNotReady<T extends MasakariObject>(
+  deps: AdmissionDeps,
+  ref: ResourceRef,
+  obj: T,
+  reason: string,
+  message: string,
+): Promise<void> {
+  const conditions = withReady(obj.status?.conditions, 'False', reason, message, obj.metadata.generation, deps.now());
+  if (sameReady(obj.status?.conditions, conditions)) return;
+  deps.log.info({ kind: obj.kind, name: obj.metadata.name, reason, message }, 'object not admitted');
+  await patchStatus(deps, ref, obj, { conditions });
+}
+
+/**
+ * Status of an admitted object: ids, observedGeneration, Ready=True, and
+ * updatedAt = now when the spec changed since the last admission (a
+ * generation bump seen after the first one). Returns undefined if nothing
+ * would change, so steady-state reconciles write nothing.
+ */
+export function admittedStatus(
+  obj: MasakariObject,
+  fields: Record<string, unknown>,
+  now: Date,
+): Record<string, unknown> | undefined {
+  const st = (obj.status ?? {}) as Record<string, unknown>;
+  const generation = obj.metadata.generation;
+  const conditions = withReady(obj.status?.conditions, 'True', ADMITTED.reason, ADMITTED.message, generation, now);
+  const next: Record<string, unknown> = { ...fields, observedGeneration: generation };
+  const observed = obj.status?.observedGeneration;
+  if (observed !== undefined && generation !== undefined && observed < generation) next.updatedAt = nowRfc3339(now);
+  const changed =
+    Object.entries(next).some(([k, v]) => JSON.stringify(st[k]) !== JSON.stringify(v)) ||
+    !sameReady(obj.status?.conditions, conditions);
+  if (!changed) return undefined;
+  return { ...next, conditions };
+}

@@ -1,0 +1,119 @@
+// The kubectl/GitOps path: three reconcilers (segments, hosts, notifications)
+// fed by the store's informer caches, plus the periodic sweep of orphaned
+// name claims. Informer handlers only enqueue keys; all work happens in the
+// controllers' workers. Built per leadership term: start(signal) runs until
+// the signal aborts (leadership lost or shutdown).
+import type { Logger } from 'pino';
+import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
+import type { Reconciler } from '../runtime/types.ts';
+import { INDEX } from '../store/caches.ts';
+import type { AdmissionDeps } from './admission.ts';
+import { reconcileHost } from './host-reconciler.ts';
+import { isAdmittedNotification, reconcileNotification } from './notification-reconciler.ts';
+import { reconcileSegment } from './segment-reconciler.ts';
+
+/** What the reconcilers need from the runtime's Controller (src/runtime/controller.ts). */
+export interface QueueingController {
+  enqueue(key: string): void;
+  start(signal: AbortSignal): Promise<void>;
+}
+
+export type ControllerFactory = (name: string, reconcile: Reconciler) => QueueingController;
+
+export interface StoreReconcilersOptions {
+  deps: AdmissionDeps;
+  makeController: ControllerFactory;
+  /** Removes stale name claims; returns how many. */
+  sweep: () => Promise<number>;
+  sweepIntervalMs: number;
+  log: Logger;
+}
+
+export const CONTROLLER_NAMES = {
+  segments: 'store-failoversegments',
+  hosts: 'store-hahosts',
+  notifications: 'store-notifications',
+} as const;
+
+export class StoreReconcilers {
+  private active:
+    { segments: QueueingController; hosts: QueueingController; notifications: QueueingController } | undefined;
+
+  constructor(private readonly opts: StoreReconcilersOptions) {
+    const { caches } = opts.deps;
+    const onSegment = (s: FailoverSegment, old?: FailoverSegment) => {
+      this.enqueue('segments', s.metadata.name);
+      // Hosts waiting for this segment (SegmentNotFound / not yet admitted), or orphaned by its deletion.
+      for (const h of caches.hosts.byIndex(INDEX.segmentRef, s.metadata.name ?? ''))
+        this.enqueue('hosts', h.metadata.name);
+      if (old && old.spec?.name !== s.spec?.name) this.requeueSegmentName(old.spec?.name);
+    };
+    caches.segments.on('add', onSegment);
+    caches.segments.on('update', onSegment);
+    caches.segments.on('delete', (s) => {
+      for (const h of caches.hosts.byIndex(INDEX.segmentRef, s.metadata.name ?? ''))
+        this.enqueue('hosts', h.metadata.name);
+      // A segment that lost a NameConflict may now get the name.
+      this.requeueSegmentName(s.spec?.name);
+    });
+
+    const onHost = (h: HaHost, old?: HaHost) => {
+      this.enqueue('hosts', h.metadata.name);
+      // Notifications that were waiting for this host (HostNotFound).
+      for (const n of caches.notifications.byIndex(INDEX.hostname, h.spec?.name ?? '')) {
+        if (!isAdmittedNotification(n)) this.enqueue('notifications', n.metadata.name);
+      }
+      if (old && old.spec?.name !== h.spec?.name) this.requeueHostName(old.spec?.name);
+    };
+    caches.hosts.on('add', onHost);
+    caches.hosts.on('update', onHost);
+    caches.hosts.on('delete', (h) => this.requeueHostName(h.spec?.name));
+
+    const onNotification = (n: Notification) => {
+      if (!isAdmittedNotification(n)) this.enqueue('notifications', n.metadata.name);
+    };
+    caches.notifications.on('add', onNotification);
+    caches.notifications.on('update', onNotification);
+  }
+
+  /** Runs until the signal aborts: every known object is reconciled once, then on events; claims are swept periodically. */
+  async start(signal: AbortSignal): Promise<void> {
+    const { deps, makeController, log } = this.opts;
+    const controllers = {
+      segments: makeController(CONTROLLER_NAMES.segments, (key) => reconcileSegment(deps, key)),
+      hosts: makeController(CONTROLLER_NAMES.hosts, (key) => reconcileHost(deps, key)),
+      notifications: makeController(CONTROLLER_NAMES.notifications, (key) => reconcileNotification(deps, key)),
+    };
+    this.active = controllers;
+    for (const s of deps.caches.segments.list()) controllers.segments.enqueue(s.metadata.name ?? '');
+    for (const h of deps.caches.hosts.list()) controllers.hosts.enqueue(h.metadata.name ?? '');
+    for (const n of deps.caches.notifications.list()) {
+      if (!isAdmittedNotification(n)) controllers.notifications.enqueue(n.metadata.name ?? '');
+    }
+    const sweep = () => {
+      this.opts.sweep().catch((err: unknown) => log.warn({ err }, 'name-claim sweep failed; next one retries'));
+    };
+    sweep();
+    const timer = setInterval(sweep, this.opts.sweepIntervalMs);
+    try {
+      await Promise.all(Object.values(controllers).map((c) => c.start(signal)));
+    } finally {
+      clearInterval(timer);
+      if (this.active === controllers) this.active = undefined;
+    }
+  }
+
+  private enqueue(kind: 'segments' | 'hosts' | 'notifications', name: string | undefined): void {
+    if (name) this.active?.[kind].enqueue(name);
+  }
+
+  private requeueSegmentName(name: string | undefined): void {
+    if (name === undefined) return;
+    for (const s of this.opts.deps.caches.segments.byIndex(INDEX.name, name)) this.enqueue('segments', s.metadata.name);
+  }
+
+  private requeueHostName(name: string | undefined): void {
+    if (name === undefined) return;
+    for (const h of this.opts.deps.caches.hosts.byIndex(INDEX.name, name)) this.enqueue('hosts', h.metadata.name);
+  }
+}

@@ -1,0 +1,117 @@
+// Notifications created with kubectl/GitOps go through the same intake as a
+// POST /v1/notifications: the source host must exist (Ready=False
+// HostNotFound otherwise) and not be on maintenance (HostOnMaintenance), and
+// the same per-host fingerprint book decides duplicates (DuplicateNotification).
+// An admitted one gets uuid/id, sourceHostUuid, failoverSegmentUuid and phase
+// new in status; the engine starts only once status.uuid and sourceHostUuid
+// are there. Once admitted, a notification is the engine's: this reconciler
+// never touches it again.
+import { RESOURCES } from '../k8s/resources.ts';
+import { LABELS } from '../model/constants.ts';
+import type { HaHost, Notification } from '../model/types.ts';
+import type { ReconcileResult } from '../runtime/types.ts';
+import { duplicateNotification, hostNotFoundByName, hostOnMaintenance } from '../domain/messages.ts';
+import { INDEX } from '../store/caches.ts';
+import { payloadHash } from '../store/fingerprints.ts';
+import { findCachedDuplicate, reserveFingerprint } from '../store/intake.ts';
+import { REASONS, effectiveFlags, hostSegmentUuid, isAdmitted, objectUuid, readyCondition } from '../store/mapping.ts';
+import type { AdmissionDeps } from './admission.ts';
+import { admittedStatus, chooseId, chooseUuid, ensureMetadata, flagNotReady, patchStatus } from './admission.ts';
+
+/**
+ * A notification the REST path created moments ago is still being admitted
+ * by that request (its status write follows the create); give it this long
+ * before finishing the job ourselves.
+ */
+const REST_ADMISSION_GRACE_MS = 5_000;
+
+export function isAdmittedNotification(n: Notification): boolean {
+  return (
+    !!n.status?.uuid && typeof n.status.id === 'number' && !!n.status.sourceHostUuid && readyCondition(n) !== undefined
+  );
+}
+
+export async function reconcileNotification(deps: AdmissionDeps, name: string): Promise<ReconcileResult | void> {
+  const { caches } = deps;
+  let n: Notification | undefined = caches.notifications.get(name);
+  if (!n || n.metadata.deletionTimestamp || isAdmittedNotification(n)) return;
+
+  const created = Date.parse(n.metadata.creationTimestamp ?? '');
+  const age = deps.now().getTime() - created;
+  if (n.metadata.labels?.[LABELS.uuid] && !Number.isNaN(created) && age < REST_ADMISSION_GRACE_MS) {
+    return { requeueAfterMs: REST_ADMISSION_GRACE_MS - age };
+  }
+
+  const host: HaHost | undefined = caches.hosts
+    .byIndex(INDEX.name, n.spec.hostname)
+    .find((h) => isAdmitted(h) && h.status?.segmentUuid !== undefined);
+  if (!host) {
+    return flagNotReady(deps, RESOURCES.notifications, n, REASONS.hostNotFound, hostNotFoundByName(n.spec.hostname));
+  }
+  const invalid = deps.validators.notification(n.spec);
+  if (invalid) return flagNotReady(deps, RESOURCES.notifications, n, REASONS.invalidSpec, invalid);
+  if (effectiveFlags(host).onMaintenance) {
+    const message = hostOnMaintenance(n.spec.hostname, n.spec.type);
+    return flagNotReady(deps, RESOURCES.notifications, n, REASONS.hostOnMaintenance, message);
+  }
+
+  const hostUuid = objectUuid(host) ?? '';
+  const segmentUuid = hostSegmentUuid(host) ?? '';
+  const uuid = chooseUuid(n, caches.notifications);
+  const candidate = {
+    type: n.spec.type,
+    payloadHash: payloadHash(n.spec.payload),
+    generatedTime: n.spec.generatedTime,
+  };
+  const window = deps.duplicateWindowSeconds;
+  const duplicate = () =>
+    flagNotReady(
+      deps,
+      RESOURCES.notifications,
+      n!,
+      REASONS.duplicate,
+      duplicateNotification(n!.spec.hostname, n!.spec.type),
+    );
+  if (findCachedDuplicate(caches.notifications.byIndex(INDEX.hostUuid, hostUuid), candidate, window, name))
+    return duplicate();
+  const outcome = await reserveFingerprint({
+    kube: deps.kube,
+    namespace: deps.namespace,
+    host,
+    hostUuid,
+    candidate,
+    windowSeconds: window,
+    name,
+    uuid,
+    exists: async (other) =>
+      other !== name && (await deps.lifecycle.fresh(RESOURCES.notifications, other)) !== undefined,
+    pendingMs: deps.pendingFingerprintMs,
+    now: deps.now,
+  });
+  // 'pending': an API request is creating the same notification right now; that one wins.
+  if (outcome.kind !== 'reserved') return duplicate();
+
+  const id = await chooseId(n, caches.notifications, deps.ids.notifications);
+  n = await ensureMetadata(deps, RESOURCES.notifications, n, {
+    [LABELS.uuid]: uuid,
+    [LABELS.id]: String(id),
+    [LABELS.segmentUuid]: segmentUuid,
+    [LABELS.hostUuid]: hostUuid,
+  });
+  if (!n) return;
+  const status = admittedStatus(
+    n,
+    {
+      uuid,
+      id,
+      sourceHostUuid: hostUuid,
+      failoverSegmentUuid: segmentUuid,
+      phase: n.status?.phase ?? 'new',
+    },
+    deps.now(),
+  );
+  if (status) {
+    const written = await patchStatus(deps, RESOURCES.notifications, n, status);
+    if (written) caches.notifications.upsertLocal(written);
+  }
+}

@@ -1,0 +1,77 @@
+// The informer caches the store reads from (one per kind), with the
+// secondary indexes Masakari's lookups need. Index values come from status
+// first and labels second, so an object is findable by uuid both before and
+// after its status is written (a create is two writes: object, then status).
+import type { Informer, InformerOptions } from '../runtime/types.ts';
+import type { ResourceRef } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
+import { hostSegmentUuid, objectId, objectUuid } from './mapping.ts';
+import { LABELS } from '../model/constants.ts';
+
+export const INDEX = {
+  uuid: 'uuid',
+  id: 'id',
+  /** Masakari name (spec.name) of segments and hosts. */
+  name: 'name',
+  /** Hosts by the uuid of their segment. */
+  segmentUuid: 'segmentUuid',
+  /** Hosts by spec.segmentRef.name (the segment's metadata.name), for hosts not admitted yet. */
+  segmentRef: 'segmentRef',
+  /** Notifications by source host uuid. */
+  hostUuid: 'hostUuid',
+  /** Notifications by spec.hostname. */
+  hostname: 'hostname',
+  /** Notifications by the uuids of their VM moves. */
+  vmove: 'vmove',
+} as const;
+
+export interface StoreCaches {
+  segments: Informer<FailoverSegment>;
+  hosts: Informer<HaHost>;
+  notifications: Informer<Notification>;
+}
+
+export type InformerFactory = <T extends FailoverSegment | HaHost | Notification>(
+  ref: ResourceRef,
+  opts: InformerOptions<T>,
+) => Informer<T>;
+
+const present = (...values: Array<string | undefined>): string[] => [
+  ...new Set(values.filter((v): v is string => !!v)),
+];
+const idOf = (obj: FailoverSegment | HaHost | Notification): string[] => {
+  const id = objectId(obj);
+  return id === undefined ? [] : [String(id)];
+};
+const uuidsOf = (obj: FailoverSegment | HaHost | Notification): string[] =>
+  present(objectUuid(obj), obj.metadata.labels?.[LABELS.uuid]);
+
+export function createStoreCaches(factory: InformerFactory, namespace: string): StoreCaches {
+  return {
+    segments: factory<FailoverSegment>(RESOURCES.segments, {
+      namespace,
+      indexes: { [INDEX.uuid]: uuidsOf, [INDEX.id]: idOf, [INDEX.name]: (s) => present(s.spec?.name) },
+    }),
+    hosts: factory<HaHost>(RESOURCES.hosts, {
+      namespace,
+      indexes: {
+        [INDEX.uuid]: uuidsOf,
+        [INDEX.id]: idOf,
+        [INDEX.name]: (h) => present(h.spec?.name),
+        [INDEX.segmentUuid]: (h) => present(hostSegmentUuid(h)),
+        [INDEX.segmentRef]: (h) => present(h.spec?.segmentRef?.name),
+      },
+    }),
+    notifications: factory<Notification>(RESOURCES.notifications, {
+      namespace,
+      indexes: {
+        [INDEX.uuid]: uuidsOf,
+        [INDEX.id]: idOf,
+        [INDEX.hostUuid]: (n) => present(n.status?.sourceHostUuid, n.metadata.labels?.[LABELS.hostUuid]),
+        [INDEX.hostname]: (n) => present(n.spec?.hostname),
+        [INDEX.vmove]: (n) => present(...(n.status?.vmoves ?? []).map((v) => v.uuid)),
+      },
+    }),
+  };
+}

@@ -1,0 +1,69 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { RESOURCES } from '../k8s/resources.ts';
+import { LABELS } from '../model/constants.ts';
+import type { FailoverSegment } from '../model/types.ts';
+import { NameTakenError } from '../domain/repository.ts';
+import type { ConfigMap } from './configmap.ts';
+import { claimObjectName } from './names.ts';
+import { NS, segmentInput, storeFixture } from './testing/fixture.ts';
+
+const claim = (name: string, ownerName: string): ConfigMap => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: claimObjectName('segment', name), labels: { [LABELS.role]: 'name-claim' } },
+  data: { kind: 'segment', name, ownerName },
+});
+
+test('sweep removes claims whose owner is gone or carries another name, keeps live ones', async () => {
+  const { kube, repo, claims } = storeFixture({ claimGraceMs: 0 });
+  const live = await repo.createSegment(segmentInput('live'));
+  await kube.create(RESOURCES.configMaps, NS, claim('gone', 'nobody-1234'));
+  // a rename that crashed before releasing: the owner now carries another name
+  await kube.create(RESOURCES.configMaps, NS, claim('before-rename', live.k8sName));
+  assert.is(await claims.sweep(), 2);
+  assert.ok(kube.peek(RESOURCES.configMaps, NS, claimObjectName('segment', 'live')));
+  assert.is(kube.peek(RESOURCES.configMaps, NS, claimObjectName('segment', 'gone')), undefined);
+});
+
+test('claims younger than the grace period are never stale (an in-flight create)', async () => {
+  const { kube, claims } = storeFixture({ claimGraceMs: 60_000 });
+  await kube.create(RESOURCES.configMaps, NS, claim('in-flight', 'not-created-yet'));
+  assert.is(await claims.sweep(), 0);
+  await claims.take('segment', 'in-flight', { name: 'not-created-yet' });
+  try {
+    await claims.take('segment', 'in-flight', { name: 'someone-else' });
+    assert.unreachable('expected NameTakenError');
+  } catch (e) {
+    assert.instance(e, NameTakenError);
+  }
+});
+
+test('a claim is released only by its holder', async () => {
+  const { kube, claims } = storeFixture();
+  await claims.take('host', 'compute-1', { name: 'h-1' });
+  await claims.release('host', 'compute-1', 'h-2');
+  assert.ok(kube.peek(RESOURCES.configMaps, NS, claimObjectName('host', 'compute-1')));
+  await claims.release('host', 'compute-1', 'h-1');
+  assert.is(kube.peek(RESOURCES.configMaps, NS, claimObjectName('host', 'compute-1')), undefined);
+});
+
+test('a re-created object of the same metadata.name (new uid) does not inherit the claim', async () => {
+  const { kube, claims } = storeFixture({ claimGraceMs: 0 });
+  await claims.take('segment', 'x', { name: 'seg', uid: 'uid-1' });
+  const seg: FailoverSegment = {
+    apiVersion: 'masakari.openkeel.io/v1alpha1',
+    kind: 'FailoverSegment',
+    metadata: { name: 'seg' },
+    spec: { name: 'x', recoveryMethod: 'auto', serviceType: 's' },
+  };
+  await kube.create(RESOURCES.segments, NS, seg); // gets a fresh uid
+  const created = kube.peek<FailoverSegment>(RESOURCES.segments, NS, 'seg')!;
+  await claims.take('segment', 'x', { name: 'seg', uid: created.metadata.uid ?? '' });
+  assert.is(
+    kube.peek<ConfigMap>(RESOURCES.configMaps, NS, claimObjectName('segment', 'x'))?.data?.ownerUid,
+    created.metadata.uid,
+  );
+});
+
+test.run();

@@ -1,0 +1,238 @@
+// Unique Masakari names on an API that only has unique object names.
+//
+// A claim is a ConfigMap named from the EXACT Masakari name
+// (claimObjectName: kind + readable slug + short hash), created atomically
+// BEFORE the object that carries the name. A second creator gets 409
+// AlreadyExists, which becomes Masakari's 409 (NameTakenError). A rename
+// claims the new name, updates the object, then releases the old claim. A
+// crash between those steps leaves a claim whose owner is gone or no longer
+// carries that name; such a claim is "stale" once older than a grace period,
+// and is then removed by the sweeper or by the next creator that bumps into it.
+import type { Logger } from 'pino';
+import type { KubeClient } from '../k8s/client.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { API_VERSION, FIELD_MANAGERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
+import type { FailoverSegment, HaHost, OwnerReference } from '../model/types.ts';
+import { NameTakenError } from '../domain/repository.ts';
+import type { ConfigMap } from './configmap.ts';
+import { ROLES } from './configmap.ts';
+import type { ClaimKind } from './names.ts';
+import { claimObjectName } from './names.ts';
+
+/** Default age before an orphaned claim may be removed; covers an in-flight create or rename and clock skew. */
+export const DEFAULT_CLAIM_GRACE_MS = 120_000;
+const MAX_ATTEMPTS = 5;
+
+export interface ClaimOwner {
+  /** metadata.name of the FailoverSegment or HaHost. */
+  name: string;
+  /** Known once the owner exists; lets a real cluster's garbage collector delete the claim with it. */
+  uid?: string;
+}
+
+export interface NameClaimsOptions {
+  kube: KubeClient;
+  namespace: string;
+  log: Logger;
+  graceMs?: number;
+  now?: () => Date;
+  /**
+   * The owner as the local cache sees it. The sweep asks the API server only
+   * about claims whose cached owner looks wrong, so a periodic sweep of N
+   * healthy claims costs one list, not N reads.
+   */
+  cachedOwner?: (kind: ClaimKind, ownerName: string) => FailoverSegment | HaHost | undefined;
+}
+
+const ownerResource = (kind: ClaimKind) => (kind === 'segment' ? RESOURCES.segments : RESOURCES.hosts);
+
+export function ownerReferenceTo(kind: ClaimKind, owner: Required<ClaimOwner>): OwnerReference {
+  return { apiVersion: API_VERSION, kind: KINDS[kind].kind, name: owner.name, uid: owner.uid };
+}
+
+export class NameClaims {
+  private readonly graceMs: number;
+  private readonly now: () => Date;
+
+  constructor(private readonly opts: NameClaimsOptions) {
+    this.graceMs = opts.graceMs ?? DEFAULT_CLAIM_GRACE_MS;
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  /**
+   * Takes the name for `owner`, or confirms the owner already holds it (so a
+   * retried create or a reconciler pass is idempotent). A stale claim in the
+   * way is removed and the take retried. Throws NameTakenError otherwise.
+   */
+  async take(kind: ClaimKind, name: string, owner: ClaimOwner): Promise<void> {
+    const { kube, namespace } = this.opts;
+    const objectName = claimObjectName(kind, name);
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      try {
+        await kube.create<ConfigMap>(RESOURCES.configMaps, namespace, this.claimBody(kind, name, owner), {
+          fieldManager: FIELD_MANAGERS.api,
+        });
+        return;
+      } catch (e) {
+        if (!isAlreadyExists(e)) throw e;
+      }
+      const existing = await this.get(objectName);
+      if (!existing) continue; // released between our create and our read: try again
+      if (existing.data?.name !== name) {
+        throw new Error(
+          `name claim ${objectName} holds ${JSON.stringify(existing.data?.name)}, not ${JSON.stringify(name)}: hash collision`,
+        );
+      }
+      if (this.isHeldBy(existing, owner)) {
+        if (owner.uid && !existing.data?.ownerUid) await this.bindOwner(kind, existing, owner as Required<ClaimOwner>);
+        return;
+      }
+      if (!(await this.isStale(existing))) {
+        throw new NameTakenError(
+          `${kind} name ${JSON.stringify(name)} is already claimed by ${existing.data?.ownerName}`,
+        );
+      }
+      this.opts.log.info(
+        { claim: objectName, owner: existing.data?.ownerName },
+        'removing stale name claim in the way',
+      );
+      await this.deleteClaim(existing);
+    }
+    throw new NameTakenError(
+      `${kind} name ${JSON.stringify(name)}: claim kept changing after ${MAX_ATTEMPTS} attempts`,
+    );
+  }
+
+  /** Releases the claim if (and only if) `ownerName` holds it. */
+  async release(kind: ClaimKind, name: string, ownerName: string): Promise<void> {
+    const objectName = claimObjectName(kind, name);
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const existing = await this.get(objectName);
+      if (!existing || existing.data?.ownerName !== ownerName) return;
+      if (await this.deleteClaim(existing)) return;
+    }
+  }
+
+  /** The claim object for a name, if any. */
+  async get(objectName: string): Promise<ConfigMap | undefined> {
+    try {
+      return await this.opts.kube.get<ConfigMap>(RESOURCES.configMaps, this.opts.namespace, objectName);
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  holder(kind: ClaimKind, name: string): Promise<ConfigMap | undefined> {
+    return this.get(claimObjectName(kind, name));
+  }
+
+  isHeldBy(claim: ConfigMap, owner: ClaimOwner): boolean {
+    if (claim.data?.ownerName !== owner.name) return false;
+    // Same name but another uid: an earlier object of that name was deleted and re-created.
+    return !(owner.uid && claim.data.ownerUid && claim.data.ownerUid !== owner.uid);
+  }
+
+  /**
+   * A claim is stale when it is older than the grace period and its owner no
+   * longer exists, is another object of the same name (different uid), or no
+   * longer carries the claimed name. Reads the owner from the API server, not
+   * a cache, so a fresh owner is never mistaken for a missing one.
+   */
+  async isStale(claim: ConfigMap): Promise<boolean> {
+    const created = Date.parse(claim.metadata.creationTimestamp ?? '');
+    if (!Number.isNaN(created) && this.now().getTime() - created < this.graceMs) return false;
+    const kind = claim.data?.kind as ClaimKind | undefined;
+    const ownerName = claim.data?.ownerName;
+    if ((kind !== 'segment' && kind !== 'host') || !ownerName) return true;
+    let owner: FailoverSegment | HaHost;
+    try {
+      owner = await this.opts.kube.get<FailoverSegment | HaHost>(ownerResource(kind), this.opts.namespace, ownerName);
+    } catch (e) {
+      if (isNotFound(e)) return true;
+      throw e;
+    }
+    if (claim.data?.ownerUid && owner.metadata.uid !== claim.data.ownerUid) return true;
+    return owner.spec.name !== claim.data?.name;
+  }
+
+  /** Removes every stale claim; returns how many. The store reconciler runs this periodically. */
+  async sweep(): Promise<number> {
+    const { kube, namespace, log } = this.opts;
+    const list = await kube.list<ConfigMap>(RESOURCES.configMaps, namespace, {
+      labelSelector: `${LABELS.role}=${ROLES.nameClaim}`,
+    });
+    let removed = 0;
+    for (const claim of list.items) {
+      if (this.cachedHolderMatches(claim)) continue;
+      if (!(await this.isStale(claim))) continue;
+      if (await this.deleteClaim(claim)) {
+        removed++;
+        log.info({ claim: claim.metadata.name, owner: claim.data?.ownerName }, 'removed orphaned name claim');
+      }
+    }
+    return removed;
+  }
+
+  private cachedHolderMatches(claim: ConfigMap): boolean {
+    const kind = claim.data?.kind as ClaimKind | undefined;
+    const ownerName = claim.data?.ownerName;
+    if (!this.opts.cachedOwner || (kind !== 'segment' && kind !== 'host') || !ownerName) return false;
+    const owner = this.opts.cachedOwner(kind, ownerName);
+    if (!owner || owner.spec.name !== claim.data?.name) return false;
+    return !claim.data?.ownerUid || claim.data.ownerUid === owner.metadata.uid;
+  }
+
+  private claimBody(kind: ClaimKind, name: string, owner: ClaimOwner): ConfigMap {
+    const data: Record<string, string> = { kind, name, ownerName: owner.name };
+    if (owner.uid) data.ownerUid = owner.uid;
+    return {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: claimObjectName(kind, name),
+        labels: { [LABELS.role]: ROLES.nameClaim, [LABELS.managedBy]: MANAGED_BY },
+        ...(owner.uid ? { ownerReferences: [ownerReferenceTo(kind, owner as Required<ClaimOwner>)] } : {}),
+      },
+      data,
+    };
+  }
+
+  /** Records the owner's uid and ownerReference on a claim taken before the owner existed. */
+  private async bindOwner(kind: ClaimKind, claim: ConfigMap, owner: Required<ClaimOwner>): Promise<void> {
+    try {
+      // resourceVersion in a merge patch is a precondition: a concurrent change answers 409.
+      await this.opts.kube.mergePatch(
+        RESOURCES.configMaps,
+        this.opts.namespace,
+        claim.metadata.name ?? '',
+        {
+          metadata: {
+            resourceVersion: claim.metadata.resourceVersion,
+            ownerReferences: [ownerReferenceTo(kind, owner)],
+          },
+          data: { ownerUid: owner.uid },
+        },
+        { fieldManager: FIELD_MANAGERS.reconciler },
+      );
+    } catch (e) {
+      // Someone else changed or removed it meanwhile; the next pass looks again.
+      if (!isConflict(e) && !isNotFound(e)) throw e;
+    }
+  }
+
+  /** Deletes exactly the version we looked at; false when it changed or vanished meanwhile. */
+  private async deleteClaim(claim: ConfigMap): Promise<boolean> {
+    try {
+      await this.opts.kube.delete(RESOURCES.configMaps, this.opts.namespace, claim.metadata.name ?? '', {
+        preconditionResourceVersion: claim.metadata.resourceVersion,
+      });
+      return true;
+    } catch (e) {
+      if (isNotFound(e)) return true;
+      if (isConflict(e)) return false;
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,17 @@
+// The few ConfigMap fields the store's bookkeeping objects use
+// (name claims, id sequences, notification fingerprints).
+import type { ObjectMeta } from '../model/types.ts';
+
+export interface ConfigMap {
+  apiVersion: 'v1';
+  kind: 'ConfigMap';
+  metadata: ObjectMeta;
+  data?: Record<string, string>;
+}
+
+/** Values of the masakari.openkeel.io/role label on bookkeeping ConfigMaps. */
+export const ROLES = {
+  nameClaim: 'name-claim',
+  idSequence: 'id-sequence',
+  fingerprints: 'notification-fingerprints',
+} as const;

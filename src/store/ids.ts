@@ -1,0 +1,117 @@
+// Masakari integer ids (the `id` field, pagination markers) without SQL
+// auto-increment.
+//
+// One sequence ConfigMap per kind (`masakari-ids-<kind>`, data.next = the next
+// unreserved id) is advanced with a resourceVersion compare-and-swap. Each
+// process reserves a BLOCK of ids at a time, so the shared object is written
+// once per block instead of once per create. Guarantees: ids are unique per
+// kind and never reused (a block lost in a crash leaves a gap, never a
+// repeat); they increase within one process but not across processes, which
+// Masakari does not need: lists sort by created_at, then id.
+import type { KubeClient } from '../k8s/client.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { FIELD_MANAGERS, LABELS, MANAGED_BY } from '../model/constants.ts';
+import type { ConfigMap } from './configmap.ts';
+import { ROLES } from './configmap.ts';
+import type { IdKind } from './names.ts';
+import { sequenceObjectName } from './names.ts';
+
+export const DEFAULT_ID_BLOCK_SIZE = 20;
+/** Compare-and-swap attempts before giving up; each conflict means another process got a block. */
+const MAX_CAS_ATTEMPTS = 50;
+
+export interface IdAllocator {
+  /** The next id of this process's block, reserving a new block when it is used up. */
+  next(): Promise<number>;
+  /** The sequence's next unreserved id (read from the API server): every id ever handed out is below it. */
+  highWaterMark(): Promise<number>;
+}
+
+export class IdAllocationError extends Error {}
+
+export function createIdAllocator(
+  kube: KubeClient,
+  namespace: string,
+  kind: IdKind,
+  blockSize: number = DEFAULT_ID_BLOCK_SIZE,
+): IdAllocator {
+  if (!Number.isInteger(blockSize) || blockSize < 1)
+    throw new IdAllocationError(`id block size must be >= 1, got ${blockSize}`);
+  const name = sequenceObjectName(kind);
+  let nextId = 0;
+  let end = 0; // exclusive
+  // One reservation at a time per process: concurrent callers share it instead of racing each other.
+  let chain: Promise<unknown> = Promise.resolve();
+
+  function readNext(cm: ConfigMap): number {
+    const value = Number(cm.data?.next);
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new IdAllocationError(
+        `ConfigMap ${namespace}/${name} has an invalid data.next ${JSON.stringify(cm.data?.next)}`,
+      );
+    }
+    return value;
+  }
+
+  async function reserveBlock(): Promise<void> {
+    for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
+      let cm: ConfigMap | undefined;
+      try {
+        cm = await kube.get<ConfigMap>(RESOURCES.configMaps, namespace, name);
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+      if (!cm) {
+        const fresh: ConfigMap = {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name, labels: { [LABELS.role]: ROLES.idSequence, [LABELS.managedBy]: MANAGED_BY } },
+          data: { kind, next: String(1 + blockSize) },
+        };
+        try {
+          await kube.create(RESOURCES.configMaps, namespace, fresh, { fieldManager: FIELD_MANAGERS.api });
+          nextId = 1;
+          end = 1 + blockSize;
+          return;
+        } catch (e) {
+          if (isAlreadyExists(e)) continue;
+          throw e;
+        }
+      }
+      const start = readNext(cm);
+      const updated: ConfigMap = { ...cm, data: { ...cm.data, kind, next: String(start + blockSize) } };
+      try {
+        await kube.replace(RESOURCES.configMaps, namespace, name, updated, { fieldManager: FIELD_MANAGERS.api });
+        nextId = start;
+        end = start + blockSize;
+        return;
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+      }
+    }
+    throw new IdAllocationError(
+      `could not reserve ${kind} ids: ${MAX_CAS_ATTEMPTS} conflicting updates of ConfigMap ${namespace}/${name}`,
+    );
+  }
+
+  function next(): Promise<number> {
+    const result = chain.then(async () => {
+      if (nextId === 0 || nextId >= end) await reserveBlock();
+      return nextId++;
+    });
+    chain = result.catch(() => undefined);
+    return result;
+  }
+
+  async function highWaterMark(): Promise<number> {
+    try {
+      return readNext(await kube.get<ConfigMap>(RESOURCES.configMaps, namespace, name));
+    } catch (e) {
+      if (isNotFound(e)) return 1;
+      throw e;
+    }
+  }
+
+  return { next, highWaterMark };
+}

@@ -1,0 +1,136 @@
+// Custom resource → Masakari record. The facade never sees a CR; it sees the
+// records of src/domain/records.ts built here. Which object is visible to
+// Masakari clients at all ("admitted") is decided here too, so the rule lives
+// in one place: see isAdmitted().
+import { CONDITIONS, LABELS } from '../model/constants.ts';
+import type { Condition, FailoverSegment, HaHost, MasakariObject, Notification, VMoveRecord } from '../model/types.ts';
+import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
+import { toRecordTime } from './time.ts';
+
+/** Condition reasons the store and its reconcilers set on Ready. */
+export const REASONS = {
+  nameConflict: 'NameConflict',
+  segmentNotFound: 'SegmentNotFound',
+  hostNotFound: 'HostNotFound',
+  hostOnMaintenance: 'HostOnMaintenance',
+  duplicate: 'DuplicateNotification',
+  invalidSpec: 'InvalidSpec',
+} as const;
+
+export function readyCondition(obj: MasakariObject): Condition | undefined {
+  return obj.status?.conditions?.find((c) => c.type === CONDITIONS.ready);
+}
+
+/** The Masakari integer id: status first, the label as the crash-recovery copy. */
+export function objectId(obj: MasakariObject): number | undefined {
+  if (typeof obj.status?.id === 'number') return obj.status.id;
+  const label = obj.metadata.labels?.[LABELS.id];
+  return label && /^[1-9][0-9]*$/.test(label) ? Number(label) : undefined;
+}
+
+export function objectUuid(obj: MasakariObject): string | undefined {
+  return obj.status?.uuid || obj.metadata.labels?.[LABELS.uuid] || undefined;
+}
+
+/**
+ * Visible through the Masakari API: the system has assigned its uuid and id
+ * (status, which a kubectl author cannot set on create), it is not being
+ * deleted, and no reconciler has flagged it (Ready=False NameConflict,
+ * SegmentNotFound, HostNotFound, ...). A CR that lost its name claim never
+ * had an id written to status, so it can never be listed.
+ */
+export function isAdmitted(obj: MasakariObject): boolean {
+  if (obj.metadata.deletionTimestamp) return false;
+  if (typeof obj.status?.id !== 'number' || !obj.status.uuid) return false;
+  return readyCondition(obj)?.status !== 'False';
+}
+
+/**
+ * Effective host flags: the engine latches them in status, valid only while
+ * status.flagsGeneration equals metadata.generation; any later spec change
+ * (a person's or GitOps' newer intent) makes the spec values win again.
+ */
+export function effectiveFlags(host: HaHost): { reserved: boolean; onMaintenance: boolean } {
+  const st = host.status;
+  const latched = st?.flagsGeneration !== undefined && st.flagsGeneration === host.metadata.generation;
+  return {
+    reserved: latched && st?.reserved !== undefined ? st.reserved : host.spec.reserved === true,
+    onMaintenance: latched && st?.onMaintenance !== undefined ? st.onMaintenance : host.spec.onMaintenance === true,
+  };
+}
+
+export function hostSegmentUuid(host: HaHost): string | undefined {
+  return host.status?.segmentUuid || host.metadata.labels?.[LABELS.segmentUuid] || undefined;
+}
+
+export function toSegmentRecord(seg: FailoverSegment): SegmentRecord {
+  return {
+    id: objectId(seg) ?? 0,
+    uuid: objectUuid(seg) ?? '',
+    name: seg.spec.name,
+    service_type: seg.spec.serviceType,
+    enabled: seg.spec.enabled !== false,
+    description: seg.spec.description ?? null,
+    recovery_method: seg.spec.recoveryMethod,
+    created_at: toRecordTime(seg.metadata.creationTimestamp) ?? '',
+    updated_at: toRecordTime(seg.status?.updatedAt),
+    k8sName: seg.metadata.name ?? '',
+  };
+}
+
+export function toHostRecord(host: HaHost): HostRecord {
+  const flags = effectiveFlags(host);
+  return {
+    id: objectId(host) ?? 0,
+    uuid: objectUuid(host) ?? '',
+    name: host.spec.name,
+    failover_segment_id: hostSegmentUuid(host) ?? '',
+    type: host.spec.type,
+    reserved: flags.reserved,
+    control_attributes: host.spec.controlAttributes,
+    on_maintenance: flags.onMaintenance,
+    created_at: toRecordTime(host.metadata.creationTimestamp) ?? '',
+    updated_at: toRecordTime(host.status?.updatedAt),
+    k8sName: host.metadata.name ?? '',
+  };
+}
+
+export function toNotificationRecord(n: Notification): NotificationRecord {
+  const st = n.status;
+  return {
+    id: objectId(n) ?? 0,
+    notification_uuid: objectUuid(n) ?? '',
+    generated_time: n.spec.generatedTime,
+    source_host_uuid: st?.sourceHostUuid || n.metadata.labels?.[LABELS.hostUuid] || '',
+    type: n.spec.type,
+    payload: n.spec.payload,
+    // A notification whose status has no phase has not been picked up: Masakari's 'new'.
+    status: st?.phase ?? 'new',
+    failover_segment_uuid: st?.failoverSegmentUuid || n.metadata.labels?.[LABELS.segmentUuid] || '',
+    message: st?.message ?? null,
+    created_at: toRecordTime(n.metadata.creationTimestamp) ?? '',
+    updated_at: toRecordTime(st?.updatedAt),
+    recovery_workflow_details: st?.recoveryWorkflowDetails ?? [],
+    k8sName: n.metadata.name ?? '',
+  };
+}
+
+export function toVMoveView(notificationUuid: string, v: VMoveRecord): VMoveRecordView {
+  return {
+    id: v.id,
+    uuid: v.uuid,
+    notification_uuid: notificationUuid,
+    instance_uuid: v.instanceUuid,
+    instance_name: v.instanceName,
+    source_host: v.sourceHost,
+    dest_host: v.destHost,
+    // start/end keep their microseconds (the engine sets them, as Masakari's does).
+    start_time: v.startTime,
+    end_time: v.endTime,
+    type: v.type,
+    status: v.status,
+    message: v.message,
+    created_at: toRecordTime(v.createdAt) ?? '',
+    updated_at: toRecordTime(v.updatedAt),
+  };
+}

@@ -1,0 +1,65 @@
+// How the store names the Kubernetes objects it creates. Every name is a
+// valid DNS-1123 subdomain (lowercase alphanumerics and '-', at most 253
+// characters) and starts with something a person can read in `kubectl get`.
+import { createHash } from 'node:crypto';
+
+/** Longest readable part kept from a Masakari name; the rest is carried by the hash or uuid suffix. */
+const SLUG_MAX = 40;
+
+/**
+ * A readable, DNS-safe rendering of free text: lowercase, runs of anything
+ * else than [a-z0-9] become one '-', no leading/trailing '-'. Empty when the
+ * text has no ASCII letters or digits (callers then use a fallback word).
+ */
+export function slugify(text: string, max = SLUG_MAX): string {
+  const slug = text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return slug.slice(0, max).replace(/-+$/g, '');
+}
+
+/** First `length` hex digits of sha256(text): names claims by the EXACT name (case and spaces matter). */
+export function shortHash(text: string, length = 12): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex').slice(0, length);
+}
+
+export type ClaimKind = 'segment' | 'host';
+
+/**
+ * metadata.name of the ConfigMap that reserves a unique Masakari name, e.g.
+ * `claim-segment-my-seg-5d41402abc12`. The hash makes two names that slugify
+ * alike ("A b" and "a-b") claim different objects; the claim's data.name holds
+ * the exact text so a (48-bit) hash collision is detected, not silently shared.
+ */
+export function claimObjectName(kind: ClaimKind, masakariName: string): string {
+  const slug = slugify(masakariName) || 'x';
+  return `claim-${kind}-${slug}-${shortHash(masakariName)}`;
+}
+
+/**
+ * metadata.name for an object created through the REST API: a slug of its
+ * Masakari name plus the first 8 hex digits of its uuid, e.g. `seg-a-3f2a9c1b`.
+ * It never changes, even when the Masakari name is renamed with PUT.
+ */
+export function restObjectName(masakariName: string, uuid: string, fallback: string): string {
+  const slug = slugify(masakariName) || fallback;
+  return `${slug}-${uuid.replace(/-/g, '').slice(0, 8)}`;
+}
+
+/** metadata.name of a REST-created Notification: `<host>-<type>-<uuid8>`, e.g. `compute-1-compute-host-3f2a9c1b`. */
+export function notificationObjectName(hostname: string, type: string, uuid: string): string {
+  return restObjectName(`${hostname} ${type}`, uuid, 'notification');
+}
+
+/** Per-host ConfigMap holding recent notification fingerprints (duplicate detection). */
+export function fingerprintObjectName(hostUuid: string): string {
+  return `fingerprints-${hostUuid}`;
+}
+
+export type IdKind = 'segments' | 'hosts' | 'notifications' | 'vmoves';
+
+/** Per-kind id sequence ConfigMap, e.g. `masakari-ids-segments`. */
+export function sequenceObjectName(kind: IdKind): string {
+  return `masakari-ids-${kind}`;
+}

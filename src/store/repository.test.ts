@@ -1,0 +1,301 @@
+// Repository behaviour over an in-memory API server (FakeKube). The same
+// behaviours are proven against a real API server in test/integration/store.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { DuplicateNotificationError, NameTakenError, NotFoundInStoreError } from '../domain/repository.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { FINALIZERS, LABELS } from '../model/constants.ts';
+import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
+import type { ConfigMap } from './configmap.ts';
+import { claimObjectName, fingerprintObjectName } from './names.ts';
+import { encodeBook, payloadHash } from './fingerprints.ts';
+import { NS, hostInput, segmentInput, storeFixture } from './testing/fixture.ts';
+
+async function rejects(fn: () => Promise<unknown>, kind: new (...a: never[]) => Error): Promise<void> {
+  try {
+    await fn();
+  } catch (e) {
+    assert.instance(e, kind);
+    return;
+  }
+  assert.unreachable(`expected ${kind.name}`);
+}
+
+test('createSegment claims the name, labels uuid/id, holds the cascade finalizer, and is visible at once', async () => {
+  const { kube, repo } = storeFixture();
+  const s = await repo.createSegment(segmentInput('seg-a'));
+  const obj = kube.peek<FailoverSegment>(RESOURCES.segments, NS, s.k8sName)!;
+  assert.is(obj.metadata.labels?.[LABELS.uuid], s.uuid);
+  assert.is(obj.metadata.labels?.[LABELS.id], String(s.id));
+  assert.equal(obj.metadata.finalizers, [FINALIZERS.segmentCascade]);
+  assert.is(obj.status?.id, s.id);
+  const claim = kube.peek<ConfigMap>(RESOURCES.configMaps, NS, claimObjectName('segment', 'seg-a'))!;
+  assert.equal(claim.data, { kind: 'segment', name: 'seg-a', ownerName: s.k8sName });
+  assert.equal(repo.getSegment(s.uuid), s);
+  assert.is(repo.listSegments().length, 1);
+  await rejects(() => repo.createSegment(segmentInput('seg-a')), NameTakenError);
+});
+
+test('an object without status (crash between the two create writes) is invisible', async () => {
+  const { kube, repo } = storeFixture();
+  await kube.create<FailoverSegment>(RESOURCES.segments, NS, {
+    apiVersion: 'masakari.openkeel.io/v1alpha1',
+    kind: 'FailoverSegment',
+    metadata: { name: 'half', labels: { [LABELS.uuid]: '00000000-0000-4000-8000-000000000001', [LABELS.id]: '1' } },
+    spec: { name: 'half', recoveryMethod: 'auto', serviceType: 'x' },
+  });
+  assert.equal(repo.listSegments(), []);
+  assert.is(repo.getSegment('00000000-0000-4000-8000-000000000001'), undefined);
+});
+
+test('a failed status write rolls the create back (object, finalizer and claim)', async () => {
+  const { kube, repo } = storeFixture();
+  const original = kube.mergePatch.bind(kube);
+  kube.mergePatch = (async (ref, ns, name, patch, opts) => {
+    if (opts?.status) throw new Error('status write lost');
+    return original(ref, ns, name, patch, opts);
+  }) as typeof kube.mergePatch;
+  await rejects(() => repo.createSegment(segmentInput('lost')), Error);
+  kube.mergePatch = original;
+  assert.equal(kube.all(RESOURCES.segments, NS), []);
+  assert.is(kube.peek(RESOURCES.configMaps, NS, claimObjectName('segment', 'lost')), undefined);
+  await repo.createSegment(segmentInput('lost'));
+});
+
+test('rename: new claim taken, old released, metadata.name unchanged, updated_at set', async () => {
+  const { kube, repo } = storeFixture();
+  const s = await repo.createSegment(segmentInput('old'));
+  await repo.createSegment(segmentInput('other'));
+  await rejects(() => repo.updateSegment(s.uuid, { name: 'other' }), NameTakenError);
+  const r = await repo.updateSegment(s.uuid, { name: 'new', recovery_method: 'reserved_host' });
+  assert.is(r.k8sName, s.k8sName);
+  assert.is(r.name, 'new');
+  assert.is(r.recovery_method, 'reserved_host');
+  assert.ok(r.updated_at);
+  assert.ok(kube.peek(RESOURCES.configMaps, NS, claimObjectName('segment', 'new')));
+  assert.is(kube.peek(RESOURCES.configMaps, NS, claimObjectName('segment', 'old')), undefined);
+  await rejects(() => repo.updateSegment('nope', { name: 'x' }), NotFoundInStoreError);
+});
+
+test('a stale claim whose owner is gone is taken over on create', async () => {
+  const { kube, repo } = storeFixture({ claimGraceMs: 0 });
+  await kube.create<ConfigMap>(RESOURCES.configMaps, NS, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: claimObjectName('segment', 'crashed') },
+    data: { kind: 'segment', name: 'crashed', ownerName: 'crashed-deadbeef' },
+  });
+  const s = await repo.createSegment(segmentInput('crashed'));
+  assert.is(
+    kube.peek<ConfigMap>(RESOURCES.configMaps, NS, claimObjectName('segment', 'crashed'))?.data?.ownerName,
+    s.k8sName,
+  );
+});
+
+test('hosts: unique names across segments, ownerReference to the segment, delete releases claim and book', async () => {
+  const { kube, repo } = storeFixture();
+  const s1 = await repo.createSegment(segmentInput('s1'));
+  const s2 = await repo.createSegment(segmentInput('s2'));
+  const h = await repo.createHost(s1.uuid, hostInput('compute-1'));
+  await rejects(() => repo.createHost(s2.uuid, hostInput('compute-1')), NameTakenError);
+  const obj = kube.peek<HaHost>(RESOURCES.hosts, NS, h.k8sName)!;
+  assert.is(obj.metadata.ownerReferences?.[0]?.name, s1.k8sName);
+  assert.is(obj.spec.segmentRef.name, s1.k8sName);
+  assert.is(h.failover_segment_id, s1.uuid);
+  assert.equal(
+    repo.listHosts(s1.uuid).map((x) => x.uuid),
+    [h.uuid],
+  );
+  assert.equal(repo.listHosts(s2.uuid), []);
+  await repo.createNotification(
+    {
+      type: 'VM',
+      hostname: 'compute-1',
+      generated_time: '2026-01-01T00:00:00',
+      payload: { instance_uuid: 'i', vir_domain_event: 'STOPPED_FAILED', event: 'LIFECYCLE' },
+      source_host_uuid: h.uuid,
+      failover_segment_uuid: s1.uuid,
+    },
+    180,
+  );
+  assert.ok(kube.peek(RESOURCES.configMaps, NS, fingerprintObjectName(h.uuid)));
+  await repo.deleteHost(h.uuid);
+  assert.is(kube.peek(RESOURCES.hosts, NS, h.k8sName), undefined);
+  assert.is(kube.peek(RESOURCES.configMaps, NS, claimObjectName('host', 'compute-1')), undefined);
+  assert.is(kube.peek(RESOURCES.configMaps, NS, fingerprintObjectName(h.uuid)), undefined);
+  assert.is(repo.getHost(h.uuid), undefined);
+  // Notifications outlive their host, as in Masakari.
+  assert.is(repo.listNotifications().length, 1);
+});
+
+test('host flags: engine latch effective; unrelated PUT keeps it; PUT on_maintenance=false clears it', async () => {
+  const { kube, repo } = storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const gen = kube.peek<HaHost>(RESOURCES.hosts, NS, h.k8sName)!.metadata.generation;
+  await kube.mergePatch(
+    RESOURCES.hosts,
+    NS,
+    h.k8sName,
+    { status: { onMaintenance: true, flagsGeneration: gen } },
+    { status: true },
+  );
+  assert.is(repo.getHost(h.uuid)?.on_maintenance, true);
+  const kept = await repo.updateHost(h.uuid, { type: 'OTHER' });
+  assert.is(kept.on_maintenance, true);
+  const cleared = await repo.updateHost(h.uuid, { on_maintenance: false });
+  assert.is(cleared.on_maintenance, false);
+  // spec already said false: the status write is what cleared it
+  const stored = kube.peek<HaHost>(RESOURCES.hosts, NS, h.k8sName)!;
+  assert.is(stored.status?.onMaintenance, false);
+  assert.is(stored.status?.flagsGeneration, stored.metadata.generation);
+});
+
+test('segment delete cascades to hosts (and their claims), then releases its own claim', async () => {
+  const { kube, repo } = storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  await repo.createHost(s.uuid, hostInput('a'));
+  await repo.createHost(s.uuid, hostInput('b'));
+  await repo.deleteSegment(s.uuid);
+  assert.equal(kube.all(RESOURCES.hosts, NS), []);
+  assert.equal(kube.all(RESOURCES.segments, NS), []);
+  assert.equal(
+    kube.all(RESOURCES.configMaps, NS).filter((c) => (c as ConfigMap).metadata.name?.startsWith('claim-')),
+    [],
+  );
+  assert.equal(repo.listSegments(), []);
+  await repo.createHost((await repo.createSegment(segmentInput('s'))).uuid, hostInput('a'));
+});
+
+function notification(hostUuid: string, segUuid: string, t: string, event = 'STOPPED') {
+  return {
+    type: 'PROCESS' as const,
+    hostname: 'compute-1',
+    generated_time: t,
+    payload: { process_name: 'nova-compute', event },
+    source_host_uuid: hostUuid,
+    failover_segment_uuid: segUuid,
+  };
+}
+
+test('duplicate rule: same type/host/payload within the window → DuplicateNotificationError', async () => {
+  const { repo } = storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const first = await repo.createNotification(notification(h.uuid, s.uuid, '2026-01-01T00:00:00'), 180);
+  assert.is(first.status, 'new');
+  await rejects(
+    () => repo.createNotification(notification(h.uuid, s.uuid, '2026-01-01T00:03:00'), 180),
+    DuplicateNotificationError,
+  );
+  await repo.createNotification(notification(h.uuid, s.uuid, '2026-01-01T00:03:01'), 180);
+  await repo.createNotification(notification(h.uuid, s.uuid, '2026-01-01T00:00:00', 'STARTED'), 180);
+  assert.is(repo.listNotifications().length, 3);
+});
+
+test('50 concurrent identical notifications → exactly one created', async () => {
+  const { kube, repo } = storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const results = await Promise.allSettled(
+    Array.from({ length: 50 }, () => repo.createNotification(notification(h.uuid, s.uuid, '2026-01-01T00:00:00'), 180)),
+  );
+  assert.is(results.filter((r) => r.status === 'fulfilled').length, 1);
+  for (const r of results) if (r.status === 'rejected') assert.instance(r.reason, DuplicateNotificationError);
+  assert.is(kube.all(RESOURCES.notifications, NS).length, 1);
+});
+
+test('a fingerprint left by a crashed creator is finished by the retry, under the recorded uuid', async () => {
+  const { kube, repo } = storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const n = notification(h.uuid, s.uuid, '2026-01-01T00:00:00');
+  const uuid = '99999999-0000-4000-8000-000000000000';
+  await kube.create<ConfigMap>(RESOURCES.configMaps, NS, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: fingerprintObjectName(h.uuid) },
+    data: encodeBook({
+      maxWindowSeconds: 180,
+      entries: [
+        {
+          type: 'PROCESS',
+          payloadHash: payloadHash(n.payload),
+          generatedTime: n.generated_time,
+          name: 'crashed-notif',
+          uuid,
+          recordedAt: new Date().toISOString(),
+        },
+      ],
+    }),
+  });
+  const created = await repo.createNotification({ ...n, generated_time: '2026-01-01T00:01:00' }, 180);
+  assert.is(created.notification_uuid, uuid);
+  assert.is(created.k8sName, 'crashed-notif');
+  assert.is(created.generated_time, '2026-01-01T00:00:00', 'the recorded notification, not the retry');
+  await rejects(() => repo.createNotification(n, 180), DuplicateNotificationError);
+});
+
+test('a fingerprint older than the pending time whose notification is gone no longer counts', async () => {
+  const { kube, repo } = storeFixture({ pendingFingerprintMs: 1000 });
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const n = notification(h.uuid, s.uuid, '2026-01-01T00:00:00');
+  await kube.create<ConfigMap>(RESOURCES.configMaps, NS, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: fingerprintObjectName(h.uuid) },
+    data: encodeBook({
+      maxWindowSeconds: 180,
+      entries: [
+        {
+          type: 'PROCESS',
+          payloadHash: payloadHash(n.payload),
+          generatedTime: n.generated_time,
+          name: 'deleted',
+          uuid: 'u',
+          recordedAt: new Date(Date.now() - 60_000).toISOString(),
+        },
+      ],
+    }),
+  });
+  const created = await repo.createNotification(n, 180);
+  assert.is.not(created.k8sName, 'deleted');
+});
+
+test('vmoves are read from the notification status', async () => {
+  const { kube, repo } = storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const n = await repo.createNotification(
+    { ...notification(h.uuid, s.uuid, '2026-01-01T00:00:00'), type: 'COMPUTE_HOST', payload: { event: 'STOPPED' } },
+    180,
+  );
+  const move = {
+    id: 4,
+    uuid: 'vm-uuid',
+    instanceUuid: 'i',
+    instanceName: null,
+    sourceHost: 'compute-1',
+    destHost: null,
+    startTime: null,
+    endTime: null,
+    type: 'evacuation',
+    status: 'pending',
+    message: null,
+    createdAt: '2026-01-01T00:00:01.5Z',
+    updatedAt: null,
+  };
+  await kube.mergePatch<Notification>(
+    RESOURCES.notifications,
+    NS,
+    n.k8sName,
+    { status: { vmoves: [move] } },
+    { status: true },
+  );
+  assert.is(repo.listVMoves(n.notification_uuid)[0]?.created_at, '2026-01-01T00:00:01');
+  assert.is(repo.getVMove('vm-uuid')?.notification_uuid, n.notification_uuid);
+  assert.is(repo.getVMove('nope'), undefined);
+});
+
+test.run();

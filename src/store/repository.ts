@@ -1,0 +1,566 @@
+// The Repository contract (src/domain/repository.ts) over FailoverSegment,
+// HaHost and Notification custom resources. Reads come from informer caches;
+// every write goes to the API server and its result is put back into the
+// cache at once (upsertLocal/deleteLocal), so a read right after a write on
+// this replica reflects it. How each SQL guarantee is rebuilt is explained in
+// docs/design.md, "Store: how SQL guarantees are kept".
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { KubeClient, ResourceRef } from '../k8s/client.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { API_VERSION, FIELD_MANAGERS, FINALIZERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
+import type {
+  FailoverSegment,
+  FailoverSegmentSpec,
+  HaHost,
+  HaHostSpec,
+  MasakariObject,
+  Notification,
+} from '../model/types.ts';
+import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
+import type { NewHost, NewNotification, NewSegment, Repository } from '../domain/repository.ts';
+import { DuplicateNotificationError, NotFoundInStoreError } from '../domain/repository.ts';
+import { duplicateNotification } from '../domain/messages.ts';
+import type { StoreCaches } from './caches.ts';
+import { INDEX } from './caches.ts';
+import type { NameClaims } from './claims.ts';
+import type { IdAllocator } from './ids.ts';
+import type { Lifecycle } from './lifecycle.ts';
+import { ADMITTED, withReady } from './conditions.ts';
+import type { Fingerprint } from './fingerprints.ts';
+import { payloadHash } from './fingerprints.ts';
+import { findCachedDuplicate, reserveFingerprint } from './intake.ts';
+import {
+  effectiveFlags,
+  isAdmitted,
+  toHostRecord,
+  toNotificationRecord,
+  toSegmentRecord,
+  toVMoveView,
+} from './mapping.ts';
+import { notificationObjectName, restObjectName } from './names.ts';
+import { nowRfc3339 } from './time.ts';
+
+/** Attempts for an object update that keeps meeting 409 (someone else wrote it between our read and write). */
+const MAX_UPDATE_ATTEMPTS = 10;
+/** A metadata.name collision with a kubectl-created object is retried with a new uuid this many times. */
+const MAX_CREATE_ATTEMPTS = 3;
+/**
+ * How long a fingerprint whose Notification does not exist counts as "a
+ * create still to finish" (the creator crashed, or is in flight) rather than
+ * "a notification someone deleted". masakari-monitors retries a failed POST
+ * for about two minutes (api_retry_max x api_retry_interval).
+ */
+export const DEFAULT_PENDING_FINGERPRINT_MS = 300_000;
+
+export interface CrRepositoryDeps {
+  kube: KubeClient;
+  namespace: string;
+  log: Logger;
+  caches: StoreCaches;
+  claims: NameClaims;
+  lifecycle: Lifecycle;
+  ids: { segments: IdAllocator; hosts: IdAllocator; notifications: IdAllocator };
+  pendingFingerprintMs?: number;
+  now?: () => Date;
+}
+
+type SegmentPatch = Partial<NewSegment>;
+type HostPatch = Partial<NewHost>;
+
+function segmentSpec(base: FailoverSegmentSpec | undefined, p: SegmentPatch): FailoverSegmentSpec {
+  const spec: FailoverSegmentSpec = { ...(base as FailoverSegmentSpec) };
+  if (p.name !== undefined) spec.name = p.name;
+  if (p.service_type !== undefined) spec.serviceType = p.service_type;
+  if (p.recovery_method !== undefined) spec.recoveryMethod = p.recovery_method;
+  if (p.description !== undefined) spec.description = p.description;
+  if (p.enabled !== undefined) spec.enabled = p.enabled;
+  return spec;
+}
+
+function hostSpec(base: HaHostSpec, p: HostPatch): HaHostSpec {
+  const spec: HaHostSpec = { ...base };
+  if (p.name !== undefined) spec.name = p.name;
+  if (p.type !== undefined) spec.type = p.type;
+  if (p.control_attributes !== undefined) spec.controlAttributes = p.control_attributes;
+  if (p.reserved !== undefined) spec.reserved = p.reserved;
+  if (p.on_maintenance !== undefined) spec.onMaintenance = p.on_maintenance;
+  return spec;
+}
+
+export class CrRepository implements Repository {
+  private readonly now: () => Date;
+  private readonly pendingFingerprintMs: number;
+
+  constructor(private readonly deps: CrRepositoryDeps) {
+    this.now = deps.now ?? (() => new Date());
+    this.pendingFingerprintMs = deps.pendingFingerprintMs ?? DEFAULT_PENDING_FINGERPRINT_MS;
+  }
+
+  // ------------------------------------------------------------------ reads
+
+  private segmentObject(uuid: string): FailoverSegment | undefined {
+    return this.deps.caches.segments.byIndex(INDEX.uuid, uuid).find(isAdmitted);
+  }
+
+  /** A host is visible when it is admitted and so is its segment (a segment being deleted hides its hosts). */
+  private hostVisible = (h: HaHost): boolean => {
+    if (!isAdmitted(h)) return false;
+    const segUuid = h.status?.segmentUuid;
+    return segUuid !== undefined && this.segmentObject(segUuid) !== undefined;
+  };
+
+  private hostObject(uuid: string): HaHost | undefined {
+    return this.deps.caches.hosts.byIndex(INDEX.uuid, uuid).find(this.hostVisible);
+  }
+
+  private notificationObject(uuid: string): Notification | undefined {
+    return this.deps.caches.notifications.byIndex(INDEX.uuid, uuid).find(isAdmitted);
+  }
+
+  listSegments(): SegmentRecord[] {
+    return this.deps.caches.segments.list().filter(isAdmitted).map(toSegmentRecord);
+  }
+
+  getSegment(uuid: string): SegmentRecord | undefined {
+    const seg = this.segmentObject(uuid);
+    return seg && toSegmentRecord(seg);
+  }
+
+  listHosts(segmentUuid?: string): HostRecord[] {
+    const hosts =
+      segmentUuid === undefined
+        ? this.deps.caches.hosts.list()
+        : this.deps.caches.hosts.byIndex(INDEX.segmentUuid, segmentUuid);
+    return hosts.filter(this.hostVisible).map(toHostRecord);
+  }
+
+  getHost(uuid: string): HostRecord | undefined {
+    const host = this.hostObject(uuid);
+    return host && toHostRecord(host);
+  }
+
+  getHostByName(name: string): HostRecord | undefined {
+    const host = this.deps.caches.hosts.byIndex(INDEX.name, name).find(this.hostVisible);
+    return host && toHostRecord(host);
+  }
+
+  listNotifications(): NotificationRecord[] {
+    return this.deps.caches.notifications.list().filter(isAdmitted).map(toNotificationRecord);
+  }
+
+  getNotification(uuid: string): NotificationRecord | undefined {
+    const n = this.notificationObject(uuid);
+    return n && toNotificationRecord(n);
+  }
+
+  listVMoves(notificationUuid: string): VMoveRecordView[] {
+    const n = this.notificationObject(notificationUuid);
+    return (n?.status?.vmoves ?? []).map((v) => toVMoveView(notificationUuid, v));
+  }
+
+  getVMove(uuid: string): VMoveRecordView | undefined {
+    for (const n of this.deps.caches.notifications.byIndex(INDEX.vmove, uuid)) {
+      if (!isAdmitted(n)) continue;
+      const v = n.status?.vmoves?.find((m) => m.uuid === uuid);
+      if (v) return toVMoveView(n.status?.uuid ?? '', v);
+    }
+    return undefined;
+  }
+
+  // --------------------------------------------------------------- segments
+
+  async createSegment(s: NewSegment): Promise<SegmentRecord> {
+    const { claims, ids, caches } = this.deps;
+    for (let attempt = 1; ; attempt++) {
+      const uuid = randomUUID();
+      const name = restObjectName(s.name, uuid, 'segment');
+      const id = await ids.segments.next();
+      await claims.take('segment', s.name, { name });
+      const body: FailoverSegment = {
+        apiVersion: API_VERSION,
+        kind: 'FailoverSegment',
+        metadata: {
+          name,
+          labels: { [LABELS.uuid]: uuid, [LABELS.id]: String(id), [LABELS.managedBy]: MANAGED_BY },
+          finalizers: [FINALIZERS.segmentCascade],
+        },
+        spec: segmentSpec(undefined, s),
+      };
+      const created = await this.createOrRelease(RESOURCES.segments, body, 'segment', s.name);
+      if (!created) {
+        if (attempt < MAX_CREATE_ATTEMPTS) continue;
+        throw new Error(`could not find a free metadata.name for segment ${JSON.stringify(s.name)}`);
+      }
+      const admitted = await this.admit(RESOURCES.segments, created, { uuid, id }, async () => {
+        await this.deps.lifecycle.deleteSegment(created);
+      });
+      caches.segments.upsertLocal(admitted);
+      return toSegmentRecord(admitted);
+    }
+  }
+
+  async updateSegment(uuid: string, patch: SegmentPatch): Promise<SegmentRecord> {
+    const start = this.segmentObject(uuid);
+    if (!start) throw new NotFoundInStoreError(`segment ${uuid} not found`);
+    const { updated, previousName } = await this.replaceSpec(RESOURCES.segments, 'segment', start, (obj) =>
+      segmentSpec(obj.spec, patch),
+    );
+    const written = await this.patchStatus(RESOURCES.segments, updated, {
+      updatedAt: nowRfc3339(this.now()),
+      observedGeneration: updated.metadata.generation,
+    });
+    if (previousName !== written.spec.name) {
+      await this.deps.claims.release('segment', previousName, written.metadata.name ?? '');
+    }
+    this.deps.caches.segments.upsertLocal(written);
+    return toSegmentRecord(written);
+  }
+
+  async deleteSegment(uuid: string): Promise<void> {
+    const seg = this.segmentObject(uuid);
+    if (!seg) throw new NotFoundInStoreError(`segment ${uuid} not found`);
+    await this.deps.lifecycle.deleteSegment(seg);
+  }
+
+  // ------------------------------------------------------------------ hosts
+
+  async createHost(segmentUuid: string, h: NewHost): Promise<HostRecord> {
+    const { claims, ids, caches } = this.deps;
+    const seg = this.segmentObject(segmentUuid);
+    if (!seg) throw new NotFoundInStoreError(`segment ${segmentUuid} not found`);
+    for (let attempt = 1; ; attempt++) {
+      const uuid = randomUUID();
+      const name = restObjectName(h.name, uuid, 'host');
+      const id = await ids.hosts.next();
+      await claims.take('host', h.name, { name });
+      const body: HaHost = {
+        apiVersion: API_VERSION,
+        kind: 'HaHost',
+        metadata: {
+          name,
+          labels: {
+            [LABELS.uuid]: uuid,
+            [LABELS.id]: String(id),
+            [LABELS.segmentUuid]: segmentUuid,
+            [LABELS.managedBy]: MANAGED_BY,
+          },
+          finalizers: [FINALIZERS.hostCleanup],
+          ownerReferences: [
+            {
+              apiVersion: API_VERSION,
+              kind: KINDS.segment.kind,
+              name: seg.metadata.name ?? '',
+              uid: seg.metadata.uid ?? '',
+            },
+          ],
+        },
+        spec: {
+          name: h.name,
+          segmentRef: { name: seg.metadata.name ?? '' },
+          type: h.type,
+          controlAttributes: h.control_attributes,
+          reserved: h.reserved,
+          onMaintenance: h.on_maintenance,
+        },
+      };
+      const created = await this.createOrRelease(RESOURCES.hosts, body, 'host', h.name);
+      if (!created) {
+        if (attempt < MAX_CREATE_ATTEMPTS) continue;
+        throw new Error(`could not find a free metadata.name for host ${JSON.stringify(h.name)}`);
+      }
+      const admitted = await this.admit(
+        RESOURCES.hosts,
+        created,
+        {
+          uuid,
+          id,
+          segmentUuid,
+          reserved: h.reserved,
+          onMaintenance: h.on_maintenance,
+          flagsGeneration: created.metadata.generation,
+        },
+        async () => {
+          await this.deps.lifecycle.deleteHost(created);
+        },
+      );
+      caches.hosts.upsertLocal(admitted);
+      return toHostRecord(admitted);
+    }
+  }
+
+  /**
+   * PUT of a host. The spec gets the patched fields and, for the flags, the
+   * EFFECTIVE values (so an engine latch is not lost by an unrelated edit);
+   * status then gets the same flags stamped with the new generation. Writing
+   * status even when spec did not change is what makes PUT on_maintenance=false
+   * clear an engine latch while spec was already false.
+   */
+  async updateHost(uuid: string, patch: HostPatch): Promise<HostRecord> {
+    const start = this.hostObject(uuid);
+    if (!start) throw new NotFoundInStoreError(`host ${uuid} not found`);
+    const { updated, previousName } = await this.replaceSpec(RESOURCES.hosts, 'host', start, (obj) => {
+      const flags = effectiveFlags(obj);
+      return hostSpec(obj.spec, {
+        ...patch,
+        reserved: patch.reserved ?? flags.reserved,
+        on_maintenance: patch.on_maintenance ?? flags.onMaintenance,
+      });
+    });
+    const written = await this.patchStatus(RESOURCES.hosts, updated, {
+      reserved: updated.spec.reserved === true,
+      onMaintenance: updated.spec.onMaintenance === true,
+      flagsGeneration: updated.metadata.generation,
+      updatedAt: nowRfc3339(this.now()),
+      observedGeneration: updated.metadata.generation,
+    });
+    if (previousName !== written.spec.name) {
+      await this.deps.claims.release('host', previousName, written.metadata.name ?? '');
+    }
+    this.deps.caches.hosts.upsertLocal(written);
+    return toHostRecord(written);
+  }
+
+  async deleteHost(uuid: string): Promise<void> {
+    const host = this.hostObject(uuid);
+    if (!host) throw new NotFoundInStoreError(`host ${uuid} not found`);
+    await this.deps.lifecycle.deleteHost(host);
+  }
+
+  // ---------------------------------------------------------- notifications
+
+  async createNotification(n: NewNotification, windowSeconds: number): Promise<NotificationRecord> {
+    const host = this.hostObject(n.source_host_uuid);
+    if (!host) throw new NotFoundInStoreError(`host ${n.source_host_uuid} not found`);
+    const candidate = { type: n.type, payloadHash: payloadHash(n.payload), generatedTime: n.generated_time };
+    const duplicate = () => new DuplicateNotificationError(duplicateNotification(host.spec.name, n.type));
+
+    // Notifications older than the fingerprint book's retention are long in every replica's cache.
+    if (
+      findCachedDuplicate(
+        this.deps.caches.notifications.byIndex(INDEX.hostUuid, n.source_host_uuid),
+        candidate,
+        windowSeconds,
+      )
+    ) {
+      throw duplicate();
+    }
+
+    const uuid = randomUUID();
+    const outcome = await reserveFingerprint({
+      kube: this.deps.kube,
+      namespace: this.deps.namespace,
+      host,
+      hostUuid: n.source_host_uuid,
+      candidate,
+      windowSeconds,
+      name: notificationObjectName(host.spec.name, n.type, uuid),
+      uuid,
+      exists: (name) => this.notificationExists(name),
+      pendingMs: this.pendingFingerprintMs,
+      now: this.now,
+    });
+    if (outcome.kind === 'duplicate') throw duplicate();
+    // 'pending': its creator crashed (or is still at it): finish that create, exactly once (see materialise).
+    return this.materialise(outcome.kind === 'reserved' ? outcome.entry : outcome.of, host, n, duplicate);
+  }
+
+  private async notificationExists(name: string): Promise<boolean> {
+    if (this.deps.caches.notifications.get(name)) return true;
+    return (await this.deps.lifecycle.fresh<Notification>(RESOURCES.notifications, name)) !== undefined;
+  }
+
+  /**
+   * Creates the Notification a fingerprint stands for. Whoever's create
+   * succeeds answers 202; a concurrent creator of the same fingerprint gets
+   * AlreadyExists and answers 409 duplicate, so exactly one request wins.
+   */
+  private async materialise(
+    fp: Fingerprint,
+    host: HaHost,
+    n: NewNotification,
+    duplicate: () => Error,
+  ): Promise<NotificationRecord> {
+    const id = await this.deps.ids.notifications.next();
+    const body: Notification = {
+      apiVersion: API_VERSION,
+      kind: 'Notification',
+      metadata: {
+        name: fp.name,
+        labels: {
+          [LABELS.uuid]: fp.uuid,
+          [LABELS.id]: String(id),
+          [LABELS.segmentUuid]: n.failover_segment_uuid,
+          [LABELS.hostUuid]: n.source_host_uuid,
+          [LABELS.managedBy]: MANAGED_BY,
+        },
+      },
+      spec: { type: n.type, hostname: host.spec.name, generatedTime: fp.generatedTime, payload: n.payload },
+    };
+    let created: Notification;
+    try {
+      created = await this.deps.kube.create<Notification>(RESOURCES.notifications, this.deps.namespace, body, {
+        fieldManager: FIELD_MANAGERS.api,
+      });
+    } catch (e) {
+      if (isAlreadyExists(e)) throw duplicate();
+      throw e;
+    }
+    const admitted = await this.admit(
+      RESOURCES.notifications,
+      created,
+      {
+        uuid: fp.uuid,
+        id,
+        phase: 'new',
+        sourceHostUuid: n.source_host_uuid,
+        failoverSegmentUuid: n.failover_segment_uuid,
+      },
+      // No rollback for a notification: it exists and is recorded; the reconciler finishes admitting it.
+      undefined,
+    );
+    this.deps.caches.notifications.upsertLocal(admitted);
+    return toNotificationRecord(admitted);
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  /** Creates the object; on AlreadyExists (its metadata.name is taken by another object) releases the claim and returns undefined. */
+  private async createOrRelease<T extends FailoverSegment | HaHost>(
+    ref: ResourceRef,
+    body: T,
+    kind: 'segment' | 'host',
+    masakariName: string,
+  ): Promise<T | undefined> {
+    const name = body.metadata.name ?? '';
+    try {
+      return await this.deps.kube.create<T>(ref, this.deps.namespace, body, { fieldManager: FIELD_MANAGERS.api });
+    } catch (e) {
+      await this.deps.claims.release(kind, masakariName, name).catch((err: unknown) => {
+        this.deps.log.warn(
+          { err, claim: masakariName },
+          'could not release name claim after a failed create; the sweeper will',
+        );
+      });
+      if (isAlreadyExists(e)) return undefined;
+      throw e;
+    }
+  }
+
+  /**
+   * Second write of a create: the system-assigned status (uuid, id, Ready).
+   * Until it lands the object is invisible. If it cannot be written, the
+   * create is rolled back (when a rollback is given) so a client that saw an
+   * error does not later find the object; a crash instead leaves the
+   * reconciler to finish the admission.
+   */
+  private async admit<T extends MasakariObject>(
+    ref: ResourceRef,
+    created: T,
+    fields: Record<string, unknown>,
+    rollback: (() => Promise<void>) | undefined,
+  ): Promise<T> {
+    try {
+      return await this.patchStatus(ref, created, {
+        ...fields,
+        observedGeneration: created.metadata.generation,
+        conditions: withReady(
+          undefined,
+          'True',
+          ADMITTED.reason,
+          ADMITTED.message,
+          created.metadata.generation,
+          this.now(),
+        ),
+      });
+    } catch (e) {
+      if (rollback) {
+        await rollback().catch((err: unknown) => {
+          this.deps.log.error(
+            { err, name: created.metadata.name },
+            'rollback of a half-created object failed; the reconciler admits it',
+          );
+        });
+      }
+      throw e;
+    }
+  }
+
+  private async patchStatus<T extends MasakariObject>(
+    ref: ResourceRef,
+    obj: T,
+    status: Record<string, unknown>,
+  ): Promise<T> {
+    try {
+      return await this.deps.kube.mergePatch<T>(
+        ref,
+        this.deps.namespace,
+        obj.metadata.name ?? '',
+        { status },
+        {
+          status: true,
+          fieldManager: FIELD_MANAGERS.api,
+        },
+      );
+    } catch (e) {
+      if (isNotFound(e))
+        throw new NotFoundInStoreError(`${ref.plural}/${obj.metadata.name} vanished during the update`);
+      throw e;
+    }
+  }
+
+  /**
+   * Read-modify-write of a spec with resourceVersion compare-and-swap,
+   * claiming a new Masakari name first when the edit renames the object.
+   * Returns the written object and the name it carried before.
+   */
+  private async replaceSpec<T extends FailoverSegment | HaHost>(
+    ref: ResourceRef,
+    kind: 'segment' | 'host',
+    start: T,
+    edit: (obj: T) => T['spec'],
+  ): Promise<{ updated: T; previousName: string }> {
+    const { kube, namespace, claims } = this.deps;
+    const name = start.metadata.name ?? '';
+    const owner = { name, uid: start.metadata.uid ?? '' };
+    const taken: string[] = [];
+    let obj: T | undefined = start;
+    try {
+      for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
+        if (!obj || obj.metadata.deletionTimestamp || obj.metadata.uid !== start.metadata.uid) {
+          throw new NotFoundInStoreError(`${kind} ${name} was deleted`);
+        }
+        const spec = edit(obj);
+        if (spec.name !== obj.spec.name && !taken.includes(spec.name)) {
+          await claims.take(kind, spec.name, owner);
+          taken.push(spec.name);
+        }
+        try {
+          const updated = await kube.replace<T>(
+            ref,
+            namespace,
+            name,
+            { ...obj, spec },
+            { fieldManager: FIELD_MANAGERS.api },
+          );
+          const keep = taken.filter((n) => n !== updated.spec.name);
+          taken.length = 0;
+          taken.push(...keep); // claims taken in earlier attempts that the final name no longer needs
+          return { updated, previousName: obj.spec.name };
+        } catch (e) {
+          if (isNotFound(e)) throw new NotFoundInStoreError(`${kind} ${name} was deleted`);
+          if (!isConflict(e)) throw e;
+        }
+        obj = await this.deps.lifecycle.fresh<T>(ref, name);
+      }
+      throw new Error(`${kind} ${name}: ${MAX_UPDATE_ATTEMPTS} conflicting updates`);
+    } finally {
+      for (const extra of taken) {
+        await claims.release(kind, extra, name).catch((err: unknown) => {
+          this.deps.log.warn({ err, claim: extra }, 'could not release an unused name claim; the sweeper will');
+        });
+      }
+    }
+  }
+}

@@ -1,0 +1,177 @@
+// The REST facade over the real custom-resource store on a real API server:
+// the component as main.ts starts it (noauth2, Nova faked), driven over HTTP.
+// Pins what only the real store can show: ids and names across requests,
+// atomic duplicate detection under concurrent POSTs, the in-use rule and the
+// segment cascade.
+import http from 'node:http';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { useNamespace } from '../../support/cluster.ts';
+import type { TestNamespace } from '../../support/cluster.ts';
+import { createKubeClient } from '../../../src/k8s/kube-client.ts';
+import { loadConfig } from '../../../src/config/load.ts';
+import { createComponent } from '../../../src/api/component.ts';
+import type { ApiComponent } from '../../../src/api/component.ts';
+import type { NovaClient, NovaService } from '../../../src/openstack/types.ts';
+
+const COMPUTES = ['compute-1', 'compute-2'];
+
+/** Nova as far as the facade uses it: the nova-compute services. */
+const fakeNova = {
+  async listServices(q: { host?: string; binary?: string }): Promise<NovaService[]> {
+    return COMPUTES.filter((h) => h === q.host).map((host) => ({
+      id: `svc-${host}`,
+      binary: 'nova-compute',
+      host,
+      status: 'enabled',
+      state: 'up',
+      disabled_reason: null,
+      forced_down: false,
+    }));
+  },
+} as unknown as NovaClient;
+
+interface Ctx {
+  ns: TestNamespace;
+  api: ApiComponent;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response documents are checked field by field
+type Doc = any;
+
+function call(api: ApiComponent, method: string, path: string, body?: unknown): Promise<{ status: number; json: Doc }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: api.address().port,
+        method,
+        path,
+        headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {},
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+const facade = suite<Ctx>('facade over the CR store', {} as Ctx);
+
+facade.before(async (ctx) => {
+  ctx.ns = await useNamespace('api-facade');
+  const config = loadConfig({ env: {} }).config;
+  config.DEFAULT.auth_strategy = 'noauth2';
+  ctx.api = await createComponent(
+    {
+      config,
+      namespace: ctx.ns.namespace,
+      kube: createKubeClient(ctx.ns.kc),
+      nova: fakeNova,
+      log: pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' }),
+      metrics: new Registry(),
+      identity: 'api-facade-test',
+      signal: new AbortController().signal,
+    },
+    { listen: { host: '127.0.0.1', port: 0 } },
+  );
+});
+
+facade.after(async (ctx) => {
+  await ctx.api?.stop();
+  await ctx.ns?.cleanup();
+});
+
+const notification = (hostname: string, time: string) => ({
+  notification: {
+    type: 'COMPUTE_HOST',
+    hostname,
+    generated_time: time,
+    payload: { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' },
+  },
+});
+
+facade('segment, host and notification round trip with Masakari shapes', async ({ api }) => {
+  const seg = await call(api, 'POST', '/v1/segments', {
+    segment: { name: 'seg-it', recovery_method: 'auto', service_type: 'COMPUTE' },
+  });
+  assert.is(seg.status, 201);
+  assert.match(seg.json.segment.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000000$/);
+  const sid = seg.json.segment.uuid;
+  assert.is((await call(api, 'GET', `/v1/segments/${sid}`)).json.segment.id, seg.json.segment.id);
+
+  const ghost = await call(api, 'POST', `/v1/segments/${sid}/hosts`, {
+    host: { name: 'ghost', type: 'COMPUTE', control_attributes: 'SSH' },
+  });
+  assert.is(ghost.status, 400);
+  const host = await call(api, 'POST', `/v1/segments/${sid}/hosts`, {
+    host: { name: 'compute-1', type: 'COMPUTE', control_attributes: 'SSH' },
+  });
+  assert.is(host.status, 201);
+  assert.is(host.json.host.failover_segment.uuid, sid);
+
+  const n = await call(api, 'POST', '/v1/notifications', notification('compute-1', '2026-01-01T00:00:00'));
+  assert.is(n.status, 202);
+  assert.is(n.json.notification.status, 'new');
+  const shown = await call(api, 'GET', `/v1/notifications/${n.json.notification.notification_uuid}`);
+  assert.is(shown.status, 200);
+  assert.is(shown.json.notification.generated_time, '2026-01-01T00:00:00.000000');
+
+  const dup = await call(api, 'POST', '/v1/notifications', notification('compute-1', '2026-01-01T00:01:00'));
+  assert.is(dup.status, 409);
+  assert.is(
+    dup.json.conflictingRequest.message,
+    'Notification received from host compute-1 of type COMPUTE_HOST is duplicate.',
+  );
+});
+
+facade('concurrent identical notifications: exactly one is accepted', async ({ api }) => {
+  const seg = await call(api, 'POST', '/v1/segments', {
+    segment: { name: 'seg-race', recovery_method: 'auto', service_type: 'COMPUTE' },
+  });
+  await call(api, 'POST', `/v1/segments/${seg.json.segment.uuid}/hosts`, {
+    host: { name: 'compute-2', type: 'COMPUTE', control_attributes: 'SSH' },
+  });
+  const results = await Promise.all(
+    Array.from({ length: 6 }, () =>
+      call(api, 'POST', '/v1/notifications', notification('compute-2', '2026-02-01T00:00:00')),
+    ),
+  );
+  const statuses = results.map((r) => r.status).sort();
+  assert.equal(statuses, [202, 409, 409, 409, 409, 409]);
+});
+
+facade('concurrent creates of one segment name: exactly one wins', async ({ api }) => {
+  const results = await Promise.all(
+    Array.from({ length: 4 }, () =>
+      call(api, 'POST', '/v1/segments', { segment: { name: 'seg-same', recovery_method: 'auto', service_type: 'X' } }),
+    ),
+  );
+  assert.equal(results.map((r) => r.status).sort(), [201, 409, 409, 409]);
+});
+
+facade('a segment whose host has a new notification refuses update and delete', async ({ api }) => {
+  const list = await call(api, 'GET', '/v1/segments?sort_key=name&sort_dir=asc');
+  const seg = list.json.segments.find((s: { name: string }) => s.name === 'seg-it');
+  const inUse = await call(api, 'PUT', `/v1/segments/${seg.uuid}`, { segment: { description: 'x' } });
+  assert.is(inUse.status, 409);
+  assert.is(
+    inUse.json.conflictingRequest.message,
+    `Failover segment ${seg.uuid} can't be updated as it is in-use to process notifications.`,
+  );
+  const del = await call(api, 'DELETE', `/v1/segments/${seg.uuid}`);
+  assert.is(del.status, 409);
+  assert.is(
+    del.json.conflictingRequest.message,
+    `Failover segment (${seg.uuid}) can't be deleted as it is in-use to process notifications.`,
+  );
+});
+
+facade.run();

@@ -1,0 +1,114 @@
+// Shared set-up for the store's integration tests: a fresh namespace on the
+// shared control plane, a KubeClient, and repositories opened on it (as many
+// as a test needs, to play several facade replicas).
+import { pino } from 'pino';
+import { useNamespace } from '../../support/cluster.ts';
+import { createKubeClient } from '../../../src/k8s/kube-client.ts';
+import { loadConfig } from '../../../src/config/load.ts';
+import type { KubeClient } from '../../../src/k8s/client.ts';
+import { createCrRepository } from '../../../src/store/index.ts';
+import type { CrRepositoryHandle, CrRepositoryOptions } from '../../../src/store/index.ts';
+
+export interface StoreEnv {
+  namespace: string;
+  kube: KubeClient;
+  kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }>;
+  open(opts?: Partial<CrRepositoryOptions>): Promise<CrRepositoryHandle>;
+  close(): Promise<void>;
+}
+
+export async function storeEnv(prefix: string): Promise<StoreEnv> {
+  const ns = await useNamespace(prefix);
+  const kube = createKubeClient(ns.kc);
+  const config = loadConfig({ env: {} }).config;
+  const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
+  const opened: CrRepositoryHandle[] = [];
+  let n = 0;
+  return {
+    namespace: ns.namespace,
+    kube,
+    kubectl: (args, stdin) => ns.kubectl(args, stdin),
+    async open(opts = {}) {
+      const repo = createCrRepository({
+        kube,
+        namespace: ns.namespace,
+        config,
+        log,
+        identity: `${prefix}-replica-${++n}`,
+        ...opts,
+      });
+      await repo.start();
+      opened.push(repo);
+      return repo;
+    },
+    async close() {
+      for (const repo of opened) repo.stop();
+      await ns.cleanup();
+    },
+  };
+}
+
+/** Polls an observable condition (reconcilers act asynchronously); fails with the last value seen. */
+export async function eventually<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T = await probe();
+  while (!ok(last)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 50));
+    last = await probe();
+  }
+  return last;
+}
+
+export const segmentInput = (name: string) => ({
+  name,
+  service_type: 'COMPUTE',
+  recovery_method: 'auto' as const,
+  description: null,
+  enabled: true,
+});
+
+export const hostInput = (name: string) => ({
+  name,
+  type: 'COMPUTE',
+  control_attributes: 'SSH',
+  reserved: false,
+  on_maintenance: false,
+});
+
+/** Asserts that `fn` rejects, with an error of `kind` or one `check` accepts. */
+export async function rejects(
+  fn: () => Promise<unknown>,
+  check: (new (...args: never[]) => Error) | ((e: unknown) => boolean),
+): Promise<unknown> {
+  let error: unknown;
+  try {
+    await fn();
+  } catch (e) {
+    error = e;
+  }
+  if (error === undefined) throw new Error('expected a rejection, got a result');
+  const ok =
+    check.prototype instanceof Error || check === Error
+      ? error instanceof (check as new () => Error)
+      : (check as (e: unknown) => boolean)(error);
+  if (!ok) throw new Error(`unexpected rejection: ${String(error)}`);
+  return error;
+}
+
+/** Splits settled promises into values and errors. */
+export async function settle<T>(promises: Promise<T>[]): Promise<{ ok: T[]; errors: unknown[] }> {
+  const all = await Promise.allSettled(promises);
+  const ok: T[] = [];
+  const errors: unknown[] = [];
+  for (const r of all) {
+    if (r.status === 'fulfilled') ok.push(r.value);
+    else errors.push(r.reason);
+  }
+  return { ok, errors };
+}
