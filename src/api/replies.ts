@@ -6,7 +6,7 @@
 //  - keystonemiddleware's 401.
 
 import { faultNameFor } from '../domain/errors.ts';
-import { pyJsonDumps } from './pyjson.ts';
+import { pyJsonDumps } from '../domain/pyjson.ts';
 
 export interface Reply {
   status: number;

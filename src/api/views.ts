@@ -6,7 +6,7 @@
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
 import type { WorkflowTaskRecord } from '../model/types.ts';
 import { formatWireTime } from '../domain/time.ts';
-import { PyFloat } from './pyjson.ts';
+import { PyFloat } from '../domain/pyjson.ts';
 
 const softDelete = () => ({ deleted_at: null, deleted: false });
 

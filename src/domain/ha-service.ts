@@ -3,6 +3,7 @@
 // have passed the request schemas (validators.ts); the HTTP layer does the
 // policy check in between, in Masakari's order.
 
+import { pyJsonDumps } from './pyjson.ts';
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from './records.ts';
 import type { NewHost, NewSegment, Repository } from './repository.ts';
 import { DuplicateNotificationError, NameTakenError, NotFoundInStoreError } from './repository.ts';
@@ -85,7 +86,8 @@ const NOTIFICATION_COLUMNS: ColumnSet<NotificationRecord> = {
     notification_uuid: (r) => r.notification_uuid,
     generated_time: (r) => r.generated_time,
     type: (r) => r.type,
-    payload: (r) => JSON.stringify(r.payload),
+    // Masakari stores the payload as json.dumps text and sorts by that text.
+    payload: (r) => pyJsonDumps(r.payload),
     status: (r) => r.status,
     source_host_uuid: (r) => r.source_host_uuid,
     failover_segment_uuid: (r) => r.failover_segment_uuid,

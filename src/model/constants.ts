@@ -29,6 +29,16 @@ export const LABELS = {
 
 export const MANAGED_BY = 'masakari-operator';
 
+/** Annotations the operator writes on its own objects. */
+export const ANNOTATIONS = {
+  /**
+   * On Notification: the payload's key order as the sender wrote it (JSON
+   * array). The API server stores maps with sorted keys; Masakari returns the
+   * payload in the sender's order, so the facade restores it from here.
+   */
+  payloadOrder: `${GROUP}/payload-order`,
+} as const;
+
 /** Field managers used for every write, so server-side apply ownership is legible. */
 export const FIELD_MANAGERS = {
   api: 'masakari-api',

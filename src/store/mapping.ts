@@ -2,7 +2,7 @@
 // records of src/domain/records.ts built here. Which object is visible to
 // Masakari clients at all ("admitted") is decided here too, so the rule lives
 // in one place: see isAdmitted().
-import { CONDITIONS, LABELS } from '../model/constants.ts';
+import { ANNOTATIONS, CONDITIONS, LABELS } from '../model/constants.ts';
 import type { Condition, FailoverSegment, HaHost, MasakariObject, Notification, VMoveRecord } from '../model/types.ts';
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
 import { toRecordTime } from './time.ts';
@@ -103,7 +103,7 @@ export function toNotificationRecord(n: Notification): NotificationRecord {
     generated_time: n.spec.generatedTime,
     source_host_uuid: st?.sourceHostUuid || n.metadata.labels?.[LABELS.hostUuid] || '',
     type: n.spec.type,
-    payload: n.spec.payload,
+    payload: inSenderOrder(n.spec.payload, n.metadata.annotations?.[ANNOTATIONS.payloadOrder]),
     // A notification whose status has no phase has not been picked up: Masakari's 'new'.
     status: st?.phase ?? 'new',
     failover_segment_uuid: st?.failoverSegmentUuid || n.metadata.labels?.[LABELS.segmentUuid] || '',
@@ -133,4 +133,24 @@ export function toVMoveView(notificationUuid: string, v: VMoveRecord): VMoveReco
     created_at: toRecordTime(v.createdAt) ?? '',
     updated_at: toRecordTime(v.updatedAt),
   };
+}
+
+/**
+ * The payload with its keys in the order the sender wrote them (recorded in
+ * an annotation at intake), falling back to the stored (sorted) order for
+ * notifications created without it, e.g. by kubectl.
+ */
+export function inSenderOrder(payload: Record<string, string>, order: string | undefined): Record<string, string> {
+  if (!order) return payload;
+  let keys: unknown;
+  try {
+    keys = JSON.parse(order);
+  } catch {
+    return payload;
+  }
+  if (!Array.isArray(keys)) return payload;
+  const out: Record<string, string> = {};
+  for (const k of keys) if (typeof k === 'string' && Object.hasOwn(payload, k)) out[k] = payload[k] as string;
+  for (const [k, v] of Object.entries(payload)) if (!Object.hasOwn(out, k)) out[k] = v;
+  return out;
 }

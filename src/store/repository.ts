@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { KubeClient, ResourceRef } from '../k8s/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
-import { API_VERSION, FIELD_MANAGERS, FINALIZERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
+import { ANNOTATIONS, API_VERSION, FIELD_MANAGERS, FINALIZERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type {
   FailoverSegment,
   FailoverSegmentSpec,
@@ -176,8 +176,10 @@ export class CrRepository implements Repository {
     for (let attempt = 1; ; attempt++) {
       const uuid = randomUUID();
       const name = restObjectName(s.name, uuid, 'segment');
-      const id = await ids.segments.next();
+      // Claim first: a create refused for its name must not consume an id
+      // (Masakari's auto-increment does not either, and clients see ids).
       await claims.take('segment', s.name, { name });
+      const id = await ids.segments.next();
       const body: FailoverSegment = {
         apiVersion: API_VERSION,
         kind: 'FailoverSegment',
@@ -233,8 +235,10 @@ export class CrRepository implements Repository {
     for (let attempt = 1; ; attempt++) {
       const uuid = randomUUID();
       const name = restObjectName(h.name, uuid, 'host');
-      const id = await ids.hosts.next();
+      // Claim first: a create refused for its name must not consume an id
+      // (Masakari's auto-increment does not either, and clients see ids).
       await claims.take('host', h.name, { name });
+      const id = await ids.hosts.next();
       const body: HaHost = {
         apiVersion: API_VERSION,
         kind: 'HaHost',
@@ -395,6 +399,7 @@ export class CrRepository implements Repository {
           [LABELS.hostUuid]: n.source_host_uuid,
           [LABELS.managedBy]: MANAGED_BY,
         },
+        annotations: { [ANNOTATIONS.payloadOrder]: JSON.stringify(Object.keys(n.payload)) },
       },
       spec: { type: n.type, hostname: host.spec.name, generatedTime: fp.generatedTime, payload: n.payload },
     };

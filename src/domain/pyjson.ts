@@ -2,7 +2,7 @@
 // oslo.serialization's jsonutils.dumps): ', ' and ': ' separators, every
 // non-ASCII character escaped as \uXXXX, floats printed by repr().
 
-import { reprNumber } from '../domain/python-repr.ts';
+import { reprNumber } from './python-repr.ts';
 
 /** A number Python holds as a float (prints 1.0, not 1). */
 export class PyFloat {

@@ -1,0 +1,181 @@
+// Acceptance: the real OpenStack clients from PyPI work against the facade,
+// unchanged. The facade runs with keystone auth against the simulator's
+// Keystone, whose catalog points `instance-ha` at the facade — exactly how a
+// cloud is wired. Covers the openstack CLI (python-masakariclient plugin) and
+// openstacksdk's instance_ha proxy.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startStack, type Stack } from './support/stack.ts';
+import { e2eVenv } from './support/python-env.ts';
+
+const run = promisify(execFile);
+
+/** What test/e2e/python/sdk_flow.py prints. */
+interface SdkOut {
+  segment_create: { name: string };
+  segment_list: string[];
+  segment_update: string;
+  host_create: { name: string };
+  host_list: string[];
+  host_update_reserved: boolean;
+  notification_create: { id: string; status: string };
+  notification_list: string[];
+  notification_get: { status: string; has_details: boolean };
+  vmoves: string[];
+}
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+const cli = suite<{ stack?: Stack; venv?: string }>('openstack CLI and openstacksdk');
+
+// uvu swallows errors thrown by hooks, so the stack starts lazily inside the
+// first test and a failure to start is reported as that test's failure.
+let starting: Promise<{ stack: Stack; venv: string }> | undefined;
+async function ensureStack(ctx: { stack?: Stack; venv?: string }): Promise<void> {
+  starting ??= (async () => {
+    const venv = await e2eVenv();
+    const stack = await startStack({
+      prefix: 'clients',
+      components: 'api',
+      auth: 'keystone',
+      sim: { hosts: ['cli-host-1', 'cli-host-2', 'sdk-host-1'] },
+    });
+    return { stack, venv };
+  })();
+  Object.assign(ctx, await starting);
+}
+
+cli.after(async (ctx) => {
+  await ctx.stack?.stop();
+});
+
+async function openstack(ctx: { stack?: Stack; venv?: string }, args: string[]): Promise<unknown> {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...(ctx.stack?.sim.credentials ?? {}) };
+  try {
+    const r = await run(path.join(ctx.venv as string, 'bin/openstack'), [...args, '-f', 'json'], {
+      env,
+      timeout: 60_000,
+    });
+    return r.stdout.trim() === '' ? null : JSON.parse(r.stdout);
+  } catch (e) {
+    const err = e as { stderr?: string; stdout?: string; message: string };
+    throw new Error(`openstack ${args.join(' ')} failed: ${err.stderr || err.stdout || err.message}`);
+  }
+}
+
+async function openstackNoOutput(ctx: { stack?: Stack; venv?: string }, args: string[]): Promise<void> {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...(ctx.stack?.sim.credentials ?? {}) };
+  await run(path.join(ctx.venv as string, 'bin/openstack'), args, { env, timeout: 60_000 }).catch(
+    (e: { stderr?: string; message: string }) => {
+      throw new Error(`openstack ${args.join(' ')} failed: ${e.stderr || e.message}`);
+    },
+  );
+}
+
+cli('segment, host, notification and vmove commands succeed', async (ctx) => {
+  await ensureStack(ctx);
+  const seg = (await openstack(ctx, [
+    'segment',
+    'create',
+    'cli-seg',
+    'auto',
+    'COMPUTE',
+    '--description',
+    'from the CLI',
+  ])) as Record<string, unknown>;
+  assert.is(seg.name, 'cli-seg');
+  const segId = seg.uuid as string;
+  const list = (await openstack(ctx, ['segment', 'list'])) as Array<Record<string, unknown>>;
+  assert.ok(list.some((s) => s.name === 'cli-seg'));
+  const shown = (await openstack(ctx, ['segment', 'show', segId])) as Record<string, unknown>;
+  assert.is(shown.description, 'from the CLI');
+  const upd = (await openstack(ctx, [
+    'segment',
+    'update',
+    segId,
+    '--recovery_method',
+    'rh_priority',
+    '--is_enabled',
+    'False',
+  ])) as Record<string, unknown>;
+  assert.is(upd.recovery_method, 'rh_priority');
+
+  const host = (await openstack(ctx, ['segment', 'host', 'create', 'cli-host-1', 'COMPUTE', 'SSH', segId])) as Record<
+    string,
+    unknown
+  >;
+  assert.is(host.name, 'cli-host-1');
+  const hostId = host.uuid as string;
+  await openstack(ctx, ['segment', 'host', 'create', 'cli-host-2', 'COMPUTE', 'SSH', segId, '--reserved', 'True']);
+  const hosts = (await openstack(ctx, ['segment', 'host', 'list', segId])) as Array<Record<string, unknown>>;
+  assert.equal(hosts.map((h) => h.name).sort(), ['cli-host-1', 'cli-host-2']);
+  const hshow = (await openstack(ctx, ['segment', 'host', 'show', segId, hostId])) as Record<string, unknown>;
+  assert.is(hshow.name, 'cli-host-1');
+  const hupd = (await openstack(ctx, [
+    'segment',
+    'host',
+    'update',
+    segId,
+    hostId,
+    '--control_attributes',
+    'IPMI',
+  ])) as Record<string, unknown>;
+  assert.is(hupd.control_attributes, 'IPMI');
+
+  const n = (await openstack(ctx, [
+    'notification',
+    'create',
+    'COMPUTE_HOST',
+    'cli-host-1',
+    '2026-11-29T10:00:00',
+    '{"event": "STOPPED", "host_status": "NORMAL", "cluster_status": "OFFLINE"}',
+  ])) as Record<string, unknown>;
+  assert.is(n.status, 'new');
+  const nid = n.notification_uuid as string;
+  const nlist = (await openstack(ctx, ['notification', 'list'])) as Array<Record<string, unknown>>;
+  assert.ok(nlist.some((x) => x.notification_uuid === nid));
+  const nshow = (await openstack(ctx, ['notification', 'show', nid])) as Record<string, unknown>;
+  assert.ok('recovery_workflow_details' in nshow, 'the CLI asks for 1.3 and shows progress details');
+  const vmoves = (await openstack(ctx, ['notification', 'vmove', 'list', nid])) as unknown[];
+  assert.ok(Array.isArray(vmoves));
+
+  // the segment is in use while the notification is new: deletes are refused
+  let refused = false;
+  try {
+    await openstackNoOutput(ctx, ['segment', 'host', 'delete', segId, hostId]);
+  } catch (e) {
+    refused = /in-use|409/.test((e as Error).message);
+  }
+  assert.ok(refused, 'host delete is refused with 409 while its notification is new');
+});
+
+cli('openstacksdk instance_ha proxy round trip', async (ctx) => {
+  await ensureStack(ctx);
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...(ctx.stack?.sim.credentials ?? {}) };
+  const r = await run(
+    path.join(ctx.venv as string, 'bin/python'),
+    [path.join(here, 'python/sdk_flow.py'), 'sdk-host-1'],
+    {
+      env,
+      timeout: 120_000,
+    },
+  ).catch((e: { stderr?: string; message: string }) => {
+    throw new Error(`sdk_flow.py failed: ${e.stderr || e.message}`);
+  });
+  const out = JSON.parse(r.stdout.trim().split('\n').pop() as string) as SdkOut;
+  assert.is(out.segment_create.name, 'sdk-seg');
+  assert.ok(out.segment_list.includes('sdk-seg'));
+  assert.is(out.segment_update, 'from sdk');
+  assert.is(out.host_create.name, 'sdk-host-1');
+  assert.equal(out.host_list, ['sdk-host-1']);
+  assert.is(out.host_update_reserved, true);
+  assert.is(out.notification_create.status, 'new');
+  assert.ok(out.notification_list.includes(out.notification_create.id));
+  assert.is(out.notification_get.has_details, true);
+  assert.equal(out.vmoves, []);
+});
+
+cli.run();

@@ -1,0 +1,90 @@
+// Runs the reference masakari-api 22.0.0 (from PyPI) on loopback: noauth2,
+// SQLite, the in-process `fake://` RPC transport (no engine, so notifications
+// stay `new`, like our facade with MASAKARI_COMPONENTS=api), pointed at a
+// Keystone/Nova (our simulator) for the host-name check.
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtemp, writeFile, copyFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort, waitForHttp } from './net.ts';
+
+const run = promisify(execFile);
+
+export interface ReferenceOptions {
+  venv: string;
+  /** Keystone v3 URL Masakari's service user authenticates against. */
+  authUrl: string;
+  username: string;
+  password: string;
+  projectName: string;
+  /** Seconds an RPC call (GET notification at >= 1.1) waits for an engine. */
+  rpcResponseTimeout?: number;
+}
+
+export interface ReferenceMasakari {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startReferenceMasakari(o: ReferenceOptions): Promise<ReferenceMasakari> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'masakari-ref-'));
+  const port = await freePort();
+  await copyFile(path.join(o.venv, 'etc/masakari/api-paste.ini'), path.join(dir, 'api-paste.ini'));
+  const conf = path.join(dir, 'masakari.conf');
+  await writeFile(
+    conf,
+    [
+      '[DEFAULT]',
+      'auth_strategy = noauth2',
+      'masakari_api_listen = 127.0.0.1',
+      `masakari_api_listen_port = ${port}`,
+      'masakari_api_workers = 1',
+      'transport_url = fake://',
+      // No coordination backend: Masakari would sleep 0..5 s per notification.
+      'notification_delay_max = 0',
+      `rpc_response_timeout = ${o.rpcResponseTimeout ?? 2}`,
+      `api_paste_config = ${path.join(dir, 'api-paste.ini')}`,
+      `os_privileged_user_auth_url = ${o.authUrl}`,
+      `os_privileged_user_name = ${o.username}`,
+      `os_privileged_user_password = ${o.password}`,
+      `os_privileged_user_tenant = ${o.projectName}`,
+      '[database]',
+      `connection = sqlite:///${path.join(dir, 'masakari.db')}`,
+      '[taskflow]',
+      `connection = sqlite:///${path.join(dir, 'taskflow.db')}`,
+      '[keystone_authtoken]',
+      'auth_type = password',
+      '[oslo_messaging_notifications]',
+      'driver = noop',
+      '',
+    ].join('\n'),
+  );
+  await run(path.join(o.venv, 'bin/masakari-manage'), ['--config-file', conf, 'db', 'sync'], { timeout: 120_000 });
+  const child: ChildProcess = spawn(path.join(o.venv, 'bin/masakari-api'), ['--config-file', conf], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: false,
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-20_000);
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHttp(`${url}/`, 60_000);
+  } catch (e) {
+    child.kill('SIGKILL');
+    throw new Error(`reference masakari-api did not start: ${(e as Error).message}\n${stderr}`);
+  }
+  return {
+    url,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await new Promise((r) => setTimeout(r, 200));
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
