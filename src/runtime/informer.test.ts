@@ -1,0 +1,334 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { pino } from 'pino';
+import { KubeError } from '../k8s/client.ts';
+import type { KubeList, WatchEvent, WatchOptions } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { KubeInformer } from './informer.ts';
+import type { InformerDeps } from './informer.ts';
+import { ScriptedKube } from './testing/scripted-kube.ts';
+import type { InformerOptions } from './types.ts';
+
+interface Obj {
+  metadata: { name: string; resourceVersion: string; labels?: Record<string, string> };
+  data?: string;
+}
+const obj = (name: string, rv: number, data?: string, labels?: Record<string, string>): Obj => ({
+  metadata: { name, resourceVersion: String(rv), ...(labels ? { labels } : {}) },
+  ...(data ? { data } : {}),
+});
+
+const log = pino({ level: 'silent' });
+const until = async (cond: () => boolean, ms = 2000): Promise<void> => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 2));
+  }
+};
+
+/** A watch the test drives: emit events, end it normally or fail it. */
+class Session {
+  ended = false;
+  constructor(
+    readonly opts: WatchOptions,
+    private readonly onEvent: (e: WatchEvent<Obj>) => void,
+    readonly signal: AbortSignal,
+    private readonly finish: (err?: unknown) => void,
+  ) {
+    signal.addEventListener('abort', () => this.end());
+  }
+  emit(type: WatchEvent<Obj>['type'], o: Obj): void {
+    this.onEvent({ type, object: o });
+  }
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.finish();
+  }
+  fail(err: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.finish(err);
+  }
+}
+
+function setup(
+  lists: Array<KubeList<Obj> | KubeError>,
+  opts: Partial<InformerOptions<Obj>> = {},
+  deps: Partial<InformerDeps> = {},
+) {
+  const sessions: Session[] = [];
+  let listCalls = 0;
+  const kube = new ScriptedKube({
+    list: () => {
+      const next = lists[Math.min(listCalls++, lists.length - 1)]!;
+      if (next instanceof KubeError) throw next;
+      return next;
+    },
+    watch: (_ref, _ns, o, onEvent, signal) =>
+      new Promise<void>((resolve, reject) => {
+        sessions.push(
+          new Session(o, onEvent as (e: WatchEvent<Obj>) => void, signal, (err) => (err ? reject(err) : resolve())),
+        );
+      }),
+  });
+  const informer = new KubeInformer<Obj>(
+    RESOURCES.configMaps,
+    { namespace: 'ns', ...opts },
+    { kube, log, backoff: { initialMs: 1, maxMs: 5 }, healthyAfterMs: 0, ...deps },
+  );
+  const events: string[] = [];
+  informer.on('add', (o) => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`));
+  informer.on('update', (o, old) =>
+    events.push(`update ${o.metadata.name}@${old?.metadata.resourceVersion}->${o.metadata.resourceVersion}`),
+  );
+  informer.on('delete', (o) => events.push(`delete ${o.metadata.name}`));
+  return { kube, informer, sessions, events, listCalls: () => listCalls };
+}
+
+const list = (rv: number, ...items: Obj[]): KubeList<Obj> => ({ metadata: { resourceVersion: String(rv) }, items });
+
+test('start resolves once the first list is cached, announcing each object as an add', async () => {
+  const h = setup([list(10, obj('a', 5), obj('b', 7))]);
+  assert.not.ok(h.informer.hasSynced());
+  await h.informer.start();
+  assert.ok(h.informer.hasSynced());
+  assert.equal(h.events, ['add a@5', 'add b@7']);
+  assert.is(h.informer.get('a')?.metadata.resourceVersion, '5');
+  assert.is(h.informer.list().length, 2);
+  assert.is(h.informer.lastResourceVersion(), '10');
+  h.informer.stop();
+});
+
+test('the watch starts at the list version with bookmarks and a ~300 s server timeout', async () => {
+  const h = setup([list(10)]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  const o = h.sessions[0]!.opts;
+  assert.is(o.resourceVersion, '10');
+  assert.is(o.allowWatchBookmarks, true);
+  assert.ok(o.timeoutSeconds! >= 270 && o.timeoutSeconds! <= 330);
+  h.informer.stop();
+});
+
+test('watch events update the cache and reach handlers with the old object', async () => {
+  const h = setup([list(10, obj('a', 5))]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  const s = h.sessions[0]!;
+  s.emit('ADDED', obj('b', 11));
+  s.emit('MODIFIED', obj('a', 12, 'x'));
+  s.emit('DELETED', obj('b', 13));
+  assert.equal(h.events, ['add a@5', 'add b@11', 'update a@5->12', 'delete b']);
+  assert.is(h.informer.get('a')?.data, 'x');
+  assert.is(h.informer.get('b'), undefined);
+  assert.is(h.informer.lastResourceVersion(), '13');
+  h.informer.stop();
+});
+
+test('a watch that ends resumes from the last bookmark without relisting', async () => {
+  const h = setup([list(10)]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.sessions[0]!.emit('BOOKMARK', obj('', 20));
+  h.sessions[0]!.end();
+  await until(() => h.sessions.length === 2);
+  assert.is(h.sessions[1]!.opts.resourceVersion, '20');
+  assert.is(h.listCalls(), 1);
+  h.informer.stop();
+});
+
+test('410 Gone relists and announces objects that vanished meanwhile as deletes', async () => {
+  const h = setup([list(10, obj('a', 5), obj('b', 6)), list(30, obj('b', 25), obj('c', 28))]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.sessions[0]!.fail(new KubeError(410, 'Expired', 'too old resource version'));
+  await until(() => h.sessions.length === 2);
+  assert.is(h.listCalls(), 2);
+  assert.equal(h.events.slice(2), ['update b@6->25', 'add c@28', 'delete a']);
+  assert.is(h.sessions[1]!.opts.resourceVersion, '30');
+  h.informer.stop();
+});
+
+test('any other error restarts the watch from the same version after a backoff', async () => {
+  const h = setup([list(10)]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.sessions[0]!.emit('ADDED', obj('a', 11));
+  h.sessions[0]!.fail(new KubeError(0, 'NetworkError', 'reset'));
+  await until(() => h.sessions.length === 2);
+  assert.is(h.sessions[1]!.opts.resourceVersion, '11');
+  assert.is(h.listCalls(), 1);
+  h.informer.stop();
+});
+
+test('a failing first list is retried until it succeeds', async () => {
+  const h = setup([new KubeError(503, 'ServiceUnavailable', 'x'), new KubeError(0, 'NetworkError', 'y'), list(3)]);
+  await h.informer.start();
+  assert.is(h.listCalls(), 3);
+  h.informer.stop();
+});
+
+test('a silent watch is restarted by the watchdog', async () => {
+  const h = setup([list(10)], { watchdogMs: 40 });
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  await until(() => h.sessions.length === 2, 3000);
+  assert.ok(h.sessions[0]!.signal.aborted);
+  assert.is(h.sessions[1]!.opts.resourceVersion, '10');
+  h.informer.stop();
+});
+
+test('the periodic resync relists and re-announces unchanged objects as updates', async () => {
+  const h = setup([list(10, obj('a', 5)), list(12, obj('a', 5), obj('b', 11))], { resyncMs: 60 });
+  await h.informer.start();
+  await until(() => h.listCalls() === 2, 3000);
+  await until(() => h.events.length >= 3);
+  assert.equal(h.events, ['add a@5', 'add b@11', 'update a@5->5']);
+  h.informer.stop();
+});
+
+test('upsertLocal wins over an older watch event for the same object', async () => {
+  const h = setup([list(10, obj('a', 5))]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.informer.upsertLocal(obj('a', 15, 'mine'));
+  h.sessions[0]!.emit('MODIFIED', obj('a', 12, 'stale'));
+  assert.is(h.informer.get('a')?.data, 'mine');
+  h.sessions[0]!.emit('MODIFIED', obj('a', 15, 'mine'));
+  h.sessions[0]!.emit('MODIFIED', obj('a', 16, 'newer'));
+  assert.is(h.informer.get('a')?.data, 'newer');
+  assert.equal(h.events, ['add a@5', 'update a@5->15', 'update a@15->16']);
+  h.informer.stop();
+});
+
+test('deleteLocal hides the object at once and ignores older in-flight events for it', async () => {
+  const h = setup([list(10, obj('a', 5))]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.informer.deleteLocal('a');
+  assert.is(h.informer.get('a'), undefined);
+  assert.equal(h.informer.list(), []);
+  h.sessions[0]!.emit('MODIFIED', obj('a', 5));
+  assert.is(h.informer.get('a'), undefined);
+  h.sessions[0]!.emit('DELETED', obj('a', 11));
+  assert.equal(h.events, ['add a@5', 'delete a']);
+  h.sessions[0]!.emit('ADDED', obj('a', 12, 'recreated'));
+  assert.is(h.informer.get('a')?.data, 'recreated');
+  h.informer.stop();
+});
+
+test('a relist taken before a local write does not undo it', async () => {
+  const h = setup([list(10, obj('a', 5)), list(12, obj('a', 5))]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.informer.upsertLocal(obj('a', 14, 'mine'));
+  h.informer.upsertLocal(obj('n', 13, 'new'));
+  h.sessions[0]!.fail(new KubeError(410, 'Expired', 'gone'));
+  await until(() => h.sessions.length === 2);
+  assert.is(h.informer.get('a')?.data, 'mine');
+  assert.is(h.informer.get('n')?.data, 'new');
+  h.informer.stop();
+});
+
+test('the watch resumes from the server position, never from a local write', async () => {
+  const h = setup([list(10)]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.informer.upsertLocal(obj('a', 50));
+  assert.is(h.informer.lastResourceVersion(), '50');
+  h.sessions[0]!.end();
+  await until(() => h.sessions.length === 2);
+  assert.is(h.sessions[1]!.opts.resourceVersion, '10');
+  h.informer.stop();
+});
+
+test('waitForResourceVersion resolves when the cache reaches the version, false on timeout', async () => {
+  const h = setup([list(10)]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  assert.is(await h.informer.waitForResourceVersion('9', 10), true);
+  const waiting = h.informer.waitForResourceVersion('12', 1000);
+  h.sessions[0]!.emit('ADDED', obj('a', 11));
+  h.sessions[0]!.emit('BOOKMARK', obj('', 12));
+  assert.is(await waiting, true);
+  assert.is(await h.informer.waitForResourceVersion('100', 20), false);
+  h.informer.stop();
+});
+
+test('secondary indexes follow updates and deletes', async () => {
+  const h = setup([list(10, obj('a', 5, undefined, { seg: 's1' }), obj('b', 6, undefined, { seg: 's1' }))], {
+    indexes: { seg: (o) => (o.metadata.labels?.seg ? [o.metadata.labels.seg] : []) },
+  });
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  assert.equal(
+    h.informer
+      .byIndex('seg', 's1')
+      .map((o) => o.metadata.name)
+      .sort(),
+    ['a', 'b'],
+  );
+  h.sessions[0]!.emit('MODIFIED', obj('a', 11, undefined, { seg: 's2' }));
+  h.sessions[0]!.emit('DELETED', obj('b', 12));
+  assert.equal(h.informer.byIndex('seg', 's1'), []);
+  assert.equal(
+    h.informer.byIndex('seg', 's2').map((o) => o.metadata.name),
+    ['a'],
+  );
+  assert.throws(() => h.informer.byIndex('nope', 'x'), /unknown index/);
+  h.informer.stop();
+});
+
+test('a throwing handler does not stop other handlers or the informer', async () => {
+  const h = setup([list(10)]);
+  h.informer.on('add', () => {
+    throw new Error('bad handler');
+  });
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.sessions[0]!.emit('ADDED', obj('a', 11));
+  h.sessions[0]!.emit('ADDED', obj('b', 12));
+  assert.equal(h.events, ['add a@11', 'add b@12']);
+  h.informer.stop();
+});
+
+test('start rejects when the cache cannot sync in time', async () => {
+  const h = setup(
+    [new KubeError(404, 'NotFound', 'the server could not find the requested resource')],
+    {},
+    {
+      syncTimeoutMs: 30,
+    },
+  );
+  try {
+    await h.informer.start();
+    assert.unreachable('should have rejected');
+  } catch (err) {
+    assert.match((err as Error).message, /did not sync within 30 ms/);
+  }
+});
+
+test('stop ends the watch and pending waits', async () => {
+  const h = setup([list(10)]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  const waiting = h.informer.waitForResourceVersion('99', 5000);
+  h.informer.stop();
+  assert.ok(h.sessions[0]!.signal.aborted);
+  assert.is(await waiting, false);
+});
+
+test('start after stop rejects at once', async () => {
+  const h = setup([list(1)]);
+  h.informer.stop();
+  try {
+    await h.informer.start();
+    assert.unreachable('should have rejected');
+  } catch (err) {
+    assert.match((err as Error).message, /after stop/);
+  }
+});
+
+test.run();

@@ -1,0 +1,295 @@
+// Leader election on a coordination.k8s.io/v1 Lease, following client-go's
+// tools/leaderelection algorithm. Only local clocks are trusted: a lease held
+// by someone else is considered expired when we have seen the same record,
+// unchanged, for its leaseDuration by OUR clock (never by comparing the
+// remote renewTime with our time, so clock skew between nodes cannot make
+// two leaders).
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { KubeClient } from '../k8s/client.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { sleepUnlessAborted } from './backoff.ts';
+import { leaderMetrics } from './metrics.ts';
+import { microTime } from './timefmt.ts';
+
+export interface LeaderElectionOptions {
+  kube: KubeClient;
+  namespace: string;
+  /** Lease name. */
+  name: string;
+  /** This candidate (pod name or hostname + pid); unique among candidates. */
+  identity: string;
+  /** Runs while we lead; its signal aborts when leadership ends. Awaited before the lease is released. */
+  onStartedLeading: (signal: AbortSignal) => Promise<void> | void;
+  onStoppedLeading: () => void;
+  onNewLeader?: (identity: string) => void;
+  /** Aborting it stops campaigning; a leader steps down and releases the lease. */
+  signal: AbortSignal;
+  /** Non-leaders wait this long after last seeing the record change; default 15 s. */
+  leaseDurationMs?: number;
+  /** A leader that cannot renew for this long steps down; default 10 s (must be < leaseDuration). */
+  renewDeadlineMs?: number;
+  /** Interval between attempts; default 2 s. */
+  retryPeriodMs?: number;
+  /** Acquire attempts are spread over [retry, retry*(1+jitter)]; default 1.2. */
+  jitterFactor?: number;
+  /** Clear holderIdentity on graceful stop so the next candidate takes over at once; default true. */
+  releaseOnCancel?: boolean;
+  log: Logger;
+  metrics?: Registry;
+  /** Local clock; injectable for tests. */
+  now?: () => number;
+}
+
+interface LeaseSpec {
+  holderIdentity?: string | null;
+  leaseDurationSeconds?: number;
+  acquireTime?: string | null;
+  renewTime?: string | null;
+  leaseTransitions?: number;
+}
+
+interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace?: string; resourceVersion?: string };
+  spec?: LeaseSpec;
+}
+
+/**
+ * Campaigns until signal aborts, leading whenever it holds the lease; after
+ * losing the lease it waits for the lead work to return and campaigns again.
+ * Resolves once signal has aborted and any leadership has been handed back.
+ */
+export async function runLeaderElection(o: LeaderElectionOptions): Promise<void> {
+  const elector = new LeaderElector(o);
+  await elector.run();
+}
+
+class LeaderElector {
+  private readonly leaseMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryMs: number;
+  private readonly jitter: number;
+  private readonly now: () => number;
+  private readonly log: Logger;
+  private readonly setStatus: (leading: boolean) => void;
+  /** The last lease record we saw, and when (our clock) we first saw it that way. */
+  private observed: { spec: LeaseSpec; key: string; resourceVersion?: string } | undefined;
+  private observedAt = 0;
+  private reportedLeader: string | undefined;
+
+  constructor(private readonly o: LeaderElectionOptions) {
+    this.leaseMs = o.leaseDurationMs ?? 15_000;
+    this.renewDeadlineMs = o.renewDeadlineMs ?? 10_000;
+    this.retryMs = o.retryPeriodMs ?? 2_000;
+    this.jitter = o.jitterFactor ?? 1.2;
+    this.now = o.now ?? Date.now;
+    if (this.renewDeadlineMs >= this.leaseMs) throw new Error('leader election: renewDeadline must be < leaseDuration');
+    if (this.retryMs * this.jitter >= this.renewDeadlineMs) {
+      throw new Error('leader election: retryPeriod * jitter must be < renewDeadline');
+    }
+    this.log = o.log.child({ lease: `${o.namespace}/${o.name}`, identity: o.identity });
+    this.setStatus = o.metrics ? leaderMetrics(o.metrics, o.name) : () => undefined;
+  }
+
+  async run(): Promise<void> {
+    const signal = this.o.signal;
+    while (!signal.aborted) {
+      if (!(await this.acquire())) break;
+      await this.lead();
+      if (!signal.aborted) await sleepUnlessAborted(this.retryMs, signal);
+    }
+  }
+
+  /** Tries every retryPeriod (jittered) until it holds the lease; false if stopped first. */
+  private async acquire(): Promise<boolean> {
+    const signal = this.o.signal;
+    this.log.info('campaigning for the lease');
+    while (!signal.aborted) {
+      if (await this.tryAcquireOrRenew(this.renewDeadlineMs)) return true;
+      await sleepUnlessAborted(this.retryMs * (1 + Math.random() * this.jitter), signal);
+    }
+    return false;
+  }
+
+  /** Leads until renewals fail for renewDeadline, the lead work returns, or we are stopped. */
+  private async lead(): Promise<void> {
+    const leading = new AbortController();
+    this.log.info('became leader');
+    this.setStatus(true);
+    const work = (async () => {
+      try {
+        await this.o.onStartedLeading(leading.signal);
+      } catch (err) {
+        this.log.error({ err }, 'lead work failed');
+      }
+    })();
+    let workEnded = false;
+    void work.then(() => {
+      workEnded = true;
+    });
+    let lost = false;
+    const stop = AbortSignal.any([this.o.signal, leading.signal]);
+    while (!stop.aborted && !workEnded) {
+      await sleepUnlessAborted(this.retryMs, stop);
+      if (stop.aborted || workEnded) break;
+      if (!(await this.renew(stop))) {
+        lost = !stop.aborted;
+        break;
+      }
+    }
+    if (lost)
+      this.log.warn({ renewDeadlineMs: this.renewDeadlineMs }, 'could not renew the lease in time; stepping down');
+    else if (workEnded && !this.o.signal.aborted) this.log.warn('lead work returned while leading; stepping down');
+    leading.abort();
+    // The work must be over before the lease is handed back, or two leaders would overlap.
+    await work;
+    this.setStatus(false);
+    if (!lost && (this.o.releaseOnCancel ?? true)) await this.release();
+    try {
+      this.o.onStoppedLeading();
+    } catch (err) {
+      this.log.error({ err }, 'onStoppedLeading threw');
+    }
+    this.log.info('stopped leading');
+  }
+
+  /** Renews every retryPeriod until success; false once renewDeadline passed without one. */
+  private async renew(stop: AbortSignal): Promise<boolean> {
+    const deadline = this.now() + this.renewDeadlineMs;
+    while (!stop.aborted) {
+      const remaining = deadline - this.now();
+      if (remaining <= 0) return false;
+      if (await this.tryAcquireOrRenew(remaining)) return true;
+      await sleepUnlessAborted(Math.min(this.retryMs, Math.max(0, deadline - this.now())), stop);
+    }
+    return true;
+  }
+
+  /** One client-go tryAcquireOrRenew round, bounded by timeoutMs. */
+  private async tryAcquireOrRenew(timeoutMs: number): Promise<boolean> {
+    try {
+      return await withTimeout(this.attempt(), timeoutMs);
+    } catch (err) {
+      this.log.warn({ err }, 'lease acquire/renew attempt failed');
+      return false;
+    }
+  }
+
+  private async attempt(): Promise<boolean> {
+    const { kube, namespace, name, identity } = this.o;
+    const now = this.now();
+    const stamp = microTime(new Date(now));
+    const leaseSeconds = Math.ceil(this.leaseMs / 1000);
+    let lease: Lease;
+    try {
+      lease = await kube.get<Lease>(RESOURCES.leases, namespace, name);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      const spec: LeaseSpec = {
+        holderIdentity: identity,
+        leaseDurationSeconds: leaseSeconds,
+        acquireTime: stamp,
+        renewTime: stamp,
+        leaseTransitions: 0,
+      };
+      try {
+        const created = await kube.create<Lease>(RESOURCES.leases, namespace, {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace },
+          spec,
+        });
+        this.see(created, now);
+        return true;
+      } catch (e) {
+        if (isAlreadyExists(e)) return false;
+        throw e;
+      }
+    }
+    const old = lease.spec ?? {};
+    this.see(lease, now);
+    const holder = old.holderIdentity ?? '';
+    const expiresAt = this.observedAt + (old.leaseDurationSeconds ?? leaseSeconds) * 1000;
+    if (holder !== '' && holder !== identity && expiresAt > now) return false;
+
+    const renewing = holder === identity;
+    const spec: LeaseSpec = {
+      holderIdentity: identity,
+      leaseDurationSeconds: leaseSeconds,
+      acquireTime: renewing && old.acquireTime ? old.acquireTime : stamp,
+      renewTime: stamp,
+      leaseTransitions: (old.leaseTransitions ?? 0) + (renewing ? 0 : 1),
+    };
+    try {
+      const updated = await kube.replace<Lease>(RESOURCES.leases, namespace, name, { ...lease, spec });
+      this.see(updated, now);
+      return true;
+    } catch (err) {
+      if (isConflict(err)) return false; // lost the race to another candidate
+      throw err;
+    }
+  }
+
+  /** Graceful hand-over: an empty holder lets the next candidate acquire at once. */
+  private async release(): Promise<void> {
+    const observed = this.observed;
+    if (!observed || observed.spec.holderIdentity !== this.o.identity) return;
+    const stamp = microTime(new Date(this.now()));
+    try {
+      await withTimeout(
+        this.o.kube.replace<Lease>(RESOURCES.leases, this.o.namespace, this.o.name, {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: this.o.name, namespace: this.o.namespace, resourceVersion: observed.resourceVersion },
+          spec: {
+            holderIdentity: null,
+            leaseDurationSeconds: 1,
+            acquireTime: stamp,
+            renewTime: stamp,
+            leaseTransitions: observed.spec.leaseTransitions ?? 0,
+          },
+        }),
+        this.renewDeadlineMs,
+      );
+      this.log.info('released the lease');
+    } catch (err) {
+      // Not fatal: others take over when the lease expires.
+      this.log.warn({ err }, 'could not release the lease');
+    }
+  }
+
+  /** Records the lease as observed now if it changed, and reports a new leader. */
+  private see(lease: Lease, now: number): void {
+    const spec = lease.spec ?? {};
+    const key = JSON.stringify([
+      spec.holderIdentity ?? '',
+      spec.leaseDurationSeconds,
+      spec.acquireTime,
+      spec.renewTime,
+      spec.leaseTransitions,
+    ]);
+    if (this.observed?.key !== key) this.observedAt = now;
+    this.observed = { spec, key, resourceVersion: lease.metadata.resourceVersion };
+    const holder = spec.holderIdentity ?? '';
+    if (holder && holder !== this.reportedLeader) {
+      this.reportedLeader = holder;
+      this.log.info({ leader: holder }, 'new leader observed');
+      try {
+        this.o.onNewLeader?.(holder);
+      } catch (err) {
+        this.log.error({ err }, 'onNewLeader threw');
+      }
+    }
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${Math.round(ms)} ms`)), Math.max(1, ms));
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}

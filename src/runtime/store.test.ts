@@ -1,0 +1,81 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ObjectStore } from './store.ts';
+
+interface O {
+  metadata: { name: string; resourceVersion: string; labels?: Record<string, string> };
+}
+const o = (name: string, rv: number, tag?: string): O => ({
+  metadata: { name, resourceVersion: String(rv), ...(tag ? { labels: { tag } } : {}) },
+});
+const store = () => new ObjectStore<O>({ tag: (x) => (x.metadata.labels?.tag ? [x.metadata.labels.tag] : []) });
+
+test('an event at or below the cached version changes nothing', () => {
+  const s = store();
+  assert.is(s.upsert(o('a', 5))?.type, 'add');
+  assert.is(s.upsert(o('a', 5)), undefined);
+  assert.is(s.upsert(o('a', 4)), undefined);
+  assert.is(s.upsert(o('a', 6))?.type, 'update');
+});
+
+test('a DELETED event for an older incarnation leaves a newer local object alone', () => {
+  const s = store();
+  s.upsert(o('a', 10));
+  assert.is(s.removeObserved(o('a', 8)), undefined);
+  assert.ok(s.get('a'));
+  assert.is(s.removeObserved(o('a', 11))?.type, 'delete');
+});
+
+test('a local delete tombstones the object against older events but not a re-creation', () => {
+  const s = store();
+  s.upsert(o('a', 10));
+  assert.is(s.removeLocal('a')?.type, 'delete');
+  assert.is(s.upsert(o('a', 10)), undefined);
+  assert.is(s.upsert(o('a', 12))?.type, 'add');
+});
+
+test('a relist drops vanished objects except local writes newer than the snapshot', () => {
+  const s = store();
+  s.upsert(o('old', 3));
+  s.upsert(o('mine', 20));
+  const changes = s.replaceAll([o('kept', 7)], '15');
+  assert.equal(
+    changes.map((c) => `${c.type} ${c.obj.metadata.name}`),
+    ['add kept', 'delete old'],
+  );
+  assert.ok(s.get('mine'));
+});
+
+test('indexes follow changes and drop empty values', () => {
+  const s = store();
+  s.upsert(o('a', 1, 'x'));
+  s.upsert(o('b', 2, 'x'));
+  s.upsert(o('a', 3, 'y'));
+  assert.equal(
+    s.byIndex('tag', 'x').map((v) => v.metadata.name),
+    ['b'],
+  );
+  s.removeLocal('b');
+  assert.equal(s.byIndex('tag', 'x'), []);
+  assert.equal(
+    s.byIndex('tag', 'y').map((v) => v.metadata.name),
+    ['a'],
+  );
+});
+
+test('an index function that throws files the object under no value and reports it', () => {
+  const errors: string[] = [];
+  const s = new ObjectStore<O>(
+    {
+      bad: () => {
+        throw new Error('x');
+      },
+    },
+    (index, name) => errors.push(`${index}:${name}`),
+  );
+  s.upsert(o('a', 1));
+  assert.ok(s.get('a'));
+  assert.equal(errors, ['bad:a']);
+});
+
+test.run();

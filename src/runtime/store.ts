@@ -1,0 +1,179 @@
+// The informer's cache: objects by name, secondary indexes, and the
+// read-your-writes bookkeeping that lets a process put its own writes in the
+// cache before the watch delivers them without a late, older event undoing
+// them. Pure and synchronous; the informer feeds it list and watch results.
+import type { IndexFunc, InformerEvent, KubeObjectLike } from './types.ts';
+import { isNotNewer, isOlder } from './resource-version.ts';
+
+export interface StoreChange<T> {
+  type: InformerEvent;
+  obj: T;
+  old?: T;
+}
+
+/** A locally deleted object's last known version; older events for it are dropped. */
+interface Tombstone {
+  resourceVersion: string | undefined;
+  at: number;
+}
+
+/** Tombstones outlive any plausible watch lag, then go (a safety net; most are cleared by events). */
+const TOMBSTONE_TTL_MS = 10 * 60_000;
+
+const nameOf = (obj: KubeObjectLike): string => obj.metadata.name ?? '';
+const rvOf = (obj: KubeObjectLike | undefined): string | undefined => obj?.metadata.resourceVersion;
+
+export class ObjectStore<T extends KubeObjectLike> {
+  private readonly objects = new Map<string, T>();
+  private readonly tombstones = new Map<string, Tombstone>();
+  /** index name → index value → object names. */
+  private readonly indexed = new Map<string, Map<string, Set<string>>>();
+  /** object name → index name → values it is filed under (to unfile it). */
+  private readonly filedUnder = new Map<string, Map<string, string[]>>();
+
+  constructor(
+    private readonly indexers: Record<string, IndexFunc<T>> = {},
+    private readonly onIndexError: (index: string, name: string, err: unknown) => void = () => undefined,
+    private readonly now: () => number = Date.now,
+  ) {
+    for (const index of Object.keys(indexers)) this.indexed.set(index, new Map());
+  }
+
+  get(name: string): T | undefined {
+    return this.objects.get(name);
+  }
+
+  list(): T[] {
+    return [...this.objects.values()];
+  }
+
+  names(): string[] {
+    return [...this.objects.keys()];
+  }
+
+  byIndex(index: string, value: string): T[] {
+    const values = this.indexed.get(index);
+    if (!values) throw new Error(`unknown index "${index}"`);
+    const out: T[] = [];
+    for (const name of values.get(value) ?? []) {
+      const obj = this.objects.get(name);
+      if (obj) out.push(obj);
+    }
+    return out;
+  }
+
+  /**
+   * Stores obj unless the cache already holds the same or a newer version, or
+   * this process deleted it at the same or a newer version. Returns the
+   * change to announce, or undefined when nothing changed.
+   */
+  upsert(obj: T): StoreChange<T> | undefined {
+    const name = nameOf(obj);
+    if (!name) return undefined;
+    const rv = rvOf(obj);
+    const tomb = this.liveTombstone(name);
+    if (tomb && isNotNewer(rv, tomb.resourceVersion)) return undefined;
+    const old = this.objects.get(name);
+    if (old && isNotNewer(rv, rvOf(old))) return undefined;
+    this.tombstones.delete(name);
+    this.objects.set(name, obj);
+    this.reindex(name, obj);
+    return old ? { type: 'update', obj, old } : { type: 'add', obj };
+  }
+
+  /**
+   * A DELETED watch event (final state in obj). Ignored when the cache holds
+   * a newer incarnation (re-created and stored locally after this delete).
+   */
+  removeObserved(obj: T): StoreChange<T> | undefined {
+    const name = nameOf(obj);
+    this.tombstones.delete(name);
+    const cached = this.objects.get(name);
+    if (!cached || isOlder(rvOf(obj), rvOf(cached))) return undefined;
+    this.drop(name);
+    return { type: 'delete', obj, old: cached };
+  }
+
+  /**
+   * This process deleted the object: drop it now and ignore any event at or
+   * below resourceVersion (default: the cached version) that is still in flight.
+   */
+  removeLocal(name: string, resourceVersion?: string): StoreChange<T> | undefined {
+    const cached = this.objects.get(name);
+    const rv = resourceVersion ?? rvOf(cached);
+    this.tombstones.set(name, { resourceVersion: rv, at: this.now() });
+    if (!cached) return undefined;
+    this.drop(name);
+    return { type: 'delete', obj: cached };
+  }
+
+  /**
+   * Replaces the contents with a full list taken at snapshot listRv. Objects
+   * missing from the list are deleted, except those stored locally at a
+   * version newer than the snapshot (the list simply predates them).
+   */
+  replaceAll(items: T[], listRv: string | undefined): StoreChange<T>[] {
+    const changes: StoreChange<T>[] = [];
+    const listed = new Set<string>();
+    for (const item of items) {
+      listed.add(nameOf(item));
+      const change = this.upsert(item);
+      if (change) changes.push(change);
+    }
+    for (const [name, cached] of [...this.objects]) {
+      if (listed.has(name) || isOlder(listRv, rvOf(cached))) continue;
+      this.drop(name);
+      changes.push({ type: 'delete', obj: cached });
+    }
+    for (const name of [...this.tombstones.keys()]) if (!listed.has(name)) this.tombstones.delete(name);
+    return changes;
+  }
+
+  private liveTombstone(name: string): Tombstone | undefined {
+    const tomb = this.tombstones.get(name);
+    if (tomb && this.now() - tomb.at > TOMBSTONE_TTL_MS) {
+      this.tombstones.delete(name);
+      return undefined;
+    }
+    return tomb;
+  }
+
+  private drop(name: string): void {
+    this.objects.delete(name);
+    this.reindex(name, undefined);
+  }
+
+  private reindex(name: string, obj: T | undefined): void {
+    const previous = this.filedUnder.get(name);
+    if (previous) {
+      for (const [index, values] of previous) {
+        const byValue = this.indexed.get(index);
+        for (const v of values) {
+          const names = byValue?.get(v);
+          names?.delete(name);
+          if (names && names.size === 0) byValue?.delete(v);
+        }
+      }
+      this.filedUnder.delete(name);
+    }
+    if (!obj) return;
+    const filed = new Map<string, string[]>();
+    for (const [index, fn] of Object.entries(this.indexers)) {
+      let values: string[];
+      try {
+        values = [...new Set(fn(obj))];
+      } catch (err) {
+        this.onIndexError(index, name, err);
+        values = [];
+      }
+      const byValue = this.indexed.get(index)!;
+      for (const v of values) {
+        let names = byValue.get(v);
+        if (!names) byValue.set(v, (names = new Set()));
+        names.add(name);
+      }
+      filed.set(index, values);
+    }
+    this.filedUnder.set(name, filed);
+  }
+}
