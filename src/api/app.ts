@@ -52,8 +52,10 @@ import type { RouteMatch } from './routes.ts';
 import {
   EXTENSIONS,
   extensionView,
+  hostJson,
   hostView,
   notificationView,
+  segmentJson,
   segmentView,
   versionsChoices,
   versionShow,
@@ -175,7 +177,7 @@ export function createApiApp(opts: ApiAppOptions): Express {
   const can = (ctx: RequestContext, rule: string) =>
     policy.check(rule, { project_id: ctx.projectId, user_id: ctx.userId }, ctx.credentials);
 
-  const hostDoc = (h: Parameters<typeof hostView>[0]) => hostView(h, repo.getSegment(h.failover_segment_id));
+  const hostDoc = (h: Parameters<typeof hostView>[0]) => hostJson(h, repo.getSegment(h.failover_segment_id));
 
   function discoverable(ctx: RequestContext) {
     return EXTENSIONS.filter((e) => can(ctx, `${MASAKARI_API}:${e.alias}:discoverable`));
@@ -212,7 +214,7 @@ export function createApiApp(opts: ApiAppOptions): Express {
       }
       case 'segments.index':
         authorize(ctx, rule('index'));
-        return { status: 200, doc: { segments: service.listSegments(req.query).map(segmentView) } };
+        return { status: 200, doc: { segments: service.listSegments(req.query).map(segmentJson) } };
       case 'segments.show':
         authorize(ctx, rule('detail'));
         return { status: 200, doc: { segment: segmentView(service.getSegment(id)) } };

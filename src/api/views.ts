@@ -6,7 +6,7 @@
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
 import type { WorkflowTaskRecord } from '../model/types.ts';
 import { formatWireTime } from '../domain/time.ts';
-import { PyFloat } from '../domain/pyjson.ts';
+import { PyFloat, RawJson, pyJsonDumps } from '../domain/pyjson.ts';
 
 const softDelete = () => ({ deleted_at: null, deleted: false });
 
@@ -41,6 +41,31 @@ export function hostView(h: HostRecord, segment: SegmentRecord | undefined): Rec
     updated_at: formatWireTime(h.updated_at),
     ...softDelete(),
   };
+}
+
+// Rendered text per record. Records are memoised per stored object version
+// (src/store/mapping.ts), so a list of unchanged objects is mostly a join of
+// cached strings; rendering dominated list latency before this.
+const segmentTexts = new WeakMap<SegmentRecord, RawJson>();
+const hostTexts = new WeakMap<HostRecord, { segment: SegmentRecord | undefined; raw: RawJson }>();
+
+/** segmentView, pre-rendered and cached. */
+export function segmentJson(s: SegmentRecord): RawJson {
+  let raw = segmentTexts.get(s);
+  if (!raw) {
+    raw = new RawJson(pyJsonDumps(segmentView(s)));
+    segmentTexts.set(s, raw);
+  }
+  return raw;
+}
+
+/** hostView, pre-rendered and cached (valid while the host and its segment records are unchanged). */
+export function hostJson(h: HostRecord, segment: SegmentRecord | undefined): RawJson {
+  const hit = hostTexts.get(h);
+  if (hit && hit.segment === segment) return hit.raw;
+  const raw = new RawJson(pyJsonDumps(hostView(h, segment)));
+  hostTexts.set(h, { segment, raw });
+  return raw;
 }
 
 /** NotificationProgressDetails: progress is a float in Masakari. */

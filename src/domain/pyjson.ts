@@ -9,7 +9,17 @@ export class PyFloat {
   constructor(readonly value: number) {}
 }
 
+/** Printable ASCII except '"' and '\\': such strings are written as they are. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** JSON text rendered earlier (e.g. a cached view), written verbatim. */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
 function escapeString(s: string): string {
+  // Fast path: nearly every name, uuid and timestamp needs no escaping.
+  if (PLAIN.test(s)) return `"${s}"`;
   let out = '"';
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
@@ -39,14 +49,26 @@ export function pyJsonDumps(value: unknown): string {
   if (value === true) return 'true';
   if (value === false) return 'false';
   if (value instanceof PyFloat) return floatText(value.value);
+  if (value instanceof RawJson) return value.text;
   if (typeof value === 'number') return Number.isInteger(value) ? reprNumber(value) : floatText(value);
   if (typeof value === 'string') return escapeString(value);
-  if (Array.isArray(value)) return `[${value.map(pyJsonDumps).join(', ')}]`;
+  // Arrays and objects append to one string rather than building
+  // intermediate arrays: list responses spend most of their time here.
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i ? ', ' : '') + pyJsonDumps(value[i]);
+    return out + ']';
+  }
   if (typeof value === 'object') {
-    const parts = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .map(([k, v]) => `${escapeString(k)}: ${pyJsonDumps(v)}`);
-    return `{${parts.join(', ')}}`;
+    let out = '{';
+    let first = true;
+    for (const k in value as Record<string, unknown>) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v === undefined || !Object.hasOwn(value, k)) continue;
+      out += (first ? '' : ', ') + escapeString(k) + ': ' + pyJsonDumps(v);
+      first = false;
+    }
+    return out + '}';
   }
   return escapeString(String(value));
 }

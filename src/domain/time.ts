@@ -85,18 +85,40 @@ export function normaliseTime(text: string): string | undefined {
   return i ? formatNaive(i) : undefined;
 }
 
-/** Masakari's wire format for a stored time: '%Y-%m-%dT%H:%M:%S.%f'; null stays null. */
-export function formatWireTime(stored: string | null | undefined): string | null {
-  if (stored === null || stored === undefined) return null;
+/**
+ * Bounded memo for the pure conversions below: list responses render the same
+ * stored timestamps over and over, and parsing dominated their CPU time.
+ */
+function memo<T>(f: (s: string) => T, max = 20_000): (s: string) => T {
+  const cache = new Map<string, T>();
+  return (s) => {
+    const hit = cache.get(s);
+    if (hit !== undefined || cache.has(s)) return hit as T;
+    const v = f(s);
+    if (cache.size >= max) cache.clear();
+    cache.set(s, v);
+    return v;
+  };
+}
+
+const wireTime = memo((stored: string): string => {
   const i = parseIsoTime(stored.replace(/(?:Z|[+-]00:?00)$/, ''));
   if (!i) return stored;
   const { d, micro } = split(i.micros);
   return `${formatDate(d)}.${pad(micro, 6)}`;
+});
+
+/** Masakari's wire format for a stored time: '%Y-%m-%dT%H:%M:%S.%f'; null stays null. */
+export function formatWireTime(stored: string | null | undefined): string | null {
+  if (stored === null || stored === undefined) return null;
+  return wireTime(stored);
 }
+
+const micros = memo((stored: string): bigint => parseIsoTime(stored.replace(/Z$/, ''))?.micros ?? 0n);
 
 /** Microseconds since the epoch of a stored time (for comparisons). */
 export function toMicros(stored: string): bigint {
-  return parseIsoTime(stored.replace(/Z$/, ''))?.micros ?? 0n;
+  return micros(stored);
 }
 
 /** Now, as a record time: UTC, second precision (Masakari strips microseconds from created_at/updated_at). */

@@ -63,7 +63,7 @@ export function hostSegmentUuid(host: HaHost): string | undefined {
   return host.status?.segmentUuid || host.metadata.labels?.[LABELS.segmentUuid] || undefined;
 }
 
-export function toSegmentRecord(seg: FailoverSegment): SegmentRecord {
+function toSegmentRecordUncached(seg: FailoverSegment): SegmentRecord {
   return {
     id: objectId(seg) ?? 0,
     uuid: objectUuid(seg) ?? '',
@@ -78,7 +78,7 @@ export function toSegmentRecord(seg: FailoverSegment): SegmentRecord {
   };
 }
 
-export function toHostRecord(host: HaHost): HostRecord {
+function toHostRecordUncached(host: HaHost): HostRecord {
   const flags = effectiveFlags(host);
   return {
     id: objectId(host) ?? 0,
@@ -95,7 +95,7 @@ export function toHostRecord(host: HaHost): HostRecord {
   };
 }
 
-export function toNotificationRecord(n: Notification): NotificationRecord {
+function toNotificationRecordUncached(n: Notification): NotificationRecord {
   const st = n.status;
   return {
     id: objectId(n) ?? 0,
@@ -153,4 +153,37 @@ export function inSenderOrder(payload: Record<string, string>, order: string | u
   for (const k of keys) if (typeof k === 'string' && Object.hasOwn(payload, k)) out[k] = payload[k] as string;
   for (const [k, v] of Object.entries(payload)) if (!Object.hasOwn(out, k)) out[k] = v;
   return out;
+}
+
+const toSegmentRecordCache = new WeakMap<FailoverSegment, SegmentRecord>();
+/** Memoised per object: cached objects are immutable snapshots, replaced (never mutated) on change. */
+export function toSegmentRecord(obj: FailoverSegment): SegmentRecord {
+  let r = toSegmentRecordCache.get(obj);
+  if (!r) {
+    r = toSegmentRecordUncached(obj);
+    toSegmentRecordCache.set(obj, r);
+  }
+  return r;
+}
+
+const toHostRecordCache = new WeakMap<HaHost, HostRecord>();
+/** Memoised per object: cached objects are immutable snapshots, replaced (never mutated) on change. */
+export function toHostRecord(obj: HaHost): HostRecord {
+  let r = toHostRecordCache.get(obj);
+  if (!r) {
+    r = toHostRecordUncached(obj);
+    toHostRecordCache.set(obj, r);
+  }
+  return r;
+}
+
+const toNotificationRecordCache = new WeakMap<Notification, NotificationRecord>();
+/** Memoised per object: cached objects are immutable snapshots, replaced (never mutated) on change. */
+export function toNotificationRecord(obj: Notification): NotificationRecord {
+  let r = toNotificationRecordCache.get(obj);
+  if (!r) {
+    r = toNotificationRecordUncached(obj);
+    toNotificationRecordCache.set(obj, r);
+  }
+  return r;
 }
