@@ -1,0 +1,212 @@
+{{/*
+Names and labels shared by every template.
+*/}}
+
+{{- define "masakari-operator.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Full name prefix: <release>-<chart>, or <release> when it already contains the
+chart name. Kept to 50 characters so suffixes such as -controller still fit a
+63-character name.
+*/}}
+{{- define "masakari-operator.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "masakari-operator.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "masakari-operator.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: masakari-operator
+{{- end }}
+
+{{- define "masakari-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "masakari-operator.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Namespace of the custom resources (MASAKARI_NAMESPACE). */}}
+{{- define "masakari-operator.crNamespace" -}}
+{{- default .Release.Namespace .Values.crNamespace }}
+{{- end }}
+
+{{- define "masakari-operator.apiServiceAccount" -}}
+{{- if .Values.serviceAccount.create }}
+{{- printf "%s-api" (include "masakari-operator.fullname" .) }}
+{{- else }}
+{{- required "serviceAccount.apiName is required when serviceAccount.create is false" .Values.serviceAccount.apiName }}
+{{- end }}
+{{- end }}
+
+{{- define "masakari-operator.controllerServiceAccount" -}}
+{{- if .Values.serviceAccount.create }}
+{{- printf "%s-controller" (include "masakari-operator.fullname" .) }}
+{{- else }}
+{{- required "serviceAccount.controllerName is required when serviceAccount.create is false" .Values.serviceAccount.controllerName }}
+{{- end }}
+{{- end }}
+
+{{- define "masakari-operator.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{- define "masakari-operator.configMapName" -}}
+{{- printf "%s-config" (include "masakari-operator.fullname" .) }}
+{{- end }}
+
+{{- define "masakari-operator.policyConfigMapName" -}}
+{{- default (printf "%s-policy" (include "masakari-operator.fullname" .)) .Values.policy.existingConfigMap }}
+{{- end }}
+
+{{- define "masakari-operator.hasPolicy" -}}
+{{- if or .Values.policy.existingConfigMap .Values.policy.rules }}true{{- end }}
+{{- end }}
+
+{{- define "masakari-operator.webhookServiceName" -}}
+{{- printf "%s-webhook" (include "masakari-operator.fullname" .) }}
+{{- end }}
+
+{{/*
+Environment common to both Deployments. Argument: dict with "root" (the
+top-level context) and "components" (MASAKARI_COMPONENTS).
+*/}}
+{{- define "masakari-operator.env" -}}
+{{- $root := .root -}}
+- name: MASAKARI_COMPONENTS
+  value: {{ .components | quote }}
+- name: MASAKARI_NAMESPACE
+  value: {{ include "masakari-operator.crNamespace" $root | quote }}
+- name: MASAKARI_AUTH_STRATEGY
+  value: {{ $root.Values.auth.strategy | quote }}
+- name: MASAKARI_LISTEN
+  value: "0.0.0.0:15868"
+- name: MASAKARI_METRICS_LISTEN
+  value: "0.0.0.0:8081"
+{{- with $root.Values.logLevel }}
+- name: MASAKARI_LOG_LEVEL
+  value: {{ . | quote }}
+{{- end }}
+{{- if $root.Values.config }}
+- name: MASAKARI_CONFIG
+  value: /etc/masakari/config/config.yaml
+{{- end }}
+{{- if $root.Values.openstack.cloudsSecret }}
+- name: OS_CLIENT_CONFIG_FILE
+  value: /etc/openstack/clouds.yaml
+- name: OS_CLOUD
+  value: {{ required "openstack.cloud is required with openstack.cloudsSecret" $root.Values.openstack.cloud | quote }}
+{{- end }}
+# identity in leader-election Leases and Events
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+{{- with $root.Values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* envFrom common to both Deployments. */}}
+{{- define "masakari-operator.envFrom" -}}
+{{- with .Values.openstack.envSecret }}
+- secretRef:
+    name: {{ . }}
+{{- end }}
+{{- with .Values.extraEnvFrom }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Volume mounts common to both Deployments. */}}
+{{- define "masakari-operator.volumeMounts" -}}
+# readOnlyRootFilesystem: Node and libraries may still write temporary files
+- name: tmp
+  mountPath: /tmp
+{{- if .Values.config }}
+- name: config
+  mountPath: /etc/masakari/config
+  readOnly: true
+{{- end }}
+{{- if .Values.openstack.cloudsSecret }}
+- name: openstack
+  mountPath: /etc/openstack
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{- define "masakari-operator.volumes" -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: 64Mi
+{{- if .Values.config }}
+- name: config
+  configMap:
+    name: {{ include "masakari-operator.configMapName" . }}
+{{- end }}
+{{- if .Values.openstack.cloudsSecret }}
+- name: openstack
+  secret:
+    secretName: {{ .Values.openstack.cloudsSecret }}
+{{- end }}
+{{- end }}
+
+{{/* Probes on the ops port. */}}
+{{- define "masakari-operator.probes" -}}
+readinessProbe:
+  httpGet:
+    path: /readyz
+    port: ops
+  {{- toYaml .Values.probes.readiness | nindent 2 }}
+livenessProbe:
+  httpGet:
+    path: /healthz
+    port: ops
+  {{- toYaml .Values.probes.liveness | nindent 2 }}
+{{- end }}
+
+{{/*
+Soft anti-affinity spreading a component's replicas over nodes, used when the
+component's affinity value is empty. Argument: dict with "root" and "component".
+*/}}
+{{- define "masakari-operator.defaultAffinity" -}}
+podAntiAffinity:
+  preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm:
+        topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchLabels:
+            {{- include "masakari-operator.selectorLabels" .root | nindent 12 }}
+            app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/*
+PodDisruptionBudget body for a component. Argument: dict with "pdb" (the
+values block).
+*/}}
+{{- define "masakari-operator.pdbLimits" -}}
+{{- if and (not (kindIs "invalid" .pdb.minAvailable)) (not (kindIs "invalid" .pdb.maxUnavailable)) }}
+{{- fail "podDisruptionBudget: set only one of minAvailable and maxUnavailable (set the other to null)" }}
+{{- end }}
+{{- if not (kindIs "invalid" .pdb.maxUnavailable) }}
+maxUnavailable: {{ .pdb.maxUnavailable }}
+{{- else }}
+minAvailable: {{ .pdb.minAvailable | default 1 }}
+{{- end }}
+{{- end }}

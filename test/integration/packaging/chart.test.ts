@@ -1,0 +1,319 @@
+// The Helm chart: helm lint, the rendered objects with default and with
+// non-default values, values.schema.json, and a server-side dry-run apply of
+// every render against the real API server.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dump, load } from 'js-yaml';
+import { useNamespace } from '../../support/cluster.ts';
+import type { TestNamespace } from '../../support/cluster.ts';
+import { byKind, CHART, dryRunApply, ensureNamespace, find, helm, isNamespaced, renderChart } from './tools.ts';
+import type { Manifest } from './tools.ts';
+import { assertProbes, assertRestricted, container, envValue, loadRenderedConfig, podSpec } from './workloads.ts';
+
+const RELEASE = 'masakari-operator';
+const FULLNAME = 'masakari-operator'; // a release name containing the chart name is used as is
+const LEASE_NAMESPACE = 'medik8s-leases';
+
+/** Values a production install would set: everything optional switched on. */
+const PRODUCTION_VALUES = {
+  image: { repository: 'registry.example.com/masakari-operator', tag: '0.1.0' },
+  auth: { strategy: 'keystone' },
+  openstack: { cloudsSecret: 'masakari-clouds', cloud: 'openstack', envSecret: 'masakari-os-env' },
+  config: {
+    DEFAULT: { host_failure_recovery_threads: 5, os_region_name: 'RegionOne' },
+    host_failure: { evacuate_all_instances: false },
+    keystone_authtoken: { token_cache_time: 300 },
+  },
+  policy: { rules: { 'os_masakari_api:segments:index': 'rule:admin_api' } },
+  logLevel: 'debug',
+  ingress: {
+    enabled: true,
+    className: 'nginx',
+    hosts: [{ host: 'masakari.example.com' }],
+    tls: [{ secretName: 'masakari-tls', hosts: ['masakari.example.com'] }],
+  },
+  metrics: { serviceMonitor: { enabled: true } },
+  webhook: { enabled: true, certSecret: 'masakari-webhook-tls', caBundle: Buffer.from('test CA').toString('base64') },
+  api: {
+    replicas: 3,
+    nodeSelector: { 'node-role.kubernetes.io/control-plane': '' },
+    tolerations: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' }],
+  },
+  extraEnv: [
+    {
+      name: 'MASAKARI__DEFAULT__OS_PRIVILEGED_USER_PASSWORD',
+      valueFrom: { secretKeyRef: { name: 'masakari-privileged', key: 'password' } },
+    },
+  ],
+};
+
+// The Prometheus Operator's ServiceMonitor CRD, reduced to what the API server
+// needs to accept a ServiceMonitor (the test control plane has none).
+const SERVICE_MONITOR_CRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: servicemonitors.monitoring.coreos.com
+spec:
+  group: monitoring.coreos.com
+  scope: Namespaced
+  names: { kind: ServiceMonitor, listKind: ServiceMonitorList, plural: servicemonitors, singular: servicemonitor }
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+`;
+
+const test = suite<{ ns: TestNamespace }>('helm chart', { ns: undefined as unknown as TestNamespace });
+test.before(async (ctx) => {
+  ctx.ns = await useNamespace('pkg-chart');
+  await ensureNamespace(ctx.ns, LEASE_NAMESPACE);
+});
+test.after(async ({ ns }) => {
+  // the ServiceMonitor CRD is cluster-wide: leave the shared control plane as it was
+  await ns.kubectl(['delete', 'crd', 'servicemonitors.monitoring.coreos.com', '--ignore-not-found']);
+  await ns.cleanup();
+});
+
+async function render(ns: TestNamespace, values: object[] = [], extra: string[] = []): Promise<Manifest[]> {
+  const r = await renderChart(RELEASE, ns.namespace, values, extra);
+  assert.is(r.code, 0, r.stderr);
+  return r.manifests;
+}
+
+test('helm lint passes with default and with production values', async () => {
+  const plain = await helm(['lint', '--strict', CHART]);
+  assert.is(plain.code, 0, plain.stdout + plain.stderr);
+  assert.match(plain.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+  const dir = mkdtempSync(join(tmpdir(), 'masakari-lint-'));
+  try {
+    writeFileSync(join(dir, 'values.yaml'), dump(PRODUCTION_VALUES));
+    const full = await helm(['lint', '--strict', CHART, '-f', join(dir, 'values.yaml')]);
+    assert.is(full.code, 0, full.stdout + full.stderr);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('default values: an api Deployment and an engine + remediation Deployment, two replicas each', async ({ ns }) => {
+  const m = await render(ns);
+  const api = find(m, 'Deployment', `${FULLNAME}-api`);
+  const engine = find(m, 'Deployment', `${FULLNAME}-engine`);
+  assert.is((api.spec as { replicas: number }).replicas, 2);
+  assert.is((engine.spec as { replicas: number }).replicas, 2);
+  assert.is(envValue(container(api), 'MASAKARI_COMPONENTS'), 'api');
+  assert.is(envValue(container(engine), 'MASAKARI_COMPONENTS'), 'engine,remediation');
+  assert.is(podSpec(api).serviceAccountName, `${FULLNAME}-api`);
+  assert.is(podSpec(engine).serviceAccountName, `${FULLNAME}-controller`);
+  for (const d of [api, engine]) {
+    assert.is(envValue(container(d), 'MASAKARI_NAMESPACE'), ns.namespace);
+    assert.is(envValue(container(d), 'MASAKARI_AUTH_STRATEGY'), 'keystone');
+    assert.is(envValue(container(d), 'MASAKARI_METRICS_LISTEN'), '0.0.0.0:8081');
+    assert.is(container(d).image, 'masakari-operator:0.1.0');
+    assert.ok(
+      container(d).env?.some((e) => e.name === 'POD_NAME' && e.valueFrom?.fieldRef?.fieldPath === 'metadata.name'),
+    );
+    assertRestricted(d);
+    assertProbes(d);
+  }
+  // only the api pods serve the Masakari API
+  assert.ok(container(api).ports?.some((p) => p.name === 'http' && p.containerPort === 15868));
+  assert.not.ok(container(engine).ports?.some((p) => p.name === 'http'));
+});
+
+test('default values: the Masakari API Service, the metrics Service and PodDisruptionBudgets', async ({ ns }) => {
+  const m = await render(ns);
+  const svc = find(m, 'Service', 'masakari-api');
+  const spec = svc.spec as {
+    ports: { name: string; port: number; targetPort: string }[];
+    selector: Record<string, string>;
+  };
+  assert.equal(spec.ports, [{ name: 'http', port: 15868, targetPort: 'http', protocol: 'TCP' }]);
+  assert.is(spec.selector['app.kubernetes.io/component'], 'api');
+  const metrics = find(m, 'Service', `${FULLNAME}-metrics`).spec as typeof spec;
+  assert.is(metrics.ports[0]?.port, 8081);
+  assert.is(metrics.selector['app.kubernetes.io/component'], undefined, 'metrics of api and engine pods');
+  const pdb = find(m, 'PodDisruptionBudget', `${FULLNAME}-api`).spec as { minAvailable: number };
+  assert.is(pdb.minAvailable, 1);
+  find(m, 'PodDisruptionBudget', `${FULLNAME}-engine`);
+});
+
+test('default values: no Ingress, ServiceMonitor, webhook, ConfigMap or OpenStack Secret', async ({ ns }) => {
+  const m = await render(ns);
+  for (const kind of ['Ingress', 'ServiceMonitor', 'ValidatingWebhookConfiguration', 'ConfigMap', 'Secret']) {
+    assert.equal(byKind(m, kind), [], kind);
+  }
+  const api = container(find(m, 'Deployment', `${FULLNAME}-api`));
+  assert.is(envValue(api, 'MASAKARI_CONFIG'), undefined);
+  assert.is(envValue(api, 'OS_CLOUD'), undefined);
+  assert.is(api.envFrom, undefined);
+});
+
+test('default values: every namespaced object is in the release namespace, except the Medik8s lease Role', async ({
+  ns,
+}) => {
+  const m = await render(ns);
+  for (const o of m.filter(isNamespaced)) {
+    const expected = o.metadata.name.endsWith('-medik8s-leases') ? LEASE_NAMESPACE : ns.namespace;
+    assert.is(o.metadata.namespace, expected, `${o.kind}/${o.metadata.name}`);
+  }
+});
+
+test('default values: the process accepts the rendered environment', async ({ ns }) => {
+  const m = await render(ns);
+  const loaded = loadRenderedConfig(find(m, 'Deployment', `${FULLNAME}-engine`), m);
+  assert.equal(loaded.config.operator.components, ['engine', 'remediation']);
+  assert.is(loaded.config.operator.namespace, ns.namespace);
+});
+
+test('default values apply with kubectl apply --server-side --dry-run=server (CRDs included)', async ({ ns }) => {
+  const m = await render(ns, [], ['--include-crds']);
+  assert.ok(byKind(m, 'CustomResourceDefinition').length >= 3);
+  const r = await dryRunApply(ns, m);
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stdout, /deployment\.apps\/masakari-operator-api serverside-applied \(server dry run\)/);
+});
+
+test('production values: Keystone auth, clouds.yaml Secret, OS_* Secret, config and policy', async ({ ns }) => {
+  const m = await render(ns, [PRODUCTION_VALUES]);
+  const apiDeployment = find(m, 'Deployment', `${FULLNAME}-api`);
+  const api = container(apiDeployment);
+  assert.is(api.image, 'registry.example.com/masakari-operator:0.1.0');
+  assert.is(envValue(api, 'MASAKARI_AUTH_STRATEGY'), 'keystone');
+  assert.is(envValue(api, 'OS_CLOUD'), 'openstack');
+  assert.is(envValue(api, 'OS_CLIENT_CONFIG_FILE'), '/etc/openstack/clouds.yaml');
+  assert.is(envValue(api, 'MASAKARI_LOG_LEVEL'), 'debug');
+  assert.ok(api.volumeMounts?.some((v) => v.name === 'openstack' && v.mountPath === '/etc/openstack' && v.readOnly));
+  assert.ok(podSpec(apiDeployment).volumes?.some((v) => v.secret?.secretName === 'masakari-clouds'));
+  assert.equal(api.envFrom, [{ secretRef: { name: 'masakari-os-env' } }]);
+  // config: rendered into a ConfigMap the process reads as MASAKARI_CONFIG
+  const cm = find(m, 'ConfigMap', `${FULLNAME}-config`);
+  assert.equal(load((cm.data as Record<string, string>)['config.yaml']!), PRODUCTION_VALUES.config);
+  for (const name of [`${FULLNAME}-api`, `${FULLNAME}-engine`]) {
+    const loaded = loadRenderedConfig(find(m, 'Deployment', name), m);
+    assert.is(loaded.config.DEFAULT.host_failure_recovery_threads, 5, name);
+    assert.is(loaded.config.host_failure.evacuate_all_instances, false, name);
+  }
+  // policy: only the API enforces it
+  assert.is(envValue(api, 'MASAKARI_POLICY_FILE'), '/etc/masakari/policy/policy.yaml');
+  const policy = find(m, 'ConfigMap', `${FULLNAME}-policy`);
+  assert.equal(load((policy.data as Record<string, string>)['policy.yaml']!), PRODUCTION_VALUES.policy.rules);
+  assert.is(envValue(container(find(m, 'Deployment', `${FULLNAME}-engine`)), 'MASAKARI_POLICY_FILE'), undefined);
+  // Secrets come from the operator's own env entries
+  assert.ok(api.env?.some((e) => e.valueFrom?.secretKeyRef?.name === 'masakari-privileged'));
+  assert.is((apiDeployment.spec as { replicas: number }).replicas, 3);
+});
+
+test('production values: Ingress to the API, ServiceMonitor on the metrics Service', async ({ ns }) => {
+  const m = await render(ns, [PRODUCTION_VALUES]);
+  const ingress = find(m, 'Ingress', FULLNAME).spec as {
+    ingressClassName: string;
+    rules: { host: string; http: { paths: { backend: { service: { name: string; port: { name: string } } } }[] } }[];
+  };
+  assert.is(ingress.ingressClassName, 'nginx');
+  assert.is(ingress.rules[0]?.host, 'masakari.example.com');
+  assert.equal(ingress.rules[0]?.http.paths[0]?.backend.service, { name: 'masakari-api', port: { name: 'http' } });
+  const sm = find(m, 'ServiceMonitor', FULLNAME).spec as {
+    selector: { matchLabels: Record<string, string> };
+    endpoints: { port: string }[];
+  };
+  assert.is(sm.endpoints[0]?.port, 'metrics');
+  const metrics = find(m, 'Service', `${FULLNAME}-metrics`);
+  for (const [k, v] of Object.entries(sm.selector.matchLabels)) {
+    assert.is(metrics.metadata.labels?.[k], v, `ServiceMonitor selects the metrics Service by ${k}`);
+  }
+});
+
+test('production values: the webhook is served by the api pods on 9443 with the certificate Secret', async ({ ns }) => {
+  const m = await render(ns, [PRODUCTION_VALUES]);
+  const vwc = find(m, 'ValidatingWebhookConfiguration', `${FULLNAME}-${ns.namespace}`);
+  const hook = (
+    vwc.webhooks as {
+      clientConfig: { service: { name: string; namespace: string; path: string; port: number }; caBundle: string };
+      rules: { resources: string[]; operations: string[] }[];
+      sideEffects: string;
+    }[]
+  )[0]!;
+  assert.equal(hook.clientConfig.service, {
+    name: `${FULLNAME}-webhook`,
+    namespace: ns.namespace,
+    path: '/validate',
+    port: 443,
+  });
+  assert.is(hook.clientConfig.caBundle, PRODUCTION_VALUES.webhook.caBundle);
+  assert.equal(hook.rules[0]?.resources, ['failoversegments', 'hahosts', 'notifications']);
+  assert.is(hook.sideEffects, 'None');
+  const svc = find(m, 'Service', `${FULLNAME}-webhook`).spec as { ports: { port: number; targetPort: string }[] };
+  assert.equal(svc.ports[0]?.targetPort, 'webhook');
+  const apiDeployment = find(m, 'Deployment', `${FULLNAME}-api`);
+  const api = container(apiDeployment);
+  assert.ok(api.ports?.some((p) => p.name === 'webhook' && p.containerPort === 9443));
+  assert.is(envValue(api, 'MASAKARI_WEBHOOK_LISTEN'), '0.0.0.0:9443');
+  assert.ok(podSpec(apiDeployment).volumes?.some((v) => v.secret?.secretName === 'masakari-webhook-tls'));
+  // the engine serves no webhook
+  assert.not.ok(container(find(m, 'Deployment', `${FULLNAME}-engine`)).ports?.some((p) => p.name === 'webhook'));
+});
+
+test('production values apply with a server-side dry run (with a ServiceMonitor CRD installed)', async ({ ns }) => {
+  const crd = await ns.kubectl(
+    ['apply', '--server-side', '--field-manager=packaging-test', '-f', '-'],
+    SERVICE_MONITOR_CRD,
+  );
+  assert.is(crd.code, 0, crd.stderr);
+  const established = await ns.kubectl([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=30s',
+    'crd/servicemonitors.monitoring.coreos.com',
+  ]);
+  assert.is(established.code, 0, established.stderr);
+  const m = await render(ns, [PRODUCTION_VALUES], ['--include-crds']);
+  const r = await dryRunApply(ns, m);
+  assert.is(r.code, 0, r.stderr);
+  for (const kind of [
+    'ingress.networking.k8s.io',
+    'servicemonitor.monitoring.coreos.com',
+    'validatingwebhookconfiguration',
+  ]) {
+    assert.match(r.stdout, new RegExp(`^${kind.replace(/\./g, '\\.')}[^ ]* serverside-applied`, 'm'), kind);
+  }
+});
+
+test('values.schema.json and the templates reject bad values with a clear message', async ({ ns }) => {
+  const cases: [object, RegExp][] = [
+    [{ auth: { strategy: 'basic' } }, /auth\/strategy.*keystone.*noauth2/],
+    [{ replicaCount: 3 }, /additional properties 'replicaCount' not allowed/],
+    [{ logLevel: 'verbose' }, /logLevel/],
+    [{ webhook: { enabled: true } }, /webhook\.caBundle or webhook\.certManagerCertificate/],
+    [{ webhook: { enabled: true, caBundle: 'Zm9v' } }, /webhook\.certSecret is required/],
+    [{ openstack: { cloudsSecret: 'clouds' } }, /openstack\.cloud is required/],
+    [{ ingress: { enabled: true } }, /ingress\.hosts needs at least one host/],
+    [{ api: { podDisruptionBudget: { maxUnavailable: 1 } } }, /set only one of minAvailable and maxUnavailable/],
+    [
+      { metrics: { service: { enabled: false }, serviceMonitor: { enabled: true } } },
+      /needs metrics\.service\.enabled/,
+    ],
+  ];
+  for (const [values, message] of cases) {
+    const r = await renderChart(RELEASE, ns.namespace, [values]);
+    assert.is.not(r.code, 0, JSON.stringify(values));
+    assert.match(r.stderr, message, `${JSON.stringify(values)}: ${r.stderr}`);
+  }
+});
+
+test('noauth2 with OS_* variables from a Secret renders without clouds.yaml', async ({ ns }) => {
+  const m = await render(ns, [{ auth: { strategy: 'noauth2' }, openstack: { envSecret: 'os-env' } }]);
+  const api = container(find(m, 'Deployment', `${FULLNAME}-api`));
+  assert.is(envValue(api, 'MASAKARI_AUTH_STRATEGY'), 'noauth2');
+  assert.is(envValue(api, 'OS_CLOUD'), undefined);
+  assert.equal(api.envFrom, [{ secretRef: { name: 'os-env' } }]);
+  assert.not.ok(api.volumeMounts?.some((v) => v.name === 'openstack'));
+});
+
+test.run();

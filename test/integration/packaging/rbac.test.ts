@@ -1,0 +1,277 @@
+// Least privilege: the chart's and the kustomize config's RBAC grant each
+// ServiceAccount exactly REQUIRED_PERMISSIONS (rbac-model.ts), no wildcard,
+// no built-in role; then the chart's RBAC is applied for real and the RBAC
+// authorizer of the real API server answers `kubectl auth can-i`.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { RESOURCES } from '../../../src/k8s/resources.ts';
+import { REMEDIATION_RESOURCES } from '../../../src/model/remediation-constants.ts';
+import { runKubectl, useNamespace } from '../../support/cluster.ts';
+import type { TestNamespace } from '../../support/cluster.ts';
+import { effectiveGrants, minus, REQUIRED_PERMISSIONS, requiredGrants, wildcardRules } from './rbac-model.ts';
+import type { RbacLayout } from './rbac-model.ts';
+import { find, renderChart, renderKustomize, ROOT, toYaml } from './tools.ts';
+import type { Manifest } from './tools.ts';
+
+const LEASE_NAMESPACE = 'medik8s-leases';
+const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+const BUILT_IN_ROLES = new Set(['cluster-admin', 'admin', 'edit', 'view']);
+const NHC_LABEL = 'rbac.ext-remediation/aggregate-to-ext-remediation';
+
+const test = suite<{ ns: TestNamespace; leases: TestNamespace }>('rbac', {
+  ns: undefined as unknown as TestNamespace,
+  leases: undefined as unknown as TestNamespace,
+});
+test.before(async (ctx) => {
+  ctx.ns = await useNamespace('pkg-rbac');
+  ctx.leases = await useNamespace('pkg-rbac-leases');
+});
+test.after(async ({ ns, leases }) => {
+  await ns.cleanup();
+  await leases.cleanup();
+});
+
+function assertExactly(manifests: Manifest[], layout: RbacLayout, what: string): void {
+  const granted = effectiveGrants(manifests, layout);
+  const required = requiredGrants();
+  assert.equal(minus(required, granted), [], `${what}: needed but not granted`);
+  assert.equal(minus(granted, required), [], `${what}: granted but not needed`);
+}
+
+const chartLayout = (
+  release: string,
+  namespace: string,
+  crNamespace = namespace,
+  leaseNamespace = LEASE_NAMESPACE,
+) => ({
+  serviceAccounts: { api: `${release}-masakari-operator-api`, controller: `${release}-masakari-operator-controller` },
+  saNamespace: namespace,
+  namespaces: { crNamespace, leaseNamespace },
+});
+const KUSTOMIZE_LAYOUT: RbacLayout = {
+  serviceAccounts: { api: 'masakari-operator-api', controller: 'masakari-operator-controller' },
+  saNamespace: 'masakari',
+  namespaces: { crNamespace: 'masakari', leaseNamespace: LEASE_NAMESPACE },
+};
+
+async function chart(release: string, namespace: string, values: object[] = []): Promise<Manifest[]> {
+  const r = await renderChart(release, namespace, values);
+  assert.is(r.code, 0, r.stderr);
+  return r.manifests;
+}
+
+test('REQUIRED_PERMISSIONS covers every resource src/ calls the API for', () => {
+  // every RESOURCES.<key> and REMEDIATION_RESOURCES.<key> named outside tests
+  // (and outside the test control plane)
+  const used = new Set<string>();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir)) {
+      const path = join(dir, entry);
+      if (statSync(path).isDirectory()) {
+        if (entry !== 'testing' && entry !== 'controlplane') walk(path);
+      } else if (entry.endsWith('.ts') && !entry.endsWith('.test.ts')) {
+        for (const m of readFileSync(path, 'utf8').matchAll(/\b((?:REMEDIATION_)?RESOURCES)\.(\w+)/g))
+          used.add(`${m[1]}.${m[2]} (${relative(ROOT, path)})`);
+      }
+    }
+  };
+  walk(join(ROOT, 'src'));
+  assert.ok(used.size > 0, 'src/ names RESOURCES.*');
+  for (const entry of used) {
+    const [table, key] = entry.split(' ')[0]!.split('.') as [string, string];
+    const refs: Record<string, { group: string; plural: string }> =
+      table === 'RESOURCES' ? RESOURCES : REMEDIATION_RESOURCES;
+    const ref = refs[key];
+    assert.ok(ref, `${table}.${key} is defined`);
+    assert.ok(
+      REQUIRED_PERMISSIONS.some((p) => p.apiGroup === ref.group && p.resource === ref.plural),
+      `${entry}: ${ref.group || 'core'}/${ref.plural} has no row in REQUIRED_PERMISSIONS`,
+    );
+  }
+});
+
+test('chart, default values: each ServiceAccount gets exactly REQUIRED_PERMISSIONS', async ({ ns }) => {
+  assertExactly(await chart('mo', ns.namespace), chartLayout('mo', ns.namespace), 'chart');
+});
+
+test('chart, objects in another namespace and a custom lease namespace: still exactly', async ({ ns }) => {
+  const m = await chart('mo', ns.namespace, [
+    { crNamespace: 'openstack-ha', remediation: { leaseNamespace: 'leases' } },
+  ]);
+  assertExactly(m, chartLayout('mo', ns.namespace, 'openstack-ha', 'leases'), 'chart (crNamespace)');
+  assert.is(find(m, 'Role', 'mo-masakari-operator').metadata.namespace, 'openstack-ha');
+});
+
+test('kustomize config/default: each ServiceAccount gets exactly REQUIRED_PERMISSIONS', async () => {
+  const r = await renderKustomize();
+  assert.is(r.code, 0, r.stderr);
+  assertExactly(r.manifests, KUSTOMIZE_LAYOUT, 'kustomize');
+});
+
+test('no wildcard apiGroups, resources or verbs in any Role or ClusterRole; no built-in role bound', async ({ ns }) => {
+  const renders = [
+    await chart('mo', ns.namespace, [{ webhook: { enabled: true, certSecret: 'tls', caBundle: 'Zm9v' } }]),
+    (await renderKustomize({ webhook: true })).manifests,
+  ];
+  for (const m of renders) {
+    assert.ok(m.some((x) => x.kind === 'ClusterRole'));
+    assert.equal(wildcardRules(m), []);
+    for (const b of m.filter((x) => x.kind === 'RoleBinding' || x.kind === 'ClusterRoleBinding')) {
+      const ref = b.roleRef as { name: string };
+      assert.not.ok(BUILT_IN_ROLES.has(ref.name), `${b.kind} ${b.metadata.name} binds ${ref.name}`);
+    }
+  }
+});
+
+test('the only ClusterRole bound to the operator reads nodes and the Medik8s fencing proofs', async ({ ns }) => {
+  const m = await chart('mo', ns.namespace);
+  const bindings = m.filter((x) => x.kind === 'ClusterRoleBinding');
+  assert.equal(
+    bindings.map((b) => (b.roleRef as { name: string }).name),
+    ['mo-masakari-operator-controller'],
+  );
+  assert.equal(find(m, 'ClusterRole', 'mo-masakari-operator-controller').rules, [
+    { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] },
+    { apiGroups: ['fence-agents-remediation.medik8s.io'], resources: ['fenceagentsremediations'], verbs: ['list'] },
+    { apiGroups: ['self-node-remediation.medik8s.io'], resources: ['selfnoderemediations'], verbs: ['list'] },
+  ]);
+});
+
+test('the aggregated ClusterRole for NodeHealthCheck is labelled and grants exactly the remediation kinds', async ({
+  ns,
+}) => {
+  const expected = [
+    {
+      apiGroups: ['masakari.openkeel.io'],
+      resources: ['masakariremediationtemplates'],
+      verbs: ['get', 'list', 'watch'],
+    },
+    {
+      apiGroups: ['masakari.openkeel.io'],
+      resources: ['masakariremediations'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    },
+  ];
+  const fromChart = find(await chart('mo', ns.namespace), 'ClusterRole', 'mo-masakari-operator-nhc');
+  const fromKustomize = find((await renderKustomize()).manifests, 'ClusterRole', 'masakari-operator-nhc');
+  for (const role of [fromChart, fromKustomize]) {
+    assert.is(role.metadata.labels?.[NHC_LABEL], 'true', role.metadata.name);
+    assert.equal(role.rules, expected, role.metadata.name);
+  }
+});
+
+test('RBAC applied for real: kubectl auth can-i allows what the code needs and denies the rest', async ({
+  ns,
+  leases,
+}) => {
+  // A release name of its own: ClusterRoles are cluster-wide and outlive the namespace.
+  const release = `mo-${ns.namespace.split('-').pop()}`;
+  const m = (
+    await chart(release, ns.namespace, [
+      { remediation: { leaseNamespace: leases.namespace, nhcAggregatedRole: false }, rbac: { userRoles: false } },
+    ])
+  ).filter((x) => RBAC_KINDS.has(x.kind));
+  const apply = await runKubectl(
+    ns.kubeconfigPath,
+    ['apply', '--server-side', '--field-manager=packaging-test', '-f', '-'],
+    toYaml(m),
+  );
+  assert.is(apply.code, 0, apply.stderr);
+  try {
+    const sa = (name: string) => `--as=system:serviceaccount:${ns.namespace}:${release}-masakari-operator-${name}`;
+    const canI = async (who: string, args: string[], namespace = ns.namespace) => {
+      const r = await runKubectl(ns.kubeconfigPath, ['auth', 'can-i', sa(who), `--namespace=${namespace}`, ...args]);
+      const answer = r.stdout.trim();
+      if (answer !== 'yes' && answer !== 'no') throw new Error(`kubectl auth can-i ${args.join(' ')}: ${r.stderr}`);
+      return answer === 'yes';
+    };
+    const G = 'masakari.openkeel.io';
+    const allowed: [string, string[], string?][] = [
+      ['api', ['create', `failoversegments.${G}`]],
+      ['api', ['delete', `hahosts.${G}`]],
+      ['api', ['patch', `notifications.${G}`, '--subresource=status']],
+      ['api', ['update', 'configmaps']],
+      ['api', ['create', 'leases.coordination.k8s.io']],
+      ['controller', ['update', `notifications.${G}`, '--subresource=status']],
+      ['controller', ['watch', `hahosts.${G}`]],
+      ['controller', ['create', 'events.events.k8s.io']],
+      ['controller', ['patch', `masakariremediations.${G}`]],
+      ['controller', ['update', `masakariremediations.${G}`, '--subresource=status']],
+      ['controller', ['list', 'nodes']],
+      ['controller', ['get', 'leases.coordination.k8s.io'], leases.namespace],
+    ];
+    const denied: [string, string[], string?][] = [
+      ['api', ['list', 'nodes']],
+      ['api', ['get', 'secrets']],
+      ['api', ['patch', `masakariremediations.${G}`]],
+      ['api', ['get', `failoversegments.${G}`], 'default'],
+      ['controller', ['get', 'secrets']],
+      ['controller', ['list', 'pods']],
+      ['controller', ['delete', 'nodes']],
+      ['controller', ['patch', 'nodes']],
+      ['controller', ['watch', 'nodes']],
+      ['controller', ['create', `masakariremediations.${G}`]],
+      ['controller', ['delete', `masakariremediations.${G}`]],
+      ['controller', ['create', 'leases.coordination.k8s.io'], leases.namespace],
+      ['controller', ['update', 'leases.coordination.k8s.io'], leases.namespace],
+      ['controller', ['list', 'leases.coordination.k8s.io'], 'default'],
+      ['controller', ['watch', 'configmaps']],
+      ['controller', ['escalate', 'roles.rbac.authorization.k8s.io']],
+      ['controller', ['*', '*']],
+    ];
+    // kubectl auth can-i cannot name a resource the server does not serve (the
+    // FenceAgentsRemediation CRD is not installed here): ask with a SubjectAccessReview
+    const review = async (who: string, group: string, resource: string, verb: string) => {
+      const user = sa(who).slice('--as='.length);
+      const body = {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: {
+          user,
+          groups: ['system:serviceaccounts', `system:serviceaccounts:${ns.namespace}`, 'system:authenticated'],
+          resourceAttributes: { group, resource, verb },
+        },
+      };
+      const r = await runKubectl(
+        ns.kubeconfigPath,
+        ['create', '-f', '-', '-o', 'jsonpath={.status.allowed}'],
+        JSON.stringify(body),
+      );
+      assert.is(r.code, 0, r.stderr);
+      return r.stdout.trim() === 'true';
+    };
+    const FAR = 'fence-agents-remediation.medik8s.io';
+    const SNR = 'self-node-remediation.medik8s.io';
+    const reviews: [string, string, string, string, boolean][] = [
+      ['controller', FAR, 'fenceagentsremediations', 'list', true],
+      ['controller', SNR, 'selfnoderemediations', 'list', true],
+      ['controller', FAR, 'fenceagentsremediations', 'update', false],
+      ['controller', SNR, 'selfnoderemediations', 'delete', false],
+      ['api', FAR, 'fenceagentsremediations', 'list', false],
+    ];
+    for (const [who, group, resource, verb, expected] of reviews) {
+      assert.is(await review(who, group, resource, verb), expected, `${who} ${verb} ${resource}.${group}`);
+    }
+    for (const [who, args, namespace] of allowed) {
+      assert.ok(await canI(who, args, namespace), `${who} may ${args.join(' ')} in ${namespace ?? ns.namespace}`);
+    }
+    for (const [who, args, namespace] of denied) {
+      assert.not.ok(
+        await canI(who, args, namespace),
+        `${who} must not ${args.join(' ')} in ${namespace ?? ns.namespace}`,
+      );
+    }
+  } finally {
+    await runKubectl(ns.kubeconfigPath, [
+      'delete',
+      'clusterrole,clusterrolebinding',
+      '-l',
+      `app.kubernetes.io/instance=${release}`,
+      '--ignore-not-found',
+    ]);
+  }
+});
+
+test.run();
