@@ -25,8 +25,11 @@ const CONCURRENCY = opt('concurrency', 8);
 const WRITE = !args.includes('--no-write');
 const HOSTS = Array.from({ length: 1000 }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
 
-async function post(base: string, path: string, body: unknown): Promise<{ status: number; json: any }> {
-  // eslint-disable-line @typescript-eslint/no-explicit-any
+interface Created {
+  segment: { uuid: string };
+}
+
+async function post(base: string, path: string, body: unknown): Promise<{ status: number; json: Created }> {
   const r = await fetch(base + path, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -34,7 +37,7 @@ async function post(base: string, path: string, body: unknown): Promise<{ status
     signal: AbortSignal.timeout(60_000),
   });
   const text = await r.text();
-  return { status: r.status, json: text ? JSON.parse(text) : null };
+  return { status: r.status, json: (text ? JSON.parse(text) : null) as Created };
 }
 
 async function inParallel<T>(items: T[], width: number, f: (t: T, i: number) => Promise<void>): Promise<void> {

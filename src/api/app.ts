@@ -8,6 +8,7 @@
 // Handlers run Masakari's order inside each operation: body schema, then
 // policy, then the rules in src/domain/ha-service.ts.
 
+import type { HostRecord } from '../domain/records.ts';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
@@ -53,7 +54,6 @@ import {
   EXTENSIONS,
   extensionView,
   hostJson,
-  hostView,
   notificationView,
   segmentJson,
   segmentView,
@@ -177,7 +177,7 @@ export function createApiApp(opts: ApiAppOptions): Express {
   const can = (ctx: RequestContext, rule: string) =>
     policy.check(rule, { project_id: ctx.projectId, user_id: ctx.userId }, ctx.credentials);
 
-  const hostDoc = (h: Parameters<typeof hostView>[0]) => hostJson(h, repo.getSegment(h.failover_segment_id));
+  const hostDoc = (h: HostRecord) => hostJson(h, repo.getSegment(h.failover_segment_id));
 
   function discoverable(ctx: RequestContext) {
     return EXTENSIONS.filter((e) => can(ctx, `${MASAKARI_API}:${e.alias}:discoverable`));

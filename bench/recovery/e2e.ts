@@ -1,0 +1,176 @@
+// End-to-end variant of the recovery benchmark: the whole operator (REST
+// facade + engine, started from source as `make run` does) on a local
+// control plane, Nova played by the simulator. Measured from the POST of the
+// COMPUTE_HOST notification to the moment GET /v1/notifications/{id} reports
+// `finished`; that adds the facade, the CR write, the engine's watch pick-up,
+// the journal's API-server writes and the final status to the workflow time.
+
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startControlPlane } from '../../src/controlplane/index.ts';
+import { createKubeClient } from '../../src/k8s/kube-client.ts';
+import { loadKubeConfig } from '../../src/k8s/kubeconfig.ts';
+import { RESOURCES } from '../../src/k8s/resources.ts';
+import { startSimulator } from '../../src/simulator/server.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const FAILED = 'compute-1';
+const READY_TIMEOUT_MS = 120_000;
+
+export interface E2eResult {
+  instances: number;
+  measuredMs: number;
+  evacuateCalls: number;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+interface ApiReply {
+  status: number;
+  body: Record<string, Record<string, unknown> | undefined> | undefined;
+}
+
+async function api(base: string, method: string, path: string, body?: unknown): Promise<ApiReply> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', 'x-auth-token': 'admin:admin' },
+    body: body === undefined ? null : JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as ApiReply['body']) : undefined };
+}
+
+async function waitReady(url: string, operator: ChildProcess): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (operator.exitCode !== null) throw new Error(`operator exited with ${operator.exitCode}`);
+    const ok = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) })
+      .then((r) => r.status === 200)
+      .catch(() => false);
+    if (ok) return;
+    await sleep(300);
+  }
+  throw new Error('operator not ready in time');
+}
+
+function stopProcess(p: ChildProcess): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => p.kill('SIGKILL'), 20_000);
+    p.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    p.kill('SIGTERM');
+  });
+}
+
+/** One end-to-end run per size, each on a fresh operator, simulator and namespace of one control plane. */
+export async function benchmarkRecoveryE2e(sizes: number[], latencyMs: number): Promise<E2eResult[]> {
+  const controlPlane = await startControlPlane();
+  const results: E2eResult[] = [];
+  try {
+    for (const [i, instances] of sizes.entries()) {
+      results.push(await runOne(controlPlane.kubeconfigPath, `bench-recovery-${i}`, instances, latencyMs));
+    }
+  } finally {
+    await controlPlane.stop();
+  }
+  return results;
+}
+
+async function runOne(
+  kubeconfigPath: string,
+  namespace: string,
+  instances: number,
+  latencyMs: number,
+): Promise<E2eResult> {
+  const kube = createKubeClient(loadKubeConfig({ env: { KUBECONFIG: kubeconfigPath } }));
+  await kube.create(RESOURCES.namespaces, undefined, {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace },
+  });
+  await kube.close();
+  const sim = await startSimulator({ hosts: [FAILED, 'compute-2', 'compute-3'], latencyMs: { evacuate: latencyMs } });
+  for (let i = 0; i < instances; i++) {
+    sim.state.addServer({ host: FAILED, name: `vm-${i}`, metadata: i % 2 === 0 ? { HA_Enabled: 'True' } : {} });
+  }
+  const listen = `127.0.0.1:${await freePort()}`;
+  const metrics = `127.0.0.1:${await freePort()}`;
+  const operator = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...sim.credentials,
+      KUBECONFIG: kubeconfigPath,
+      MASAKARI_NAMESPACE: namespace,
+      MASAKARI_LISTEN: listen,
+      MASAKARI_METRICS_LISTEN: metrics,
+      MASAKARI_AUTH_STRATEGY: 'noauth2',
+      MASAKARI_COMPONENTS: 'api,engine',
+      MASAKARI_LOG_LEVEL: process.env.MASAKARI_LOG_LEVEL ?? 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    await waitReady(`http://${metrics}`, operator);
+    const base = `http://${listen}/v1`;
+    const seg = await api(base, 'POST', '/segments', {
+      segment: { name: `bench-${namespace}`, recovery_method: 'auto', service_type: 'COMPUTE' },
+    });
+    if (seg.status < 200 || seg.status > 299)
+      throw new Error(`segment create: ${seg.status} ${JSON.stringify(seg.body)}`);
+    const segUuid = String(seg.body?.segment?.uuid);
+    const host = await api(base, 'POST', `/segments/${segUuid}/hosts`, {
+      host: { name: FAILED, type: 'COMPUTE', control_attributes: 'SSH' },
+    });
+    if (host.status < 200 || host.status > 299)
+      throw new Error(`host create: ${host.status} ${JSON.stringify(host.body)}`);
+    sim.state.failHost(FAILED);
+
+    const started = performance.now();
+    const posted = await api(base, 'POST', '/notifications', {
+      notification: {
+        type: 'COMPUTE_HOST',
+        hostname: FAILED,
+        generated_time: new Date().toISOString().slice(0, 19),
+        payload: { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' },
+      },
+    });
+    if (posted.status !== 202) throw new Error(`notification create: ${posted.status} ${JSON.stringify(posted.body)}`);
+    const id = String(posted.body?.notification?.notification_uuid);
+    const deadline = Date.now() + 30 * 60_000;
+    for (;;) {
+      const got = await api(base, 'GET', `/notifications/${id}`);
+      const status = got.body?.notification?.status;
+      if (status === 'finished') break;
+      if (status === 'error' || status === 'failed' || status === 'ignored') {
+        throw new Error(`notification ended ${status}`);
+      }
+      if (Date.now() > deadline) throw new Error('notification not finished in 30 minutes');
+      await sleep(50);
+    }
+    const measuredMs = performance.now() - started;
+    const evacuateCalls = Object.values(sim.state.actionCounts.evacuate ?? {}).reduce((a, b) => a + b, 0);
+    return { instances, measuredMs, evacuateCalls };
+  } finally {
+    await stopProcess(operator);
+    sim.state.clearTimers();
+    await sim.stop();
+  }
+}
