@@ -9,6 +9,14 @@ export const KINDS = {
   segment: { kind: 'FailoverSegment', plural: 'failoversegments', singular: 'failoversegment' },
   host: { kind: 'HaHost', plural: 'hahosts', singular: 'hahost' },
   notification: { kind: 'Notification', plural: 'notifications', singular: 'notification' },
+  // Added for the Medik8s remediator (src/remediation/, src/model/remediation-constants.ts):
+  // every CRD in crds/ has its kind here.
+  remediation: { kind: 'MasakariRemediation', plural: 'masakariremediations', singular: 'masakariremediation' },
+  remediationTemplate: {
+    kind: 'MasakariRemediationTemplate',
+    plural: 'masakariremediationtemplates',
+    singular: 'masakariremediationtemplate',
+  },
 } as const;
 export type KindKey = keyof typeof KINDS;
 

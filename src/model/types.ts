@@ -87,11 +87,16 @@ export interface FailoverSegment {
 // ---------------------------------------------------------------- host
 
 export interface HaHostSpec {
-  /** Masakari host name = Nova compute service host; ^[a-zA-Z0-9-._]*$, unique in the namespace. */
+  /**
+   * Masakari host name = Nova compute service host; unique in the namespace.
+   * 1..255 printable characters, no leading/trailing whitespace (Masakari's
+   * host schema uses the free-text `name` type; only notification hostnames
+   * are held to ^[a-zA-Z0-9-._]*$).
+   */
   name: string;
   /** metadata.name of the FailoverSegment (same namespace). Immutable. */
   segmentRef: { name: string };
-  /** ^[a-zA-Z0-9]*$, 1..255 */
+  /** ^[a-zA-Z0-9]*$, 0..255 (Masakari accepts the empty string). */
   type: string;
   /** Free text. */
   controlAttributes: string;

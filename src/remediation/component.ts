@@ -1,0 +1,156 @@
+// The 'remediation' component: the Medik8s external remediator. It caches the
+// MasakariRemediations of the operator's namespace on every replica and runs
+// the remediation controller only on the replica holding the Lease
+// "masakari-remediation" (like the engine), so exactly one process files
+// notifications and forces services down. Notifications go through the same
+// HaService and CR repository as the REST API, one repository per segment
+// namespace, opened on first use.
+import type { Logger } from 'pino';
+import type { AppContext, Component } from '../app/component.ts';
+import { NoComputeHostChecker, NovaComputeHostChecker } from '../domain/compute-host-checker.ts';
+import { HaService } from '../domain/ha-service.ts';
+import {
+  REMEDIATION_CONTROLLER_NAME,
+  REMEDIATION_LEASE_NAME,
+  REMEDIATION_RESOURCES,
+} from '../model/remediation-constants.ts';
+import type { MasakariRemediation } from '../model/remediation-types.ts';
+import { Controller } from '../runtime/controller.ts';
+import { EventRecorder } from '../runtime/events.ts';
+import { createInformerFactory } from '../runtime/informer.ts';
+import { runLeaderElection } from '../runtime/leaderelection.ts';
+import { createCrRepository } from '../store/index.ts';
+import type { CrRepositoryHandle } from '../store/index.ts';
+import { RemediationReconciler } from './reconciler.ts';
+
+export interface RemediationComponentOptions {
+  /** How often a filed notification is looked at; default 5 s (tests use less). */
+  followIntervalMs?: number;
+  /** Reconciles of different remediations in parallel; default 2. */
+  workers?: number;
+}
+
+export interface RemediationComponent extends Component {
+  isLeading(): boolean;
+}
+
+/** Opens (once) and caches the CR repository + HaService of each segment namespace. */
+function serviceCache(ctx: AppContext, log: Logger) {
+  const repos = new Map<string, Promise<{ repo: CrRepositoryHandle; service: HaService }>>();
+  const compute = ctx.nova ? new NovaComputeHostChecker(ctx.nova) : new NoComputeHostChecker();
+  return {
+    serviceFor(namespace: string): Promise<HaService> {
+      let entry = repos.get(namespace);
+      if (!entry) {
+        const repo = createCrRepository({
+          kube: ctx.kube,
+          namespace,
+          config: ctx.config,
+          log,
+          identity: ctx.identity,
+          metrics: ctx.metrics,
+          // The API component (or the one of that namespace) runs the store reconcilers; this is a client.
+          reconcilers: false,
+        });
+        entry = repo.start().then(
+          () => ({ repo, service: new HaService(repo, compute, ctx.config.DEFAULT) }),
+          (err: unknown) => {
+            repo.stop();
+            repos.delete(namespace);
+            throw err;
+          },
+        );
+        repos.set(namespace, entry);
+      }
+      return entry.then((e) => e.service);
+    },
+    async stop(): Promise<void> {
+      for (const entry of repos.values()) await entry.then((e) => e.repo.stop()).catch(() => undefined);
+      repos.clear();
+    },
+  };
+}
+
+export async function createComponent(
+  ctx: AppContext,
+  opts: RemediationComponentOptions = {},
+): Promise<RemediationComponent> {
+  const log = ctx.log.child({ component: 'remediation' });
+  const informers = createInformerFactory({ kube: ctx.kube, log });
+  const cache = informers<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, { namespace: ctx.namespace });
+  const events = new EventRecorder({
+    kube: ctx.kube,
+    reportingInstance: ctx.identity,
+    reportingController: 'masakari-operator/remediation',
+    log,
+  });
+  const services = serviceCache(ctx, log);
+  const reconciler = new RemediationReconciler({
+    kube: ctx.kube,
+    namespace: ctx.namespace,
+    cache,
+    serviceFor: services.serviceFor,
+    nova: ctx.nova,
+    events,
+    log,
+    duplicateWindowSeconds: ctx.config.DEFAULT.duplicate_notification_detection_interval,
+    followIntervalMs: opts.followIntervalMs,
+  });
+
+  // One controller per leadership term (a Controller starts once); the cache feeds whichever is current.
+  let controller: Controller | undefined;
+  const enqueue = (r: MasakariRemediation): void => {
+    if (r.metadata.name) controller?.enqueue(r.metadata.name);
+  };
+  cache.on('add', enqueue);
+  cache.on('update', enqueue);
+  cache.on('delete', enqueue);
+  await cache.start();
+
+  const stopping = new AbortController();
+  const signal = AbortSignal.any([ctx.signal, stopping.signal]);
+  const { operator } = ctx.config;
+  const leading = runLeaderElection({
+    kube: ctx.kube,
+    namespace: ctx.namespace,
+    name: REMEDIATION_LEASE_NAME,
+    identity: ctx.identity,
+    signal,
+    leaseDurationMs: operator.lease_duration * 1000,
+    renewDeadlineMs: operator.renew_deadline * 1000,
+    retryPeriodMs: operator.retry_period * 1000,
+    log,
+    metrics: ctx.metrics,
+    onStartedLeading: async (leadSignal) => {
+      const c = new Controller({
+        name: REMEDIATION_CONTROLLER_NAME,
+        reconcile: reconciler.reconcile,
+        workers: opts.workers ?? 2,
+        log,
+        metrics: ctx.metrics,
+      });
+      controller = c;
+      for (const r of cache.list()) enqueue(r);
+      log.info('leading: remediation controller started');
+      try {
+        await c.start(leadSignal);
+      } finally {
+        if (controller === c) controller = undefined;
+      }
+    },
+    onStoppedLeading: () => log.info('no longer leading: remediation controller stopped'),
+  }).catch((err: unknown) => log.error({ err }, 'remediation leader election stopped with an error'));
+
+  return {
+    name: 'remediation',
+    ready: () => cache.hasSynced(),
+    isLeading: () => controller !== undefined,
+    async stop() {
+      stopping.abort();
+      await leading;
+      cache.stop();
+      await services.stop();
+      await events.flush();
+    },
+  };
+}

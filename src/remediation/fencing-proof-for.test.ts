@@ -1,0 +1,114 @@
+// fencingProofFor: the API-path gate (segment spec.requireFencing) over a
+// KubeClient that answers list calls only, as the engine would call it.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { KubeClient, KubeList, ResourceRef } from '../k8s/client.ts';
+import { KubeError } from '../k8s/client.ts';
+import { fencingProofFor } from './fencing.ts';
+
+const NOW = Date.parse('2026-11-29T12:00:00Z');
+
+function listingKube(collections: Record<string, unknown[] | KubeError>): KubeClient {
+  const list = async <T>(ref: ResourceRef): Promise<KubeList<T>> => {
+    const found = collections[ref.plural];
+    if (found instanceof KubeError) throw found;
+    if (!found)
+      throw new KubeError(404, 'NotFound', `the server could not find the requested resource (${ref.plural})`);
+    return { metadata: {}, items: found as T[] };
+  };
+  const unsupported = async (): Promise<never> => {
+    throw new Error('fencingProofFor only lists');
+  };
+  return {
+    list,
+    get: unsupported,
+    create: unsupported,
+    replace: unsupported,
+    replaceStatus: unsupported,
+    mergePatch: unsupported,
+    jsonPatch: unsupported,
+    apply: unsupported,
+    delete: unsupported,
+    watch: unsupported,
+  };
+}
+
+const nodes = [
+  { metadata: { name: 'worker-1', annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001' } } },
+  { metadata: { name: 'worker-2' } },
+];
+const fenced = (node: string) => ({
+  metadata: { name: node, namespace: 'far' },
+  status: {
+    conditions: [
+      {
+        type: 'FenceAgentActionSucceeded',
+        status: 'True',
+        reason: 'FenceAgentSucceeded',
+        message: '',
+        lastTransitionTime: '2026-11-29T11:59:00Z',
+      },
+    ],
+  },
+});
+
+test('a host is proven fenced by the FAR of the Node that maps to it', async () => {
+  const kube = listingKube({ nodes, fenceagentsremediations: [fenced('worker-1')] });
+  const v = await fencingProofFor('cmp-001', { kube, now: () => NOW });
+  assert.equal(v.proven && v.proof.kind, 'FenceAgentsRemediation');
+});
+
+test('absent FAR and SNR CRDs mean "not proven" with the reason, not an exception', async () => {
+  const v = await fencingProofFor('worker-2', { kube: listingKube({ nodes }), now: () => NOW });
+  if (v.proven) assert.unreachable();
+  else {
+    assert.match(v.missing, 'FenceAgentsRemediation (fence-agents-remediation.medik8s.io) is not installed');
+    assert.match(v.missing, 'SelfNodeRemediation (self-node-remediation.medik8s.io) is not installed');
+  }
+});
+
+test('a host no Node maps to is not proven', async () => {
+  const v = await fencingProofFor('cmp-404', { kube: listingKube({ nodes }), now: () => NOW });
+  if (v.proven) assert.unreachable();
+  else assert.match(v.missing, 'no Node maps to host cmp-404');
+});
+
+test("the remediator's FencingVerified verdict and a person's approval on the Notification both count", async () => {
+  const remediation = {
+    metadata: { name: 'worker-2-abcde', annotations: { 'remediation.medik8s.io/node-name': 'worker-2' } },
+    status: {
+      conditions: [
+        {
+          type: 'FencingVerified',
+          status: 'True',
+          reason: 'FenceAgentActionSucceeded',
+          message: 'm',
+          lastTransitionTime: '2026-11-29T11:59:00Z',
+        },
+      ],
+    },
+  };
+  const kube = listingKube({ nodes, masakariremediations: [remediation] });
+  const byRemediation = await fencingProofFor('worker-2', { kube, remediationNamespace: 'masakari', now: () => NOW });
+  assert.equal(byRemediation.proven && byRemediation.proof.source, 'MasakariRemediation worker-2-abcde');
+  const byPerson = await fencingProofFor('worker-2', {
+    kube: listingKube({}),
+    approvalOn: {
+      meta: { name: 'n-1', annotations: { 'masakari.openkeel.io/fencing-approved-by': 'carol' } },
+      kind: 'Notification',
+    },
+  });
+  assert.equal(byPerson.proven && byPerson.proof.approvedBy, 'carol');
+});
+
+test('API failures other than 404/403 propagate so the caller retries', async () => {
+  const kube = listingKube({ nodes, fenceagentsremediations: new KubeError(500, 'InternalError', 'etcd down') });
+  try {
+    await fencingProofFor('worker-2', { kube, now: () => NOW });
+    assert.unreachable();
+  } catch (err) {
+    assert.instance(err, KubeError);
+  }
+});
+
+test.run();

@@ -1,0 +1,31 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { LeaseLike } from '../model/remediation-types.ts';
+import { leaseBlocker } from './lease.ts';
+
+const NOW = Date.parse('2026-11-29T12:00:00Z');
+const lease = (holderIdentity: string | null, renewTime?: string, leaseDurationSeconds = 3600): LeaseLike => ({
+  metadata: { name: 'node-worker-1', namespace: 'medik8s-leases' },
+  spec: { holderIdentity, renewTime, leaseDurationSeconds },
+});
+
+test('no lease, or one without a holder, lets the remediator act', () => {
+  assert.is(leaseBlocker(undefined, NOW), undefined);
+  assert.is(leaseBlocker(lease(null), NOW), undefined);
+  assert.is(leaseBlocker(lease(''), NOW), undefined);
+});
+
+test('the NodeHealthCheck that created the remediation does not block it', () => {
+  assert.is(leaseBlocker(lease('NodeHealthCheck-workers', '2026-11-29T11:59:00Z'), NOW), undefined);
+});
+
+test('a live lease of Node Maintenance blocks the remediation', () => {
+  assert.equal(leaseBlocker(lease('node-maintenance', '2026-11-29T11:30:00Z'), NOW), 'node-maintenance');
+  assert.equal(leaseBlocker(lease('node-maintenance'), NOW), 'node-maintenance');
+});
+
+test('an expired lease of another holder no longer blocks', () => {
+  assert.is(leaseBlocker(lease('node-maintenance', '2026-11-29T10:00:00Z', 3600), NOW), undefined);
+});
+
+test.run();

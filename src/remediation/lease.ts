@@ -1,0 +1,34 @@
+// The medik8s node Lease (medik8s-leases/node-<node>): NodeHealthCheck and
+// Node Maintenance take it before touching a node, so a node under planned
+// maintenance is not remediated as if it had failed. The NHC that created our
+// CR holds it while we work ("NodeHealthCheck-<name>"); any other live holder
+// (Node Maintenance's "node-maintenance", another remediator) means hands off.
+import type { KubeClient } from '../k8s/client.ts';
+import { isNotFound } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { MEDIK8S_LEASE_NAMESPACE, NHC_LEASE_HOLDER_PREFIX, medik8sLeaseName } from '../model/remediation-constants.ts';
+import type { LeaseLike } from '../model/remediation-types.ts';
+
+/**
+ * The holder that blocks us, or undefined when we may act. A lease whose
+ * renewTime + duration has passed is free (its holder died or gave up); a
+ * lease without times is taken at its word.
+ */
+export function leaseBlocker(lease: LeaseLike | undefined, nowMs: number): string | undefined {
+  const holder = lease?.spec?.holderIdentity?.trim();
+  if (!lease || !holder || holder.startsWith(NHC_LEASE_HOLDER_PREFIX)) return undefined;
+  const renewed = Date.parse(lease.spec?.renewTime ?? lease.spec?.acquireTime ?? '');
+  const duration = lease.spec?.leaseDurationSeconds;
+  if (Number.isFinite(renewed) && duration && renewed + duration * 1000 <= nowMs) return undefined;
+  return holder;
+}
+
+/** The node's lease, or undefined when there is none (or no medik8s-leases namespace). */
+export async function readNodeLease(kube: KubeClient, node: string): Promise<LeaseLike | undefined> {
+  try {
+    return await kube.get<LeaseLike>(RESOURCES.leases, MEDIK8S_LEASE_NAMESPACE, medik8sLeaseName(node));
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}

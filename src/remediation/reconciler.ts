@@ -1,0 +1,427 @@
+// Reconciles one MasakariRemediation (key = metadata.name in the operator's
+// namespace). Level-based: every pass reads the object and the world afresh
+// and moves at most a few steps, writing status (compare-and-swap on
+// resourceVersion) after each side effect so a restarted leader resumes:
+//   start   finalizer, then Processing=True / Succeeded=Unknown (RemediationStarted)
+//   gate    Node → host, medik8s node lease, fencing proof, force-down, notification
+//   follow  the Notification's phase → Succeeded=True|False
+//   finish  Succeeded=True|False, Processing=False; nothing more happens
+//   delete  drop the finalizer (nothing is undone in Nova; see docs/medik8s.md)
+// The rules themselves are in decide.ts, fencing.ts, lease.ts and notify.ts.
+import type { Logger } from 'pino';
+import type { HaService } from '../domain/ha-service.ts';
+import { hostOnMaintenance } from '../domain/messages.ts';
+import type { KubeClient } from '../k8s/client.ts';
+import { isNotFound } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { FIELD_MANAGERS } from '../model/constants.ts';
+import {
+  EVENT_PREFIX,
+  REMEDIATION_CONDITIONS,
+  REMEDIATION_FINALIZER,
+  REMEDIATION_KINDS,
+  REMEDIATION_REASONS,
+  REMEDIATION_RESOURCES,
+} from '../model/remediation-constants.ts';
+import type { MasakariRemediation, MasakariRemediationStatus, NodeLike } from '../model/remediation-types.ts';
+import type { Notification } from '../model/types.ts';
+import type { NovaClient } from '../openstack/types.ts';
+import type { ConditionInput } from '../runtime/conditions.ts';
+import { sameConditions, setCondition } from '../runtime/conditions.ts';
+import type { EventInput } from '../runtime/events.ts';
+import { addFinalizer, hasFinalizer, removeFinalizer } from '../runtime/finalizers.ts';
+import { metaTime } from '../runtime/timefmt.ts';
+import type { ReconcileResult } from '../runtime/types.ts';
+import { forceDownComputeService } from './compute-service.ts';
+import type { EffectiveSpec, Finish } from './decide.ts';
+import { deadlineMs, effectiveSpec, isFinished, notificationOutcome, stage, waitDelayMs } from './decide.ts';
+import { evaluateFencing, gatherEvidence } from './fencing.ts';
+import { leaseBlocker, readNodeLease } from './lease.ts';
+import { computeHostOf, nodeNameOf } from './node.ts';
+import { fileHostNotification, findOwnNotification } from './notify.ts';
+
+/** The cache the reconciler reads from and writes its results back into (read-your-writes). */
+export interface RemediationCache {
+  get(name: string): MasakariRemediation | undefined;
+  upsertLocal(obj: MasakariRemediation): void;
+}
+
+export interface RemediationReconcilerOptions {
+  kube: KubeClient;
+  /** Where the MasakariRemediations live (the operator's namespace). */
+  namespace: string;
+  cache: RemediationCache;
+  /** HaService over the repository of a segment namespace (created on first use). */
+  serviceFor: (namespace: string) => Promise<HaService>;
+  nova?: NovaClient;
+  events: { record(e: EventInput): void };
+  log: Logger;
+  /** [DEFAULT]/duplicate_notification_detection_interval: how far back an adopted notification may be. */
+  duplicateWindowSeconds: number;
+  /** How often a filed notification is looked at; default 5 s. */
+  followIntervalMs?: number;
+  now?: () => number;
+}
+
+const RESOURCE = REMEDIATION_RESOURCES.remediations;
+const MANAGER = FIELD_MANAGERS.remediation;
+/** Passes through the stage machine per reconcile (start → gate → ... without waiting for a watch event). */
+const MAX_STEPS = 4;
+
+export class RemediationReconciler {
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private readonly followIntervalMs: number;
+
+  constructor(private readonly o: RemediationReconcilerOptions) {
+    this.log = o.log.child({ controller: 'remediation' });
+    this.now = o.now ?? Date.now;
+    this.followIntervalMs = o.followIntervalMs ?? 5_000;
+  }
+
+  readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
+    let r = this.o.cache.get(key);
+    for (let step = 0; r && step < MAX_STEPS && !signal.aborted; step++) {
+      const spec = effectiveSpec(r.spec, this.o.namespace);
+      const s = stage(r, spec, this.now(), hasFinalizer(r, REMEDIATION_FINALIZER));
+      switch (s.kind) {
+        case 'done':
+          return;
+        case 'delete':
+          await this.onDelete(r);
+          return;
+        case 'start':
+          r = await this.start(r);
+          continue;
+        case 'finish':
+          await this.finish(r, s.finish);
+          return;
+        case 'gate': {
+          const current = r;
+          const next = await this.surfacing(current, () => this.gate(current, spec, signal));
+          if (!('r' in next)) return next;
+          r = next.r;
+          continue;
+        }
+        case 'follow': {
+          const current = r;
+          return this.surfacing(current, () => this.follow(current, spec));
+        }
+      }
+    }
+    return r && !signal.aborted ? { requeueAfterMs: 1 } : undefined;
+  };
+
+  // ------------------------------------------------------------------ stages
+
+  private async start(r: MasakariRemediation): Promise<MasakariRemediation> {
+    if (!hasFinalizer(r, REMEDIATION_FINALIZER)) {
+      r = await addFinalizer(this.o.kube, RESOURCE, r, REMEDIATION_FINALIZER, MANAGER);
+      this.o.cache.upsertLocal(r);
+    }
+    if (r.status?.startedAt) return r;
+    const node = nodeNameOf(r.metadata) ?? '';
+    const message = `remediating node ${node}: waiting for proof of fencing before Masakari evacuates it`;
+    const updated = await this.writeStatus(r, {
+      ...r.status,
+      nodeName: node,
+      startedAt: metaTime(new Date(this.now())),
+      conditions: this.conditions(r, [
+        { type: REMEDIATION_CONDITIONS.processing, status: 'True', reason: REMEDIATION_REASONS.started, message },
+        { type: REMEDIATION_CONDITIONS.succeeded, status: 'Unknown', reason: REMEDIATION_REASONS.started, message },
+      ]),
+    });
+    this.event(updated, 'Normal', REMEDIATION_REASONS.started, 'Start', message);
+    return updated;
+  }
+
+  /** Everything before the notification exists. Returns the updated object to go on with, or when to look again. */
+  private async gate(
+    r: MasakariRemediation,
+    spec: EffectiveSpec,
+    signal: AbortSignal,
+  ): Promise<{ r: MasakariRemediation } | ReconcileResult> {
+    const nodeName = nodeNameOf(r.metadata) ?? '';
+    const node = await this.getNode(nodeName);
+    if (!node) {
+      return this.finishAndStop(r, {
+        succeeded: false,
+        reason: REMEDIATION_REASONS.nodeNotFound,
+        message: `Node ${nodeName} does not exist; nothing to remediate`,
+      });
+    }
+    const hostName = computeHostOf(node);
+    const service = await this.o.serviceFor(spec.segmentNamespace);
+    const host = service.repo.getHostByName(hostName);
+    if (!host) {
+      return this.finishAndStop(r, {
+        succeeded: false,
+        reason: REMEDIATION_REASONS.hostNotFound,
+        message: `Host with name ${hostName} could not be found in namespace ${spec.segmentNamespace} (Node ${nodeName} maps to it${hostName === nodeName ? ' by name' : ' by annotation'}); register it in a failover segment`,
+      });
+    }
+
+    // Masakari refuses notifications from a host on maintenance; fail before forcing anything down. The
+    // exception is our own notification (filed before a crash) having put it there: that one is adopted below.
+    const ours = r.status?.fencedAt
+      ? findOwnNotification(service, hostName, r.status.fencedAt, this.o.duplicateWindowSeconds)
+      : undefined;
+    if (host.on_maintenance && !ours) {
+      return this.finishAndStop(r, {
+        succeeded: false,
+        reason: REMEDIATION_REASONS.hostOnMaintenance,
+        message: hostOnMaintenance(hostName, 'COMPUTE_HOST'),
+      });
+    }
+
+    const holder = leaseBlocker(await readNodeLease(this.o.kube, nodeName), this.now());
+    if (holder) {
+      const message = `the medik8s node lease of ${nodeName} is held by ${holder} (e.g. Node Maintenance); not acting while it holds it`;
+      await this.setProcessing(r, REMEDIATION_REASONS.nodeLeaseHeld, message, hostName);
+      this.event(r, 'Normal', REMEDIATION_REASONS.nodeLeaseHeld, 'Wait', message);
+      return this.waitAgain(r, spec);
+    }
+
+    if (!r.status?.fencedAt) {
+      const verdict = evaluateFencing({
+        required: spec.fencingProof,
+        node: nodeName,
+        nowMs: this.now(),
+        selfNodeRemediationSafeTimeSeconds: spec.selfNodeRemediationSafeTimeSeconds,
+        approvalOn: { meta: r.metadata, kind: REMEDIATION_KINDS.remediation.kind },
+        ...(await gatherEvidence(this.o.kube, spec.fencingProof)),
+      });
+      if (!verdict.proven) {
+        await this.setProcessing(r, REMEDIATION_REASONS.waitingForFencing, verdict.missing, hostName);
+        return this.waitAgain(r, spec);
+      }
+      const fencedAt = metaTime(new Date(this.now()));
+      const { proof } = verdict;
+      r = await this.writeStatus(r, {
+        ...r.status,
+        hostName,
+        fencedAt,
+        conditions: this.conditions(r, [
+          {
+            type: REMEDIATION_CONDITIONS.fencingVerified,
+            status: 'True',
+            reason: proof.reason,
+            message: proof.message,
+          },
+          {
+            type: REMEDIATION_CONDITIONS.processing,
+            status: 'True',
+            reason: REMEDIATION_REASONS.fencingVerified,
+            message: `node ${nodeName} is fenced (${proof.source}); notifying Masakari about host ${hostName}`,
+          },
+        ]),
+      });
+      if (proof.kind === 'ManualApproval') {
+        // The audit trail: who vouched, when we acted on it, and which writer set the annotation.
+        this.log.warn({ remediation: r.metadata.name, node: nodeName, approvedBy: proof.approvedBy }, proof.message);
+        this.event(r, 'Warning', proof.reason, 'ApproveFencing', `${proof.message}, accepted at ${fencedAt}`);
+      } else {
+        this.event(r, 'Normal', REMEDIATION_REASONS.fencingVerified, 'VerifyFencing', proof.message);
+      }
+    }
+
+    if (spec.forceDownComputeService) {
+      const forced = await forceDownComputeService(this.o.nova, hostName, signal);
+      if (!forced.ok)
+        return this.finishAndStop(r, { succeeded: false, reason: forced.reason, message: forced.message });
+      if (!forced.already) {
+        this.event(
+          r,
+          'Normal',
+          'ComputeServiceForcedDown',
+          'ForceDown',
+          `nova-compute service ${forced.serviceId} on ${hostName} forced down`,
+        );
+      }
+    }
+
+    const filed = await fileHostNotification(service, hostName, r.status!.fencedAt!, this.o.duplicateWindowSeconds);
+    if ('pending' in filed) {
+      this.log.info(
+        { remediation: r.metadata.name, host: hostName },
+        `waiting for the existing notification: ${filed.pending}`,
+      );
+      return { requeueAfterMs: 1_000 };
+    }
+    if (!filed.ok) return this.finishAndStop(r, { succeeded: false, reason: filed.reason, message: filed.message });
+    const { record, adopted } = filed;
+    const reason = adopted ? REMEDIATION_REASONS.notificationAdopted : REMEDIATION_REASONS.notificationCreated;
+    const message = `${adopted ? 'adopted the existing' : 'filed'} COMPUTE_HOST notification ${record.notification_uuid} (${spec.segmentNamespace}/${record.k8sName}) for host ${hostName}`;
+    r = await this.writeStatus(r, {
+      ...r.status,
+      hostName,
+      notificationName: record.k8sName,
+      notificationUuid: record.notification_uuid,
+      conditions: this.conditions(r, [
+        {
+          type: REMEDIATION_CONDITIONS.processing,
+          status: 'True',
+          reason: REMEDIATION_REASONS.recoveryInProgress,
+          message,
+        },
+      ]),
+    });
+    this.event(r, 'Normal', reason, 'Notify', message);
+    return { r };
+  }
+
+  private async follow(r: MasakariRemediation, spec: EffectiveSpec): Promise<ReconcileResult> {
+    const name = r.status!.notificationName!;
+    const uuid = r.status?.notificationUuid ?? name;
+    let n: Notification | undefined;
+    try {
+      n = await this.o.kube.get<Notification>(RESOURCES.notifications, spec.segmentNamespace, name);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    const outcome = notificationOutcome(n, uuid);
+    if ('running' in outcome) {
+      await this.setProcessing(r, REMEDIATION_REASONS.recoveryInProgress, outcome.running);
+      const deadline = deadlineMs(r, spec);
+      const untilDeadline = deadline === undefined ? this.followIntervalMs : deadline - this.now() + 100;
+      return { requeueAfterMs: Math.max(100, Math.min(this.followIntervalMs, untilDeadline)) };
+    }
+    await this.finish(r, outcome);
+    return {};
+  }
+
+  private async finish(r: MasakariRemediation, f: Finish): Promise<void> {
+    const reasonOfProcessing = f.succeeded ? REMEDIATION_REASONS.finished : f.reason;
+    await this.writeStatus(r, {
+      ...r.status,
+      finishedAt: metaTime(new Date(this.now())),
+      conditions: this.conditions(r, [
+        {
+          type: REMEDIATION_CONDITIONS.succeeded,
+          status: f.succeeded ? 'True' : 'False',
+          reason: f.reason,
+          message: f.message,
+        },
+        { type: REMEDIATION_CONDITIONS.processing, status: 'False', reason: reasonOfProcessing, message: f.message },
+      ]),
+    });
+    this.event(r, f.succeeded ? 'Normal' : 'Warning', f.reason, f.succeeded ? 'Succeed' : 'Fail', f.message);
+  }
+
+  private async finishAndStop(r: MasakariRemediation, f: Finish): Promise<ReconcileResult> {
+    await this.finish(r, f);
+    return {};
+  }
+
+  /**
+   * NodeHealthCheck deletes the CR once the node is healthy (or the NHC is
+   * gone). Nothing is undone in Nova: a forced-down service stays down until
+   * an operator brings the repaired host back, and a running notification
+   * is the engine's to finish.
+   */
+  private async onDelete(r: MasakariRemediation): Promise<void> {
+    if (!hasFinalizer(r, REMEDIATION_FINALIZER)) return;
+    const open = r.status?.notificationUuid && !r.status.finishedAt;
+    const note = `deleted; finalizer removed${open ? `; notification ${r.status!.notificationUuid} continues in the engine` : ''}${r.status?.fencedAt ? `; the nova-compute service of ${r.status.hostName ?? 'the host'} stays as it is (bring it back with: openstack compute service set --up <host> nova-compute)` : ''}`;
+    const updated = await removeFinalizer(this.o.kube, RESOURCE, r, REMEDIATION_FINALIZER, MANAGER);
+    if (updated) this.o.cache.upsertLocal(updated);
+    this.event(r, 'Normal', 'RemediationDeleted', 'Cleanup', note);
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  /**
+   * Runs a stage; a failure a retry may fix (API server, Nova unreachable) is
+   * rethrown for the controller's backoff, after its text is put into the
+   * Processing message so `kubectl get mrem -o wide` shows why nothing moves.
+   * The recovery deadline still applies and ends the retries.
+   */
+  private async surfacing<T>(r: MasakariRemediation, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      const current = this.o.cache.get(r.metadata.name!) ?? r;
+      const processing = current.status?.conditions?.find((c) => c.type === REMEDIATION_CONDITIONS.processing);
+      const text = err instanceof Error ? err.message : String(err);
+      if (processing && !isFinished(current)) {
+        const message = `${processing.message.replace(/ \(retrying after: .*\)$/s, '')} (retrying after: ${text.slice(0, 512)})`;
+        await this.setProcessing(current, processing.reason, message).catch((e: unknown) =>
+          this.log.debug({ err: e }, 'could not record the retry in Processing'),
+        );
+      }
+      throw err;
+    }
+  }
+
+  private waitAgain(r: MasakariRemediation, spec: EffectiveSpec): ReconcileResult {
+    const started = Date.parse(r.status?.startedAt ?? '') || this.now();
+    return { requeueAfterMs: waitDelayMs(started, this.now(), deadlineMs(r, spec)) };
+  }
+
+  private async getNode(name: string): Promise<NodeLike | undefined> {
+    if (!name) return undefined;
+    try {
+      return await this.o.kube.get<NodeLike>(RESOURCES.nodes, undefined, name);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  private conditions(r: MasakariRemediation, inputs: ConditionInput[]) {
+    const now = new Date(this.now());
+    return inputs.reduce(
+      (list, c) => setCondition(list, { ...c, observedGeneration: r.metadata.generation }, now),
+      r.status?.conditions,
+    );
+  }
+
+  /** Processing=True with this reason; written only when something changes (a waiting loop writes nothing). */
+  private async setProcessing(
+    r: MasakariRemediation,
+    reason: string,
+    message: string,
+    hostName?: string,
+  ): Promise<void> {
+    const conditions = this.conditions(r, [
+      { type: REMEDIATION_CONDITIONS.processing, status: 'True', reason, message },
+    ]);
+    const sameHost = hostName === undefined || r.status?.hostName === hostName;
+    if (sameHost && sameConditions(conditions, r.status?.conditions)) return;
+    await this.writeStatus(r, { ...r.status, ...(hostName ? { hostName } : {}), conditions });
+  }
+
+  private async writeStatus(r: MasakariRemediation, status: MasakariRemediationStatus): Promise<MasakariRemediation> {
+    const updated = await this.o.kube.replaceStatus<MasakariRemediation>(
+      RESOURCE,
+      this.o.namespace,
+      r.metadata.name!,
+      { ...r, status },
+      { fieldManager: MANAGER },
+    );
+    this.o.cache.upsertLocal(updated);
+    return updated;
+  }
+
+  private event(
+    r: MasakariRemediation,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    action: string,
+    note: string,
+  ): void {
+    this.o.events.record({
+      regarding: {
+        apiVersion: r.apiVersion,
+        kind: REMEDIATION_KINDS.remediation.kind,
+        name: r.metadata.name!,
+        namespace: this.o.namespace,
+        uid: r.metadata.uid,
+      },
+      type,
+      reason,
+      action,
+      note: `${EVENT_PREFIX} ${note}`,
+    });
+  }
+}

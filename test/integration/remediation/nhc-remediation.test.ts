@@ -1,0 +1,483 @@
+// The Medik8s remediator on the real control plane, with the engine component
+// and the Nova simulator: MasakariRemediations created the way NodeHealthCheck
+// creates them (generateName, node-name and template-name annotations, an
+// ownerReference to the NHC), FenceAgentsRemediation played by a minimal CRD
+// of the same group/version/kind. Shows the fencing gate (nothing filed or
+// evacuated before FenceAgentActionSucceeded=True), the whole recovery to
+// Succeeded=True, the two timeouts, the Node Maintenance lease, the manual
+// approval with an absent SelfNodeRemediation CRD, and the finalizer on delete.
+
+import { randomBytes, randomUUID } from 'node:crypto';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { useNamespace } from '../../support/cluster.ts';
+import type { TestNamespace } from '../../support/cluster.ts';
+import { fastConfig } from '../engine/support.ts';
+import type { Component } from '../../../src/app/component.ts';
+import { createComponent as createEngine } from '../../../src/engine/component.ts';
+import { createKubeClient } from '../../../src/k8s/kube-client.ts';
+import type { KubeClient } from '../../../src/k8s/client.ts';
+import { isAlreadyExists, isNotFound } from '../../../src/k8s/client.ts';
+import { RESOURCES } from '../../../src/k8s/resources.ts';
+import { REMEDIATION_RESOURCES } from '../../../src/model/remediation-constants.ts';
+import type { FenceAgentsRemediationLike, MasakariRemediation } from '../../../src/model/remediation-types.ts';
+import type { Condition, Notification } from '../../../src/model/types.ts';
+import { createNovaClient } from '../../../src/openstack/index.ts';
+import type { HttpNovaClient } from '../../../src/openstack/index.ts';
+import { createComponent as createRemediation } from '../../../src/remediation/component.ts';
+import type { RemediationComponent } from '../../../src/remediation/component.ts';
+import { startSimulator } from '../../../src/simulator/server.ts';
+import type { Simulator } from '../../../src/simulator/server.ts';
+import { createCrRepository } from '../../../src/store/index.ts';
+import type { CrRepositoryHandle } from '../../../src/store/index.ts';
+
+const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
+// Nodes and medik8s leases are cluster-wide: names carry a per-run suffix.
+const SUFFIX = randomBytes(3).toString('hex');
+const node = (n: number): string => `rem-${SUFFIX}-w${n}`;
+
+interface Env {
+  ns: TestNamespace;
+  kube: KubeClient;
+  sim: Simulator;
+  nova: HttpNovaClient;
+  store: CrRepositoryHandle;
+  engine: Component;
+  remediation: RemediationComponent;
+  stop: AbortController;
+}
+
+const test = suite<{ env?: Env }>('MasakariRemediation as a NodeHealthCheck remediator', {});
+
+// ------------------------------------------------------------------ fixtures
+
+const testCrd = (group: string, kind: string, plural: string) => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `${plural}.${group}` },
+  spec: {
+    group,
+    scope: 'Namespaced',
+    names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+    versions: [
+      {
+        name: 'v1alpha1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+    ],
+  },
+});
+
+async function ensure<T>(kube: KubeClient, ref: Parameters<KubeClient['create']>[0], ns: string | undefined, body: T) {
+  try {
+    await kube.create(ref, ns, body);
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+}
+
+async function eventually<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last = await probe();
+  while (!ok(last)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 100));
+    last = await probe();
+  }
+  return last;
+}
+
+const cond = (r: { status?: { conditions?: Condition[] } } | undefined, type: string) =>
+  r?.status?.conditions?.find((c) => c.type === type);
+
+/** What NodeHealthCheck creates from a template with the multiple-templates annotation. */
+async function nhcCreates(env: Env, nodeName: string, spec: Record<string, unknown> = {}): Promise<string> {
+  const created = await env.kube.create<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, env.ns.namespace, {
+    apiVersion: 'masakari.openkeel.io/v1alpha1',
+    kind: 'MasakariRemediation',
+    metadata: {
+      generateName: `${nodeName}-`,
+      annotations: {
+        'remediation.medik8s.io/node-name': nodeName,
+        'remediation.medik8s.io/template-name': 'masakari-after-far',
+      },
+      labels: { 'app.kubernetes.io/part-of': 'node-healthcheck-controller' },
+      ownerReferences: [
+        { apiVersion: 'remediation.medik8s.io/v1alpha1', kind: 'NodeHealthCheck', name: 'workers', uid: randomUUID() },
+      ],
+    },
+    spec,
+  });
+  return created.metadata.name!;
+}
+
+const getRemediation = (env: Env, name: string) =>
+  env.kube.get<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, env.ns.namespace, name);
+
+const notifications = async (env: Env, host: string) =>
+  (await env.kube.list<Notification>(RESOURCES.notifications, env.ns.namespace)).items.filter(
+    (n) => n.spec.hostname === host,
+  );
+
+async function farFor(env: Env, nodeName: string, succeeded: boolean | undefined): Promise<void> {
+  const ref = REMEDIATION_RESOURCES.fenceAgentsRemediations;
+  let far: FenceAgentsRemediationLike;
+  try {
+    far = await env.kube.get(ref, env.ns.namespace, nodeName);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    far = await env.kube.create(ref, env.ns.namespace, {
+      apiVersion: 'fence-agents-remediation.medik8s.io/v1alpha1',
+      kind: 'FenceAgentsRemediation',
+      metadata: { name: nodeName, annotations: { 'remediation.medik8s.io/node-name': nodeName } },
+      spec: { agent: 'fence_ipmilan', sharedparameters: { '--action': 'off' } },
+    });
+  }
+  if (succeeded === undefined) return;
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const status = succeeded ? 'True' : 'False';
+  await env.kube.replaceStatus(ref, env.ns.namespace, nodeName, {
+    ...far,
+    status: {
+      conditions: [
+        { type: 'Processing', status: 'False', reason: 'FenceAgentSucceeded', message: '', lastTransitionTime: now },
+        {
+          type: 'FenceAgentActionSucceeded',
+          status,
+          reason: 'FenceAgentSucceeded',
+          message: '',
+          lastTransitionTime: now,
+        },
+        { type: 'Succeeded', status, reason: 'FenceAgentSucceeded', message: '', lastTransitionTime: now },
+      ],
+    },
+  });
+}
+
+// ------------------------------------------------------------------ set-up
+
+test.before(async (ctx) => {
+  const ns = await useNamespace('remediation');
+  const kube = createKubeClient(ns.kc);
+  // Only FAR's CRD: SelfNodeRemediation stays absent, to show a missing CRD is "no proof", not a failure.
+  await ensure(
+    kube,
+    RESOURCES.crds,
+    undefined,
+    testCrd('fence-agents-remediation.medik8s.io', 'FenceAgentsRemediation', 'fenceagentsremediations'),
+  );
+  await ensure(kube, RESOURCES.namespaces, undefined, { metadata: { name: 'medik8s-leases' } });
+  const hosts = [1, 2, 3, 4, 5, 6].map(node);
+  // Node 7 runs no registered host.
+  for (const h of [...hosts, node(7)]) await ensure(kube, RESOURCES.nodes, undefined, { metadata: { name: h } });
+  // Node 5 runs the compute host under another name: the mapping annotation.
+  await kube.mergePatch(RESOURCES.nodes, undefined, node(5), {
+    metadata: { annotations: { 'masakari.openkeel.io/compute-host': `cmp-${SUFFIX}-5` } },
+  });
+  const simHosts = [...hosts.slice(0, 4), `cmp-${SUFFIX}-5`, node(6), `spare-${SUFFIX}`];
+  const sim = await startSimulator({
+    hosts: simHosts,
+    servers: [
+      { name: 'vm-a', host: node(1), metadata: { HA_Enabled: 'True' } },
+      { name: 'vm-b', host: node(1), metadata: { HA_Enabled: 'True' } },
+    ],
+  });
+  const nova = createNovaClient(sim.clientCredentials, { timeoutMs: 5_000, maxRetries: 1 });
+  const config = fastConfig();
+  const store = createCrRepository({ kube, namespace: ns.namespace, config, log, identity: 'test-store' });
+  await store.start();
+  const segment = await store.createSegment({
+    name: 'workers',
+    service_type: 'COMPUTE',
+    recovery_method: 'auto',
+    description: null,
+    enabled: true,
+  });
+  for (const name of simHosts) {
+    await store.createHost(segment.uuid, {
+      name,
+      type: 'COMPUTE',
+      control_attributes: 'SSH',
+      reserved: false,
+      // Host 6 is under maintenance in Masakari: it must not be recovered.
+      on_maintenance: name === node(6),
+    });
+  }
+  await eventually(
+    `for the ${ns.namespace} hahosts to be admitted`,
+    async () => store.listHosts().length,
+    (n) => n === simHosts.length,
+  );
+
+  const stop = new AbortController();
+  const appContext = (identity: string) => ({
+    config,
+    namespace: ns.namespace,
+    kube,
+    nova,
+    log: log.child({ identity }),
+    metrics: new Registry(),
+    identity,
+    signal: stop.signal,
+  });
+  const engine = await createEngine(appContext('test-engine'));
+  const remediation = await createRemediation(appContext('test-remediation'), { followIntervalMs: 300 });
+  ctx.env = { ns, kube, sim, nova, store, engine, remediation, stop };
+  await eventually(
+    'the remediation leader',
+    async () => remediation.isLeading(),
+    (l) => l,
+  );
+});
+
+test.after(async ({ env }) => {
+  if (!env) return;
+  env.stop.abort();
+  await env.remediation.stop();
+  await env.engine.stop();
+  env.store.stop();
+  await env.nova.session.close();
+  env.sim.state.clearTimers();
+  await env.sim.stop();
+  await env.ns.cleanup();
+});
+
+// ------------------------------------------------------------------ tests
+
+test('nothing is filed or evacuated before FenceAgentActionSucceeded=True; then the host is recovered', async ({
+  env,
+}) => {
+  const e = env!;
+  const w1 = node(1);
+  await farFor(e, w1, undefined);
+  const name = await nhcCreates(e, w1);
+  assert.match(name, new RegExp(`^${w1}-`));
+
+  const waiting = await eventually(
+    'WaitingForFencing',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
+  );
+  assert.ok(waiting.metadata.finalizers?.includes('masakari.openkeel.io/remediation'));
+  assert.equal(cond(waiting, 'Succeeded')?.status, 'Unknown');
+  assert.equal(cond(waiting, 'Succeeded')?.reason, 'RemediationStarted');
+  assert.equal(waiting.status?.nodeName, w1);
+  assert.match(cond(waiting, 'Processing')!.message, 'has not reported FenceAgentActionSucceeded=True yet');
+
+  // The compute node dies; FAR is still fencing. A few gate passes later: still nothing.
+  e.sim.state.failHost(w1);
+  await new Promise((r) => setTimeout(r, 2_500));
+  assert.equal(await notifications(e, w1), []);
+  assert.equal(e.sim.state.actionCalls.evacuate ?? {}, {});
+  assert.equal(e.sim.state.serviceOf(w1)?.forcedDown, false);
+
+  await farFor(e, w1, true);
+  const filed = await eventually(
+    'a notification',
+    () => getRemediation(e, name),
+    (r) => !!r.status?.notificationUuid,
+  );
+  assert.equal(cond(filed, 'FencingVerified')?.status, 'True');
+  assert.equal(cond(filed, 'FencingVerified')?.reason, 'FenceAgentActionSucceeded');
+  const [n, ...more] = await notifications(e, w1);
+  assert.equal(more, []);
+  assert.equal(n!.metadata.name, filed.status?.notificationName);
+  assert.equal(n!.spec.type, 'COMPUTE_HOST');
+  assert.equal(n!.spec.payload, { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' });
+
+  const done = await eventually(
+    'Succeeded=True',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Succeeded')?.status !== 'Unknown',
+    60_000,
+  );
+  assert.equal(cond(done, 'Succeeded')?.status, 'True', JSON.stringify(done.status));
+  assert.equal(cond(done, 'Succeeded')?.reason, 'RemediationFinishedSuccessfully');
+  assert.equal(cond(done, 'Processing')?.status, 'False');
+  assert.ok(done.status?.finishedAt);
+  assert.equal(e.sim.state.serviceOf(w1)?.forcedDown, true);
+  const moved = [...e.sim.state.servers.values()].filter((s) => s.name === 'vm-a' || s.name === 'vm-b');
+  assert.equal(moved.length, 2);
+  for (const s of moved) assert.not.equal(s.host, w1);
+  const finished = await e.kube.get<Notification>(RESOURCES.notifications, e.ns.namespace, n!.metadata.name!);
+  assert.equal(finished.status?.phase, 'finished');
+});
+
+test('recoveryTimeoutSeconds passing without proof of fencing ends in Succeeded=False/RemediationTimedOut', async ({
+  env,
+}) => {
+  const e = env!;
+  const w2 = node(2);
+  const name = await nhcCreates(e, w2, { recoveryTimeoutSeconds: 60 });
+  const waiting = await eventually(
+    'WaitingForFencing',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
+  );
+  // Time passes: the start is moved back beyond the timeout instead of waiting a minute.
+  await e.kube.replaceStatus(REMEDIATION_RESOURCES.remediations, e.ns.namespace, name, {
+    ...waiting,
+    status: { ...waiting.status, startedAt: new Date(Date.now() - 120_000).toISOString().replace(/\.\d+Z$/, 'Z') },
+  });
+  const failed = await eventually(
+    'Succeeded=False',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Succeeded')?.status === 'False',
+  );
+  assert.equal(cond(failed, 'Succeeded')?.reason, 'RemediationTimedOut');
+  assert.match(cond(failed, 'Succeeded')!.message, 'fencing was not proven within recoveryTimeoutSeconds=60');
+  assert.equal(cond(failed, 'Processing')?.status, 'False');
+  assert.equal(await notifications(e, w2), []);
+});
+
+test('the nhc-timed-out annotation stops the remediation with RemediationTimeoutByNHC', async ({ env }) => {
+  const e = env!;
+  const w3 = node(3);
+  const name = await nhcCreates(e, w3);
+  await eventually(
+    'WaitingForFencing',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
+  );
+  await e.kube.mergePatch(REMEDIATION_RESOURCES.remediations, e.ns.namespace, name, {
+    metadata: { annotations: { 'remediation.medik8s.io/nhc-timed-out': new Date().toISOString() } },
+  });
+  const stopped = await eventually(
+    'Succeeded=False',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Succeeded')?.status === 'False',
+  );
+  assert.equal(cond(stopped, 'Succeeded')?.reason, 'RemediationTimeoutByNHC');
+  assert.equal(cond(stopped, 'Processing')?.status, 'False');
+  assert.equal(cond(stopped, 'Processing')?.reason, 'RemediationTimeoutByNHC');
+  // Fencing proof arriving later starts nothing.
+  await farFor(e, w3, true);
+  await new Promise((r) => setTimeout(r, 1_500));
+  assert.equal(await notifications(e, w3), []);
+});
+
+test('a node whose medik8s lease Node Maintenance holds is left alone until the lease is gone', async ({ env }) => {
+  const e = env!;
+  const w4 = node(4);
+  const now = new Date().toISOString().replace('Z', '000Z');
+  await e.kube.create(RESOURCES.leases, 'medik8s-leases', {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: `node-${w4}` },
+    spec: { holderIdentity: 'node-maintenance', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now },
+  });
+  await farFor(e, w4, true);
+  const name = await nhcCreates(e, w4);
+  const held = await eventually(
+    'NodeLeaseHeld',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Processing')?.reason === 'NodeLeaseHeld',
+  );
+  assert.match(cond(held, 'Processing')!.message, 'held by node-maintenance');
+  await new Promise((r) => setTimeout(r, 2_500));
+  assert.equal(await notifications(e, w4), []);
+  assert.equal(e.sim.state.serviceOf(w4)?.forcedDown, false);
+  assert.equal(cond(await getRemediation(e, name), 'FencingVerified'), undefined);
+
+  // Maintenance ends: the lease goes, the remediation proceeds (no instances there: finished at once),
+  // through a Nova that fails the first force-down attempts (retried with backoff).
+  e.sim.state.faults.push({ method: 'PUT', path: '/compute/v2.1/os-services', count: 3, kind: 503 });
+  await e.kube.delete(RESOURCES.leases, 'medik8s-leases', `node-${w4}`);
+  const done = await eventually(
+    'Succeeded=True',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Succeeded')?.status === 'True',
+    60_000,
+  );
+  assert.equal(cond(done, 'FencingVerified')?.status, 'True');
+  assert.equal(e.sim.state.faults, []);
+  assert.equal(e.sim.state.serviceOf(w4)?.forcedDown, true);
+});
+
+test('an absent SelfNodeRemediation CRD is no proof; an annotated approval is, and is recorded', async ({ env }) => {
+  const e = env!;
+  const w5 = node(5);
+  const host = `cmp-${SUFFIX}-5`;
+  const name = await nhcCreates(e, w5, { fencingProof: 'SelfNodeRemediation' });
+  const waiting = await eventually(
+    'WaitingForFencing',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
+  );
+  assert.match(cond(waiting, 'Processing')!.message, /SelfNodeRemediation/);
+  assert.equal(waiting.status?.hostName, host);
+
+  await e.kube.mergePatch(REMEDIATION_RESOURCES.remediations, e.ns.namespace, name, {
+    metadata: { annotations: { 'masakari.openkeel.io/fencing-approved-by': 'alice@ops' } },
+  });
+  const approved = await eventually(
+    'a notification',
+    () => getRemediation(e, name),
+    (r) => !!r.status?.notificationUuid,
+  );
+  assert.equal(cond(approved, 'FencingVerified')?.reason, 'ManualApproval');
+  assert.match(cond(approved, 'FencingVerified')!.message, 'approved by "alice@ops"');
+  assert.equal((await notifications(e, host)).length, 1);
+  const events = await eventually(
+    'the approval event',
+    async () =>
+      (
+        await e.kube.list<{ reason: string; note: string; regarding: { name: string } }>(
+          RESOURCES.events,
+          e.ns.namespace,
+        )
+      ).items.filter((ev) => ev.regarding.name === name && ev.reason === 'ManualApproval'),
+    (l) => l.length > 0,
+  );
+  assert.match(events[0]!.note, /^\[remediation\] fencing approved by "alice@ops".*accepted at /);
+});
+
+test('a host on maintenance or not registered fails at once, with nothing forced down', async ({ env }) => {
+  const e = env!;
+  await farFor(e, node(6), true);
+  const onMaintenance = await nhcCreates(e, node(6));
+  const unknown = await nhcCreates(e, node(7));
+  const m = await eventually(
+    'Succeeded=False',
+    () => getRemediation(e, onMaintenance),
+    (r) => cond(r, 'Succeeded')?.status === 'False',
+  );
+  assert.equal(cond(m, 'Succeeded')?.reason, 'HostOnMaintenance');
+  assert.equal(
+    cond(m, 'Succeeded')?.message,
+    `Notification received from host ${node(6)} of type 'COMPUTE_HOST' is ignored as the host is already under maintenance.`,
+  );
+  assert.equal(e.sim.state.serviceOf(node(6))?.forcedDown, false);
+  const u = await eventually(
+    'Succeeded=False',
+    () => getRemediation(e, unknown),
+    (r) => cond(r, 'Succeeded')?.status === 'False',
+  );
+  assert.equal(cond(u, 'Succeeded')?.reason, 'HostNotFound');
+  assert.match(cond(u, 'Succeeded')!.message, `Host with name ${node(7)} could not be found`);
+});
+
+test('deleting a remediation (as NHC does once the node is healthy) removes the finalizer and the object', async ({
+  env,
+}) => {
+  const e = env!;
+  const list = await e.kube.list<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, e.ns.namespace);
+  assert.ok(list.items.length >= 7);
+  for (const r of list.items) {
+    assert.ok(r.metadata.finalizers?.includes('masakari.openkeel.io/remediation'));
+    await e.kube.delete(REMEDIATION_RESOURCES.remediations, e.ns.namespace, r.metadata.name!);
+  }
+  await eventually(
+    'every remediation gone',
+    async () =>
+      (await e.kube.list<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, e.ns.namespace)).items.length,
+    (n) => n === 0,
+  );
+});
+
+test.run();
