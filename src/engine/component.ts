@@ -1,0 +1,102 @@
+// The `engine` component (MASAKARI_COMPONENTS=engine): the recovery engine of
+// src/engine/engine.ts on the real runtime — KubeInformers, a work-queue
+// Controller, Lease-based leader election (Lease `masakari-engine`) and an
+// EventRecorder — with the host-failure workflow and the vmoves id allocator.
+
+import type { AppContext, Component } from '../app/component.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { API_VERSION } from '../model/constants.ts';
+import type { HaHost, Notification } from '../model/types.ts';
+import { Controller } from '../runtime/controller.ts';
+import { EventRecorder } from '../runtime/events.ts';
+import { createInformerFactory } from '../runtime/informer.ts';
+import { runLeaderElection } from '../runtime/leaderelection.ts';
+import { createIdAllocator } from '../store/ids.ts';
+import { createEngine } from './engine.ts';
+import type { EngineEvents } from './notification-processor.ts';
+import { countEvacuation, instrumentNova, registerEngineMetrics } from './metrics.ts';
+import { runHostFailure } from './workflows/host-failure.ts';
+
+/** Concurrent reconciles; each only decides and starts runs, so a few suffice. */
+const ENGINE_WORKERS = 2;
+
+/** The Event `action` for each reason the engine reports. */
+const ACTIONS: Record<string, string> = {
+  Running: 'Recover',
+  Resumed: 'Recover',
+  Finished: 'Recover',
+  Ignored: 'Decide',
+  Error: 'Recover',
+  Failed: 'Recover',
+  Expired: 'Expire',
+  ServersUnlocked: 'Unlock',
+  UnlockFailed: 'Unlock',
+  OnMaintenance: 'SetMaintenance',
+};
+
+function eventSink(recorder: EventRecorder): EngineEvents {
+  const ref = (o: Notification | HaHost) => ({
+    apiVersion: API_VERSION,
+    kind: o.kind,
+    name: o.metadata.name ?? '',
+    ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+    ...(o.metadata.uid ? { uid: o.metadata.uid } : {}),
+  });
+  const record = (o: Notification | HaHost, type: 'Normal' | 'Warning', reason: string, note: string) =>
+    recorder.record({ regarding: ref(o), type, reason, action: ACTIONS[reason] ?? 'Recover', note });
+  return { onNotification: record, onHost: record };
+}
+
+export async function createComponent(ctx: AppContext): Promise<Component> {
+  const { kube, namespace, config, identity } = ctx;
+  const log = ctx.log.child({ component: 'engine' });
+  registerEngineMetrics(ctx.metrics);
+  const recorder = new EventRecorder({ kube, reportingInstance: identity, log });
+  const op = config.operator;
+  if (!ctx.nova) log.warn('no OpenStack credentials: notifications that need Nova will end in error');
+
+  const engine = createEngine({
+    kube,
+    namespace,
+    config,
+    ...(ctx.nova ? { nova: instrumentNova(ctx.nova) } : {}),
+    log: ctx.log,
+    identity,
+    informerFactory: createInformerFactory({ kube, log }),
+    makeController: (name, reconcile) =>
+      new Controller({ name, reconcile, workers: ENGINE_WORKERS, log, metrics: ctx.metrics }),
+    runLeader: ({ name, identity: id, lead, signal }) =>
+      runLeaderElection({
+        kube,
+        namespace,
+        name,
+        identity: id,
+        signal,
+        log,
+        metrics: ctx.metrics,
+        leaseDurationMs: op.lease_duration * 1000,
+        renewDeadlineMs: op.renew_deadline * 1000,
+        retryPeriodMs: op.retry_period * 1000,
+        onStartedLeading: lead,
+        onStoppedLeading: () => log.info('engine lease released or lost'),
+        onNewLeader: (leader) => log.info({ leader }, 'engine leader'),
+      }),
+    events: eventSink(recorder),
+    hostWorkflow: (wctx, startFallbackRun) => runHostFailure(wctx, startFallbackRun, { onEvacuation: countEvacuation }),
+    vmoveIds: createIdAllocator(kube, namespace, 'vmoves', op.id_block_size),
+  });
+
+  // Caches sync in the background; ready() reports it. A sync failure is logged and keeps the component unready.
+  const started = engine.start().catch((err: unknown) => log.error({ err }, 'engine caches failed to sync'));
+  log.info({ namespace, lease: RESOURCES.leases.plural }, 'engine component started');
+
+  return {
+    name: 'engine',
+    ready: () => engine.ready(),
+    async stop() {
+      await started;
+      await engine.stop();
+      await recorder.flush();
+    },
+  };
+}

@@ -1,0 +1,162 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { RESOURCES } from '../k8s/resources.ts';
+import type { Notification } from '../model/types.ts';
+import type { Reconciler } from '../runtime/types.ts';
+import { createEngine } from './engine.ts';
+import type { Engine, EngineController, EngineLeaderRunner } from './engine.ts';
+import type { HostWorkflow } from './notification-processor.ts';
+import { FakeInformer } from './testing/fake-kube.ts';
+import type { FakeKube } from './testing/fake-kube.ts';
+import { FakeNova, makeServer } from './testing/fake-nova.ts';
+import { counterIds, host, notification, NS, quietLog, segment, testConfig, world } from './testing/fixtures.ts';
+
+/** One shared Lease: the first campaigner leads until revoked or stopped, then the next one takes over. */
+class FakeLease {
+  holder: string | undefined;
+  /** Identities that lost the lease and (in these tests) do not get it back. */
+  private readonly blocked = new Set<string>();
+  private readonly revokers = new Map<string, AbortController>();
+  private wake: Array<() => void> = [];
+
+  runner: EngineLeaderRunner = async ({ identity, lead, signal }) => {
+    while (!signal.aborted) {
+      if (this.holder === undefined && !this.blocked.has(identity)) {
+        this.holder = identity;
+        const leading = new AbortController();
+        this.revokers.set(identity, leading);
+        const onStop = () => leading.abort();
+        signal.addEventListener('abort', onStop, { once: true });
+        await lead(leading.signal);
+        signal.removeEventListener('abort', onStop);
+        this.holder = undefined;
+        const waiting = this.wake;
+        this.wake = [];
+        for (const w of waiting) w();
+        continue;
+      }
+      await new Promise<void>((r) => {
+        this.wake.push(r);
+        signal.addEventListener('abort', () => r(), { once: true });
+      });
+    }
+  };
+
+  /** The holder loses the lease (as when it cannot renew in time). */
+  revoke(): void {
+    if (!this.holder) return;
+    this.blocked.add(this.holder);
+    this.revokers.get(this.holder)?.abort();
+  }
+}
+
+/** A controller that runs reconciles one at a time, in order. */
+function fakeController(calls: string[]): (name: string, reconcile: Reconciler) => EngineController {
+  return (_name, reconcile) => {
+    const queue: string[] = [];
+    let stopped: AbortSignal | undefined;
+    let running = false;
+    const pump = async (): Promise<void> => {
+      if (running) return;
+      running = true;
+      while (queue.length > 0 && !stopped?.aborted) {
+        const key = queue.shift() ?? '';
+        calls.push(key);
+        await reconcile(key, stopped ?? new AbortController().signal);
+      }
+      running = false;
+    };
+    return {
+      enqueue: (key) => {
+        if (!queue.includes(key)) queue.push(key);
+        setImmediate(() => void pump());
+      },
+      enqueueAfter: (key, ms) => setTimeout(() => queue.push(key), ms),
+      start: (signal) =>
+        new Promise<void>((resolve) => {
+          stopped = signal;
+          void pump();
+          signal.addEventListener('abort', () => resolve(), { once: true });
+        }),
+    };
+  };
+}
+
+function engineFor(
+  kube: FakeKube,
+  identity: string,
+  lease: FakeLease,
+  nova: FakeNova,
+  hostWorkflow: HostWorkflow,
+  calls: string[],
+): Engine {
+  return createEngine({
+    kube,
+    namespace: NS,
+    config: testConfig(),
+    nova,
+    log: quietLog,
+    identity,
+    informerFactory: (ref, opts) => new FakeInformer(kube, ref.plural, opts.indexes ?? {}),
+    makeController: fakeController(calls),
+    runLeader: lease.runner,
+    events: { onNotification: () => {}, onHost: () => {} },
+    hostWorkflow,
+    vmoveIds: counterIds,
+  });
+}
+
+async function eventually(what: string, ok: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+test('only the leader processes; losing the lease hands the run over and the new leader completes it', async () => {
+  const w = world();
+  const nova = new FakeNova();
+  nova.addServer(makeServer('s1'));
+  w.kube.seed(RESOURCES.segments, segment('seg', 'seg-uuid'));
+  w.kube.seed(RESOURCES.hosts, host('compute-1', 'host-uuid-1', 'seg-uuid'));
+  const lease = new FakeLease();
+  const attempts: Array<{ engine: string; run: number }> = [];
+  const workflow =
+    (engine: string): HostWorkflow =>
+    async (ctx) => {
+      attempts.push({ engine, run: ctx.run });
+      if (engine === 'engine-a')
+        await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+    };
+  const callsA: string[] = [];
+  const callsB: string[] = [];
+  const a = engineFor(w.kube, 'engine-a', lease, nova, workflow('engine-a'), callsA);
+  await a.start();
+  await eventually('a leads', () => a.isLeading());
+  const b = engineFor(w.kube, 'engine-b', lease, nova, workflow('engine-b'), callsB);
+  await b.start();
+  assert.ok(a.ready() && b.ready());
+
+  w.kube.seed(RESOURCES.notifications, notification('n1', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' }));
+  await eventually('a runs the workflow', () => attempts.length === 1);
+  assert.equal(callsB, []);
+  assert.not.ok(b.isLeading());
+
+  lease.revoke();
+  await eventually(
+    'b finishes the run',
+    () => w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status?.phase === 'finished',
+  );
+  assert.equal(attempts, [
+    { engine: 'engine-a', run: 0 },
+    { engine: 'engine-b', run: 0 },
+  ]);
+  const n = w.kube.peek<Notification>(RESOURCES.notifications, 'n1');
+  assert.is(n.status?.runs, 1);
+  assert.match(String((n.status?.engine as { owner?: string }).owner), /^engine-b#/);
+  await a.stop();
+  await b.stop();
+});
+
+test.run();

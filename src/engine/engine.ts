@@ -1,0 +1,184 @@
+// The recovery engine assembled from its parts: informers on notifications,
+// hosts and segments; the notification state machine on a work-queue
+// controller; Masakari's two periodic tasks; all of it active only while this
+// process holds the engine Lease. The runtime pieces (informer, controller,
+// leader election, events) are injected, so the engine runs the same way on
+// the real runtime (src/engine/component.ts) and on test doubles.
+
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.ts';
+import type { KubeClient, ResourceRef } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
+import type { NovaClient } from '../openstack/types.ts';
+import type { Informer, InformerOptions, Reconciler } from '../runtime/types.ts';
+import { systemClock } from './clock.ts';
+import { HOST_NAME_INDEX, HOST_UUID_INDEX } from './host-flags.ts';
+import type { IdSource } from './journal.ts';
+import { NotificationProcessor, SEGMENT_UUID_INDEX } from './notification-processor.ts';
+import type { EngineEvents, HostWorkflow } from './notification-processor.ts';
+import { runPeriodic } from './periodic.ts';
+import type { Clock } from './workflows/context.ts';
+
+/** Lease held by the engine replica that processes notifications. */
+export const ENGINE_LEASE_NAME = 'masakari-engine';
+/** Work-queue controller name (metrics label). */
+export const ENGINE_CONTROLLER_NAME = 'masakari-engine-notifications';
+
+export type EngineInformerFactory = <T extends FailoverSegment | HaHost | Notification>(
+  ref: ResourceRef,
+  opts: InformerOptions<T>,
+) => Informer<T>;
+
+/** What the engine needs from the runtime's Controller. */
+export interface EngineController {
+  enqueue(key: string): void;
+  enqueueAfter(key: string, ms: number): void;
+  start(signal: AbortSignal): Promise<void>;
+}
+
+/** Runs `lead(signal)` while this process holds the Lease `name`; resolves when `signal` aborts. */
+export type EngineLeaderRunner = (args: {
+  name: string;
+  identity: string;
+  lead: (signal: AbortSignal) => Promise<void>;
+  signal: AbortSignal;
+}) => Promise<void>;
+
+export interface EngineOptions {
+  kube: KubeClient;
+  namespace: string;
+  config: Config;
+  nova?: NovaClient;
+  log: Logger;
+  identity: string;
+  clock?: Clock;
+  informerFactory: EngineInformerFactory;
+  makeController: (name: string, reconcile: Reconciler) => EngineController;
+  runLeader: EngineLeaderRunner;
+  events: EngineEvents;
+  hostWorkflow: HostWorkflow;
+  vmoveIds: IdSource;
+}
+
+export interface Engine {
+  /** Starts the caches (resolves once synced) and campaigns for the Lease in the background. */
+  start(): Promise<void>;
+  ready(): boolean;
+  isLeading(): boolean;
+  /** Stops leading (runs in flight are cancelled and resume on the next leader) and the caches. */
+  stop(): Promise<void>;
+  readonly processor: NotificationProcessor;
+}
+
+export function createEngine(o: EngineOptions): Engine {
+  const log = o.log.child({ component: 'engine' });
+  const clock = o.clock ?? systemClock;
+  const notifications = o.informerFactory<Notification>(RESOURCES.notifications, { namespace: o.namespace });
+  const hosts = o.informerFactory<HaHost>(RESOURCES.hosts, {
+    namespace: o.namespace,
+    indexes: {
+      [HOST_NAME_INDEX]: (h) => (h.spec?.name ? [h.spec.name] : []),
+      [HOST_UUID_INDEX]: (h) => (h.status?.uuid ? [h.status.uuid] : []),
+    },
+  });
+  const segments = o.informerFactory<FailoverSegment>(RESOURCES.segments, {
+    namespace: o.namespace,
+    indexes: { [SEGMENT_UUID_INDEX]: (s) => (s.status?.uuid ? [s.status.uuid] : []) },
+  });
+  const informers = [notifications, hosts, segments];
+
+  let controller: EngineController | undefined;
+  const stopping = new AbortController();
+  const processor = new NotificationProcessor({
+    kube: o.kube,
+    namespace: o.namespace,
+    config: o.config,
+    ...(o.nova ? { nova: o.nova } : {}),
+    log: o.log,
+    clock,
+    identity: o.identity,
+    notifications,
+    hosts,
+    segments,
+    events: o.events,
+    vmoveIds: o.vmoveIds,
+    hostWorkflow: o.hostWorkflow,
+    enqueue: (key) => controller?.enqueue(key),
+    enqueueAfter: (key, ms) => controller?.enqueueAfter(key, ms),
+  });
+
+  // New notifications are processed on the watch event (Masakari's RPC cast), not by the periodic task.
+  const onNotification = (n: Notification): void => {
+    if (n.metadata.name) controller?.enqueue(n.metadata.name);
+  };
+  notifications.on('add', onNotification);
+  notifications.on('update', onNotification);
+  notifications.on('delete', onNotification);
+
+  const lead = async (signal: AbortSignal): Promise<void> => {
+    const c = o.makeController(ENGINE_CONTROLLER_NAME, (key) => processor.reconcile(key));
+    controller = c;
+    processor.startLeading(signal, { isGracefulStop: () => stopping.signal.aborted });
+    const d = o.config.DEFAULT;
+    try {
+      await Promise.all([
+        c.start(signal),
+        runPeriodic(
+          {
+            name: 'process_unfinished_notifications',
+            spacingSeconds: d.process_unfinished_notifications_interval,
+            run: () => processor.processUnfinished(),
+          },
+          { clock, signal, log },
+        ),
+        runPeriodic(
+          {
+            name: 'check_expired_notifications',
+            spacingSeconds: d.check_expired_notifications_interval,
+            run: () => processor.checkExpired(),
+          },
+          { clock, signal, log },
+        ),
+      ]);
+    } finally {
+      if (controller === c) controller = undefined;
+      // A graceful stop still holds the Lease here (it is released after lead returns), so runs unlock their servers.
+      const graceful = stopping.signal.aborted;
+      await processor.stopLeading(graceful ? 'engine stopping' : 'leadership lost', { releaseLocks: graceful });
+      log.info({ graceful }, 'engine stopped leading');
+    }
+  };
+
+  let campaign: Promise<void> | undefined;
+  let leading = false;
+
+  return {
+    processor,
+    async start() {
+      await Promise.all(informers.map((i) => i.start()));
+      campaign ??= o
+        .runLeader({
+          name: ENGINE_LEASE_NAME,
+          identity: o.identity,
+          signal: stopping.signal,
+          lead: async (signal) => {
+            leading = true;
+            try {
+              await lead(signal);
+            } finally {
+              leading = false;
+            }
+          },
+        })
+        .catch((err: unknown) => log.error({ err }, 'engine leader election stopped with an error'));
+    },
+    ready: () => informers.every((i) => i.hasSynced()),
+    isLeading: () => leading,
+    async stop() {
+      stopping.abort();
+      await campaign;
+      for (const i of informers) i.stop();
+    },
+  };
+}

@@ -1,0 +1,130 @@
+// Masakari's host flags (on_maintenance, reserved) as the engine writes them:
+// into HaHost status, never spec. The status values are the effective ones
+// only while status.flagsGeneration equals metadata.generation (a newer spec,
+// i.e. a person's later intent, overrides what the engine latched), so every
+// write latches BOTH flags together with the current generation.
+
+import type { Logger } from 'pino';
+import type { KubeClient } from '../k8s/client.ts';
+import { isConflict, isNotFound } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { FIELD_MANAGERS } from '../model/constants.ts';
+import type { HaHost } from '../model/types.ts';
+import type { Informer } from '../runtime/types.ts';
+import type { Clock, HostFlags } from './workflows/context.ts';
+import { isTransient } from './status-writer.ts';
+import { rfc3339Seconds } from './timefmt.ts';
+
+const MAX_CONFLICTS = 20;
+const MAX_TRANSIENT_ATTEMPTS = 6;
+
+/** Index of the hosts informer: Masakari host name (spec.name) → HaHost. */
+export const HOST_NAME_INDEX = 'masakariName';
+/** Index of the hosts informer: status.uuid → HaHost. */
+export const HOST_UUID_INDEX = 'uuid';
+
+export function effectiveFlags(h: HaHost): { reserved: boolean; onMaintenance: boolean } {
+  const valid = h.status?.flagsGeneration !== undefined && h.status.flagsGeneration === h.metadata.generation;
+  return {
+    reserved: (valid ? h.status?.reserved : undefined) ?? h.spec.reserved ?? false,
+    onMaintenance: (valid ? h.status?.onMaintenance : undefined) ?? h.spec.onMaintenance ?? false,
+  };
+}
+
+export class HostNotFoundError extends Error {}
+
+export class HaHostFlags implements HostFlags {
+  constructor(
+    private readonly o: {
+      kube: KubeClient;
+      namespace: string;
+      hosts: Informer<HaHost>;
+      clock: Clock;
+      log: Logger;
+      signal?: AbortSignal;
+    },
+  ) {}
+
+  setOnMaintenance(hostName: string): Promise<void> {
+    // Masakari: on_maintenance = True and, when the host itself is reserved, reserved = False; one save.
+    return this.write(hostName, () => ({ onMaintenance: true, reserved: false }));
+  }
+
+  setReserved(hostName: string, reserved: boolean): Promise<void> {
+    return this.write(hostName, (cur) => ({ onMaintenance: cur.onMaintenance, reserved }));
+  }
+
+  reservedHosts(segmentUuid: string): string[] {
+    return this.o.hosts
+      .list()
+      .filter((h) => h.status?.uuid && h.status.segmentUuid === segmentUuid && !h.metadata.deletionTimestamp)
+      .filter((h) => {
+        const f = effectiveFlags(h);
+        return f.reserved && !f.onMaintenance;
+      })
+      .sort(newestFirst)
+      .map((h) => h.spec.name);
+  }
+
+  private find(hostName: string): HaHost {
+    const h = this.o.hosts.byIndex(HOST_NAME_INDEX, hostName)[0];
+    if (!h) throw new HostNotFoundError(`Host with name ${hostName} could not be found.`);
+    return h;
+  }
+
+  private async write(
+    hostName: string,
+    next: (current: { reserved: boolean; onMaintenance: boolean }) => { reserved: boolean; onMaintenance: boolean },
+  ): Promise<void> {
+    let host = this.find(hostName);
+    let conflicts = 0;
+    let transient = 0;
+    for (;;) {
+      this.o.signal?.throwIfAborted();
+      const flags = next(effectiveFlags(host));
+      const body: HaHost = structuredClone(host);
+      body.status = {
+        ...body.status,
+        ...flags,
+        flagsGeneration: host.metadata.generation ?? 1,
+        updatedAt: rfc3339Seconds(this.o.clock.now()),
+      };
+      try {
+        const stored = await this.o.kube.replaceStatus<HaHost>(
+          RESOURCES.hosts,
+          this.o.namespace,
+          host.metadata.name ?? '',
+          body,
+          {
+            fieldManager: FIELD_MANAGERS.engine,
+          },
+        );
+        this.o.hosts.upsertLocal(stored);
+        this.o.log.info(
+          { host: hostName, ...flags },
+          flags.onMaintenance ? `Set host ${hostName} on maintenance.` : 'host flags updated',
+        );
+        return;
+      } catch (err) {
+        if (isNotFound(err)) throw new HostNotFoundError(`Host with name ${hostName} could not be found.`);
+        if (isConflict(err) && ++conflicts <= MAX_CONFLICTS) {
+          host = await this.o.kube.get<HaHost>(RESOURCES.hosts, this.o.namespace, host.metadata.name ?? '');
+          continue;
+        }
+        if (isTransient(err) && ++transient < MAX_TRANSIENT_ATTEMPTS) {
+          await this.o.clock.sleep(200 * 2 ** (transient - 1), this.o.signal);
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+}
+
+/** Masakari's default list order: created_at desc, then id desc. */
+export function newestFirst(a: HaHost, b: HaHost): number {
+  const ta = Date.parse(a.metadata.creationTimestamp ?? '') || 0;
+  const tb = Date.parse(b.metadata.creationTimestamp ?? '') || 0;
+  if (ta !== tb) return tb - ta;
+  return (b.status?.id ?? 0) - (a.status?.id ?? 0);
+}

@@ -1,0 +1,135 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { RESOURCES } from '../k8s/resources.ts';
+import type { Notification, VMoveRecord } from '../model/types.ts';
+import { capVMoves, createRunJournal, MAX_DETAILS_PER_TASK, MAX_RUNS_KEPT, MAX_VMOVES_KEPT } from './journal.ts';
+import { FakeNova } from './testing/fake-nova.ts';
+import { counterIds, notification, workflowContext, world } from './testing/fixtures.ts';
+
+const setup = (run = 0) => {
+  const w = world();
+  const { ctx } = workflowContext(w, notification('n1', 'COMPUTE_HOST', {}), new FakeNova(), { run });
+  return { w, ctx, stored: () => w.kube.peek<Notification>(RESOURCES.notifications, 'n1') };
+};
+
+test('progress: RUNNING without details, details with Python timestamps and string progress, final states', async () => {
+  const { ctx, stored } = setup(2);
+  await ctx.progress.start('DisableComputeServiceTask');
+  assert.equal(stored().status?.recoveryWorkflowDetails, [
+    { name: 'DisableComputeServiceTask', progress: 0, progressDetails: [], state: 'RUNNING', run: 2 },
+  ]);
+  await ctx.progress.update('DisableComputeServiceTask', "Disabling compute service on host: 'h'", 0.0);
+  await ctx.progress.update('DisableComputeServiceTask', "Disabled compute service on host: 'h'", 1.0);
+  await ctx.progress.finish('DisableComputeServiceTask', 'SUCCESS');
+  const e = stored().status?.recoveryWorkflowDetails?.[0];
+  assert.is(e?.state, 'SUCCESS');
+  assert.is(e?.progress, 1);
+  assert.equal(
+    e?.progressDetails.map((d) => [d.timestamp, d.progress, d.message]),
+    [
+      ['2026-01-02 03:04:05.678000', '0.0', "Disabling compute service on host: 'h'"],
+      ['2026-01-02 03:04:05.678000', '1.0', "Disabled compute service on host: 'h'"],
+    ],
+  );
+  assert.equal(ctx.progress.entries().length, 1);
+});
+
+test('vmoves: pending rows with allocated ids, idempotent per instance within a run, updates stamped', async () => {
+  const { ctx, stored } = setup();
+  const moves = [
+    { instanceUuid: 'i-1', instanceName: 'one', sourceHost: 'h' },
+    { instanceUuid: 'i-2', instanceName: 'two', sourceHost: 'h' },
+  ];
+  const first = await ctx.vmoves.addPending(moves);
+  const again = await ctx.vmoves.addPending([...moves, { instanceUuid: 'i-3', instanceName: null, sourceHost: 'h' }]);
+  assert.equal(
+    again.slice(0, 2).map((m) => m.uuid),
+    first.map((m) => m.uuid),
+  );
+  assert.is(new Set(again.map((m) => m.id)).size, 3);
+  assert.equal(
+    again.map((m) => [m.status, m.type, m.run, m.createdAt, m.updatedAt]),
+    Array(3).fill(['pending', 'evacuation', 0, '2026-01-02T03:04:05Z', null]),
+  );
+  const updated = await ctx.vmoves.update(first[0]!.uuid, {
+    status: 'ongoing',
+    startTime: '2026-01-02T03:04:05.678000Z',
+  });
+  assert.is(updated.status, 'ongoing');
+  assert.is(updated.updatedAt, '2026-01-02T03:04:05Z');
+  assert.is(stored().status?.vmoves?.length, 3);
+  assert.is(ctx.vmoves.list().length, 3);
+  assert.instance(await ctx.vmoves.update('nope', { status: 'failed' }).catch((e) => e), Error);
+});
+
+test('vmoves of an earlier run are not part of this run (B1 fixed)', async () => {
+  const w = world();
+  const old = workflowContext(w, notification('n1', 'COMPUTE_HOST', {}), new FakeNova(), { run: 0 });
+  await old.ctx.vmoves.addPending([{ instanceUuid: 'i-1', instanceName: null, sourceHost: 'h' }]);
+  await old.ctx.vmoves.update(old.ctx.vmoves.list()[0]!.uuid, { status: 'failed' });
+  const next = createRunJournal(old.writer, 1, counterIds, w.clock);
+  assert.equal(next.vmoves.list(), []);
+  const added = await next.vmoves.addPending([{ instanceUuid: 'i-1', instanceName: null, sourceHost: 'h' }]);
+  assert.is(added[0]!.status, 'pending');
+  assert.is(added[0]!.run, 1);
+});
+
+test('effects: intend then done keeps the data, keys by prefix', async () => {
+  const { ctx } = setup();
+  await ctx.effects.intend('evacuate:a', { target: null });
+  await ctx.effects.intend('lock:a');
+  assert.equal(ctx.effects.get('evacuate:a')?.state, 'intended');
+  await ctx.effects.done('evacuate:a');
+  assert.equal(ctx.effects.get('evacuate:a')?.data, { target: null });
+  assert.is(ctx.effects.get('evacuate:a')?.state, 'done');
+  assert.equal(ctx.effects.keys('lock:'), ['lock:a']);
+  assert.is(ctx.effects.get('missing'), undefined);
+});
+
+test('history caps: only the last MAX_RUNS_KEPT runs of details are kept', async () => {
+  const w = world();
+  const run = MAX_RUNS_KEPT + 3;
+  const base = notification('n1', 'COMPUTE_HOST', {});
+  const older = Array.from({ length: run }, (_, r) => ({
+    name: 'T',
+    progress: 1,
+    progressDetails: [],
+    state: 'SUCCESS',
+    run: r,
+  }));
+  const { ctx } = workflowContext(
+    w,
+    { ...base, status: { ...base.status, recoveryWorkflowDetails: older } },
+    new FakeNova(),
+    { run },
+  );
+  await ctx.progress.start('T2');
+  const runs = new Set(
+    w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status?.recoveryWorkflowDetails?.map((d) => d.run),
+  );
+  assert.is(runs.size, MAX_RUNS_KEPT);
+  assert.ok(runs.has(run));
+  assert.not.ok(runs.has(0));
+});
+
+test('history caps: progress lines per task keep the newest MAX_DETAILS_PER_TASK', async () => {
+  const { ctx, stored } = setup();
+  for (let i = 0; i < MAX_DETAILS_PER_TASK + 5; i++) void ctx.progress.update('Big', `line ${i}`, 0.5);
+  await ctx.progress.update('Big', 'last', 1.0);
+  const big = stored().status?.recoveryWorkflowDetails?.find((d) => d.name === 'Big');
+  assert.is(big?.progressDetails.length, MAX_DETAILS_PER_TASK);
+  assert.is(big?.progressDetails.at(-1)?.message, 'last');
+});
+
+test('history caps: vmoves beyond MAX_VMOVES_KEPT drop the oldest runs first, never the current run', () => {
+  const mk = (run: number, i: number) => ({ id: i, uuid: `${run}-${i}`, instanceUuid: `i${i}`, run }) as VMoveRecord;
+  const all = [
+    ...Array.from({ length: MAX_VMOVES_KEPT }, (_, i) => mk(0, i)),
+    ...Array.from({ length: 10 }, (_, i) => mk(1, i)),
+  ];
+  const capped = capVMoves(all, 1);
+  assert.is(capped.length, MAX_VMOVES_KEPT);
+  assert.is(capped.filter((m) => m.run === 1).length, 10);
+});
+
+test.run();

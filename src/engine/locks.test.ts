@@ -1,0 +1,53 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Notification } from '../model/types.ts';
+import { NovaError } from '../openstack/types.ts';
+import { sweepLeftoverLocks, unreleasedLocks } from './locks.ts';
+import type { EffectRecord } from './status-writer.ts';
+import { FakeNova, makeServer } from './testing/fake-nova.ts';
+import { notification, quietLog } from './testing/fixtures.ts';
+
+const withEffects = (effects: Record<string, EffectRecord>): Notification => {
+  const n = notification('n', 'COMPUTE_HOST', {});
+  return { ...n, status: { ...n.status, engine: { effects } } };
+};
+const rec = (state: EffectRecord['state'], seq: number): EffectRecord => ({ state, seq, at: 't' });
+
+test('a lock still intended is unreleased unless a newer unlock record is done', () => {
+  const n = withEffects({
+    'lock:a': rec('intended', 1),
+    'lock:b': rec('done', 2),
+    'lock:c': rec('intended', 3),
+    'unlock:c': rec('done', 4),
+    'lock:d': rec('intended', 6),
+    'unlock:d': rec('done', 5),
+    'evacuate:a': rec('intended', 7),
+  });
+  assert.equal(unreleasedLocks(n), ['a', 'd']);
+});
+
+test('the sweep unlocks only servers Nova still shows locked, and reports failures without throwing', async () => {
+  const nova = new FakeNova();
+  nova.addServer(makeServer('a', { locked: true }));
+  nova.addServer(makeServer('b', { locked: false }));
+  nova.addServer(makeServer('c', { locked: true }));
+  const recorded: string[] = [];
+  nova.failNext('unlockServer', new NovaError(503, 'busy'));
+  const n = withEffects({
+    'lock:a': rec('intended', 1),
+    'lock:b': rec('intended', 2),
+    'lock:c': rec('intended', 3),
+    'lock:gone': rec('intended', 4),
+  });
+  const r = await sweepLeftoverLocks(n, nova, async (s) => void recorded.push(s), quietLog, { requestId: 'r' });
+  assert.equal(
+    r.failed.map((f) => f.server),
+    ['a'],
+  );
+  assert.equal(r.unlocked, ['c']);
+  assert.equal(r.alreadyUnlocked, ['b', 'gone']);
+  assert.equal(recorded, ['b', 'c', 'gone']);
+  assert.is(nova.servers.get('a')?.locked, true);
+});
+
+test.run();

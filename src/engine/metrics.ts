@@ -1,0 +1,121 @@
+// Prometheus metrics of the recovery engine. The workflows call the exported
+// helpers (countEvacuation) without holding a registry: the metric objects are
+// module singletons, attached to every registry an engine component starts
+// with (registerEngineMetrics), so tests with two engines in one process work.
+
+import { Counter, Histogram } from 'prom-client';
+import type { Metric, Registry } from 'prom-client';
+import { NovaError } from '../openstack/types.ts';
+import type { NovaClient } from '../openstack/types.ts';
+
+const notificationsTotal = new Counter({
+  name: 'masakari_notifications_total',
+  help: 'Notifications that reached a final status, by type and status (finished, ignored, failed, error).',
+  labelNames: ['type', 'status'] as const,
+  registers: [],
+});
+
+const recoveryDuration = new Histogram({
+  name: 'masakari_recovery_duration_seconds',
+  help: 'Time from the first run of a notification to its final status, by notification type.',
+  labelNames: ['type'] as const,
+  buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200],
+  registers: [],
+});
+
+const evacuationsTotal = new Counter({
+  name: 'masakari_evacuations_total',
+  help: 'Per-instance evacuations of host recoveries, by result (succeeded, failed).',
+  labelNames: ['result'] as const,
+  registers: [],
+});
+
+const novaCallDuration = new Histogram({
+  name: 'masakari_nova_call_duration_seconds',
+  help: 'Duration of each Nova call the engine makes (retries included), by NovaClient method and final HTTP status (0: no response).',
+  labelNames: ['method', 'status'] as const,
+  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [],
+});
+
+const novaCallErrors = new Counter({
+  name: 'masakari_nova_call_errors_total',
+  help: 'Nova calls of the engine that failed, by NovaClient method and kind (transport, server, client).',
+  labelNames: ['method', 'kind'] as const,
+  registers: [],
+});
+
+const ALL: Metric<string>[] = [
+  notificationsTotal,
+  recoveryDuration,
+  evacuationsTotal,
+  novaCallDuration,
+  novaCallErrors,
+];
+
+/** Attaches the engine metrics to a registry (idempotent). */
+export function registerEngineMetrics(registry: Registry): void {
+  for (const m of ALL) {
+    const name = (m as unknown as { name: string }).name;
+    if (!registry.getSingleMetric(name)) registry.registerMetric(m);
+  }
+}
+
+/** A notification reached a final status. */
+export function countFinalStatus(type: string, status: string, durationSeconds?: number): void {
+  notificationsTotal.inc({ type, status });
+  if (durationSeconds !== undefined && Number.isFinite(durationSeconds) && durationSeconds >= 0) {
+    recoveryDuration.observe({ type }, durationSeconds);
+  }
+}
+
+/** Called by the host-failure workflow once per instance it tried to evacuate. */
+export function countEvacuation(result: 'succeeded' | 'failed'): void {
+  evacuationsTotal.inc({ result });
+}
+
+/**
+ * Wraps the engine's NovaClient so every call the workflows make is timed:
+ * `method` is the NovaClient method (getServer, evacuate, ...), `status` the
+ * HTTP status of the final answer ('200' on success, 0 for a timeout or
+ * connection failure), retries included in the duration. Done here rather
+ * than in the HTTP layer's onCall hook because the engine owns these names
+ * and the process-wide hook (src/app/run.ts) already feeds
+ * masakari_openstack_request_duration_seconds per attempt.
+ */
+export function instrumentNova(nova: NovaClient): NovaClient {
+  const wrapped = {} as Record<string, unknown>;
+  for (const method of NOVA_METHODS) {
+    const fn = nova[method] as (...args: unknown[]) => Promise<unknown>;
+    wrapped[method] = async (...args: unknown[]) => {
+      const started = performance.now();
+      try {
+        const result = await fn.apply(nova, args);
+        novaCallDuration.observe({ method, status: '200' }, (performance.now() - started) / 1000);
+        return result;
+      } catch (err) {
+        const status = err instanceof NovaError ? err.status : 0;
+        novaCallDuration.observe({ method, status: String(status) }, (performance.now() - started) / 1000);
+        novaCallErrors.inc({ method, kind: status === 0 ? 'transport' : status >= 500 ? 'server' : 'client' });
+        throw err;
+      }
+    };
+  }
+  return wrapped as unknown as NovaClient;
+}
+
+const NOVA_METHODS: ReadonlyArray<keyof NovaClient> = [
+  'listServices',
+  'updateService',
+  'listServersOnHost',
+  'getServer',
+  'resetState',
+  'evacuate',
+  'stopServer',
+  'startServer',
+  'lockServer',
+  'unlockServer',
+  'listAggregates',
+  'addHostToAggregate',
+  'listMigrations',
+];

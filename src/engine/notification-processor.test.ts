@@ -1,0 +1,561 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { RESOURCES } from '../k8s/resources.ts';
+import type { HaHost, Notification } from '../model/types.ts';
+import type { NovaClient } from '../openstack/types.ts';
+import { NovaError } from '../openstack/types.ts';
+import type { Config } from '../config/config.ts';
+import { NotificationProcessor } from './notification-processor.ts';
+import type { EngineEvents, HostWorkflow } from './notification-processor.ts';
+import { RecoveryFailed, SkipRecovery } from './workflows/context.ts';
+import type { WorkflowContext } from './workflows/context.ts';
+import { FakeNova, makeServer } from './testing/fake-nova.ts';
+import { counterIds, host, notification, NS, quietLog, segment, testConfig, world } from './testing/fixtures.ts';
+import type { World } from './testing/fixtures.ts';
+import { lockKey } from './locks.ts';
+import type { EngineBookkeeping } from './status-writer.ts';
+
+const SERVER = '11111111-2222-3333-4444-555555555555';
+
+interface Harness {
+  w: World;
+  nova: FakeNova;
+  p: NotificationProcessor;
+  events: string[];
+  hostRuns: WorkflowContext[];
+  queue: string[];
+  delayed: Array<{ key: string; ms: number }>;
+  leader: AbortController;
+  /** What isGracefulStop() answers when the leading signal aborts. */
+  graceful: boolean;
+  settle(): Promise<void>;
+  add(n: Notification): void;
+  get(name: string): Notification;
+  host(): HaHost;
+}
+
+function harness(
+  o: {
+    hostWorkflow?: HostWorkflow;
+    config?: Config;
+    nova?: NovaClient | null;
+    segmentEnabled?: boolean;
+    hostOver?: Partial<HaHost['spec']>;
+  } = {},
+): Harness {
+  const w = world();
+  const nova = new FakeNova();
+  nova.addServer(makeServer(SERVER));
+  w.kube.seed(RESOURCES.segments, segment('seg', 'seg-uuid', { enabled: o.segmentEnabled ?? true }));
+  w.kube.seed(RESOURCES.hosts, host('compute-1', 'host-uuid-1', 'seg-uuid', o.hostOver ?? {}));
+  const events: string[] = [];
+  const hostRuns: WorkflowContext[] = [];
+  const queue: string[] = [];
+  const delayed: Array<{ key: string; ms: number }> = [];
+  const sink: EngineEvents = {
+    onNotification: (n, type, reason, message) => events.push(`${n.metadata.name} ${type} ${reason}: ${message}`),
+    onHost: (h, type, reason) => events.push(`host ${h.spec.name} ${type} ${reason}`),
+  };
+  const p = new NotificationProcessor({
+    kube: w.kube,
+    namespace: NS,
+    config: o.config ?? testConfig(),
+    ...(o.nova === null ? {} : { nova: o.nova ?? nova }),
+    log: quietLog,
+    clock: w.clock,
+    identity: 'engine-a',
+    notifications: w.notifications,
+    hosts: w.hosts,
+    segments: w.segments,
+    events: sink,
+    vmoveIds: counterIds,
+    hostWorkflow:
+      o.hostWorkflow ??
+      (async (ctx) => {
+        hostRuns.push(ctx);
+      }),
+    enqueue: (k) => queue.push(k),
+    enqueueAfter: (key, ms) => delayed.push({ key, ms }),
+  });
+  const leader = new AbortController();
+  p.startLeading(leader.signal, { isGracefulStop: () => h.graceful });
+  const h: Harness = {
+    graceful: false,
+    w,
+    nova,
+    p,
+    events,
+    hostRuns,
+    queue,
+    delayed,
+    leader,
+    async settle() {
+      for (let i = 0; i < 200; i++) {
+        while (queue.length > 0) await p.reconcile(queue.shift() ?? '');
+        await p.whenIdle();
+        if (queue.length === 0) return;
+      }
+      throw new Error('did not settle');
+    },
+    add(n) {
+      w.kube.seed(RESOURCES.notifications, n);
+      queue.push(n.metadata.name ?? '');
+    },
+    get: (name) => w.kube.peek<Notification>(RESOURCES.notifications, name),
+    host: () => w.kube.peek<HaHost>(RESOURCES.hosts, 'host-compute-1'),
+  };
+  return h;
+}
+
+const hostStopped = (name: string, o: Parameters<typeof notification>[3] = {}) =>
+  notification(name, 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' }, o);
+const vmEvent = (name: string, event = 'LIFECYCLE', detail = 'STOPPED_FAILED') =>
+  notification(name, 'VM', { event, vir_domain_event: detail, instance_uuid: SERVER });
+/** Blocks until the run is cancelled (FakeClock.sleep would return at once). */
+const untilAborted = (signal: AbortSignal) =>
+  new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+const engineOfN = (n: Notification) => (n.status?.engine ?? {}) as EngineBookkeeping;
+
+// ---------------------------------------------------------------- decisions
+
+const decisions = suite('decisions');
+
+decisions('a disabled segment ignores the notification with the upstream message, without a run', async () => {
+  const h = harness({ segmentEnabled: false });
+  h.add(hostStopped('n1'));
+  await h.settle();
+  const n = h.get('n1');
+  assert.is(n.status?.phase, 'ignored');
+  assert.is(n.status?.message, 'Recovery aboart: the segment HA is disabled.');
+  assert.is(n.status?.runs, undefined);
+  assert.is(h.hostRuns.length, 0);
+  assert.is(h.host().status?.onMaintenance, undefined);
+});
+
+decisions('the disabled-segment check also applies to the periodic retry (B6 fixed)', async () => {
+  const h = harness();
+  h.w.kube.seed(RESOURCES.notifications, {
+    ...hostStopped('n1'),
+    status: { ...hostStopped('n1').status, phase: 'error', runs: 1 },
+  });
+  h.w.kube.mutate(RESOURCES.segments, 'seg', (s: { spec: { enabled: boolean } }) => (s.spec.enabled = false), false);
+  h.p.processUnfinished();
+  await h.settle();
+  assert.is(h.get('n1').status?.phase, 'ignored');
+  assert.is(h.get('n1').status?.message, 'Recovery aboart: the segment HA is disabled.');
+});
+
+decisions('a run resumed after its segment was disabled ends ignored with the upstream message', async () => {
+  const h = harness({ segmentEnabled: false });
+  const base = hostStopped('n1');
+  h.w.kube.seed(RESOURCES.notifications, {
+    ...base,
+    status: { ...base.status, phase: 'running', runs: 1, engine: { owner: 'dead#1' } },
+  });
+  h.queue.push('n1');
+  await h.settle();
+  const n = h.get('n1');
+  assert.is(n.status?.phase, 'ignored');
+  assert.is(n.status?.message, 'Recovery aboart: the segment HA is disabled.');
+  assert.is(h.hostRuns.length, 0);
+});
+
+decisions('VM: an unrecoverable event pair is ignored without any Nova call', async () => {
+  const h = harness();
+  h.add(vmEvent('n1', 'LIFECYCLE', 'STOPPED_SHUTDOWN'));
+  await h.settle();
+  assert.is(h.get('n1').status?.phase, 'ignored');
+  assert.is(h.nova.calls.length, 0);
+});
+
+decisions('VM: a recoverable event runs the instance workflow to finished', async () => {
+  const h = harness();
+  h.add(vmEvent('n1', 'IO_ERROR', 'IO_ERROR_REPORT'));
+  await h.settle();
+  const n = h.get('n1');
+  assert.is(n.status?.phase, 'finished');
+  assert.is(n.status?.runs, 1);
+  assert.equal(
+    n.status?.recoveryWorkflowDetails?.map((e) => [e.name, e.state, e.run]),
+    [
+      ['StopInstanceTask', 'SUCCESS', 0],
+      ['StartInstanceTask', 'SUCCESS', 0],
+      ['ConfirmInstanceActiveTask', 'SUCCESS', 0],
+    ],
+  );
+  assert.ok(h.events.some((e) => e.includes('n1 Normal Finished')));
+});
+
+decisions('COMPUTE_HOST: host_status UNKNOWN or missing is ignored; STARTED finishes', async () => {
+  const h = harness();
+  h.add(notification('a', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'UNKNOWN' }));
+  h.add(notification('b', 'COMPUTE_HOST', { event: 'STOPPED' }, { uuid: 'u-b' }));
+  h.add(notification('c', 'COMPUTE_HOST', { event: 'STARTED', host_status: 'NORMAL' }, { uuid: 'u-c' }));
+  await h.settle();
+  assert.equal(
+    ['a', 'b', 'c'].map((k) => h.get(k).status?.phase),
+    ['ignored', 'ignored', 'finished'],
+  );
+  assert.is(h.hostRuns.length, 0);
+  assert.is(h.host().status?.onMaintenance, undefined);
+});
+
+decisions(
+  'COMPUTE_HOST STOPPED: host set on maintenance and un-reserved in status (never spec), then the host workflow',
+  async () => {
+    const h = harness({ hostOver: { reserved: true } });
+    h.add(hostStopped('n1'));
+    await h.settle();
+    const hh = h.host();
+    assert.equal(
+      { onMaintenance: hh.status?.onMaintenance, reserved: hh.status?.reserved, gen: hh.status?.flagsGeneration },
+      { onMaintenance: true, reserved: false, gen: hh.metadata.generation },
+    );
+    assert.is(hh.spec.reserved, true);
+    assert.is(hh.spec.onMaintenance, false);
+    assert.is(h.hostRuns.length, 1);
+    const ctx = h.hostRuns[0]!;
+    assert.equal(
+      [ctx.run, ctx.notification.hostname, ctx.notification.recoveryMethod, ctx.notification.uuid],
+      [0, 'compute-1', 'auto', 'uuid-n1'],
+    );
+    assert.is(h.get('n1').status?.phase, 'finished');
+  },
+);
+
+decisions(
+  'PROCESS: nova-compute runs the process workflow; another process finishes but the host stays on maintenance',
+  async () => {
+    const h = harness();
+    h.nova.addService('compute-1');
+    h.add(notification('p1', 'PROCESS', { event: 'STOPPED', process_name: 'nova-compute' }));
+    await h.settle();
+    assert.is(h.get('p1').status?.phase, 'finished');
+    assert.is(h.nova.services[0]!.status, 'disabled');
+    const h2 = harness();
+    h2.add(notification('p2', 'PROCESS', { event: 'STOPPED', process_name: 'libvirtd' }));
+    await h2.settle();
+    assert.is(h2.get('p2').status?.phase, 'finished');
+    assert.is(h2.host().status?.onMaintenance, true);
+    assert.is(h2.nova.calls.length, 0);
+    const h3 = harness();
+    h3.add(notification('p3', 'PROCESS', { event: 'STARTED', process_name: 'nova-compute' }));
+    await h3.settle();
+    assert.is(h3.get('p3').status?.phase, 'finished');
+    assert.is(h3.host().status?.onMaintenance, undefined);
+  },
+);
+
+decisions('no Nova configured: a notification that needs Nova ends in error with a clear reason', async () => {
+  const h = harness({ nova: null });
+  h.add(vmEvent('n1'));
+  await h.settle();
+  const n = h.get('n1');
+  assert.is(n.status?.phase, 'error');
+  assert.match(engineOfN(n).lastError ?? '', 'No Nova client is configured');
+});
+
+decisions('a notification created by kubectl waits until the store admitted it', async () => {
+  const h = harness();
+  const raw = vmEvent('k1');
+  h.add({ ...raw, status: {} });
+  await h.settle();
+  assert.is(h.get('k1').status?.phase, undefined);
+  h.w.kube.mutate(RESOURCES.notifications, 'k1', (n: Notification) => (n.status = raw.status));
+  h.queue.push('k1');
+  await h.settle();
+  assert.is(h.get('k1').status?.phase, 'finished');
+});
+
+decisions.run();
+
+// ---------------------------------------------------------------- retries and failures
+
+const retries = suite('retries');
+
+retries('error → one periodic retry → failed, with Masakari log texts as the reason', async () => {
+  let calls = 0;
+  const h = harness({
+    hostWorkflow: async (ctx) => {
+      calls++;
+      await ctx.progress.start('DisableComputeServiceTask');
+      throw new RecoveryFailed(`Failed to evacuate instances '${SERVER}' from host 'compute-1'`);
+    },
+  });
+  h.add(hostStopped('n1'));
+  await h.settle();
+  assert.is(h.get('n1').status?.phase, 'error');
+  assert.is(engineOfN(h.get('n1')).lastError, `Failed to evacuate instances '${SERVER}' from host 'compute-1'`);
+  h.p.processUnfinished();
+  await h.settle();
+  const n = h.get('n1');
+  assert.is(n.status?.phase, 'failed');
+  assert.is(n.status?.runs, 2);
+  assert.is(calls, 2);
+  assert.equal([...new Set(n.status?.recoveryWorkflowDetails?.map((e) => e.run))], [0, 1]);
+  // failed is final: further passes do nothing
+  h.p.processUnfinished();
+  await h.settle();
+  assert.is(calls, 2);
+});
+
+retries('a retry that succeeds ends finished', async () => {
+  let calls = 0;
+  const h = harness({
+    hostWorkflow: async () => {
+      if (++calls === 1) throw new Error('nova went away');
+    },
+  });
+  h.add(hostStopped('n1'));
+  await h.settle();
+  assert.is(
+    engineOfN(h.get('n1')).lastError,
+    "Failed to execute host failure flow for notification 'uuid-n1'. (Error: nova went away)",
+  );
+  h.p.processUnfinished();
+  await h.settle();
+  assert.is(h.get('n1').status?.phase, 'finished');
+});
+
+retries('Nova 5xx in the instance workflow → error → retry → failed', async () => {
+  const h = harness();
+  h.nova.failNext('getServer', new NovaError(503, 'Service Unavailable'), new NovaError(503, 'Service Unavailable'));
+  h.add(vmEvent('n1'));
+  await h.settle();
+  assert.is(h.get('n1').status?.phase, 'error');
+  h.p.processUnfinished();
+  await h.settle();
+  assert.is(h.get('n1').status?.phase, 'failed');
+});
+
+retries(
+  'a new notification older than retry_notification_new_status_interval gets one attempt; an error then is final',
+  async () => {
+    const h = harness({
+      hostWorkflow: async () => {
+        throw new RecoveryFailed('nope');
+      },
+    });
+    // seeded but never enqueued: the watch event was "lost"
+    h.w.kube.seed(RESOURCES.notifications, hostStopped('n1', { generatedTime: '2026-01-02T03:00:00' }));
+    h.p.processUnfinished();
+    await h.settle();
+    assert.is(h.get('n1').status?.phase, 'failed');
+    assert.is(h.get('n1').status?.runs, 1);
+  },
+);
+
+retries('a young new notification is left to the watch path by the periodic task', async () => {
+  const h = harness();
+  h.w.kube.seed(RESOURCES.notifications, vmEvent('n1'));
+  h.w.kube.mutate(
+    RESOURCES.notifications,
+    'n1',
+    (n: Notification) => (n.spec.generatedTime = h.w.clock.now().toISOString()),
+    false,
+  );
+  h.p.processUnfinished();
+  await h.settle();
+  assert.is(h.get('n1').status?.phase, undefined);
+});
+
+retries('SkipRecovery from the host workflow finishes; startFallbackRun opens the next run', async () => {
+  const h = harness({
+    hostWorkflow: async (ctx, fallback) => {
+      await ctx.progress.start('DisableComputeServiceTask');
+      const next = await fallback();
+      assert.is(next.run, 1);
+      await next.progress.start('DisableComputeServiceTask');
+      throw new SkipRecovery("Skipped host 'compute-1' recovery as no instances needs to be evacuated");
+    },
+  });
+  h.add(hostStopped('n1'));
+  await h.settle();
+  const n = h.get('n1');
+  assert.is(n.status?.phase, 'finished');
+  assert.is(n.status?.runs, 2);
+});
+
+retries.run();
+
+// ---------------------------------------------------------------- serialisation, expiry, crash safety
+
+const safety = suite('safety');
+
+safety('two notifications of one host never run at once; the second starts when the first ends', async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const order: string[] = [];
+  const h = harness({
+    hostWorkflow: async (ctx) => {
+      order.push(`start ${ctx.notification.uuid}`);
+      if (ctx.notification.uuid === 'uuid-a') await gate;
+      order.push(`end ${ctx.notification.uuid}`);
+    },
+  });
+  h.add(hostStopped('a'));
+  while (h.queue.length) await h.p.reconcile(h.queue.shift() ?? '');
+  h.add(hostStopped('b', { uuid: 'uuid-b' }));
+  while (h.queue.length) await h.p.reconcile(h.queue.shift() ?? '');
+  assert.is(h.get('b').status?.phase, undefined);
+  assert.equal(order, ['start uuid-a']);
+  release();
+  await h.settle();
+  assert.equal(order, ['start uuid-a', 'end uuid-a', 'start uuid-b', 'end uuid-b']);
+  assert.is(h.get('b').status?.phase, 'finished');
+});
+
+safety(
+  'expiry: new/error/running older than notifications_expired_interval become failed; a running run is cancelled and its locks released',
+  async () => {
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    let cancelled = false;
+    const h = harness({
+      hostWorkflow: async (ctx) => {
+        await ctx.effects.intend(lockKey(SERVER));
+        await ctx.nova.lockServer(SERVER);
+        started();
+        await untilAborted(ctx.signal).catch((e) => {
+          cancelled = true;
+          throw e;
+        });
+      },
+    });
+    h.add(hostStopped('r'));
+    while (h.queue.length) await h.p.reconcile(h.queue.shift() ?? '');
+    await running;
+    h.w.kube.seed(RESOURCES.notifications, {
+      ...vmEvent('e'),
+      status: { ...vmEvent('e').status, phase: 'error', uuid: 'uuid-e' },
+    });
+    h.w.kube.seed(RESOURCES.notifications, {
+      ...vmEvent('f'),
+      status: { ...vmEvent('f').status, phase: 'finished', uuid: 'uuid-f' },
+    });
+    assert.is(h.nova.servers.get(SERVER)!.locked, true);
+    h.w.clock.advance(2 * 86_400_000);
+    await h.p.checkExpired();
+    await h.settle();
+    assert.equal(
+      ['r', 'e', 'f'].map((k) => h.get(k).status?.phase),
+      ['failed', 'failed', 'finished'],
+    );
+    assert.ok(cancelled);
+    assert.is(h.nova.servers.get(SERVER)!.locked, false);
+    assert.is(engineOfN(h.get('r')).effects?.[lockKey(SERVER)]?.state, 'done');
+    assert.ok(h.events.some((e) => e.startsWith('r Warning Expired')));
+  },
+);
+
+safety('resume after a crash: same run, new owner, leftover locks released before the workflow re-enters', async () => {
+  const seen: Array<{ run: number; locked: boolean | undefined }> = [];
+  const h = harness({
+    hostWorkflow: async (ctx) => {
+      seen.push({ run: ctx.run, locked: (await ctx.nova.getServer(SERVER)).locked });
+    },
+  });
+  h.nova.servers.get(SERVER)!.locked = true;
+  const base = hostStopped('n1');
+  h.w.kube.seed(RESOURCES.notifications, {
+    ...base,
+    status: {
+      ...base.status,
+      phase: 'running',
+      runs: 1,
+      engine: {
+        owner: 'dead-engine#1',
+        effectSeq: 1,
+        effects: { [lockKey(SERVER)]: { state: 'intended', at: 'x', seq: 1 } },
+      },
+    },
+  });
+  h.queue.push('n1');
+  await h.settle();
+  assert.equal(seen, [{ run: 0, locked: false }]);
+  const n = h.get('n1');
+  assert.is(n.status?.phase, 'finished');
+  assert.is(n.status?.runs, 1);
+  assert.match(engineOfN(n).owner ?? '', /^engine-a#/);
+  assert.is(h.nova.count('unlockServer'), 1);
+});
+
+safety(
+  'losing leadership cancels the run without a final status; the stale owner cannot write afterwards',
+  async () => {
+    let entered!: () => void;
+    const inRun = new Promise<void>((r) => (entered = r));
+    let ctxSeen: WorkflowContext | undefined;
+    const h = harness({
+      hostWorkflow: async (ctx) => {
+        ctxSeen = ctx;
+        entered();
+        await untilAborted(ctx.signal);
+      },
+    });
+    h.add(hostStopped('n1'));
+    while (h.queue.length) await h.p.reconcile(h.queue.shift() ?? '');
+    await inRun;
+    h.leader.abort();
+    await h.p.stopLeading('lease lost');
+    const n = h.get('n1');
+    assert.is(n.status?.phase, 'running');
+    // a new leader takes the run over; the old context's journal is fenced off
+    h.w.kube.mutate(
+      RESOURCES.notifications,
+      'n1',
+      (x: Notification) => ((x.status!.engine as EngineBookkeeping).owner = 'engine-b#2'),
+    );
+    const err = await ctxSeen!.progress.update('DisableComputeServiceTask', 'late write', 0.5).catch((e) => e);
+    assert.instance(err, Error);
+    assert.not.ok(JSON.stringify(h.get('n1').status).includes('late write'));
+  },
+);
+
+safety(
+  'a graceful stop unlocks the servers of the runs it cancels; the run stays running for the next leader',
+  async () => {
+    let entered!: () => void;
+    const inRun = new Promise<void>((r) => (entered = r));
+    const h = harness({
+      hostWorkflow: async (ctx) => {
+        await ctx.effects.intend(lockKey(SERVER));
+        await ctx.nova.lockServer(SERVER);
+        entered();
+        await untilAborted(ctx.signal);
+      },
+    });
+    h.add(hostStopped('n1'));
+    while (h.queue.length) await h.p.reconcile(h.queue.shift() ?? '');
+    await inRun;
+    assert.is(h.nova.servers.get(SERVER)!.locked, true);
+    // as in production: the leading signal aborts first (the engine is shutting down), then stopLeading runs
+    h.graceful = true;
+    h.leader.abort();
+    await h.p.stopLeading('engine stopping', { releaseLocks: true });
+    assert.is(h.nova.servers.get(SERVER)!.locked, false);
+    const n = h.get('n1');
+    assert.is(n.status?.phase, 'running');
+    assert.is(engineOfN(n).effects?.[lockKey(SERVER)]?.state, 'done');
+  },
+);
+
+safety('a notification deleted while it runs cancels its run', async () => {
+  let entered!: () => void;
+  const inRun = new Promise<void>((r) => (entered = r));
+  const h = harness({
+    hostWorkflow: async (ctx) => {
+      entered();
+      await untilAborted(ctx.signal);
+    },
+  });
+  h.add(hostStopped('n1'));
+  while (h.queue.length) await h.p.reconcile(h.queue.shift() ?? '');
+  await inRun;
+  await h.w.kube.delete(RESOURCES.notifications, NS, 'n1');
+  await h.p.reconcile('n1');
+  await h.p.whenIdle();
+  assert.not.ok(h.p.isRunning('n1'));
+});
+
+safety.run();

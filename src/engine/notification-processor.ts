@@ -1,0 +1,762 @@
+// The notification state machine (Masakari engine/manager.py), keyed by
+// Notification name and driven by the runtime's Controller on the leader.
+//
+//   new ──(segment disabled)──────────────────────────────▶ ignored  [message 'Recovery aboart: ...']
+//   new ──(pure decision: bad VM event, host_status, STARTED)▶ ignored | finished
+//   new ──(resourceVersion-checked)──▶ running ──▶ finished | ignored | error
+//   error ──(periodic, once)──▶ running ──▶ finished | ignored | failed
+//   new older than retry_notification_new_status_interval ──(periodic, once)──▶ running ──▶ … | failed
+//   new | running | error older than notifications_expired_interval ──▶ failed (a running run is cancelled)
+//
+// Decisions happen in reconcile(), which never blocks on a workflow: a run
+// is started as a background execution and the key is enqueued again when
+// it ends. Crash safety: status.phase is `running` with status.runs and
+// status.engine.owner (a fencing token) for as long as a run is in flight;
+// a new leader that finds `running` without an execution of its own takes
+// the run over with a resourceVersion-checked write of its token (any older
+// owner's next write then fails its guard) and re-enters the workflow with
+// the same run number, whose journal says which steps are done.
+
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.ts';
+import type { KubeClient } from '../k8s/client.ts';
+import { isConflict, isNotFound } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { FIELD_MANAGERS } from '../model/constants.ts';
+import type { FailoverSegment, HaHost, Notification, NotificationStatusBlock } from '../model/types.ts';
+import type { NovaClient } from '../openstack/types.ts';
+import type { Informer, ReconcileResult } from '../runtime/types.ts';
+import type { Clock, StartFallbackRun, WorkflowContext } from './workflows/context.ts';
+import { runInstanceFailure } from './workflows/instance-failure.ts';
+import { runProcessFailure } from './workflows/process-failure.ts';
+import { planNotification } from './decisions.ts';
+import type { Plan, Workflow } from './decisions.ts';
+import { outcomeOf } from './outcomes.ts';
+import type { Outcome } from './outcomes.ts';
+import { HaHostFlags, HOST_UUID_INDEX } from './host-flags.ts';
+import { HostGate } from './host-gate.ts';
+import { createRunJournal } from './journal.ts';
+import type { IdSource } from './journal.ts';
+import { lockKey, sweepLeftoverLocks, unreleasedLocks } from './locks.ts';
+import { countFinalStatus } from './metrics.ts';
+import { engineOf, JournalWriteError, NotificationStatusWriter, NotOwnerError, ownsRun } from './status-writer.ts';
+import type { EngineBookkeeping, StatusGuard } from './status-writer.ts';
+import { parseGeneratedTime, rfc3339Seconds } from './timefmt.ts';
+
+/** Index of the segments informer: status.uuid → FailoverSegment. */
+export const SEGMENT_UUID_INDEX = 'uuid';
+
+/** How often a notification whose host or segment is not (yet) in the cache is looked at again. */
+const MISSING_REFERENCE_RECHECK_MS = 15_000;
+
+/** Delay before a run whose journal could not be written is taken over again. */
+const RESUME_AFTER_WRITE_FAILURE_MS = 5_000;
+
+export type HostWorkflow = (ctx: WorkflowContext, startFallbackRun: StartFallbackRun) => Promise<void>;
+
+/** Kubernetes Events the engine emits; the component adapts the runtime's EventRecorder. */
+export interface EngineEvents {
+  onNotification(n: Notification, type: 'Normal' | 'Warning', reason: string, message: string): void;
+  onHost(h: HaHost, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}
+
+export interface ProcessorDeps {
+  kube: KubeClient;
+  namespace: string;
+  config: Config;
+  nova?: NovaClient;
+  log: Logger;
+  clock: Clock;
+  identity: string;
+  notifications: Informer<Notification>;
+  hosts: Informer<HaHost>;
+  segments: Informer<FailoverSegment>;
+  events: EngineEvents;
+  /** The vmoves id allocator (src/store/ids.ts). */
+  vmoveIds: IdSource;
+  /** The host-failure workflow (src/engine/workflows/host-failure.ts runHostFailure). */
+  hostWorkflow: HostWorkflow;
+  enqueue(key: string): void;
+  enqueueAfter(key: string, ms: number): void;
+}
+
+/** Abort reason when the expiry task cancels a run. */
+export class NotificationExpired extends Error {
+  constructor(uuid: string) {
+    super(`Notification ${uuid} is expired.`);
+    this.name = 'NotificationExpired';
+  }
+}
+
+/** Abort reason when leadership is lost or the engine stops: the run is handed over, not ended. */
+export class HandedOver extends Error {
+  constructor(
+    why: string,
+    /** Graceful stop while still holding the Lease: release the run's server locks before letting go. */
+    public readonly releaseLocks = false,
+  ) {
+    super(why);
+    this.name = 'HandedOver';
+  }
+}
+
+/** How long a graceful stop may spend unlocking the servers of a cancelled run. */
+const RELEASE_LOCKS_TIMEOUT_MS = 15_000;
+
+interface Execution {
+  abort: AbortController;
+  done: Promise<void>;
+  hostUuid: string;
+}
+
+const phaseOf = (n: Notification): string => n.status?.phase ?? 'new';
+const isAdmitted = (n: Notification): boolean => Boolean(n.status?.uuid && n.status.sourceHostUuid);
+
+export class NotificationProcessor {
+  private readonly gate = new HostGate();
+  private readonly executions = new Map<string, Execution>();
+  /** Keys the periodic task picked for their single last attempt (error retry, stuck new). */
+  private readonly lastChance = new Set<string>();
+  private term: { token: string; signal: AbortSignal; isGracefulStop: () => boolean } | undefined;
+  private readonly log: Logger;
+
+  constructor(private readonly d: ProcessorDeps) {
+    this.log = d.log.child({ component: 'engine' });
+  }
+
+  /**
+   * Called when this process becomes leader; `signal` aborts when it stops
+   * leading. `isGracefulStop` tells, when that happens, whether it is this
+   * process shutting down (still holding the Lease) rather than a lost Lease.
+   */
+  startLeading(signal: AbortSignal, o: { isGracefulStop?: () => boolean } = {}): void {
+    this.term = {
+      token: `${this.d.identity}#${randomUUID().slice(0, 8)}`,
+      signal,
+      isGracefulStop: o.isGracefulStop ?? (() => false),
+    };
+    this.log.info({ token: this.term.token }, 'engine leading: resuming and processing notifications');
+    for (const n of this.d.notifications.list()) if (n.metadata.name) this.d.enqueue(n.metadata.name);
+  }
+
+  /**
+   * Cancels every run in flight (they resume on the next leader) and waits
+   * for them to stop. `releaseLocks` is for a graceful stop, when this
+   * process still holds the Lease: each cancelled run unlocks the servers it
+   * locked first, so none stays locked if no other engine takes over. After a
+   * lost Lease it must not: the new leader may already have locked them again.
+   */
+  async stopLeading(why: string, o: { releaseLocks?: boolean } = {}): Promise<void> {
+    this.term = undefined;
+    const running = [...this.executions.values()];
+    for (const e of running) e.abort.abort(new HandedOver(why, o.releaseLocks ?? false));
+    await Promise.allSettled(running.map((e) => e.done));
+    this.gate.clear();
+    this.lastChance.clear();
+  }
+
+  /** Resolves once every run in flight has ended (tests, graceful stop). */
+  async whenIdle(): Promise<void> {
+    while (this.executions.size > 0) await Promise.allSettled([...this.executions.values()].map((e) => e.done));
+  }
+
+  isRunning(name: string): boolean {
+    return this.executions.has(name);
+  }
+
+  // ------------------------------------------------------------------ reconcile
+
+  async reconcile(key: string): Promise<ReconcileResult | void> {
+    const term = this.term;
+    if (!term || term.signal.aborted) return;
+    const n = this.d.notifications.get(key);
+    if (!n || n.metadata.deletionTimestamp) {
+      this.lastChance.delete(key);
+      this.executions.get(key)?.abort.abort(new NotOwnerError(`${key}: notification was deleted`));
+      return;
+    }
+    // Created by kubectl: the store's reconciler assigns uuid and source host first; its update event brings us back.
+    if (!isAdmitted(n)) return;
+    if (this.executions.has(key)) return;
+    const phase = phaseOf(n);
+    if (phase === 'new') return this.begin(n, term.token, 'new');
+    if (phase === 'error' && this.lastChance.has(key)) return this.begin(n, term.token, 'retry');
+    if (phase === 'running') return this.begin(n, term.token, 'resume');
+  }
+
+  /** Starts (new, retry) or takes over (resume) a run, or parks the key behind its host's running recovery. */
+  private async begin(n: Notification, token: string, mode: 'new' | 'retry' | 'resume'): Promise<void> {
+    const key = n.metadata.name ?? '';
+    const hostUuid = n.status?.sourceHostUuid ?? '';
+    if (!this.gate.tryAcquire(hostUuid, key)) {
+      this.log.info(
+        { notification: n.status?.uuid, holder: this.gate.holder(hostUuid) },
+        'waiting: another notification of the same host is being processed',
+      );
+      return;
+    }
+    let handedToExecution = false;
+    try {
+      const plan = this.plan(n);
+      if (plan.kind === 'error' && mode === 'new' && !this.lastChance.has(key)) {
+        // Masakari leaves a notification whose host cannot be loaded `new`; the periodic task then gives
+        // it its one attempt. Until then, look again in case our cache was just behind.
+        this.log.warn(
+          { notification: n.status?.uuid },
+          `${plan.reason} Notification left new until the periodic task retries it.`,
+        );
+        this.d.enqueueAfter(key, MISSING_REFERENCE_RECHECK_MS);
+        return;
+      }
+      if (plan.kind === 'final' && mode !== 'resume') {
+        this.lastChance.delete(key);
+        await this.finishWithoutRun(n, plan);
+        return;
+      }
+      const stored = await this.claimRun(n, token, mode);
+      if (!stored) return;
+      this.lastChance.delete(key);
+      handedToExecution = true;
+      this.spawn(stored, token, mode === 'resume', plan, hostUuid);
+    } catch (err) {
+      if (isConflict(err)) {
+        // Someone wrote the notification since our cache saw it: decide again on the newer version.
+        this.log.debug({ notification: key }, 'notification changed underneath; re-evaluating');
+        await this.refresh(key);
+        this.d.enqueue(key);
+        return;
+      }
+      throw err;
+    } finally {
+      if (!handedToExecution) this.releaseHost(hostUuid, key);
+    }
+  }
+
+  private plan(n: Notification): Plan | { kind: 'error'; reason: string } {
+    const segUuid = n.status?.failoverSegmentUuid ?? '';
+    const segment = this.d.segments.byIndex(SEGMENT_UUID_INDEX, segUuid)[0];
+    const host = this.d.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
+    if (!segment || !host) {
+      return {
+        kind: 'error',
+        reason: !host
+          ? `Host ${n.status?.sourceHostUuid} could not be found.`
+          : `Failover segment ${segUuid} could not be found.`,
+      };
+    }
+    return planNotification({
+      uuid: n.status?.uuid ?? '',
+      type: n.spec.type,
+      sourceHostUuid: n.status?.sourceHostUuid ?? '',
+      payload: n.spec.payload ?? {},
+      segmentEnabled: segment.spec.enabled ?? true,
+    });
+  }
+
+  /** A decision that needs no workflow: one resourceVersion-checked write straight to the final status. */
+  private async finishWithoutRun(n: Notification, plan: Extract<Plan, { kind: 'final' }>): Promise<void> {
+    const stored = await this.casStatus(n, (s) => {
+      s.phase = plan.status;
+      if (plan.message !== undefined) s.message = plan.message;
+      s.updatedAt = rfc3339Seconds(this.d.clock.now());
+    });
+    const uuid = stored.status?.uuid;
+    const level = plan.status === 'ignored' ? 'warn' : 'info';
+    this.log[level]({ notification: uuid, type: n.spec.type, status: plan.status }, plan.reason);
+    countFinalStatus(n.spec.type, plan.status);
+    this.emit(stored, 'Normal', plan.status === 'ignored' ? 'Ignored' : 'Finished', plan.reason);
+  }
+
+  /**
+   * The guarded transition into `running` (Masakari's "stored status is no
+   * longer new → skip" guard, made atomic): new/error → running with a new
+   * run number, or a take-over of a running run. Returns undefined when the
+   * notification is not in the expected phase any more.
+   */
+  private async claimRun(
+    n: Notification,
+    token: string,
+    mode: 'new' | 'retry' | 'resume',
+  ): Promise<Notification | undefined> {
+    const expected = mode === 'new' ? 'new' : mode === 'retry' ? 'error' : 'running';
+    if (phaseOf(n) !== expected) return undefined;
+    const key = n.metadata.name ?? '';
+    const finalAttempt = mode === 'retry' || (mode === 'new' && this.lastChance.has(key));
+    const now = this.d.clock.now();
+    const stored = await this.casStatus(n, (s, engine) => {
+      if (mode !== 'resume') {
+        s.phase = 'running';
+        s.runs = (s.runs ?? 0) + 1;
+        s.updatedAt = rfc3339Seconds(now);
+        engine.finalAttempt = finalAttempt;
+        engine.firstStartedAt ??= now.toISOString();
+      }
+      engine.owner = token;
+    });
+    const run = (stored.status?.runs ?? 1) - 1;
+    const ctx = { notification: stored.status?.uuid, type: n.spec.type, run, owner: token };
+    if (mode === 'resume') this.log.info(ctx, 'resuming an interrupted run');
+    else if (mode === 'retry') this.log.info(ctx, 'periodic retry of a notification in error (its last attempt)');
+    else this.log.info({ ...ctx, lastAttempt: finalAttempt }, 'notification processing started');
+    this.emit(
+      stored,
+      'Normal',
+      mode === 'resume' ? 'Resumed' : 'Running',
+      `Recovery run ${run} started by ${this.d.identity}`,
+    );
+    return stored;
+  }
+
+  // ------------------------------------------------------------------ execution
+
+  private spawn(
+    n: Notification,
+    token: string,
+    resumed: boolean,
+    plan: Plan | { kind: 'error'; reason: string },
+    hostUuid: string,
+  ): void {
+    const key = n.metadata.name ?? '';
+    const abort = new AbortController();
+    const term = this.term?.signal;
+    const graceful = this.term?.isGracefulStop ?? (() => false);
+    const onTermEnd = (): void =>
+      abort.abort(graceful() ? new HandedOver('engine stopping', true) : new HandedOver('leadership lost'));
+    if (term?.aborted) onTermEnd();
+    else term?.addEventListener('abort', onTermEnd, { once: true });
+    const exec: Execution = { abort, hostUuid, done: Promise.resolve() };
+    exec.done = this.execute(n, token, resumed, plan, abort.signal)
+      .catch((err) => this.log.error({ err, notification: n.status?.uuid }, 'recovery execution crashed'))
+      .finally(() => {
+        term?.removeEventListener('abort', onTermEnd);
+        this.executions.delete(key);
+        this.releaseHost(hostUuid, key);
+        if (this.term) this.d.enqueue(key);
+      });
+    this.executions.set(key, exec);
+  }
+
+  private async execute(
+    n: Notification,
+    token: string,
+    resumed: boolean,
+    plan: Plan | { kind: 'error'; reason: string },
+    signal: AbortSignal,
+  ): Promise<void> {
+    const uuid = n.status?.uuid ?? '';
+    const run = (n.status?.runs ?? 1) - 1;
+    const log = this.log.child({ notification: uuid, type: n.spec.type, run });
+    const writer = this.writer(n, ownsRun(token), signal, log);
+    const requestId = `req-${randomUUID()}`;
+    let workflow: Workflow | undefined;
+    let outcome: Outcome;
+    try {
+      if (resumed) await this.sweepLocks(writer, log, requestId, signal);
+      if (plan.kind === 'error') {
+        outcome = { status: 'error', reason: plan.reason };
+      } else if (plan.kind === 'final') {
+        // Only reachable on resume: e.g. the segment was disabled while the run was interrupted.
+        outcome = { status: plan.status, reason: plan.reason, ...(plan.message ? { message: plan.message } : {}) };
+      } else if (!this.d.nova) {
+        workflow = plan.workflow;
+        outcome = {
+          status: 'error',
+          reason: `No Nova client is configured (no OpenStack credentials and no simulator): cannot run the ${plan.workflow} failure workflow.`,
+        };
+      } else {
+        workflow = plan.workflow;
+        outcome = await this.runWorkflow(n, plan, run, writer, requestId, signal, log);
+      }
+    } catch (err) {
+      if (signal.aborted || err instanceof NotOwnerError)
+        return this.cancelled(n, token, writer, signal, log, requestId);
+      if (err instanceof JournalWriteError) {
+        log.error({ err }, 'journal write failed; the run will be taken over again');
+        this.d.enqueueAfter(n.metadata.name ?? '', RESUME_AFTER_WRITE_FAILURE_MS);
+        return;
+      }
+      outcome = outcomeOf(workflow ?? 'host', uuid, err);
+    }
+    if (signal.aborted || writer.fatal) {
+      if (writer.fatal instanceof JournalWriteError && !signal.aborted) {
+        log.error({ err: writer.fatal }, 'journal write failed during the run; it will be taken over again');
+        this.d.enqueueAfter(n.metadata.name ?? '', RESUME_AFTER_WRITE_FAILURE_MS);
+        return;
+      }
+      return this.cancelled(n, token, writer, signal, log, requestId);
+    }
+    await this.sweepLocks(writer, log, requestId, signal);
+    await this.finish(n, writer, outcome, log);
+  }
+
+  private async runWorkflow(
+    n: Notification,
+    plan: Extract<Plan, { kind: 'workflow' }>,
+    run: number,
+    writer: NotificationStatusWriter,
+    requestId: string,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<Outcome> {
+    const uuid = n.status?.uuid ?? '';
+    const flags = new HaHostFlags({
+      kube: this.d.kube,
+      namespace: this.d.namespace,
+      hosts: this.d.hosts,
+      clock: this.d.clock,
+      log,
+      signal,
+    });
+    const host = this.d.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
+    const hostName = host?.spec.name ?? n.spec.hostname;
+    if (plan.maintenance !== 'none') {
+      // Every (re)processing sets maintenance before the workflow, whatever the outcome (Masakari).
+      await flags.setOnMaintenance(hostName);
+      const h = this.d.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
+      if (h)
+        this.d.events.onHost(
+          h,
+          'Normal',
+          'OnMaintenance',
+          `Set host ${hostName} on maintenance (notification ${uuid}).`,
+        );
+    }
+    const segment = this.d.segments.byIndex(SEGMENT_UUID_INDEX, n.status?.failoverSegmentUuid ?? '')[0];
+    const makeContext = (r: number): WorkflowContext => ({
+      notification: {
+        uuid,
+        type: n.spec.type,
+        hostname: hostName,
+        payload: n.spec.payload ?? {},
+        generatedTime: n.spec.generatedTime,
+        segmentUuid: n.status?.failoverSegmentUuid ?? '',
+        recoveryMethod: segment?.spec.recoveryMethod ?? 'auto',
+      },
+      run: r,
+      nova: this.d.nova as NovaClient,
+      config: this.d.config,
+      clock: this.d.clock,
+      log: log.child({ run: r }),
+      signal,
+      requestId,
+      ...createRunJournal(writer, r, this.d.vmoveIds, this.d.clock),
+      hosts: flags,
+    });
+    const startFallbackRun: StartFallbackRun = async () => {
+      const stored = await writer.mutate((s) => {
+        s.runs = (s.runs ?? 0) + 1;
+      });
+      const next = (stored.status?.runs ?? 1) - 1;
+      log.warn({ run: next }, 'starting a priority fallback run');
+      return makeContext(next);
+    };
+    try {
+      const ctx = makeContext(run);
+      if (plan.workflow === 'instance') await runInstanceFailure(ctx);
+      else if (plan.workflow === 'process') await runProcessFailure(ctx);
+      else await this.d.hostWorkflow(ctx, startFallbackRun);
+      return outcomeOf(plan.workflow, uuid, undefined);
+    } catch (err) {
+      if (signal.aborted || err instanceof NotOwnerError || err instanceof JournalWriteError) throw err;
+      return outcomeOf(plan.workflow, uuid, err);
+    }
+  }
+
+  /** Writes the final status of a run (error on the last attempt becomes failed, Masakari §3.7). */
+  private async finish(
+    n: Notification,
+    writer: NotificationStatusWriter,
+    outcome: Outcome,
+    log: Logger,
+  ): Promise<void> {
+    const engine = engineOf(structuredClone(writer.current().status ?? {}));
+    const failed = outcome.status === 'error' && engine.finalAttempt === true;
+    const status = failed ? 'failed' : outcome.status;
+    const now = this.d.clock.now();
+    let stored: Notification;
+    try {
+      stored = await writer.mutate((s, e) => {
+        s.phase = status;
+        s.updatedAt = rfc3339Seconds(now);
+        if (outcome.message !== undefined) s.message = outcome.message;
+        if (outcome.status === 'error')
+          e.lastError = outcome.detail ? `${outcome.reason} (${outcome.detail})` : outcome.reason;
+      });
+    } catch (err) {
+      if (err instanceof NotOwnerError) {
+        log.warn({ err }, 'final status not written: the run is no longer ours');
+        return;
+      }
+      log.error({ err }, 'could not write the final status; the run will be taken over again');
+      this.d.enqueueAfter(n.metadata.name ?? '', RESUME_AFTER_WRITE_FAILURE_MS);
+      return;
+    }
+    const uuid = n.status?.uuid;
+    const fields = { status, reason: outcome.reason, ...(outcome.detail ? { detail: outcome.detail } : {}) };
+    if (outcome.status === 'error')
+      log.error(fields, `Failed to process notification '${uuid}'. Reason: ${outcome.reason}`);
+    else log.info(fields, `notification ${status}: ${outcome.reason}`);
+    if (failed)
+      log.warn(`Periodic task 'process_unfinished_notifications': Notification ${uuid} exits with status: failed.`);
+    const started = Date.parse(engine.firstStartedAt ?? '');
+    countFinalStatus(n.spec.type, status, Number.isNaN(started) ? undefined : (now.getTime() - started) / 1000);
+    const reason = { finished: 'Finished', ignored: 'Ignored', error: 'Error', failed: 'Failed' }[status];
+    const message = outcome.detail ? `${outcome.reason} (${outcome.detail})` : outcome.reason;
+    this.emit(stored, status === 'error' || status === 'failed' ? 'Warning' : 'Normal', reason, message);
+  }
+
+  /**
+   * The run was cancelled. Handed over: the status stays `running` and the
+   * next leader resumes and sweeps; on a graceful stop the servers are
+   * unlocked now as well. Expired: the expiry task already wrote `failed`;
+   * release the locks the run held now.
+   */
+  private async cancelled(
+    n: Notification,
+    token: string,
+    writer: NotificationStatusWriter,
+    signal: AbortSignal,
+    log: Logger,
+    requestId: string,
+  ): Promise<void> {
+    const reason: unknown = signal.reason;
+    if (reason instanceof HandedOver && reason.releaseLocks) {
+      const deadline = AbortSignal.timeout(RELEASE_LOCKS_TIMEOUT_MS);
+      const releaser = this.writer(writer.current(), ownsRun(token), deadline, log);
+      await this.refreshWriter(releaser, n);
+      await this.sweepLocks(releaser, log, requestId, deadline).catch((err) =>
+        log.warn({ err }, 'could not release locks at shutdown'),
+      );
+      log.info('run handed over at shutdown; the servers it had locked were unlocked');
+      return;
+    }
+    if (!(reason instanceof NotificationExpired)) {
+      log.info(
+        { reason: reason instanceof Error ? reason.message : String(reason) },
+        'run cancelled; it resumes on the next leader',
+      );
+      return;
+    }
+    const term = this.term?.signal;
+    if (!term) return;
+    const sweeper = this.writer(
+      writer.current(),
+      (x) => (phaseOf(x) === 'failed' ? undefined : `notification is '${phaseOf(x)}'`),
+      term,
+      log,
+    );
+    await this.refreshWriter(sweeper, n);
+    await this.sweepLocks(sweeper, log, requestId, term);
+  }
+
+  private async refreshWriter(w: NotificationStatusWriter, n: Notification): Promise<void> {
+    const latest = this.d.notifications.get(n.metadata.name ?? '');
+    if (latest) w.reset(latest);
+  }
+
+  private async sweepLocks(
+    writer: NotificationStatusWriter,
+    log: Logger,
+    requestId: string,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const nova = this.d.nova;
+    const current = writer.current();
+    if (!nova || unreleasedLocks(current).length === 0) return;
+    const result = await sweepLeftoverLocks(
+      current,
+      nova,
+      async (server) => {
+        await writer.mutate((_s, e) => {
+          const seq = (e.effectSeq ?? 0) + 1;
+          e.effectSeq = seq;
+          const effects = (e.effects ??= {});
+          const data = { ...effects[lockKey(server)]?.data, unlockedBy: 'engine-sweep' };
+          effects[lockKey(server)] = { state: 'done', at: this.d.clock.now().toISOString(), seq, data };
+        });
+      },
+      log,
+      { requestId, signal },
+    );
+    if (result.unlocked.length > 0) {
+      this.d.events.onNotification(
+        writer.current(),
+        'Normal',
+        'ServersUnlocked',
+        `Unlocked servers left locked by an interrupted run: ${result.unlocked.join(', ')}`,
+      );
+    }
+    if (result.failed.length > 0) {
+      this.d.events.onNotification(
+        writer.current(),
+        'Warning',
+        'UnlockFailed',
+        `Could not unlock servers (retried at the next sweep): ${result.failed.map((f) => `${f.server}: ${f.error}`).join('; ')}`,
+      );
+    }
+  }
+
+  // ------------------------------------------------------------------ periodic tasks
+
+  /**
+   * Masakari's _process_unfinished_notifications: every `error` gets one
+   * retry, every `new` older than retry_notification_new_status_interval one
+   * attempt; an error on that attempt ends `failed`. Newest first.
+   */
+  processUnfinished(): void {
+    if (!this.term) return;
+    const now = this.d.clock.now().getTime();
+    const newAge = this.d.config.DEFAULT.retry_notification_new_status_interval * 1000;
+    const candidates = this.d.notifications
+      .list()
+      .filter((n) => isAdmitted(n) && !n.metadata.deletionTimestamp && !this.executions.has(n.metadata.name ?? ''))
+      .filter((n) => {
+        const phase = phaseOf(n);
+        if (phase === 'error') return true;
+        if (phase !== 'new') return false;
+        const generated = parseGeneratedTime(n.spec.generatedTime);
+        return !Number.isNaN(generated) && now - generated > newAge;
+      })
+      .sort(newestNotificationFirst);
+    for (const n of candidates) {
+      const key = n.metadata.name ?? '';
+      this.lastChance.add(key);
+      this.log.info(
+        { notification: n.status?.uuid, status: phaseOf(n) },
+        phaseOf(n) === 'error'
+          ? 'periodic task: retrying a notification in error once'
+          : 'periodic task: processing a notification stuck in new',
+      );
+      this.d.enqueue(key);
+    }
+  }
+
+  /**
+   * Masakari's _check_expired_notifications: new/running/error notifications
+   * whose generated_time is older than notifications_expired_interval become
+   * `failed`. Unlike upstream, a run still in flight is cancelled and the
+   * servers it locked are unlocked.
+   */
+  async checkExpired(): Promise<void> {
+    if (!this.term) return;
+    const now = this.d.clock.now().getTime();
+    const maxAge = this.d.config.DEFAULT.notifications_expired_interval * 1000;
+    for (const n of this.d.notifications.list()) {
+      const phase = phaseOf(n);
+      if (!isAdmitted(n) || !['new', 'running', 'error'].includes(phase)) continue;
+      const generated = parseGeneratedTime(n.spec.generatedTime);
+      if (Number.isNaN(generated) || now - generated <= maxAge) continue;
+      await this.expire(n).catch((err) =>
+        this.log.warn({ err, notification: n.status?.uuid }, 'could not expire notification; next pass retries'),
+      );
+    }
+  }
+
+  private async expire(n: Notification): Promise<void> {
+    const key = n.metadata.name ?? '';
+    const uuid = n.status?.uuid ?? '';
+    const guard: StatusGuard = (x) =>
+      ['new', 'running', 'error'].includes(phaseOf(x)) ? undefined : `notification is '${phaseOf(x)}'`;
+    const term = this.term?.signal;
+    if (!term) return;
+    const writer = this.writer(n, guard, term, this.log);
+    let stored: Notification;
+    try {
+      stored = await writer.mutate((s, e) => {
+        s.phase = 'failed';
+        s.updatedAt = rfc3339Seconds(this.d.clock.now());
+        e.lastError = `Notification ${uuid} is expired.`;
+      });
+    } catch (err) {
+      if (err instanceof NotOwnerError) return;
+      throw err;
+    }
+    this.log.warn(
+      { notification: uuid, previous: phaseOf(n) },
+      `Periodic task 'check_expired_notifications': Notification ${uuid} is expired.`,
+    );
+    countFinalStatus(n.spec.type, 'failed');
+    this.emit(stored, 'Warning', 'Expired', `Notification ${uuid} is expired.`);
+    this.lastChance.delete(key);
+    const exec = this.executions.get(key);
+    if (exec) {
+      exec.abort.abort(new NotificationExpired(uuid));
+      await exec.done;
+    } else if (phaseOf(n) === 'running') {
+      // Interrupted earlier and never resumed: its locks are still ours to release.
+      const sweeper = this.writer(
+        stored,
+        (x) => (phaseOf(x) === 'failed' ? undefined : `notification is '${phaseOf(x)}'`),
+        term,
+        this.log,
+      );
+      await this.sweepLocks(sweeper, this.log.child({ notification: uuid }), `req-${randomUUID()}`, term);
+    }
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private writer(n: Notification, guard: StatusGuard, signal: AbortSignal, log: Logger): NotificationStatusWriter {
+    return new NotificationStatusWriter({
+      kube: this.d.kube,
+      namespace: this.d.namespace,
+      initial: n,
+      guard,
+      clock: this.d.clock,
+      log,
+      signal,
+      onWritten: (x) => this.d.notifications.upsertLocal(x),
+    });
+  }
+
+  /** One resourceVersion-checked status write from the cached object; throws the 409 to the caller. */
+  private async casStatus(
+    n: Notification,
+    mutate: (s: NotificationStatusBlock, e: EngineBookkeeping) => void,
+  ): Promise<Notification> {
+    const body = structuredClone(n);
+    const status = (body.status ??= {});
+    mutate(status, engineOf(status));
+    const stored = await this.d.kube.replaceStatus<Notification>(
+      RESOURCES.notifications,
+      this.d.namespace,
+      n.metadata.name ?? '',
+      body,
+      {
+        fieldManager: FIELD_MANAGERS.engine,
+      },
+    );
+    this.d.notifications.upsertLocal(stored);
+    return stored;
+  }
+
+  private async refresh(key: string): Promise<void> {
+    try {
+      this.d.notifications.upsertLocal(
+        await this.d.kube.get<Notification>(RESOURCES.notifications, this.d.namespace, key),
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  /** A phase Event on the Notification and, when its source host is known, on the HaHost too. */
+  private emit(n: Notification, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    this.d.events.onNotification(n, type, reason, message);
+    const host = this.d.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
+    if (host) this.d.events.onHost(host, type, reason, `Notification ${n.status?.uuid} (${n.spec.type}): ${message}`);
+  }
+
+  private releaseHost(hostUuid: string, key: string): void {
+    for (const waiting of this.gate.release(hostUuid, key)) this.d.enqueue(waiting);
+  }
+}
+
+/** Masakari's default order for the periodic task: created_at desc, id desc. */
+function newestNotificationFirst(a: Notification, b: Notification): number {
+  const ta = Date.parse(a.metadata.creationTimestamp ?? '') || 0;
+  const tb = Date.parse(b.metadata.creationTimestamp ?? '') || 0;
+  if (ta !== tb) return tb - ta;
+  return (b.status?.id ?? 0) - (a.status?.id ?? 0);
+}

@@ -1,0 +1,181 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { RecoveryFailed } from './context.ts';
+import type { FakeServer } from './evacuation-fake-nova.ts';
+import { novaServerError } from './evacuation-fake-nova.ts';
+import { scenario } from './evacuation-scenario.ts';
+import { planEvacuation } from './evacuate-instance.ts';
+import { runHostFailure } from './host-failure.ts';
+
+/** Runs the auto flow over one server and returns the server and its move afterwards. */
+async function evacuateOne(server: Partial<FakeServer>, tweak?: (s: ReturnType<typeof scenario>) => void) {
+  const s = scenario({ servers: [server] });
+  tweak?.(s);
+  let error: unknown;
+  try {
+    await runHostFailure(s.engine.context(), s.engine.startFallbackRun);
+  } catch (err) {
+    error = err;
+  }
+  const id = s.servers[0]!.id;
+  const after = s.nova.servers.get(id)!;
+  const move = s.engine.vmoves()[0]!;
+  const calls = s.nova.calls.filter((c) => c.endsWith(id)).map((c) => c.split(' ')[0]);
+  s.nova.stop();
+  return { after, move, calls, error, effects: s.engine.effects() };
+}
+
+test('planEvacuation: Masakari reset-state and stop-after rules', () => {
+  assert.equal(planEvacuation('active', null, 1), { needsReset: false, stopAfter: true });
+  assert.equal(planEvacuation('error', null, 4), { needsReset: false, stopAfter: true });
+  assert.equal(planEvacuation('stopped', null, 4), { needsReset: false, stopAfter: false });
+  assert.equal(planEvacuation('stopped', 'powering-on', 4), { needsReset: true, stopAfter: true });
+  assert.equal(planEvacuation('active', 'rebooting', 1), { needsReset: true, stopAfter: false });
+  assert.equal(planEvacuation('paused', null, 3), { needsReset: true, stopAfter: true });
+  assert.equal(planEvacuation('resized', null, 1), { needsReset: true, stopAfter: false });
+  assert.equal(planEvacuation('resized', null, 4), { needsReset: true, stopAfter: true });
+});
+
+test('active instance: locked during recovery, unlocked after, stays active; one GET before the lock', async () => {
+  const { after, move, calls, effects } = await evacuateOne({});
+  assert.is(after.vmState, 'active');
+  assert.is(after.locked, false);
+  assert.equal(calls.slice(0, 3), ['getServer', 'lockServer', 'evacuate']);
+  assert.ok(calls.includes('unlockServer'));
+  assert.is(move.status, 'succeeded');
+  assert.ok(move.startTime && move.endTime);
+  assert.match(move.startTime!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  const lock = Object.keys(effects).filter((k) => k.startsWith('lock:') || k.startsWith('unlock:'));
+  assert.is(lock.length, 2);
+  assert.ok(
+    effects[lock.find((k) => k.startsWith('unlock:'))!]!.seq > effects[lock.find((k) => k.startsWith('lock:'))!]!.seq,
+  );
+});
+
+test('an instance a user locked is not locked or unlocked by us', async () => {
+  const { after, calls } = await evacuateOne({ locked: true });
+  assert.is(after.locked, true);
+  assert.not.ok(calls.includes('lockServer'));
+  assert.not.ok(calls.includes('unlockServer'));
+});
+
+test('stopped instance is evacuated and stays stopped without a stop call', async () => {
+  const { after, move, calls } = await evacuateOne({ vmState: 'stopped' });
+  assert.is(after.vmState, 'stopped');
+  assert.not.ok(calls.includes('stopServer'));
+  assert.not.ok(calls.includes('resetState'));
+  assert.is(move.status, 'succeeded');
+});
+
+test('error instance ends stopped and back in error on the new host', async () => {
+  const { after, move, calls } = await evacuateOne({ vmState: 'error' });
+  assert.is(after.vmState, 'error');
+  assert.is(after.powerState, 4);
+  assert.is(after.host, 'compute-2');
+  assert.ok(calls.includes('stopServer'));
+  assert.is(calls.filter((c) => c === 'resetState').length, 1, 'reset to error only after the stop');
+  assert.is(move.status, 'succeeded');
+});
+
+test('paused instance is reset to error, evacuated and stopped', async () => {
+  const { after, calls } = await evacuateOne({ vmState: 'paused', powerState: 3 });
+  assert.is(after.vmState, 'stopped');
+  assert.equal(calls.slice(0, 4), ['getServer', 'lockServer', 'resetState', 'evacuate']);
+});
+
+test('resized instance: running → active; shut down → stopped', async () => {
+  const running = await evacuateOne({ vmState: 'resized', powerState: 1 });
+  assert.is(running.after.vmState, 'active');
+  assert.not.ok(running.calls.includes('stopServer'));
+  const off = await evacuateOne({ vmState: 'resized', powerState: 4 });
+  assert.is(off.after.vmState, 'stopped');
+  assert.ok(off.calls.includes('stopServer'));
+});
+
+test('active instance with a task_state is reset and comes back active', async () => {
+  const { after, calls } = await evacuateOne({ vmState: 'active', taskState: 'rebooting' });
+  assert.ok(calls.includes('resetState'));
+  assert.not.ok(calls.includes('stopServer'));
+  assert.is(after.vmState, 'active');
+});
+
+test('evacuation not confirmed in wait_period_after_evacuation → "Failed reason: timeout."', async () => {
+  const { move, error, after } = await evacuateOne({}, (s) => {
+    s.nova.evacuateMs = 5_000;
+    s.engine.config.DEFAULT.wait_period_after_evacuation = 0.3;
+  });
+  assert.instance(error, RecoveryFailed);
+  assert.is(move.status, 'failed');
+  assert.is(move.message, 'Failed reason: timeout.');
+  assert.ok(move.endTime);
+  assert.is(after.locked, false);
+});
+
+test('rebuild failing on the destination (vm_state error) fails the move with InstanceEvacuateFailed text', async () => {
+  const { move } = await evacuateOne({}, (s) => s.nova.failingRebuilds.add(s.servers[0]!.id));
+  assert.is(move.status, 'failed');
+  assert.is(move.message, `Failed to evacuate instance ${move.instanceUuid}`);
+});
+
+test('a failing first GET fails the move instead of leaving it pending (B3)', async () => {
+  const { move, error } = await evacuateOne({}, (s) => {
+    s.nova.fault = (method) => (method === 'getServer' ? novaServerError('GET failed') : undefined);
+  });
+  assert.instance(error, RecoveryFailed);
+  assert.is(move.status, 'failed');
+  assert.is(move.message, 'GET failed');
+  assert.is(move.startTime, null);
+  assert.ok(move.endTime);
+});
+
+test("a failing stop after evacuation reports Nova's error (B4) and still unlocks", async () => {
+  const { move, after } = await evacuateOne({ vmState: 'error' }, (s) => {
+    s.nova.fault = (method) => (method === 'stopServer' ? novaServerError('stop refused') : undefined);
+  });
+  assert.is(move.status, 'failed');
+  assert.is(move.message, 'stop refused');
+  assert.is(after.locked, false);
+});
+
+test('stop not confirmed in wait_period_after_power_off → timeout', async () => {
+  const { move } = await evacuateOne({ vmState: 'error' }, (s) => {
+    s.nova.stopMs = 5_000;
+    s.engine.config.DEFAULT.wait_period_after_power_off = 0.2;
+  });
+  assert.is(move.message, 'Failed reason: timeout.');
+});
+
+test('dest_host is the compute service host, not the hypervisor node name (B11)', async () => {
+  const { move, after } = await evacuateOne({ node: 'compute-1.example.org' });
+  assert.is(after.host, 'compute-2');
+  assert.is(move.destHost, 'compute-2');
+});
+
+test('a server that already left the failed host is confirmed, not evacuated again', async () => {
+  const { move, calls } = await evacuateOne({}, (s) => {
+    const original = s.nova.getServer.bind(s.nova);
+    let first = true;
+    s.nova.getServer = async (id, o) => {
+      if (first) {
+        first = false;
+        s.nova.servers.get(id)!.host = 'compute-2';
+      }
+      return original(id, o);
+    };
+  });
+  assert.not.ok(calls.includes('evacuate'));
+  assert.is(move.status, 'succeeded');
+  assert.is(move.destHost, 'compute-2');
+});
+
+test('unlock failures are retried and never fail the move', async () => {
+  let unlockFailures = 0;
+  const { move, after } = await evacuateOne({}, (s) => {
+    s.nova.fault = (method) =>
+      method === 'unlockServer' && unlockFailures++ < 2 ? novaServerError('busy') : undefined;
+  });
+  assert.is(move.status, 'succeeded');
+  assert.is(after.locked, false);
+});
+
+test.run();

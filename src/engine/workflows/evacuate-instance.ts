@@ -1,0 +1,439 @@
+// One instance's evacuation: Masakari's `_evacuate_and_confirm`
+// (host_failure.py; spec §4.4.4), made crash-safe and exactly-once.
+//
+// Upstream behaviour kept: lock the server unless someone already locked it;
+// the reset-state rules and the stop-after decision per vm_state/task_state;
+// vmove pending → ongoing (start_time) → succeeded | failed ("Failed reason:
+// timeout." or the error text); end_time always; stopped instances stay
+// stopped, error instances end in error again; unlock only what we locked.
+//
+// Deliberate differences:
+// - B3: everything, including the first GET and the lock, runs inside the
+//   error handling, so a failure there fails the move instead of leaving it
+//   pending. Masakari's two initial GETs collapse into one.
+// - B4: a failing stop-after-evacuation reports Nova's error text.
+// - B11: "has the server left the failed host" compares the compute SERVICE
+//   host (OS-EXT-SRV-ATTR:host, the namespace of source_host) instead of the
+//   hypervisor node name, and also waits for task_state to clear, so a rebuild
+//   still in progress is never confirmed. dest_host records the service host
+//   too (falling back to the node name only when Nova hides the host), so
+//   source_host and dest_host are comparable.
+// - Waiting is polling with backoff (first look after 100 ms, verify_interval
+//   as the cap) bounded by wait_period_after_evacuation / _after_power_off;
+//   once the attempt has seen one evacuation through, the first look is timed
+//   just before the fastest observed evacuation (evacuation-polling.ts).
+// - Exactly once. Before the reset-state or evacuate call we journal
+//   `evacuate:<uuid>` (intended) with the source host, the time, the reserved
+//   host attempt and the ORIGINAL states (so a resumed run still knows an
+//   instance was active before we reset it to error). Before re-issuing an
+//   evacuate that was intended earlier we ask Nova what happened: the server
+//   already on another host → confirm it; task_state rebuilding or an
+//   evacuation migration from the source created after the intent → wait for
+//   it; an evacuation migration that failed → the move fails (same attempt) or
+//   the next attempt may evacuate again. Only when none holds is evacuate sent
+//   again. A server that is no longer on the failed host is never evacuated.
+// - The move goes ongoing (start_time) together with those intents, just
+//   before the lock, rather than right before the evacuate call: one durable
+//   write instead of three (see run()).
+// - Locks: `lock:<uuid>` is journalled (intended) BEFORE the lock call; after
+//   the unlock we mark it done and then record `unlock:<uuid>` done (the
+//   engine core's convention, src/engine/locks.ts: a lock is released when a
+//   newer unlock record exists). A run killed in between leaves a record that
+//   the engine core's sweep or the resumed run uses to unlock.
+
+import type { NovaServer } from '../../openstack/types.ts';
+import type { VMoveRecord } from '../../model/types.ts';
+import type { WorkflowContext } from './context.ts';
+import { RecoveryFailed } from './context.ts';
+import { PollTimeout, pollUntil, retryCleanup, settleSchedule } from './evacuation-polling.ts';
+import { lockKey, unlockKey } from '../locks.ts';
+import { rfc3339Micro } from '../timefmt.ts';
+
+/** Nova power_state SHUTDOWN. */
+const SHUTDOWN = 4;
+/** Tolerated clock difference between this process and Nova when matching migrations to an intent. */
+const MIGRATION_CLOCK_SKEW_MS = 5_000;
+/** How long each unlock attempt may take; unlock runs even when the run is being cancelled. */
+const UNLOCK_TIMEOUT_MS = 10_000;
+
+export type EvacuationResult = 'succeeded' | 'failed';
+
+/** Where this attempt sends instances: Nova's scheduler ('auto') or one reserved host. */
+export interface EvacuationTarget {
+  /** 'auto', or the reserved host's name: identifies the attempt within a run. */
+  attempt: string;
+  /** Target host for the evacuate call; undefined lets Nova's scheduler pick. */
+  host: string | undefined;
+}
+
+export interface EvacuationHooks {
+  /**
+   * Counts evacuations by result: the engine component passes countEvacuation
+   * from src/engine/metrics.ts (masakari_evacuations_total).
+   */
+  onEvacuation?: (result: EvacuationResult) => void;
+}
+
+/** What `evacuate:<uuid>` holds. */
+export interface EvacuateIntent {
+  run: number;
+  attempt: string;
+  target: string | null;
+  sourceHost: string;
+  /** ISO time the intent was first written for this attempt (migrations created after it are ours). */
+  at: string;
+  originalVmState: string;
+  originalTaskState: string | null;
+  originalPowerState: number;
+  needsReset: boolean;
+  stopAfter: boolean;
+  result?: EvacuationResult;
+}
+
+/** Masakari's InstanceEvacuateFailed. */
+export class InstanceEvacuateFailed extends RecoveryFailed {
+  constructor(instanceUuid: string) {
+    super(`Failed to evacuate instance ${instanceUuid}`);
+    this.name = 'InstanceEvacuateFailed';
+  }
+}
+
+export const evacuateKey = (instanceUuid: string): string => `evacuate:${instanceUuid}`;
+
+/**
+ * Masakari's reset-state and stop-after rules (host_failure.py
+ * _evacuate_and_confirm). Nova evacuates only active, stopped or error
+ * instances without a task_state, so anything else is reset to error first.
+ */
+export function planEvacuation(
+  vmState: string,
+  taskState: string | null,
+  powerState: number,
+): { needsReset: boolean; stopAfter: boolean } {
+  if (!['active', 'error', 'stopped'].includes(vmState)) {
+    // A resized instance that is still running comes back active; anything else ends stopped.
+    return { needsReset: true, stopAfter: !(vmState === 'resized' && powerState !== SHUTDOWN) };
+  }
+  if (vmState === 'stopped' && taskState === null) return { needsReset: false, stopAfter: false };
+  if (taskState !== null) return { needsReset: true, stopAfter: vmState !== 'active' };
+  return { needsReset: false, stopAfter: true };
+}
+
+/** vm_state the server has when evacuate is sent: Masakari's `old_vm_state` while confirming. */
+function stateAtEvacuation(intent: EvacuateIntent): string {
+  return intent.needsReset ? 'error' : intent.originalVmState;
+}
+
+function serviceHost(server: NovaServer): string | null {
+  return server['OS-EXT-SRV-ATTR:host'];
+}
+
+/**
+ * Masakari's `_wait_for_evacuation_confirmation`, with B11 fixed: done once the
+ * server runs on another compute service with no task in progress and its
+ * vm_state is the one it had before (or active after error). `lenient` is for
+ * an evacuation we did not watch from the start (resumption, a late move):
+ * any settled state counts, except error for an instance that was not in error.
+ */
+export function evacuationOutcome(
+  server: NovaServer,
+  sourceHost: string,
+  oldVmState: string,
+  lenient: boolean,
+): 'done' | 'failed' | undefined {
+  const vmState = server['OS-EXT-STS:vm_state'];
+  if (vmState === 'error' && oldVmState !== 'error') return 'failed';
+  const host = serviceHost(server);
+  if (host === null || host === sourceHost) return undefined;
+  if (server['OS-EXT-STS:task_state'] !== null) return undefined;
+  if (lenient) return 'done';
+  if (vmState === oldVmState || (oldVmState === 'error' && vmState === 'active')) return 'done';
+  return undefined;
+}
+
+function parseNovaTime(value: string): number {
+  // Nova writes naive UTC timestamps ("2026-11-29T18:00:00.000000").
+  return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
+}
+
+type PriorEvacuation = 'moved' | 'in-progress' | 'failed' | 'not-started';
+
+export class EvacuationProcedure {
+  private readonly call: { requestId: string; signal: AbortSignal };
+  /** Fastest evacuation this attempt has watched from call to confirmation (tunes the first poll). */
+  private fastestMs: number | undefined;
+
+  constructor(
+    private readonly ctx: WorkflowContext,
+    private readonly target: EvacuationTarget,
+    private readonly hooks: EvacuationHooks,
+  ) {
+    this.call = { requestId: ctx.requestId, signal: ctx.signal };
+  }
+
+  /**
+   * Whether this attempt still has to work on the move: not when it already
+   * succeeded, nor when this very attempt already failed it (a resumed run
+   * must not retry what it failed before the crash). A failed move carrying
+   * this attempt's intent was failed by this attempt, because a retry puts the
+   * move back to pending before it journals its own intent.
+   */
+  needsWork(move: VMoveRecord): boolean {
+    if (move.status === 'succeeded') return false;
+    if (move.status !== 'failed') return true;
+    const intent = this.ctx.effects.get(evacuateKey(move.instanceUuid))?.data as EvacuateIntent | undefined;
+    return !(intent && intent.run === this.ctx.run && intent.attempt === this.target.attempt);
+  }
+
+  /**
+   * Runs the whole procedure for one move; resolves with its result, rejects
+   * only when the run is cancelled (the move is then left for the resumed run).
+   *
+   * Journal writes are grouped so that one instance costs two sequential
+   * status writes, not eight: everything that must be durable before the
+   * first side effect (the lock intent, the evacuate intent, the move going
+   * ongoing) goes out as one batch, and so does everything after the unlock
+   * (the move's final state, the evacuate and lock records). The engine
+   * core's status writer merges mutations issued together into one write.
+   */
+  async run(move: VMoveRecord): Promise<EvacuationResult> {
+    const { ctx } = this;
+    const uuid = move.instanceUuid;
+    const sourceHost = move.sourceHost ?? ctx.notification.hostname;
+    let ownLock = false;
+    let intent: EvacuateIntent | undefined;
+    let result: { status: EvacuationResult; destHost?: string | null; message?: string };
+    try {
+      if (move.status === 'failed') {
+        // A retry with the next reserved host: back to pending first, so a crash before this attempt's
+        // intent is journalled is not mistaken for this attempt's failure (see needsWork).
+        await ctx.vmoves.update(move.uuid, {
+          status: 'pending',
+          startTime: null,
+          endTime: null,
+          message: null,
+          destHost: null,
+        });
+      }
+      const server = await ctx.nova.getServer(uuid, this.call);
+      const prior = ctx.effects.get(evacuateKey(uuid));
+      const priorIntent = prior?.data as EvacuateIntent | undefined;
+      const sameAttempt =
+        prior?.state === 'intended' &&
+        priorIntent !== undefined &&
+        priorIntent.run === ctx.run &&
+        priorIntent.attempt === this.target.attempt;
+      const seen = await this.inspect(server, sourceHost, priorIntent);
+      const planned = sameAttempt ? priorIntent : this.newIntent(server, sourceHost, priorIntent);
+      intent = planned;
+      const lock = this.lockDecision(server);
+      ownLock = lock.ours;
+      await Promise.all([
+        lock.call ? ctx.effects.intend(lockKey(uuid), { run: ctx.run, at: ctx.clock.now().toISOString() }) : undefined,
+        sameAttempt ? undefined : ctx.effects.intend(evacuateKey(uuid), { ...planned }),
+        this.markOngoing(move, sameAttempt),
+      ]);
+      if (lock.call) await ctx.nova.lockServer(uuid, this.call);
+
+      let confirmed: NovaServer;
+      if (seen === 'moved' || seen === 'in-progress') {
+        ctx.log.info(
+          { instance: uuid, seen },
+          'Evacuation already under way or done in Nova; confirming instead of evacuating',
+        );
+        confirmed = await this.confirm(uuid, sourceHost, stateAtEvacuation(planned), true);
+      } else if (seen === 'failed' && sameAttempt) {
+        throw new InstanceEvacuateFailed(uuid);
+      } else {
+        if (
+          planned.needsReset &&
+          !(server['OS-EXT-STS:vm_state'] === 'error' && server['OS-EXT-STS:task_state'] === null)
+        ) {
+          await ctx.nova.resetState(uuid, 'error', this.call);
+        }
+        await ctx.nova.evacuate(uuid, this.target.host, this.call);
+        const sent = ctx.clock.now().getTime();
+        confirmed = await this.confirm(uuid, sourceHost, stateAtEvacuation(planned), false, this.fastestMs);
+        const took = ctx.clock.now().getTime() - sent;
+        this.fastestMs = this.fastestMs === undefined ? took : Math.min(this.fastestMs, took);
+      }
+      confirmed = await this.restorePowerState(uuid, planned, confirmed);
+      result = {
+        status: 'succeeded',
+        destHost: serviceHost(confirmed) ?? confirmed['OS-EXT-SRV-ATTR:hypervisor_hostname'],
+      };
+    } catch (err) {
+      if (ctx.signal.aborted) {
+        if (ownLock) await this.unlock(uuid);
+        throw err;
+      }
+      const message = err instanceof PollTimeout ? 'Failed reason: timeout.' : errorText(err);
+      ctx.log.warn({ instance: uuid, err: errorText(err) }, `Evacuation of instance '${uuid}' failed: ${message}`);
+      result = { status: 'failed', message };
+    }
+
+    const unlocked = ownLock ? await this.unlock(uuid) : false;
+    const at = ctx.clock.now().toISOString();
+    const { status, ...rest } = result;
+    await Promise.all([
+      ctx.vmoves.update(move.uuid, { status, ...rest, endTime: rfc3339Micro(ctx.clock.now()) }),
+      intent ? ctx.effects.done(evacuateKey(uuid), { ...intent, result: status }) : undefined,
+      // Lock record first, then the newer unlock record: the engine core's sweep reads their order.
+      unlocked ? ctx.effects.done(lockKey(uuid), { run: ctx.run, at }) : undefined,
+      unlocked ? ctx.effects.done(unlockKey(uuid), { run: ctx.run, at }) : undefined,
+    ]);
+    this.hooks.onEvacuation?.(status);
+    return status;
+  }
+
+  /**
+   * Whether the server is (or is to be) locked by us: a lock journalled by an
+   * interrupted attempt and not released since (by us or the engine core's
+   * sweep) is still ours; a lock someone else set is left alone.
+   */
+  private lockDecision(server: NovaServer): { ours: boolean; call: boolean } {
+    const lock = this.ctx.effects.get(lockKey(server.id));
+    const unlock = this.ctx.effects.get(unlockKey(server.id));
+    const journalled = lock?.state === 'intended' && !(unlock?.state === 'done' && unlock.at >= lock.at);
+    if (server.locked) return { ours: journalled, call: false };
+    return { ours: true, call: true };
+  }
+
+  /** Unlocks with a few retries; false when it failed (the journal then still says locked, for the sweep). */
+  private async unlock(uuid: string): Promise<boolean> {
+    const { ctx } = this;
+    try {
+      await retryCleanup(3, ctx.clock, ctx.signal, () =>
+        ctx.nova.unlockServer(uuid, { requestId: ctx.requestId, signal: AbortSignal.timeout(UNLOCK_TIMEOUT_MS) }),
+      );
+      return true;
+    } catch (err) {
+      ctx.log.warn({ instance: uuid, err: errorText(err) }, `Failed to unlock instance ${uuid} after evacuation`);
+      return false;
+    }
+  }
+
+  /** What Nova says about an evacuation we may have sent before (see the header). */
+  private async inspect(
+    server: NovaServer,
+    sourceHost: string,
+    prior: EvacuateIntent | undefined,
+  ): Promise<PriorEvacuation> {
+    const host = serviceHost(server);
+    if (host !== null && host !== sourceHost) return 'moved';
+    if (!prior) return 'not-started';
+    if ((server['OS-EXT-STS:task_state'] ?? '').startsWith('rebuild')) return 'in-progress';
+    const since = Date.parse(prior.at) - MIGRATION_CLOCK_SKEW_MS;
+    const migrations = (
+      await this.ctx.nova.listMigrations(
+        { instanceUuid: server.id, migrationType: 'evacuation', sourceCompute: sourceHost },
+        this.call,
+      )
+    )
+      .filter(
+        (m) =>
+          m.instance_uuid === server.id &&
+          m.migration_type === 'evacuation' &&
+          m.source_compute === sourceHost &&
+          parseNovaTime(m.created_at) >= since,
+      )
+      .sort((a, b) => parseNovaTime(b.created_at) - parseNovaTime(a.created_at));
+    const latest = migrations[0];
+    if (!latest) return 'not-started';
+    if (['failed', 'error', 'cancelled'].includes(latest.status)) return 'failed';
+    return latest.status === 'done' || latest.status === 'completed' ? 'moved' : 'in-progress';
+  }
+
+  /** The intent of a new attempt; an earlier attempt may have reset the server to error, so keep the states it saw first. */
+  private newIntent(server: NovaServer, sourceHost: string, prior: EvacuateIntent | undefined): EvacuateIntent {
+    const originalVmState = prior?.originalVmState ?? server['OS-EXT-STS:vm_state'];
+    const originalTaskState = prior ? prior.originalTaskState : server['OS-EXT-STS:task_state'];
+    const originalPowerState = prior?.originalPowerState ?? server['OS-EXT-STS:power_state'];
+    return {
+      run: this.ctx.run,
+      attempt: this.target.attempt,
+      target: this.target.host ?? null,
+      sourceHost,
+      at: this.ctx.clock.now().toISOString(),
+      originalVmState,
+      originalTaskState,
+      originalPowerState,
+      ...planEvacuation(originalVmState, originalTaskState, originalPowerState),
+    };
+  }
+
+  private async markOngoing(move: VMoveRecord, sameAttempt: boolean): Promise<void> {
+    const current = this.ctx.vmoves.list().find((m) => m.uuid === move.uuid) ?? move;
+    if (sameAttempt && current.status === 'ongoing') return;
+    await this.ctx.vmoves.update(move.uuid, {
+      status: 'ongoing',
+      startTime: rfc3339Micro(this.ctx.clock.now()),
+      endTime: null,
+      destHost: null,
+      message: null,
+    });
+  }
+
+  private confirm(
+    uuid: string,
+    sourceHost: string,
+    oldVmState: string,
+    lenient: boolean,
+    expectedMs?: number,
+  ): Promise<NovaServer> {
+    const { ctx } = this;
+    const { verify_interval, wait_period_after_evacuation } = ctx.config.DEFAULT;
+    return pollUntil(
+      `instance ${uuid} evacuation`,
+      async () => {
+        const server = await ctx.nova.getServer(uuid, this.call);
+        const outcome = evacuationOutcome(server, sourceHost, oldVmState, lenient);
+        if (outcome === 'failed') throw new InstanceEvacuateFailed(uuid);
+        return outcome === 'done' ? server : undefined;
+      },
+      settleSchedule(verify_interval, wait_period_after_evacuation, expectedMs),
+      ctx.clock,
+      ctx.signal,
+    ).catch((err: unknown) => {
+      if (err instanceof PollTimeout) ctx.log.warn(`Timeout for instance '${uuid}' evacuation.`);
+      throw err;
+    });
+  }
+
+  /** Stopped and error instances come back as they were (Masakari's stop after evacuation). */
+  private async restorePowerState(uuid: string, intent: EvacuateIntent, server: NovaServer): Promise<NovaServer> {
+    const { ctx } = this;
+    if (intent.originalVmState === 'active' || !intent.stopAfter) return server;
+    const vmState = server['OS-EXT-STS:vm_state'];
+    const alreadyDown =
+      vmState === 'stopped' ||
+      (intent.originalVmState === 'error' && vmState === 'error' && server['OS-EXT-STS:power_state'] === SHUTDOWN);
+    let current = server;
+    if (!alreadyDown) {
+      await ctx.nova.stopServer(uuid, this.call);
+      const { verify_interval, wait_period_after_power_off } = ctx.config.DEFAULT;
+      current = await pollUntil(
+        `instance ${uuid} to stop`,
+        async () => {
+          const s = await ctx.nova.getServer(uuid, this.call);
+          return s['OS-EXT-STS:vm_state'] === 'stopped' ? s : undefined;
+        },
+        settleSchedule(verify_interval, wait_period_after_power_off),
+        ctx.clock,
+        ctx.signal,
+      ).catch((err: unknown) => {
+        if (err instanceof PollTimeout)
+          ctx.log.warn(`Instance '${uuid}' is successfully evacuated but timeout to stop.`);
+        throw err;
+      });
+    }
+    if (intent.originalVmState === 'error' && current['OS-EXT-STS:vm_state'] !== 'error') {
+      await ctx.nova.resetState(uuid, 'error', this.call);
+    }
+    return current;
+  }
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,110 @@
+// Observing Nova instead of sleeping (fixes upstream B13). Masakari sleeps a
+// fixed wait_period_after_service_update and polls evacuations every
+// verify_interval; here every wait is a poll with a short first delay that
+// grows geometrically up to a cap, bounded by Masakari's timeout option. The
+// first answers come quickly when Nova is quick, and Nova never sees more than
+// one request per cap interval per waiter once the wait drags on.
+
+import type { Clock } from './context.ts';
+
+/** Raised when the deadline passes before the probe reports done (Masakari's LoopingCallTimeOut). */
+export class PollTimeout extends Error {
+  constructor(what: string, timeoutMs: number) {
+    super(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    this.name = 'PollTimeout';
+  }
+}
+
+export interface PollSchedule {
+  /** Delay before the first probe (0 = probe at once). */
+  firstDelayMs: number;
+  /** Delay after the first unsuccessful probe, growing from there (default: grows from firstDelayMs). */
+  thenDelayMs?: number;
+  /** Growth factor of the delay between probes. */
+  factor: number;
+  /** Upper bound of the delay between probes (Masakari's verify_interval). */
+  maxDelayMs: number;
+  /** Overall bound (Masakari's wait_period_* option). */
+  timeoutMs: number;
+}
+
+/**
+ * Calls probe until it returns a value other than undefined and returns that
+ * value. Throws PollTimeout once timeoutMs has passed (one last probe runs at
+ * the deadline, so a state reached just in time still counts), rethrows what
+ * probe throws, and rejects with the signal's reason when aborted.
+ */
+export async function pollUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  schedule: PollSchedule,
+  clock: Clock,
+  signal: AbortSignal,
+): Promise<T> {
+  const deadline = clock.now().getTime() + schedule.timeoutMs;
+  let delay = Math.max(0, schedule.firstDelayMs);
+  let first = true;
+  for (;;) {
+    const remaining = deadline - clock.now().getTime();
+    if (delay > 0) await clock.sleep(Math.max(0, Math.min(delay, remaining)), signal);
+    signal.throwIfAborted();
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (clock.now().getTime() >= deadline) throw new PollTimeout(what, schedule.timeoutMs);
+    if (first && schedule.thenDelayMs !== undefined) delay = schedule.thenDelayMs;
+    else
+      delay = Math.round(
+        Math.min(schedule.maxDelayMs, Math.max(delay * schedule.factor, Math.min(50, schedule.maxDelayMs))),
+      );
+    first = false;
+  }
+}
+
+/**
+ * Polls an evacuation or a stop: first look after 100 ms, then x1.5 up to
+ * verify_interval. When the run has already seen how long such an operation
+ * takes (`expectedMs`, the fastest one so far), the first look waits until
+ * just before that time and the polling restarts short from there: the
+ * confirmation then lands within ~100 ms of the real end instead of up to a
+ * verify_interval late, with fewer GETs than fixed-interval polling.
+ */
+export function settleSchedule(
+  verifyIntervalSeconds: number,
+  timeoutSeconds: number,
+  expectedMs?: number,
+): PollSchedule {
+  const cap = Math.max(50, verifyIntervalSeconds * 1000);
+  const short = Math.min(100, cap);
+  const firstDelayMs = expectedMs !== undefined ? Math.max(short, Math.floor(expectedMs * 0.9)) : short;
+  return { firstDelayMs, thenDelayMs: short, factor: 1.5, maxDelayMs: cap, timeoutMs: timeoutSeconds * 1000 };
+}
+
+/** Polls the failed host's nova-compute service: it is often already down, so the caller probes first itself. */
+export function serviceDownSchedule(verifyIntervalSeconds: number, timeoutSeconds: number): PollSchedule {
+  const cap = Math.max(50, verifyIntervalSeconds * 1000);
+  return { firstDelayMs: Math.min(250, cap), factor: 2, maxDelayMs: cap, timeoutMs: timeoutSeconds * 1000 };
+}
+
+/**
+ * Retries an idempotent cleanup call (unlock) a few times with a short
+ * backoff. The first attempt runs even when the run is cancelled; retries do
+ * not, since whoever resumes the run (or the engine core's sweep) cleans up.
+ */
+export async function retryCleanup<T>(
+  attempts: number,
+  clock: Clock,
+  signal: AbortSignal,
+  call: () => Promise<T>,
+): Promise<T> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      lastError = err;
+      if (signal.aborted || attempt + 1 >= attempts) break;
+      await clock.sleep(200 * 2 ** attempt, signal).catch(() => undefined);
+    }
+  }
+  throw lastError;
+}

@@ -1,0 +1,148 @@
+// The host-failure workflow end to end against the Nova/Keystone simulator
+// through the real HTTP client: paging over several pages of servers (B12),
+// Nova's own preconditions, and exactly-once evacuation counted by the
+// simulator, including after a crash and resumption.
+
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createNovaClient } from '../../openstack/index.ts';
+import type { HttpNovaClient } from '../../openstack/index.ts';
+import type { Simulator } from '../../simulator/server.ts';
+import { startSimulator } from '../../simulator/server.ts';
+import { runHostFailure } from './host-failure.ts';
+import { MemoryEngine } from './testing/memory-context.ts';
+
+const FAILED = 'compute-1';
+
+interface World {
+  sim: Simulator;
+  nova: HttpNovaClient;
+}
+
+const sim = suite<{ w?: World }>('host-failure against the simulator', {});
+
+sim.before.each(async (ctx) => {
+  const s = await startSimulator({
+    hosts: [FAILED, 'compute-2', 'compute-3', 'rh-1'],
+    maxLimit: 2,
+    latencyMs: { evacuate: 40, stop: 20 },
+  });
+  ctx.w = { sim: s, nova: createNovaClient(s.clientCredentials, { timeoutMs: 5_000, maxRetries: 2 }) };
+});
+
+sim.after.each(async (ctx) => {
+  await ctx.w?.nova.session.close();
+  ctx.w?.sim.state.clearTimers();
+  await ctx.w?.sim.stop();
+});
+
+function engineFor(w: World, method: 'auto' | 'reserved_host' = 'auto'): MemoryEngine {
+  return new MemoryEngine({
+    nova: w.nova,
+    hostname: FAILED,
+    recoveryMethod: method,
+    hosts: [
+      {
+        name: 'rh-1',
+        segmentUuid: 'segment-1',
+        reserved: true,
+        onMaintenance: false,
+        createdAt: '2026-01-01T00:00:00Z',
+      },
+    ],
+    segmentUuid: 'segment-1',
+  });
+}
+
+function addServers(w: World): string[] {
+  const inputs = [
+    { name: 'ha-1', metadata: { HA_Enabled: 'True' } },
+    { name: 'plain-1' },
+    { name: 'stopped-1', vm_state: 'stopped' },
+    { name: 'error-1', vm_state: 'error' },
+    { name: 'ha-2', metadata: { HA_Enabled: 'true' } },
+  ];
+  return inputs.map((i) => w.sim.state.addServer({ host: FAILED, ...i }).id);
+}
+
+sim('auto: every page of servers is evacuated exactly once and ends in its state', async ({ w }) => {
+  const ids = addServers(w!);
+  w!.sim.state.failHost(FAILED);
+  const engine = engineFor(w!);
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  const moves = engine.vmoves();
+  assert.is(moves.length, 5, 'all pages (max_limit 2) were read');
+  assert.equal(
+    moves
+      .slice(0, 2)
+      .map((m) => m.instanceName)
+      .sort(),
+    ['ha-1', 'ha-2'],
+  );
+  assert.ok(moves.every((m) => m.status === 'succeeded' && m.destHost !== FAILED && m.destHost !== null));
+  const servers = ids.map((id) => w!.sim.state.servers.get(id)!);
+  assert.equal(
+    servers.map((s) => [s.name, s.vmState, s.locked, s.host !== FAILED]),
+    [
+      ['ha-1', 'active', false, true],
+      ['plain-1', 'active', false, true],
+      ['stopped-1', 'stopped', false, true],
+      ['error-1', 'error', false, true],
+      ['ha-2', 'active', false, true],
+    ],
+  );
+  for (const id of ids) assert.is(w!.sim.state.actionCounts.evacuate?.[id], 1);
+  const svc = w!.sim.state.serviceOf(FAILED)!;
+  assert.is(svc.disabled, true);
+  assert.is(svc.disabledReason, 'Masakari detected host failed.');
+});
+
+sim('reserved_host: evacuates onto the reserved host after enabling it', async ({ w }) => {
+  const ids = ['a', 'b'].map((name) => w!.sim.state.addServer({ host: FAILED, name }).id);
+  const rh = w!.sim.state.serviceOf('rh-1')!;
+  rh.disabled = true;
+  rh.disabledReason = 'reserved';
+  w!.sim.state.failHost(FAILED);
+  const engine = engineFor(w!, 'reserved_host');
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.is(rh.disabled, false);
+  assert.is(engine.host('rh-1').reserved, false);
+  for (const id of ids) assert.is(w!.sim.state.servers.get(id)!.host, 'rh-1');
+});
+
+sim('crash after each evacuate call, resume: the simulator counts exactly one evacuation per server', async ({ w }) => {
+  const ids = addServers(w!);
+  w!.sim.state.failHost(FAILED);
+  const engine = engineFor(w!);
+  // Crash once right after the second evacuate call reached Nova, then resume.
+  const original = w!.nova.evacuate.bind(w!.nova);
+  let calls = 0;
+  w!.nova.evacuate = async (...args) => {
+    await original(...args);
+    if (++calls === 2) engine.crashNow();
+  };
+  await runHostFailure(engine.context(), engine.startFallbackRun).catch(() => undefined);
+  assert.ok(engine.crashed);
+  engine.restart();
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  for (const id of ids) assert.is(w!.sim.state.actionCounts.evacuate?.[id], 1, `evacuations of ${id}`);
+  assert.ok(engine.vmoves().every((m) => m.status === 'succeeded'));
+});
+
+sim('the failed host still up in Nova: no instance is touched', async ({ w }) => {
+  const ids = addServers(w!);
+  const engine = engineFor(w!);
+  engine.config.DEFAULT.wait_period_after_service_update = 0.3;
+  await runHostFailure(engine.context(), engine.startFallbackRun).then(
+    () => assert.unreachable('must fail'),
+    (err: Error) => assert.match(err.message, /still reported up by Nova/),
+  );
+  for (const id of ids) {
+    const s = w!.sim.state.servers.get(id)!;
+    assert.is(s.host, FAILED);
+    assert.is(s.locked, false);
+  }
+  assert.equal(w!.sim.state.actionCounts.evacuate ?? {}, {});
+});
+
+sim.run();

@@ -1,0 +1,198 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { RecoveryFailed, SkipRecovery } from './context.ts';
+import { FAILED_HOST, scenario } from './evacuation-scenario.ts';
+import { runHostFailure } from './host-failure.ts';
+import { isTrueish } from './host-failure-tasks.ts';
+
+async function outcome(p: Promise<void>): Promise<unknown> {
+  try {
+    await p;
+    return 'resolved';
+  } catch (err) {
+    return err;
+  }
+}
+
+test('isTrueish: oslo bool_from_string true values, case-insensitive', () => {
+  for (const v of ['1', 't', 'True', 'TRUE', 'on', 'y', 'Yes', ' true ']) assert.ok(isTrueish(v), v);
+  for (const v of [undefined, '', '0', 'false', 'no', 'enabled']) assert.not.ok(isTrueish(v), String(v));
+});
+
+test('DisableComputeServiceTask: no PUT when already disabled with our reason and already down', async () => {
+  const { engine, nova } = scenario({
+    failedService: { state: 'down', status: 'disabled', disabled_reason: 'Masakari detected host failed.' },
+  });
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.not.ok(nova.calls.some((c) => c.startsWith('updateService')));
+  nova.stop();
+});
+
+test('DisableComputeServiceTask: disabled for another reason → PUT with our reason', async () => {
+  const { engine, nova } = scenario({
+    failedService: { state: 'down', status: 'disabled', disabled_reason: 'maintenance' },
+  });
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.is(nova.service(FAILED_HOST).disabled_reason, 'Masakari detected host failed.');
+  nova.stop();
+});
+
+test('DisableComputeServiceTask: waits only until Nova reports the service down (no fixed sleep)', async () => {
+  const { engine, nova } = scenario({
+    failedService: { state: 'up' },
+    configure: (c) => {
+      c.DEFAULT.wait_period_after_service_update = 30;
+      c.DEFAULT.verify_interval = 0.1;
+    },
+  });
+  setTimeout(() => (nova.service(FAILED_HOST).state = 'down'), 300);
+  const started = Date.now();
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed < 2_000, `took ${elapsed} ms`);
+  assert.is(engine.vmoves()[0]!.status, 'succeeded');
+  nova.stop();
+});
+
+test('DisableComputeServiceTask: forced_down counts as down', async () => {
+  const { engine, nova } = scenario({ failedService: { state: 'up' } });
+  nova.service(FAILED_HOST).forced_down = true;
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.is(engine.vmoves()[0]!.status, 'succeeded');
+  nova.stop();
+});
+
+test('DisableComputeServiceTask: still up after wait_period_after_service_update → fails before touching instances', async () => {
+  const { engine, nova } = scenario({
+    failedService: { state: 'up' },
+    configure: (c) => (c.DEFAULT.wait_period_after_service_update = 0.3),
+  });
+  const err = await outcome(runHostFailure(engine.context(), engine.startFallbackRun));
+  assert.instance(err, RecoveryFailed);
+  assert.is(
+    (err as Error).message,
+    `Compute service on host '${FAILED_HOST}' is still reported up by Nova after 0.3 seconds; not evacuating.`,
+  );
+  assert.not.ok(nova.calls.some((c) => /^(lockServer|resetState|evacuate|listServersOnHost)/.test(c)));
+  assert.equal(engine.vmoves(), []);
+  nova.stop();
+});
+
+test('Prepare: HA-enabled instances first, then the others, in Nova order (B2)', async () => {
+  const { engine, nova, servers } = scenario({
+    servers: [
+      {},
+      { metadata: { HA_Enabled: 'yes' } },
+      { metadata: { HA_Enabled: 'False' } },
+      { metadata: { HA_Enabled: '1' } },
+    ],
+  });
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  const [a, b, c, d] = servers.map((s) => s.id);
+  assert.equal(
+    engine.vmoves().map((m) => m.instanceUuid),
+    [b, d, a, c],
+  );
+  assert.equal(
+    nova.evacuations
+      .slice(0, 2)
+      .map((e) => e.id)
+      .sort(),
+    [b, d].sort(),
+    'HA instances start first',
+  );
+  nova.stop();
+});
+
+test('Prepare: evacuate_all_instances=false keeps only HA-enabled instances, with Masakari messages', async () => {
+  const { engine, nova, servers } = scenario({
+    servers: [{}, { metadata: { HA_Enabled: 'True' } }],
+    configure: (c) => (c.host_failure.evacuate_all_instances = false),
+  });
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.equal(
+    engine.vmoves().map((m) => m.instanceUuid),
+    [servers[1]!.id],
+  );
+  const prepare = engine.progress().find((e) => e.name === 'PrepareHAEnabledInstancesTask')!;
+  assert.equal(
+    prepare.progressDetails.map((d) => d.progress),
+    ['0.0', '0.3', '0.6', '1.0'],
+  );
+  nova.stop();
+});
+
+test('Prepare: a custom ha_enabled_instance_metadata_key is honoured', async () => {
+  const { engine, nova, servers } = scenario({
+    servers: [{ metadata: { HA_Enabled: 'True' } }, { metadata: { ha: 'on' } }],
+    configure: (c) => {
+      c.host_failure.evacuate_all_instances = false;
+      c.host_failure.ha_enabled_instance_metadata_key = 'ha';
+    },
+  });
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.equal(
+    engine.vmoves().map((m) => m.instanceUuid),
+    [servers[1]!.id],
+  );
+  nova.stop();
+});
+
+test('Prepare: ignore_instances_in_error_state=true skips error instances (message only for HA ones)', async () => {
+  const { engine, nova, servers } = scenario({
+    servers: [{ vmState: 'error', metadata: { HA_Enabled: 'True' } }, { vmState: 'error' }, {}],
+    configure: (c) => (c.host_failure.ignore_instances_in_error_state = true),
+  });
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.equal(
+    engine.vmoves().map((m) => m.instanceUuid),
+    [servers[2]!.id],
+  );
+  const ignored = engine.messages().filter((m) => m.includes('Ignoring recovery'));
+  assert.equal(ignored, [
+    `PrepareHAEnabledInstancesTask: Ignoring recovery of HA_Enabled instance '${servers[0]!.id}' as it is in 'error' state.`,
+  ]);
+  nova.stop();
+});
+
+test('Prepare: ignore_instances_in_error_state=false evacuates error instances too', async () => {
+  const { engine, nova } = scenario({ servers: [{ vmState: 'error' }, {}] });
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.is(engine.vmoves().length, 2);
+  assert.ok(engine.vmoves().every((m) => m.status === 'succeeded'));
+  nova.stop();
+});
+
+test('Prepare: only error instances and ignore on → skip', async () => {
+  const { engine, nova } = scenario({
+    servers: [{ vmState: 'error' }],
+    configure: (c) => (c.host_failure.ignore_instances_in_error_state = true),
+  });
+  assert.instance(await outcome(runHostFailure(engine.context(), engine.startFallbackRun)), SkipRecovery);
+  nova.stop();
+});
+
+test('Evacuate: at most host_failure_recovery_threads evacuations in flight', async () => {
+  const { engine, nova } = scenario({
+    servers: Array.from({ length: 7 }, () => ({})),
+    configure: (c) => (c.DEFAULT.host_failure_recovery_threads = 2),
+  });
+  let inFlight = 0;
+  let peak = 0;
+  const evacuate = nova.evacuate.bind(nova);
+  nova.evacuate = async (id, target, o) => {
+    inFlight++;
+    peak = Math.max(peak, inFlight);
+    await evacuate(id, target, o);
+    const s = nova.servers.get(id)!;
+    const done = () => new Promise<void>((r) => setTimeout(r, 5));
+    while (s.taskState !== null) await done();
+    inFlight--;
+  };
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.is(peak, 2);
+  assert.is(nova.evacuations.length, 7);
+  nova.stop();
+});
+
+test.run();
