@@ -92,7 +92,16 @@ export function notificationView(n: NotificationRecord, withDetails = false): Re
     type: n.type,
     payload: n.payload,
     status: n.status,
-    ...(withDetails ? { recovery_workflow_details: n.recovery_workflow_details.map(taskView) } : {}),
+    // Masakari lists only tasks that reported progress at least once
+    // (driver.py get_notification_recovery_workflow_details); the engine
+    // records a task as RUNNING before its first message.
+    ...(withDetails
+      ? {
+          recovery_workflow_details: n.recovery_workflow_details
+            .filter((t) => t.progressDetails.length > 0)
+            .map(taskView),
+        }
+      : {}),
     failover_segment_uuid: n.failover_segment_uuid,
     message: n.message,
     created_at: formatWireTime(n.created_at),
