@@ -30,8 +30,8 @@ export async function readBook(kube: KubeClient, namespace: string, hostUuid: st
 
 /**
  * Writes `book` only if nobody wrote the host's book since `base` was read.
- * Returns false when someone did (409 on update, AlreadyExists on first
- * create): the caller re-reads and re-checks.
+ * Returns the written version, or false when someone did (409 on update,
+ * AlreadyExists on first create): the caller re-reads and re-checks.
  */
 export async function writeBook(
   kube: KubeClient,
@@ -40,11 +40,12 @@ export async function writeBook(
   hostUuid: string,
   base: BookVersion,
   book: FingerprintBook,
-): Promise<boolean> {
+): Promise<BookVersion | false> {
   const name = fingerprintObjectName(hostUuid);
   try {
+    let written: ConfigMap;
     if (base.object) {
-      await kube.replace<ConfigMap>(
+      written = await kube.replace<ConfigMap>(
         RESOURCES.configMaps,
         namespace,
         name,
@@ -75,9 +76,11 @@ export async function writeBook(
         },
         data: encodeBook(book),
       };
-      await kube.create<ConfigMap>(RESOURCES.configMaps, namespace, body, { fieldManager: FIELD_MANAGERS.api });
+      written = await kube.create<ConfigMap>(RESOURCES.configMaps, namespace, body, {
+        fieldManager: FIELD_MANAGERS.api,
+      });
     }
-    return true;
+    return { book, object: written };
   } catch (e) {
     if (isConflict(e) || isAlreadyExists(e)) return false;
     throw e;

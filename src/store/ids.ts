@@ -140,3 +140,58 @@ export function createIdAllocator(
 
   return { next, highWaterMark };
 }
+
+/**
+ * For `masakari-operator import` (src/store/import.ts): takes `wanted` (an id
+ * the object already had in Masakari) if the sequence never handed it out,
+ * i.e. it is at or above the high-water mark, and moves the mark past it;
+ * otherwise (or with no `wanted`) takes the sequence's next id. One
+ * compare-and-swap, so a running API replica reserving a block at the same
+ * moment can never get the same id. Callers import in ascending id order, so
+ * raising the mark for one id does not disqualify the next. Ids skipped over
+ * become a gap, which the sequence allows (ids are never reused, not dense).
+ */
+export async function reserveImportedId(
+  kube: KubeClient,
+  namespace: string,
+  kind: IdKind,
+  wanted: number | undefined,
+): Promise<{ id: number; preserved: boolean }> {
+  const name = sequenceObjectName(kind);
+  for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
+    let cm: ConfigMap | undefined;
+    try {
+      cm = await kube.get<ConfigMap>(RESOURCES.configMaps, namespace, name);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    const mark = cm ? Number(cm.data?.next) : 1;
+    if (!Number.isSafeInteger(mark) || mark < 1) {
+      throw new IdAllocationError(
+        `ConfigMap ${namespace}/${name} has an invalid data.next ${JSON.stringify(cm?.data?.next)}`,
+      );
+    }
+    const preserved = wanted !== undefined && Number.isSafeInteger(wanted) && wanted >= mark;
+    const id = preserved ? wanted : mark;
+    const data = { ...cm?.data, kind, next: String(id + 1) };
+    try {
+      if (cm) {
+        await kube.replace(RESOURCES.configMaps, namespace, name, { ...cm, data }, { fieldManager: FIELD_MANAGERS.api });
+      } else {
+        const fresh: ConfigMap = {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name, labels: { [LABELS.role]: ROLES.idSequence, [LABELS.managedBy]: MANAGED_BY } },
+          data,
+        };
+        await kube.create(RESOURCES.configMaps, namespace, fresh, { fieldManager: FIELD_MANAGERS.api });
+      }
+      return { id, preserved };
+    } catch (e) {
+      if (!isConflict(e)) throw e; // 409: another writer moved the mark (or created the ConfigMap) first
+    }
+  }
+  throw new IdAllocationError(
+    `could not reserve a ${kind} id: ${MAX_CAS_ATTEMPTS} conflicting updates of ConfigMap ${namespace}/${name}`,
+  );
+}

@@ -6,7 +6,7 @@
 import type { KubeClient } from '../k8s/client.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import { readyCondition } from './mapping.ts';
-import { readBook, writeBook } from './fingerprint-book.ts';
+import { readBook, writeBook, type BookVersion } from './fingerprint-book.ts';
 import type { Candidate, Fingerprint, FingerprintBook } from './fingerprints.ts';
 import { isDuplicateOf, payloadHash, prune } from './fingerprints.ts';
 import { nowRfc3339 } from './time.ts';
@@ -39,10 +39,23 @@ export interface IntakeRequest {
   now: () => Date;
 }
 
+/**
+ * The last version of each host's book this process wrote. The first attempt
+ * of the next intake for that host starts from it instead of reading the book
+ * again, saving a round trip; this is safe because the write is a
+ * compare-and-swap: if anyone wrote the book since, the write fails with a
+ * conflict and the next attempt reads it fresh.
+ */
+const lastWritten = new Map<string, BookVersion>();
+const LAST_WRITTEN_MAX = 10_000;
+
 export async function reserveFingerprint(req: IntakeRequest): Promise<IntakeOutcome> {
   const { kube, namespace, host, hostUuid, candidate, windowSeconds } = req;
+  const cacheKey = `${namespace}/${hostUuid}`;
   for (let attempt = 1; attempt <= MAX_BOOK_ATTEMPTS; attempt++) {
-    const base = await readBook(kube, namespace, hostUuid);
+    const cached = attempt === 1 ? lastWritten.get(cacheKey) : undefined;
+    lastWritten.delete(cacheKey);
+    const base = cached ?? (await readBook(kube, namespace, hostUuid));
     const now = req.now();
     const mine = base.book.entries.find((e) => e.name === req.name);
     if (mine) return { kind: 'reserved', entry: mine };
@@ -59,7 +72,12 @@ export async function reserveFingerprint(req: IntakeRequest): Promise<IntakeOutc
       { maxWindowSeconds: Math.max(base.book.maxWindowSeconds, windowSeconds), entries: [...entries, entry] },
       now,
     );
-    if (await writeBook(kube, namespace, host, hostUuid, base, book)) return { kind: 'reserved', entry };
+    const written = await writeBook(kube, namespace, host, hostUuid, base, book);
+    if (written) {
+      if (lastWritten.size >= LAST_WRITTEN_MAX) lastWritten.clear();
+      lastWritten.set(cacheKey, written);
+      return { kind: 'reserved', entry };
+    }
     if (attempt > 3) await jitter(attempt);
   }
   throw new Error(
