@@ -8,7 +8,7 @@ import type { HaHost, Notification } from '../model/types.ts';
 import { readyCondition } from './mapping.ts';
 import { readBook, writeBook, type BookVersion } from './fingerprint-book.ts';
 import type { Candidate, Fingerprint, FingerprintBook } from './fingerprints.ts';
-import { isDuplicateOf, payloadHash, prune } from './fingerprints.ts';
+import { decodeBook, isDuplicateOf, payloadHash, prune } from './fingerprints.ts';
 import { nowRfc3339 } from './time.ts';
 
 /** Attempts to append to a host's book; each conflict means another notification of that host got in first. */
@@ -53,7 +53,11 @@ export async function reserveFingerprint(req: IntakeRequest): Promise<IntakeOutc
   const { kube, namespace, host, hostUuid, candidate, windowSeconds } = req;
   const cacheKey = `${namespace}/${hostUuid}`;
   for (let attempt = 1; attempt <= MAX_BOOK_ATTEMPTS; attempt++) {
-    const cached = attempt === 1 ? lastWritten.get(cacheKey) : undefined;
+    // First attempt without a read: from the version we last wrote, or — for a
+    // host we have not written yet — assuming it has no book (most hosts get
+    // their first notification here). A wrong guess only costs the failed
+    // compare-and-swap; the next attempt reads the book.
+    const cached = attempt === 1 ? (lastWritten.get(cacheKey) ?? { book: decodeBook(undefined) }) : undefined;
     lastWritten.delete(cacheKey);
     const base = cached ?? (await readBook(kube, namespace, hostUuid));
     const now = req.now();
