@@ -3,7 +3,14 @@
 // Timestamps are ISO 8601 strings without microseconds ('2026-01-02T03:04:05'),
 // or null; rendering decides the wire format.
 
-import type { NotificationStatus, NotificationType, RecoveryMethod, VMoveStatus, VMoveType, WorkflowTaskRecord } from '../model/types.ts';
+import type {
+  NotificationStatus,
+  NotificationType,
+  RecoveryMethod,
+  VMoveStatus,
+  VMoveType,
+  WorkflowTaskRecord,
+} from '../model/types.ts';
 
 export interface SegmentRecord {
   id: number;

@@ -49,8 +49,7 @@ export interface WatchOptions {
 }
 
 export type JsonPatchOp =
-  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
-  | { op: 'remove'; path: string };
+  { op: 'add' | 'replace' | 'test'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 export class KubeError extends Error {
   constructor(
@@ -76,15 +75,54 @@ export interface KubeClient {
   /** PUT; body.metadata.resourceVersion makes it a compare-and-swap. */
   replace<T>(ref: ResourceRef, namespace: string | undefined, name: string, body: T, opts?: WriteOptions): Promise<T>;
   /** PUT on /status. */
-  replaceStatus<T>(ref: ResourceRef, namespace: string | undefined, name: string, body: T, opts?: WriteOptions): Promise<T>;
-  mergePatch<T>(ref: ResourceRef, namespace: string | undefined, name: string, patch: unknown, opts?: WriteOptions & { status?: boolean }): Promise<T>;
-  jsonPatch<T>(ref: ResourceRef, namespace: string | undefined, name: string, ops: JsonPatchOp[], opts?: WriteOptions & { status?: boolean }): Promise<T>;
+  replaceStatus<T>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    body: T,
+    opts?: WriteOptions,
+  ): Promise<T>;
+  mergePatch<T>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    opts?: WriteOptions & { status?: boolean },
+  ): Promise<T>;
+  jsonPatch<T>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    ops: JsonPatchOp[],
+    opts?: WriteOptions & { status?: boolean },
+  ): Promise<T>;
   /** Server-side apply (application/apply-patch+yaml); fieldManager required. */
-  apply<T>(ref: ResourceRef, namespace: string | undefined, name: string, body: unknown, opts: WriteOptions & { force?: boolean; status?: boolean }): Promise<T>;
-  delete(ref: ResourceRef, namespace: string | undefined, name: string, opts?: { preconditionUid?: string; preconditionResourceVersion?: string; propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' }): Promise<void>;
+  apply<T>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    opts: WriteOptions & { force?: boolean; status?: boolean },
+  ): Promise<T>;
+  delete(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    opts?: {
+      preconditionUid?: string;
+      preconditionResourceVersion?: string;
+      propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+    },
+  ): Promise<void>;
   /**
    * Streams watch events until the server ends the watch, the signal aborts,
    * or an error occurs. Resolves when the stream ends; rejects on error.
    */
-  watch<T>(ref: ResourceRef, namespace: string | undefined, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal): Promise<void>;
+  watch<T>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    opts: WatchOptions,
+    onEvent: (e: WatchEvent<T>) => void,
+    signal: AbortSignal,
+  ): Promise<void>;
 }

@@ -4,7 +4,13 @@
 // typically only enqueue keys.
 
 export interface KubeObjectLike {
-  metadata: { name?: string; namespace?: string; resourceVersion?: string; uid?: string; labels?: Record<string, string> };
+  metadata: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+  };
 }
 
 export type InformerEvent = 'add' | 'update' | 'delete';

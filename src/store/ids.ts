@@ -176,7 +176,13 @@ export async function reserveImportedId(
     const data = { ...cm?.data, kind, next: String(id + 1) };
     try {
       if (cm) {
-        await kube.replace(RESOURCES.configMaps, namespace, name, { ...cm, data }, { fieldManager: FIELD_MANAGERS.api });
+        await kube.replace(
+          RESOURCES.configMaps,
+          namespace,
+          name,
+          { ...cm, data },
+          { fieldManager: FIELD_MANAGERS.api },
+        );
       } else {
         const fresh: ConfigMap = {
           apiVersion: 'v1',
