@@ -1,0 +1,296 @@
+// Test runner: `node scripts/run-tests.mjs <unit|integration|e2e|all> [--filter REGEX]`
+// (npm test = all). Runs on the Node 24 from node_modules/.bin (npm puts it
+// first in PATH).
+//
+//   unit         uvu over src/**/*.test.ts
+//   integration  starts ONE local control plane (src/controlplane), runs uvu over
+//                test/integration/**/*.test.ts with MASAKARI_TEST_KUBECONFIG set, stops it
+//   e2e          the same over test/e2e/**/*.test.ts (none there: nothing to run)
+//   all          lint (eslint .), format (prettier --check .), typecheck (tsc --noEmit),
+//                then unit, integration, e2e
+//
+// --filter REGEX keeps only the test files whose path (relative to the suite's
+// dir) matches. Every uvu run's Total/Passed/Skipped is added up; lint, format
+// and typecheck count as one check each. The last line is exactly
+// "N passed, N failed"; the exit status is 1 when anything failed (130 after SIGINT/SIGTERM).
+//
+// Timeouts (ms): MASAKARI_TEST_STATIC_TIMEOUT_MS (lint/format/typecheck, default
+// 10 min each), MASAKARI_TEST_UNIT_TIMEOUT_MS (15 min),
+// MASAKARI_TEST_SUITE_TIMEOUT_MS (integration, e2e: 40 min each). A run past its
+// timeout is killed and counted as failed.
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const MIN = 60_000;
+const timeouts = {
+  static: Number(process.env.MASAKARI_TEST_STATIC_TIMEOUT_MS) || 10 * MIN,
+  unit: Number(process.env.MASAKARI_TEST_UNIT_TIMEOUT_MS) || 15 * MIN,
+  suite: Number(process.env.MASAKARI_TEST_SUITE_TIMEOUT_MS) || 40 * MIN,
+};
+
+const USAGE = 'usage: node scripts/run-tests.mjs <unit|integration|e2e|all> [--filter REGEX]';
+
+/** @type {{ name: string, passed: number, failed: number, skipped: number, note: string }[]} */
+const results = [];
+/** The command in progress, and a promise that settles when it has closed. */
+/** @type {{ child: import('node:child_process').ChildProcess, closed: Promise<unknown> } | undefined} */
+let running;
+/** @type {{ stop(): Promise<void> } | undefined} */
+let controlPlane;
+let interrupted = false;
+
+/** How long a test process may live on after printing its report before it is stopped. */
+const LINGER_MS = 15_000;
+
+const say = (line) => process.stdout.write(`${line}\n`);
+const stripAnsi = (s) => s.replace(/\x1b\[[0-9;]*m/g, ''); // eslint-disable-line no-control-regex
+
+/** SIGTERM now, SIGKILL 10 s later if it is still there. */
+function stopChild(child) {
+  child.kill('SIGTERM');
+  setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+}
+
+/**
+ * Runs a command (stdout and stderr passed through), resolving with its exit
+ * code and stdout. Past timeoutMs it is stopped (timedOut). With reportDone, a
+ * process still alive LINGER_MS after its output matched reportDone (something
+ * keeps its event loop alive) is stopped too (lingered); its report stands.
+ */
+function run(cmd, args, { env = {}, timeoutMs, reportDone }) {
+  return new Promise((resolve) => {
+    // after Ctrl-C nothing new starts; the summary is on its way
+    if (interrupted) return resolve({ code: 1, signal: null, out: '', timedOut: false, lingered: false });
+    const child = spawn(cmd, args, {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    running = { child, closed: new Promise((r) => child.on('close', r)) };
+    let out = '';
+    let timedOut = false;
+    let lingered = false;
+    let lingerTimer;
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk);
+      out += chunk.toString('utf8');
+      if (reportDone && !lingerTimer && reportDone.test(stripAnsi(out))) {
+        lingerTimer = setTimeout(() => {
+          lingered = true;
+          say(
+            `[run-tests] still running ${LINGER_MS} ms after its report (an open handle keeps it alive); stopping it`,
+          );
+          stopChild(child);
+        }, LINGER_MS);
+      }
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      say(`\n[run-tests] ${cmd} ${args.join(' ')}: no result after ${timeoutMs} ms; stopping it`);
+      stopChild(child);
+    }, timeoutMs);
+    child.on('error', (e) => {
+      out += `\n${e.message}`;
+      say(`[run-tests] cannot run ${cmd}: ${e.message}`);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      clearTimeout(lingerTimer);
+      running = undefined;
+      resolve({ code: code ?? 1, signal, out, timedOut, lingered });
+    });
+  });
+}
+
+/** Binaries from node_modules, run on this Node (their shebang might find an older one). */
+const bin = (pkgPath) => [process.execPath, join(ROOT, 'node_modules', ...pkgPath.split('/'))];
+
+async function staticCheck(name, pkgPath, args) {
+  say(`\n=== ${name}`);
+  const [node, script] = bin(pkgPath);
+  const r = await run(node, [script, ...args], { timeoutMs: timeouts.static });
+  const ok = r.code === 0 && !r.timedOut;
+  results.push({
+    name,
+    passed: ok ? 1 : 0,
+    failed: ok ? 0 : 1,
+    skipped: 0,
+    note: ok ? 'ok' : r.timedOut ? 'timed out' : `exit ${r.code}`,
+  });
+}
+
+/** Test files under dir (relative paths with '/'), as uvu would find them, filtered. */
+function testFiles(dir, filter) {
+  const found = [];
+  const walk = (d) => {
+    for (const entry of readdirSync(d)) {
+      if (entry === 'node_modules' || entry.startsWith('.')) continue;
+      const full = join(d, entry);
+      if (statSync(full).isDirectory()) walk(full);
+      else if (entry.endsWith('.test.ts')) found.push(relative(dir, full).split(sep).join('/'));
+    }
+  };
+  if (existsSync(dir)) walk(dir);
+  return found.filter((f) => !filter || filter.test(f)).sort();
+}
+
+const escapeRegex = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+function parseUvu(out) {
+  const text = stripAnsi(out);
+  const last = (re) => {
+    const all = [...text.matchAll(re)];
+    return all.length ? Number(all[all.length - 1][1]) : undefined;
+  };
+  return { total: last(/Total:\s+(\d+)/g), passed: last(/Passed:\s+(\d+)/g), skipped: last(/Skipped:\s+(\d+)/g) };
+}
+
+async function uvuSuite(name, dir, filter, { env = {}, timeoutMs }) {
+  const files = testFiles(join(ROOT, dir), filter);
+  if (!files.length) {
+    say(`\n=== ${name}: no test files in ${dir}${filter ? ` matching ${filter}` : ''}`);
+    results.push({ name, passed: 0, failed: 0, skipped: 0, note: 'no test files' });
+    return;
+  }
+  say(`\n=== ${name}: ${files.length} file(s) in ${dir}`);
+  // uvu matches its pattern against paths relative to dir: name the files exactly
+  const pattern = `^(${files.map(escapeRegex).join('|')})$`;
+  const [node, uvu] = bin('uvu/bin.js');
+  const args = ['--import', 'tsx', uvu, dir, pattern, ...(process.stdout.isTTY ? [] : ['--no-color'])];
+  const r = await run(node, args, { env, timeoutMs, reportDone: /Duration:\s+\S+/ });
+  const { total, passed, skipped } = parseUvu(r.out);
+  if (total === undefined || passed === undefined) {
+    results.push({
+      name,
+      passed: 0,
+      failed: 1,
+      skipped: 0,
+      note: r.timedOut ? 'timed out' : `crashed before reporting (exit ${r.code})`,
+    });
+    return;
+  }
+  let failed = total - passed - (skipped ?? 0);
+  let note = `${files.length} file(s)`;
+  if (r.lingered) {
+    // uvu had set its exit code before we stopped it; the report is complete
+    note += ', did not exit after its report (open handle), stopped';
+  } else if (r.code !== 0 && failed === 0) {
+    // e.g. an exception after the report, or uvu's "Exiting early"
+    failed = 1;
+    note += `, exit ${r.code} without a failed test`;
+  }
+  if (r.timedOut) note += ', timed out';
+  results.push({ name, passed, failed, skipped: skipped ?? 0, note });
+}
+
+/** Starts the shared control plane (built from Go modules on first use), runs fn, stops it. */
+async function withControlPlane(name, fn) {
+  if (interrupted) return;
+  let cp;
+  try {
+    const { register } = await import('tsx/esm/api');
+    register();
+    const { startControlPlane } = await import('../src/controlplane/index.ts');
+    say(`\n=== ${name}: starting the local control plane`);
+    cp = await startControlPlane({ log: (line) => say(`[controlplane] ${line}`) });
+  } catch (e) {
+    say(`[run-tests] ${name}: the control plane did not start: ${e instanceof Error ? e.message : e}`);
+    results.push({ name, passed: 0, failed: 1, skipped: 0, note: 'control plane did not start' });
+    return;
+  }
+  controlPlane = cp;
+  try {
+    await fn(cp);
+  } finally {
+    // stays set until stopped, so a signal handler awaits the same stop()
+    await cp.stop();
+    controlPlane = undefined;
+  }
+}
+
+function summary() {
+  say('\n=== summary');
+  let passed = 0;
+  let failed = 0;
+  for (const r of results) {
+    passed += r.passed;
+    failed += r.failed;
+    const skipped = r.skipped ? `, ${r.skipped} skipped` : '';
+    say(`  ${r.name.padEnd(12)} ${r.passed} passed, ${r.failed} failed${skipped} (${r.note})`);
+  }
+  if (interrupted) {
+    failed += 1;
+    say('  interrupted  (counted as 1 failed)');
+  }
+  say(`${passed} passed, ${failed} failed`);
+  return failed;
+}
+
+function onSignal(signal) {
+  if (interrupted) return;
+  interrupted = true;
+  say(`\n[run-tests] ${signal}: stopping`);
+  const current = running;
+  if (current) stopChild(current.child);
+  // let the stopped suite record what it reported, then stop the control plane
+  const settled = Promise.race([current?.closed, new Promise((r) => setTimeout(r, 12_000))]);
+  void settled
+    .then(() => controlPlane?.stop())
+    .finally(() => {
+      summary();
+      process.exit(130);
+    });
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { filter: { type: 'string' } } });
+  const mode = positionals[0];
+  if (!['unit', 'integration', 'e2e', 'all'].includes(mode) || positionals.length > 1) {
+    process.stderr.write(`${USAGE}\n`);
+    process.exit(2);
+  }
+  let filter;
+  try {
+    filter = values.filter ? new RegExp(values.filter) : undefined;
+  } catch (e) {
+    process.stderr.write(`--filter: ${e.message}\n`);
+    process.exit(2);
+  }
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  if (mode === 'all') {
+    await staticCheck('lint', 'eslint/bin/eslint.js', ['.']);
+    await staticCheck('format', 'prettier/bin/prettier.cjs', ['--check', '.']);
+    await staticCheck('typecheck', 'typescript/bin/tsc', ['-p', 'tsconfig.json', '--noEmit']);
+  }
+  if (mode === 'unit' || mode === 'all') {
+    await uvuSuite('unit', 'src', filter, { timeoutMs: timeouts.unit });
+  }
+  for (const suite of ['integration', 'e2e']) {
+    if (mode !== suite && mode !== 'all') continue;
+    const dir = `test/${suite}`;
+    if (!testFiles(join(ROOT, dir), filter).length) {
+      await uvuSuite(suite, dir, filter, { timeoutMs: timeouts.suite }); // records "no test files"
+      continue;
+    }
+    await withControlPlane(suite, (cp) =>
+      uvuSuite(suite, dir, filter, { env: { MASAKARI_TEST_KUBECONFIG: cp.kubeconfigPath }, timeoutMs: timeouts.suite }),
+    );
+  }
+  // interrupted: the signal handler prints the summary and exits 130
+  if (interrupted) return;
+  const failed = summary();
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  say(`[run-tests] ${e instanceof Error ? (e.stack ?? e.message) : e}`);
+  results.push({ name: 'runner', passed: 0, failed: 1, skipped: 0, note: 'runner error' });
+  summary();
+  process.exit(1);
+});

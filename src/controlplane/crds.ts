@@ -1,0 +1,110 @@
+// Installs the CustomResourceDefinitions from a directory and waits until the
+// API server serves them: Established and NamesAccepted, and every served
+// version listed in discovery (the check envtest makes; a CRD can be
+// Established a moment before discovery shows it).
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadAll } from 'js-yaml';
+import { httpRequest, pollUntil } from './http.ts';
+
+const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+
+export interface CrdManifest {
+  apiVersion: string;
+  kind: 'CustomResourceDefinition';
+  metadata: { name: string; resourceVersion?: string };
+  spec: {
+    group: string;
+    names: { plural: string; kind: string };
+    versions: { name: string; served: boolean }[];
+  };
+}
+
+/** Every CustomResourceDefinition document in *.yaml / *.yml / *.json files of dir (other kinds are skipped). */
+export function loadCrds(dir: string): CrdManifest[] {
+  const files = readdirSync(dir)
+    .filter((f) => /\.(ya?ml|json)$/.test(f))
+    .sort();
+  const crds: CrdManifest[] = [];
+  for (const file of files) {
+    for (const doc of loadAll(readFileSync(join(dir, file), 'utf8'))) {
+      const obj = doc as Partial<CrdManifest> | null;
+      if (obj?.kind === 'CustomResourceDefinition') crds.push(obj as CrdManifest);
+    }
+  }
+  return crds;
+}
+
+export interface ApiTarget {
+  server: string;
+  ca: string;
+  token: string;
+}
+
+function fail(what: string, res: { status: number; body: string }): Error {
+  return new Error(`${what}: HTTP ${res.status}: ${res.body.slice(0, 2000)}`);
+}
+
+/** Create, or replace (compare-and-swap on resourceVersion, retried on conflict). */
+async function createOrReplace(api: ApiTarget, crd: CrdManifest): Promise<void> {
+  const auth = { ca: api.ca, token: api.token };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const created = await httpRequest(`${api.server}${CRD_PATH}`, { ...auth, method: 'POST', body: crd });
+    if (created.status === 201) return;
+    if (created.status !== 409) throw fail(`creating CRD ${crd.metadata.name}`, created);
+    const current = await httpRequest(`${api.server}${CRD_PATH}/${crd.metadata.name}`, auth);
+    if (current.status === 404) continue; // deleted meanwhile: create again
+    if (current.status !== 200) throw fail(`reading CRD ${crd.metadata.name}`, current);
+    const resourceVersion = (JSON.parse(current.body) as CrdManifest).metadata.resourceVersion;
+    const body = { ...crd, metadata: { ...crd.metadata, resourceVersion } };
+    const replaced = await httpRequest(`${api.server}${CRD_PATH}/${crd.metadata.name}`, {
+      ...auth,
+      method: 'PUT',
+      body,
+    });
+    if (replaced.status === 200) return;
+    if (replaced.status !== 409) throw fail(`updating CRD ${crd.metadata.name}`, replaced);
+  }
+  throw new Error(`CRD ${crd.metadata.name}: still conflicting after 5 attempts`);
+}
+
+interface CrdStatus {
+  status?: { conditions?: { type: string; status: string; message?: string }[] };
+}
+
+async function waitServed(api: ApiTarget, crd: CrdManifest, timeoutMs: number): Promise<void> {
+  const auth = { ca: api.ca, token: api.token };
+  await pollUntil(
+    `CRD ${crd.metadata.name} to be Established`,
+    async () => {
+      const res = await httpRequest(`${api.server}${CRD_PATH}/${crd.metadata.name}`, auth);
+      if (res.status !== 200) throw fail('reading CRD', res);
+      const conditions = (JSON.parse(res.body) as CrdStatus).status?.conditions ?? [];
+      const isTrue = (t: string) => conditions.some((c) => c.type === t && c.status === 'True');
+      const rejected = conditions.find((c) => c.type === 'NamesAccepted' && c.status === 'False');
+      if (rejected) throw new Error(`CRD ${crd.metadata.name} names not accepted: ${rejected.message}`);
+      return isTrue('Established') && isTrue('NamesAccepted') ? true : undefined;
+    },
+    { timeoutMs },
+  );
+  for (const version of crd.spec.versions.filter((v) => v.served)) {
+    await pollUntil(
+      `${crd.spec.group}/${version.name} ${crd.spec.names.plural} in discovery`,
+      async () => {
+        const res = await httpRequest(`${api.server}/apis/${crd.spec.group}/${version.name}`, auth);
+        if (res.status !== 200) return undefined; // group not aggregated yet
+        const list = JSON.parse(res.body) as { resources?: { name: string }[] };
+        return list.resources?.some((r) => r.name === crd.spec.names.plural) ? true : undefined;
+      },
+      { timeoutMs },
+    );
+  }
+}
+
+/** Installs every CRD in dir and waits until all are served. Returns their names. */
+export async function installCrds(api: ApiTarget, dir: string, timeoutMs = 30_000): Promise<string[]> {
+  const crds = loadCrds(dir);
+  for (const crd of crds) await createOrReplace(api, crd);
+  for (const crd of crds) await waitServed(api, crd, timeoutMs);
+  return crds.map((c) => c.metadata.name);
+}

@@ -1,0 +1,7 @@
+// Public surface of the local control plane used by tests, the test runner and `make run`.
+export { startControlPlane } from './controlplane.ts';
+export type { ControlPlane, ControlPlaneOptions } from './controlplane.ts';
+export { ensureBinaries } from './binaries.ts';
+export { reapOrphans, listRecords } from './registry.ts';
+export type { ControlPlaneRecord, ReapedControlPlane } from './registry.ts';
+export { stateDir, repoRoot, defaultCrdDir } from './paths.ts';

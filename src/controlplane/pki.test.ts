@@ -1,0 +1,53 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { X509Certificate, createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
+import { generateControlPlanePki } from './pki.ts';
+
+const pki = generateControlPlanePki({ validDays: 30 });
+const ca = new X509Certificate(pki.ca.certPem);
+const serving = new X509Certificate(pki.serving.certPem);
+
+test('the CA is a self-signed CA certificate', () => {
+  assert.ok(ca.ca);
+  assert.ok(ca.verify(ca.publicKey));
+  assert.is(ca.subject, ca.issuer);
+});
+
+test('the serving certificate is signed by the CA and is not a CA', () => {
+  assert.not.ok(serving.ca);
+  assert.ok(serving.verify(ca.publicKey));
+  assert.ok(serving.checkIssued(ca));
+});
+
+test('the serving certificate names 127.0.0.1 and localhost, for server auth', () => {
+  assert.is(serving.checkIP('127.0.0.1'), '127.0.0.1');
+  assert.is(serving.checkHost('localhost'), 'localhost');
+  assert.ok(serving.keyUsage?.includes('1.3.6.1.5.5.7.3.1'));
+});
+
+test('validity starts before now (clock skew) and lasts the requested days', () => {
+  const from = new Date(serving.validFrom).getTime();
+  const to = new Date(serving.validTo).getTime();
+  assert.ok(from < Date.now());
+  assert.ok(Math.abs(to - Date.now() - 30 * 86400_000) < 120_000);
+});
+
+test('the serving key matches the serving certificate', () => {
+  assert.ok(serving.checkPrivateKey(createPrivateKey(pki.serving.keyPem)));
+});
+
+test('the service-account pair is RSA and its halves match', () => {
+  const priv = createPrivateKey(pki.serviceAccount.privateKeyPem);
+  const pub = createPublicKey(pki.serviceAccount.publicKeyPem);
+  assert.is(priv.asymmetricKeyType, 'rsa');
+  const sig = sign('sha256', Buffer.from('token'), priv);
+  assert.ok(verify('sha256', Buffer.from('token'), pub, sig));
+});
+
+test('every call makes fresh keys', () => {
+  const other = generateControlPlanePki();
+  assert.is.not(other.ca.certPem, pki.ca.certPem);
+  assert.is.not(other.serviceAccount.privateKeyPem, pki.serviceAccount.privateKeyPem);
+});
+
+test.run();
