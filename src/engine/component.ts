@@ -16,6 +16,9 @@ import { createEngine } from './engine.ts';
 import type { EngineEvents } from './notification-processor.ts';
 import { countEvacuation, instrumentNova, registerEngineMetrics } from './metrics.ts';
 import { runHostFailure } from './workflows/host-failure.ts';
+import { fencingProofFor, type FencingProof } from '../remediation/fencing.ts';
+
+const describeProof = (p: FencingProof): string => `${p.kind}: ${p.source}`;
 
 /** Concurrent reconciles; each only decides and starts runs, so a few suffice. */
 const ENGINE_WORKERS = 2;
@@ -84,6 +87,17 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
     events: eventSink(recorder),
     hostWorkflow: (wctx, startFallbackRun) => runHostFailure(wctx, startFallbackRun, { onEvacuation: countEvacuation }),
     vmoveIds: createIdAllocator(kube, namespace, 'vmoves', op.id_block_size),
+    // requireFencing segments: the same proofs the Medik8s remediator accepts
+    // (FAR FenceAgentActionSucceeded, SNR time, a remediation that verified
+    // fencing, or a person's audited approval annotation on the Notification).
+    fencing: async (n, hostName) => {
+      const v = await fencingProofFor(hostName, {
+        kube,
+        remediationNamespace: namespace,
+        approvalOn: { meta: n.metadata, kind: 'Notification' },
+      });
+      return v.proven ? { proven: true, proof: describeProof(v.proof) } : { proven: false, missing: v.missing };
+    },
   });
 
   // Caches sync in the background; ready() reports it. A sync failure is logged and keeps the component unready.

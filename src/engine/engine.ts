@@ -16,7 +16,7 @@ import { systemClock } from './clock.ts';
 import { HOST_NAME_INDEX, HOST_UUID_INDEX } from './host-flags.ts';
 import type { IdSource } from './journal.ts';
 import { NotificationProcessor, SEGMENT_UUID_INDEX } from './notification-processor.ts';
-import type { EngineEvents, HostWorkflow } from './notification-processor.ts';
+import type { EngineEvents, FencingGate, HostWorkflow } from './notification-processor.ts';
 import { runPeriodic } from './periodic.ts';
 import type { Clock } from './workflows/context.ts';
 
@@ -59,6 +59,8 @@ export interface EngineOptions {
   events: EngineEvents;
   hostWorkflow: HostWorkflow;
   vmoveIds: IdSource;
+  /** Fencing gate for requireFencing segments (see ProcessorDeps.fencing). */
+  fencing?: FencingGate;
 }
 
 export interface Engine {
@@ -104,6 +106,7 @@ export function createEngine(o: EngineOptions): Engine {
     events: o.events,
     vmoveIds: o.vmoveIds,
     hostWorkflow: o.hostWorkflow,
+    ...(o.fencing ? { fencing: o.fencing } : {}),
     enqueue: (key) => controller?.enqueue(key),
     enqueueAfter: (key, ms) => controller?.enqueueAfter(key, ms),
   });

@@ -79,7 +79,19 @@ export interface ProcessorDeps {
   hostWorkflow: HostWorkflow;
   enqueue(key: string): void;
   enqueueAfter(key: string, ms: number): void;
+  /**
+   * Fencing gate for segments with spec.requireFencing (OpenKeel extension):
+   * is the failed host proven fenced? Wired to src/remediation/fencing.ts by
+   * the engine component; absent means no gate.
+   */
+  fencing?: FencingGate;
 }
+
+export type FencingVerdict = { proven: true; proof: string } | { proven: false; missing: string };
+export type FencingGate = (n: Notification, hostName: string) => Promise<FencingVerdict>;
+
+/** How often a notification waiting for proof of fencing is looked at again. */
+const FENCING_RECHECK_MS = 5_000;
 
 /** Abort reason when the expiry task cancels a run. */
 export class NotificationExpired extends Error {
@@ -118,6 +130,8 @@ export class NotificationProcessor {
   private readonly executions = new Map<string, Execution>();
   /** Keys the periodic task picked for their single last attempt (error retry, stuck new). */
   private readonly lastChance = new Set<string>();
+  /** Last fencing-wait message per notification, so a long wait is reported once, not every recheck. */
+  private readonly fencingNotes = new Map<string, string>();
   private term: { token: string; signal: AbortSignal; isGracefulStop: () => boolean } | undefined;
   private readonly log: Logger;
 
@@ -214,6 +228,16 @@ export class NotificationProcessor {
         await this.finishWithoutRun(n, plan);
         return;
       }
+      if (plan.kind === 'workflow' && plan.workflow === 'host' && mode !== 'resume') {
+        // requireFencing: never evacuate a host that is not proven fenced. The
+        // notification stays `new` (visible, retried, expired as usual) until
+        // the proof appears; a resumed run passed this gate already.
+        const waiting = await this.awaitFencing(n);
+        if (waiting) {
+          this.d.enqueueAfter(key, FENCING_RECHECK_MS);
+          return;
+        }
+      }
       const stored = await this.claimRun(n, token, mode);
       if (!stored) return;
       this.lastChance.delete(key);
@@ -252,6 +276,30 @@ export class NotificationProcessor {
       payload: n.spec.payload ?? {},
       segmentEnabled: segment.spec.enabled ?? true,
     });
+  }
+
+  /** True while the source host of a requireFencing segment is not proven fenced (logged and evented once per reason). */
+  private async awaitFencing(n: Notification): Promise<boolean> {
+    const segment = this.d.segments.byIndex(SEGMENT_UUID_INDEX, n.status?.failoverSegmentUuid ?? '')[0];
+    if (!segment?.spec.requireFencing || !this.d.fencing) return false;
+    let verdict: FencingVerdict;
+    try {
+      verdict = await this.d.fencing(n, n.spec.hostname);
+    } catch (err) {
+      verdict = { proven: false, missing: `the fencing proof could not be read: ${(err as Error).message}` };
+    }
+    const uuid = n.status?.uuid;
+    if (verdict.proven) {
+      this.log.info({ notification: uuid, host: n.spec.hostname, proof: verdict.proof }, 'host proven fenced');
+      return false;
+    }
+    const note = `Waiting for proof that host ${n.spec.hostname} is fenced before evacuating: ${verdict.missing}`;
+    if (this.fencingNotes.get(n.metadata.name ?? '') !== note) {
+      this.fencingNotes.set(n.metadata.name ?? '', note);
+      this.log.warn({ notification: uuid, host: n.spec.hostname }, note);
+      this.emit(n, 'Warning', 'WaitingForFencing', note);
+    }
+    return true;
   }
 
   /** A decision that needs no workflow: one resourceVersion-checked write straight to the final status. */

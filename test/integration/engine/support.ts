@@ -65,7 +65,7 @@ export interface EngineEnv {
   nova: NovaClient;
   segment(
     name: string,
-    o?: { recoveryMethod?: RecoveryMethod; enabled?: boolean },
+    o?: { recoveryMethod?: RecoveryMethod; enabled?: boolean; requireFencing?: boolean },
   ): Promise<{ name: string; uuid: string }>;
   host(
     name: string,
@@ -113,7 +113,13 @@ export async function engineEnv(
         apiVersion: API_VERSION,
         kind: 'FailoverSegment',
         metadata: { name },
-        spec: { name, recoveryMethod: o.recoveryMethod ?? 'auto', serviceType: 'COMPUTE', enabled: o.enabled ?? true },
+        spec: {
+          name,
+          recoveryMethod: o.recoveryMethod ?? 'auto',
+          serviceType: 'COMPUTE',
+          enabled: o.enabled ?? true,
+          ...(o.requireFencing ? { requireFencing: true } : {}),
+        },
       });
       await kube.replaceStatus(RESOURCES.segments, namespace, name, { ...created, status: { uuid, id: nextId++ } });
       return { name, uuid };
