@@ -12,6 +12,8 @@ import { createTokenValidator } from '../openstack/index.ts';
 import { createApiApp } from './app.ts';
 import type { AuthSettings } from './auth.ts';
 import { PolicyEnforcer } from './policy.ts';
+import { startWebhook, webhookSettingsFromEnv } from '../webhook/index.ts';
+import type { WebhookServer, WebhookSettings } from '../webhook/index.ts';
 
 /** A repository the component can start and stop (the CR store, or the memory one in tests). */
 export type ApiRepository = Repository & { start(): Promise<void>; stop(): void; ready(): boolean };
@@ -21,11 +23,15 @@ export interface ApiComponentOptions {
   repository?: ApiRepository;
   /** Overrides the listen address (tests use 127.0.0.1:0). */
   listen?: { host: string; port: number };
+  /** Overrides MASAKARI_WEBHOOK_LISTEN/_CERT_DIR (tests: 127.0.0.1:0, self-signed); false: no webhook. */
+  webhook?: WebhookSettings | false;
 }
 
 export interface ApiComponent extends Component {
   /** The bound address (useful with port 0). */
   address(): AddressInfo;
+  /** The validating admission webhook, when MASAKARI_WEBHOOK_LISTEN (or opts.webhook) turned it on. */
+  webhook?: WebhookServer;
 }
 
 /** The CR-backed repository; the store brings its own informers, controllers and leader election. */
@@ -107,13 +113,38 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
     'Masakari API listening',
   );
 
+  // The validating admission webhook (src/webhook/) runs next to the API: it
+  // applies the same rules to kubectl/GitOps writes, reading the same caches.
+  let webhook: WebhookServer | undefined;
+  const webhookSettings = opts.webhook === false ? undefined : (opts.webhook ?? webhookSettingsFromEnv(process.env));
+  if (webhookSettings) {
+    try {
+      webhook = await startWebhook({
+        settings: webhookSettings,
+        kube: ctx.kube,
+        namespace: ctx.namespace,
+        repo,
+        underRecovery: (segmentUuid) => service.isUnderRecovery(segmentUuid),
+        compute: ctx.nova ? compute : undefined,
+        log,
+        metrics: ctx.metrics,
+      });
+    } catch (e) {
+      server.close();
+      repo.stop();
+      throw e;
+    }
+  }
+
   let listening = true;
   return {
     name: 'api',
     ready: () => listening && repo.ready(),
     address: () => server.address() as AddressInfo,
+    webhook,
     async stop() {
       listening = false;
+      await webhook?.stop();
       // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

@@ -45,6 +45,11 @@ export const ANNOTATIONS = {
    * payload in the sender's order, so the facade restores it from here.
    */
   payloadOrder: `${GROUP}/payload-order`,
+  /**
+   * Added for `masakari-operator import` (src/cli/import/): on a FailoverSegment
+   * or HaHost it created, the Masakari endpoint it was read from (no credentials).
+   */
+  importedFrom: `${GROUP}/imported-from`,
 } as const;
 
 /** Field managers used for every write, so server-side apply ownership is legible. */
@@ -53,6 +58,8 @@ export const FIELD_MANAGERS = {
   engine: 'masakari-engine',
   reconciler: 'masakari-reconciler',
   remediation: 'masakari-remediation',
+  /** Added for `masakari-operator import` (src/store/import.ts): objects copied from a running Masakari. */
+  import: 'masakari-import',
 } as const;
 
 export const FINALIZERS = {
@@ -65,4 +72,10 @@ export const FINALIZERS = {
 /** Condition types used on our objects (metav1.Condition conventions). */
 export const CONDITIONS = {
   ready: 'Ready',
+  // Added for kstatus (Flux health checks): set next to Ready=False by the
+  // store reconcilers (src/reconcilers/admission.ts), absent once admitted.
+  /** True while a refused object waits for another object (its segment or host). */
+  reconciling: 'Reconciling',
+  /** True when a refused object needs a person (name taken, invalid spec, ...). */
+  stalled: 'Stalled',
 } as const;

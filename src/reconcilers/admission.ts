@@ -6,8 +6,8 @@
 import type { Logger } from 'pino';
 import type { KubeClient, ResourceRef } from '../k8s/client.ts';
 import { isNotFound } from '../k8s/client.ts';
-import { FIELD_MANAGERS, LABELS } from '../model/constants.ts';
-import type { FailoverSegment, HaHost, MasakariObject, OwnerReference } from '../model/types.ts';
+import { CONDITIONS, FIELD_MANAGERS, LABELS } from '../model/constants.ts';
+import type { Condition, FailoverSegment, HaHost, MasakariObject, OwnerReference } from '../model/types.ts';
 import { NameTakenError } from '../domain/repository.ts';
 import type { ClaimKind } from '../store/names.ts';
 import type { Informer } from '../runtime/types.ts';
@@ -16,8 +16,9 @@ import { INDEX } from '../store/caches.ts';
 import type { NameClaims } from '../store/claims.ts';
 import type { IdAllocator } from '../store/ids.ts';
 import type { Lifecycle } from '../store/lifecycle.ts';
-import { ADMITTED, sameReady, withReady } from '../store/conditions.ts';
-import { objectId } from '../store/mapping.ts';
+import { ADMITTED, withReady } from '../store/conditions.ts';
+import { REASONS, objectId } from '../store/mapping.ts';
+import { removeCondition, sameConditions, setCondition } from '../runtime/conditions.ts';
 import { nowRfc3339 } from '../store/time.ts';
 import type { SpecValidators } from './validators.ts';
 
@@ -156,6 +157,29 @@ export async function patchStatus<T extends MasakariObject>(
   }
 }
 
+/**
+ * kstatus (Flux's health checks and `wait`, kpt, cli-utils) does not read
+ * Ready; it reads the "abnormal-true" conditions. Added with the GitOps work
+ * (docs/design.md, "kubectl and GitOps"): a refused object also gets
+ * Reconciling=True while it waits for another object (its segment or host
+ * may simply not be applied yet), or Stalled=True when a person must act
+ * (name taken, invalid spec, host on maintenance, duplicate). An admitted
+ * object carries neither, so kstatus reports it Current.
+ */
+const WAITING_FOR_ANOTHER_OBJECT = new Set<string>([REASONS.segmentNotFound, REASONS.hostNotFound]);
+
+function withKstatus(
+  conditions: Condition[],
+  refusal: { reason: string; message: string; generation: number | undefined } | undefined,
+  now: Date,
+): Condition[] {
+  const cleared = removeCondition(removeCondition(conditions, CONDITIONS.stalled), CONDITIONS.reconciling);
+  if (!refusal) return cleared;
+  const type = WAITING_FOR_ANOTHER_OBJECT.has(refusal.reason) ? CONDITIONS.reconciling : CONDITIONS.stalled;
+  const { reason, message, generation } = refusal;
+  return setCondition(cleared, { type, status: 'True', reason, message, observedGeneration: generation }, now);
+}
+
 /** Ready=False with a reason: the object stays invisible to the Masakari API until the cause goes away. */
 export async function flagNotReady<T extends MasakariObject>(
   deps: AdmissionDeps,
@@ -164,8 +188,11 @@ export async function flagNotReady<T extends MasakariObject>(
   reason: string,
   message: string,
 ): Promise<void> {
-  const conditions = withReady(obj.status?.conditions, 'False', reason, message, obj.metadata.generation, deps.now());
-  if (sameReady(obj.status?.conditions, conditions)) return;
+  const generation = obj.metadata.generation;
+  const now = deps.now();
+  const ready = withReady(obj.status?.conditions, 'False', reason, message, generation, now);
+  const conditions = withKstatus(ready, { reason, message, generation }, now);
+  if (sameConditions(obj.status?.conditions, conditions)) return;
   deps.log.info({ kind: obj.kind, name: obj.metadata.name, reason, message }, 'object not admitted');
   await patchStatus(deps, ref, obj, { conditions });
 }
@@ -183,13 +210,14 @@ export function admittedStatus(
 ): Record<string, unknown> | undefined {
   const st = (obj.status ?? {}) as Record<string, unknown>;
   const generation = obj.metadata.generation;
-  const conditions = withReady(obj.status?.conditions, 'True', ADMITTED.reason, ADMITTED.message, generation, now);
+  const ready = withReady(obj.status?.conditions, 'True', ADMITTED.reason, ADMITTED.message, generation, now);
+  const conditions = withKstatus(ready, undefined, now);
   const next: Record<string, unknown> = { ...fields, observedGeneration: generation };
   const observed = obj.status?.observedGeneration;
   if (observed !== undefined && generation !== undefined && observed < generation) next.updatedAt = nowRfc3339(now);
   const changed =
     Object.entries(next).some(([k, v]) => JSON.stringify(st[k]) !== JSON.stringify(v)) ||
-    !sameReady(obj.status?.conditions, conditions);
+    !sameConditions(obj.status?.conditions, conditions);
   if (!changed) return undefined;
   return { ...next, conditions };
 }

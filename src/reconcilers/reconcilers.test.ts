@@ -150,4 +150,30 @@ test('a host admitted to a segment that vanished is deleted, as a garbage collec
   assert.equal(kube.all(RESOURCES.hosts, NS), []);
 });
 
+test('refused objects carry kstatus conditions (Stalled, or Reconciling while waiting); admitted ones neither', async () => {
+  const { kube, repo, admission } = storeFixture();
+  const types = (obj: FailoverSegment | HaHost) =>
+    (obj.status?.conditions ?? []).map(
+      (c) => `${c.type}=${c.status}${c.status === 'True' && c.type !== 'Ready' ? `:${c.reason}` : ''}`,
+    );
+  await repo.createSegment(segmentInput('taken'));
+  await kube.create(RESOURCES.segments, NS, segment('copy', 'taken'));
+  await reconcileSegment(admission, 'copy');
+  assert.equal(types(kube.peek<FailoverSegment>(RESOURCES.segments, NS, 'copy')!), [
+    'Ready=False',
+    'Stalled=True:NameConflict',
+  ]);
+
+  await kube.create(RESOURCES.hosts, NS, host('h1', 'compute-1', 'later'));
+  await reconcileHost(admission, 'h1');
+  assert.equal(types(kube.peek<HaHost>(RESOURCES.hosts, NS, 'h1')!), [
+    'Ready=False',
+    'Reconciling=True:SegmentNotFound',
+  ]);
+  await kube.create(RESOURCES.segments, NS, segment('later', 'Later'));
+  await reconcileSegment(admission, 'later');
+  await reconcileHost(admission, 'h1');
+  assert.equal(types(kube.peek<HaHost>(RESOURCES.hosts, NS, 'h1')!), ['Ready=True']);
+});
+
 test.run();

@@ -1,7 +1,7 @@
 // The Masakari rules a kubectl-created object must pass, the same pure
 // validators the REST facade applies to request bodies (src/domain), so both
-// paths refuse the same input with the same words. Injectable so an admission
-// webhook (a later issue) can share the exact same seam.
+// paths refuse the same input with the same words. Injectable; the admission
+// webhook (src/webhook/rules.ts) uses the same seam.
 import type { FailoverSegmentSpec, HaHostSpec, NotificationSpec } from '../model/types.ts';
 import {
   validateFailoverSegmentSpec,

@@ -1,0 +1,91 @@
+// The validating admission webhook for FailoverSegment, HaHost and
+// Notification (kubectl/GitOps writes), served by the api component next to
+// the Masakari API and reading the same caches. See docs/design.md, "kubectl
+// and GitOps".
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { KubeClient } from '../k8s/client.ts';
+import { isNotFound } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { FIELD_MANAGERS } from '../model/constants.ts';
+import type { Repository } from '../domain/repository.ts';
+import type { ComputeHostChecker } from '../domain/compute-host-checker.ts';
+import { MASAKARI_VALIDATORS } from '../reconcilers/validators.ts';
+import type { SpecValidators } from '../reconcilers/validators.ts';
+import { WEBHOOK_TIMEOUT_SECONDS } from './configuration.ts';
+import { AdmissionRules } from './rules.ts';
+import type { TrustPolicy } from './rules.ts';
+import type { WebhookServer } from './server.ts';
+import { startWebhookServer } from './server.ts';
+import type { WebhookSettings } from './settings.ts';
+import { serviceAccountUsername } from './settings.ts';
+
+export { AdmissionRules } from './rules.ts';
+export type { RulesDeps, TrustPolicy } from './rules.ts';
+export { startWebhookServer, WEBHOOK_PATH } from './server.ts';
+export type { WebhookServer, WebhookServerOptions } from './server.ts';
+export {
+  buildValidatingWebhookConfiguration,
+  registerWebhookConfiguration,
+  unregisterWebhookConfiguration,
+  VALIDATING_WEBHOOK_CONFIGURATIONS,
+  WEBHOOK_NAME,
+  WEBHOOK_TIMEOUT_SECONDS,
+} from './configuration.ts';
+export type { ValidatingWebhookConfiguration, WebhookConfigurationOptions } from './configuration.ts';
+export { webhookSettingsFromEnv, serviceAccountUsername } from './settings.ts';
+export type { WebhookSettings } from './settings.ts';
+
+/** Time left for the API server's round trip and our own work once Nova has had its share. */
+const NOVA_BUDGET_MS = (WEBHOOK_TIMEOUT_SECONDS - 1.5) * 1000;
+
+export interface StartWebhookOptions {
+  settings: WebhookSettings;
+  /** For the one direct lookup (does a segment exist that is not admitted yet); reads are otherwise from repo. */
+  kube: KubeClient;
+  namespace: string;
+  repo: Repository;
+  underRecovery: (segmentUuid: string) => boolean;
+  /** Undefined when no Nova is configured (host writes are then refused). */
+  compute: ComputeHostChecker | undefined;
+  log: Logger;
+  metrics?: Registry;
+  /** Default: Masakari's validators, as the REST facade and the reconcilers use them. */
+  validators?: SpecValidators;
+  /** Default: the operator's field managers; DELETEs from this pod's service account, when there is one. */
+  trust?: TrustPolicy;
+  certPollMs?: number;
+}
+
+function defaultTrust(): TrustPolicy {
+  const self = serviceAccountUsername();
+  return { fieldManagers: Object.values(FIELD_MANAGERS), ...(self ? { deleters: [self] } : {}) };
+}
+
+export function startWebhook(opts: StartWebhookOptions): Promise<WebhookServer> {
+  const rules = new AdmissionRules({
+    repo: opts.repo,
+    segmentExists: (name) =>
+      opts.kube.get(RESOURCES.segments, opts.namespace, name).then(
+        () => true,
+        (e: unknown) => {
+          if (isNotFound(e)) return false;
+          throw e;
+        },
+      ),
+    underRecovery: opts.underRecovery,
+    compute: opts.compute,
+    validators: opts.validators ?? MASAKARI_VALIDATORS,
+    trust: opts.trust ?? defaultTrust(),
+    novaTimeoutMs: NOVA_BUDGET_MS,
+    log: opts.log.child({ component: 'webhook' }),
+  });
+  return startWebhookServer({
+    listen: opts.settings.listen,
+    certDir: opts.settings.certDir,
+    certPollMs: opts.certPollMs,
+    rules,
+    log: opts.log,
+    metrics: opts.metrics,
+  });
+}

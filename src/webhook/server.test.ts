@@ -1,0 +1,181 @@
+// The webhook's HTTPS endpoint: AdmissionReview in, AdmissionReview out;
+// malformed requests get a clear 4xx; a rotated certificate in the cert
+// directory is served without a restart.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import https from 'node:https';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import type { AdmissionRequest, Verdict } from './review.ts';
+import { allow, deny } from './review.ts';
+import { startWebhookServer } from './server.ts';
+import type { WebhookServer } from './server.ts';
+import { selfSignedKeyPair } from './tls.ts';
+
+const log = pino({ level: 'silent' });
+
+/** Denies segments named "no", throws for "boom", allows the rest. */
+const rules = {
+  async review(req: AdmissionRequest): Promise<Verdict> {
+    const name = (req.object as { spec?: { name?: string } } | undefined)?.spec?.name;
+    if (name === 'boom') throw new Error('bug');
+    return name === 'no' ? deny(409, 'Conflict', 'Failover segment with name no already exists.') : allow(['heads up']);
+  },
+};
+
+function post(
+  server: WebhookServer,
+  ca: string,
+  body: string,
+  o: { path?: string; method?: string; type?: string } = {},
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port: server.address().port,
+        path: o.path ?? '/validate',
+        method: o.method ?? 'POST',
+        ca,
+        // a fresh TLS handshake per request, so a rotated certificate is seen
+        agent: false,
+        headers: { 'content-type': o.type ?? 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const review = (name: string) =>
+  JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: `uid-${name}`,
+      kind: { group: 'masakari.openkeel.io', version: 'v1alpha1', kind: 'FailoverSegment' },
+      resource: { group: 'masakari.openkeel.io', version: 'v1alpha1', resource: 'failoversegments' },
+      operation: 'CREATE',
+      object: { spec: { name } },
+    },
+  });
+
+test('answers AdmissionReviews over TLS with the self-signed CA, and refuses malformed requests with 4xx', async () => {
+  const metrics = new Registry();
+  const server = await startWebhookServer({ listen: { host: '127.0.0.1', port: 0 }, rules, log, metrics });
+  try {
+    assert.ok(server.caPem?.includes('BEGIN CERTIFICATE'));
+    assert.is(server.url(), `https://127.0.0.1:${server.address().port}/validate`);
+    const ca = server.caPem!;
+    const ok = await post(server, ca, review('fine'));
+    assert.is(ok.status, 200);
+    assert.equal(JSON.parse(ok.text), {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: 'uid-fine', allowed: true, warnings: ['heads up'] },
+    });
+    const no = JSON.parse((await post(server, ca, review('no'))).text);
+    assert.equal(no.response, {
+      uid: 'uid-no',
+      allowed: false,
+      status: { code: 409, reason: 'Conflict', message: 'Failover segment with name no already exists.' },
+    });
+    const boom = JSON.parse((await post(server, ca, review('boom'))).text);
+    assert.is(boom.response.allowed, false);
+    assert.is(boom.response.status.code, 500);
+
+    assert.is((await post(server, ca, '{not json')).status, 400);
+    const wrong = await post(
+      server,
+      ca,
+      JSON.stringify({ apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview' }),
+    );
+    assert.is(wrong.status, 400);
+    assert.match(wrong.text, 'expected apiVersion admission.k8s.io/v1');
+    const noUid = JSON.parse(review('x'));
+    delete noUid.request.uid;
+    assert.match((await post(server, ca, JSON.stringify(noUid))).text, 'request.uid must be a non-empty string');
+    assert.is((await post(server, ca, review('x'), { type: 'text/plain' })).status, 415);
+    assert.is((await post(server, ca, review('x'), { path: '/other' })).status, 404);
+    assert.is((await post(server, ca, '', { method: 'GET' })).status, 405);
+
+    const counted = await metrics.getSingleMetricAsString('masakari_webhook_reviews_total');
+    assert.match(counted, 'result="denied"');
+    assert.match(counted, 'result="error"');
+  } finally {
+    await server.stop();
+  }
+});
+
+test('a rotated certificate in the cert directory is served without a restart', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'webhook-tls-'));
+  const first = selfSignedKeyPair();
+  const second = selfSignedKeyPair();
+  const write = async (p: { cert: string; key: string }) => {
+    await writeFile(join(dir, 'tls.key'), p.key);
+    await writeFile(join(dir, 'tls.crt'), p.cert);
+  };
+  await write(first);
+  const server = await startWebhookServer({
+    listen: { host: '127.0.0.1', port: 0 },
+    certDir: dir,
+    certPollMs: 30,
+    rules,
+    log,
+  });
+  try {
+    assert.is(server.caPem, undefined, 'no CA of ours when the certificate comes from files');
+    assert.is((await post(server, first.caPem, review('a'))).status, 200);
+    // half-rotated (new key, old certificate): the old pair keeps being served
+    await writeFile(join(dir, 'tls.key'), second.key);
+    await new Promise((r) => setTimeout(r, 120));
+    assert.is((await post(server, first.caPem, review('a'))).status, 200);
+    await write(second);
+    const deadline = Date.now() + 5_000;
+    let served = false;
+    while (!served && Date.now() < deadline) {
+      served = await post(server, second.caPem, review('b')).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (!served) await new Promise((r) => setTimeout(r, 30));
+    }
+    assert.ok(served, 'the new certificate is served');
+    await post(server, first.caPem, review('c')).then(
+      () => assert.unreachable('the old CA must no longer verify'),
+      (e: Error) => assert.match(e.message, /certificate|self.signed|verify/i),
+    );
+  } finally {
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a missing or mismatched certificate fails the start naming the directory', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'webhook-tls-'));
+  try {
+    const start = () => startWebhookServer({ listen: { host: '127.0.0.1', port: 0 }, certDir: dir, rules, log });
+    await start().then(
+      () => assert.unreachable(),
+      (e: Error) => assert.match(e.message, `webhook: cannot read tls.crt and tls.key in ${dir}`),
+    );
+    await writeFile(join(dir, 'tls.crt'), selfSignedKeyPair().cert);
+    await writeFile(join(dir, 'tls.key'), selfSignedKeyPair().key);
+    await start().then(
+      () => assert.unreachable(),
+      (e: Error) => assert.match(e.message, 'are not a usable pair'),
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();

@@ -1,0 +1,169 @@
+// An operator for the webhook and GitOps tests: the api component (REST
+// facade + store reconcilers + admission webhook on 127.0.0.1 with a
+// self-signed certificate) on a fresh namespace, Nova played by the
+// simulator, and the webhook registered for that namespace only (other tests
+// on the shared control plane never reach it).
+import http from 'node:http';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { useNamespace } from '../../support/cluster.ts';
+import type { TestNamespace } from '../../support/cluster.ts';
+import { createKubeClient } from '../../../src/k8s/kube-client.ts';
+import type { KubeClient } from '../../../src/k8s/client.ts';
+import { RESOURCES } from '../../../src/k8s/resources.ts';
+import { API_VERSION } from '../../../src/model/constants.ts';
+import { loadConfig } from '../../../src/config/load.ts';
+import { createComponent } from '../../../src/api/component.ts';
+import type { ApiComponent } from '../../../src/api/component.ts';
+import { createNovaClient } from '../../../src/openstack/index.ts';
+import { startSimulator } from '../../../src/simulator/server.ts';
+import type { Simulator } from '../../../src/simulator/server.ts';
+import {
+  buildValidatingWebhookConfiguration,
+  registerWebhookConfiguration,
+  unregisterWebhookConfiguration,
+} from '../../../src/webhook/index.ts';
+
+export interface OperatorEnv {
+  ns: TestNamespace;
+  kube: KubeClient;
+  api: ApiComponent;
+  sim: Simulator;
+  /** Masakari REST call against the facade; the body is parsed JSON. */
+  rest(method: string, path: string, body?: unknown): Promise<{ status: number; json: Doc }>;
+  kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }>;
+  close(): Promise<void>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Masakari documents are checked field by field
+export type Doc = any;
+
+export const COMPUTE_HOSTS = ['compute-1', 'compute-2', 'compute-3', 'compute-4'];
+
+function call(api: ApiComponent, method: string, path: string, body?: unknown): Promise<{ status: number; json: Doc }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: api.address().port,
+        method,
+        path,
+        headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {},
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** The message of a Masakari error body ({"conflictingRequest": {"message": …, "code": 409}}). */
+export function restMessage(json: Doc): string {
+  const fault = Object.values(json ?? {})[0] as { message?: string } | undefined;
+  return fault?.message ?? '';
+}
+
+/** What the webhook said, out of kubectl's "… denied the request: <message>". */
+export function deniedMessage(stderr: string): string | undefined {
+  return /denied the request: (.*)$/m.exec(stderr)?.[1];
+}
+
+/** Polls until `ok` holds; fails with the last value seen. */
+export async function eventually<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T = await probe();
+  while (!ok(last)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 100));
+    last = await probe();
+  }
+  return last;
+}
+
+/**
+ * The API server picks a new webhook configuration up asynchronously: wait
+ * until a server-side dry-run create of a segment with a taken name is
+ * refused by the webhook.
+ */
+async function waitUntilEnforced(env: Pick<OperatorEnv, 'rest' | 'kube' | 'ns'>): Promise<void> {
+  const probe = 'webhook-probe';
+  const created = await env.rest('POST', '/v1/segments', {
+    segment: { name: probe, recovery_method: 'auto', service_type: 'COMPUTE' },
+  });
+  if (created.status !== 201) throw new Error(`probe segment not created: ${JSON.stringify(created.json)}`);
+  const body = {
+    apiVersion: API_VERSION,
+    kind: 'FailoverSegment',
+    metadata: { name: 'probe-copy' },
+    spec: { name: probe, recoveryMethod: 'auto', serviceType: 'COMPUTE' },
+  };
+  await eventually(
+    'the webhook to be enforced',
+    () =>
+      env.kube.create(RESOURCES.segments, env.ns.namespace, body, { dryRun: true }).then(
+        () => 'allowed',
+        (e: Error) => e.message,
+      ),
+    (m) => m.includes('already exists'),
+  );
+  const removed = await env.rest('DELETE', `/v1/segments/${created.json.segment.uuid}`);
+  if (removed.status !== 204) throw new Error(`probe segment not deleted: ${JSON.stringify(removed.json)}`);
+}
+
+export async function operatorEnv(prefix: string): Promise<OperatorEnv> {
+  const ns = await useNamespace(prefix);
+  const kube = createKubeClient(ns.kc);
+  const sim = await startSimulator({ hosts: COMPUTE_HOSTS });
+  const config = loadConfig({ env: {} }).config;
+  config.DEFAULT.auth_strategy = 'noauth2';
+  let api: ApiComponent | undefined;
+  const webhookName = `masakari-${ns.namespace}`;
+  const close = async () => {
+    await unregisterWebhookConfiguration(kube, webhookName).catch(() => undefined);
+    await api?.stop();
+    await sim.stop();
+    await ns.cleanup();
+  };
+  try {
+    api = await createComponent(
+      {
+        config,
+        namespace: ns.namespace,
+        kube,
+        nova: createNovaClient(sim.clientCredentials, { timeoutMs: 2_000, maxRetries: 1 }),
+        log: pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' }),
+        metrics: new Registry(),
+        identity: `${prefix}-api`,
+        signal: new AbortController().signal,
+      },
+      { listen: { host: '127.0.0.1', port: 0 }, webhook: { listen: { host: '127.0.0.1', port: 0 } } },
+    );
+    const started = api;
+    const webhook = started.webhook!;
+    await registerWebhookConfiguration(
+      kube,
+      buildValidatingWebhookConfiguration({
+        name: webhookName,
+        namespace: ns.namespace,
+        clientConfig: { url: webhook.url() },
+        caPem: webhook.caPem,
+      }),
+    );
+    const rest = (method: string, path: string, body?: unknown) => call(started, method, path, body);
+    await waitUntilEnforced({ rest, kube, ns });
+    return { ns, kube, api: started, sim, rest, kubectl: (args, stdin) => ns.kubectl(args, stdin), close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
