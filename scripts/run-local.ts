@@ -26,6 +26,11 @@ import { createKubeClient } from '../src/k8s/kube-client.ts';
 import { loadKubeConfig } from '../src/k8s/kubeconfig.ts';
 import { RESOURCES } from '../src/k8s/resources.ts';
 import { startSimulator, type Simulator } from '../src/simulator/server.ts';
+import { freePort } from '../src/controlplane/ports.ts';
+import { selfSignedKeyPair, CERT_FILE, KEY_FILE } from '../src/webhook/tls.ts';
+import { buildValidatingWebhookConfiguration, registerWebhookConfiguration } from '../src/webhook/configuration.ts';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const READY_TIMEOUT_MS = 180_000;
@@ -45,6 +50,8 @@ interface Running {
   controlPlane?: ControlPlane;
   simulator?: Simulator;
   operator?: ChildProcess;
+  /** Temporary files to remove at the end (the webhook's certificate). */
+  tempDirs?: string[];
 }
 
 async function ensureNamespace(kube: KubeClient, name: string): Promise<void> {
@@ -119,6 +126,7 @@ async function stopAll(running: Running): Promise<void> {
     await running.controlPlane.stop();
     say('control plane stopped');
   }
+  for (const dir of running.tempDirs ?? []) rmSync(dir, { recursive: true, force: true });
 }
 
 async function main(): Promise<number> {
@@ -177,6 +185,21 @@ async function main(): Promise<number> {
       MASAKARI_COMPONENTS: env.MASAKARI_COMPONENTS ?? 'api,engine,remediation',
     };
     const apiUrl = `http://${operatorEnv.MASAKARI_LISTEN}/v1`;
+    // On our own throwaway control plane, also run the validating admission
+    // webhook, so kubectl writes obey the same rules as REST ones. Never
+    // registered in a cluster named by KUBECONFIG: that is not ours to change.
+    let webhook: { url: string; caPem: string; certDir: string } | undefined;
+    if (running.controlPlane && operatorEnv.MASAKARI_COMPONENTS?.split(',').includes('api')) {
+      const pair = selfSignedKeyPair();
+      const certDir = mkdtempSync(join(tmpdir(), 'masakari-webhook-'));
+      writeFileSync(join(certDir, CERT_FILE), pair.cert);
+      writeFileSync(join(certDir, KEY_FILE), pair.key, { mode: 0o600 });
+      const listen = env.MASAKARI_WEBHOOK_LISTEN ?? `127.0.0.1:${await freePort()}`;
+      operatorEnv.MASAKARI_WEBHOOK_LISTEN = listen;
+      operatorEnv.MASAKARI_WEBHOOK_CERT_DIR = certDir;
+      webhook = { url: `https://${listen}/validate`, caPem: pair.caPem, certDir };
+      (running.tempDirs ??= []).push(certDir);
+    }
     if (creds) {
       say(`using the OpenStack of ${creds.source} (${creds.auth_url}); no simulator`);
     } else {
@@ -210,6 +233,22 @@ async function main(): Promise<number> {
     );
     const metricsUrl = `http://${operatorEnv.MASAKARI_METRICS_LISTEN}`;
     await waitReady(metricsUrl, running.operator);
+    if (webhook) {
+      const admin = createKubeClient(loadKubeConfig({ env: { ...env, KUBECONFIG: kubeconfigPath } }));
+      try {
+        await registerWebhookConfiguration(
+          admin,
+          buildValidatingWebhookConfiguration({
+            name: 'masakari-operator-local',
+            namespace,
+            clientConfig: { url: webhook.url },
+            caPem: webhook.caPem,
+          }),
+        );
+      } finally {
+        await admin.close();
+      }
+    }
 
     const sim = running.simulator;
     const noauth = operatorEnv.MASAKARI_AUTH_STRATEGY === 'noauth2';
@@ -221,6 +260,7 @@ async function main(): Promise<number> {
       `  health/metrics  ${metricsUrl}/healthz  ${metricsUrl}/readyz  ${metricsUrl}/metrics`,
       `  kubeconfig      ${kubeconfigPath}`,
       `                  KUBECONFIG=${kubeconfigPath} kubectl -n ${namespace} get failoversegments,hahosts,notifications`,
+      ...(webhook ? [`  webhook         ${webhook.url}   (kubectl writes are checked by the same rules as REST)`] : []),
       ...(sim
         ? [
             `  simulator       ${sim.url}   (Keystone ${sim.authUrl}, Nova ${sim.url}/compute/v2.1, control ${sim.url}/_sim)`,
