@@ -155,35 +155,24 @@ export function inSenderOrder(payload: Record<string, string>, order: string | u
   return out;
 }
 
-const toSegmentRecordCache = new WeakMap<FailoverSegment, SegmentRecord>();
-/** Memoised per object: cached objects are immutable snapshots, replaced (never mutated) on change. */
-export function toSegmentRecord(obj: FailoverSegment): SegmentRecord {
-  let r = toSegmentRecordCache.get(obj);
-  if (!r) {
-    r = toSegmentRecordUncached(obj);
-    toSegmentRecordCache.set(obj, r);
-  }
-  return r;
+/**
+ * Memoises a mapping per object. Safe because cached objects are immutable
+ * snapshots, replaced (never mutated) when they change; list requests map the
+ * same unchanged objects over and over.
+ */
+function memoPerObject<T extends object, R>(f: (obj: T) => R): (obj: T) => R {
+  const cache = new WeakMap<T, R>();
+  return (obj) => {
+    let r = cache.get(obj);
+    if (r === undefined) {
+      r = f(obj);
+      cache.set(obj, r);
+    }
+    return r;
+  };
 }
 
-const toHostRecordCache = new WeakMap<HaHost, HostRecord>();
-/** Memoised per object: cached objects are immutable snapshots, replaced (never mutated) on change. */
-export function toHostRecord(obj: HaHost): HostRecord {
-  let r = toHostRecordCache.get(obj);
-  if (!r) {
-    r = toHostRecordUncached(obj);
-    toHostRecordCache.set(obj, r);
-  }
-  return r;
-}
-
-const toNotificationRecordCache = new WeakMap<Notification, NotificationRecord>();
-/** Memoised per object: cached objects are immutable snapshots, replaced (never mutated) on change. */
-export function toNotificationRecord(obj: Notification): NotificationRecord {
-  let r = toNotificationRecordCache.get(obj);
-  if (!r) {
-    r = toNotificationRecordUncached(obj);
-    toNotificationRecordCache.set(obj, r);
-  }
-  return r;
-}
+export const toSegmentRecord: (obj: FailoverSegment) => SegmentRecord = memoPerObject(toSegmentRecordUncached);
+export const toHostRecord: (obj: HaHost) => HostRecord = memoPerObject(toHostRecordUncached);
+export const toNotificationRecord: (obj: Notification) => NotificationRecord =
+  memoPerObject(toNotificationRecordUncached);
