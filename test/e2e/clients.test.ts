@@ -157,7 +157,8 @@ cli('segment, host, notification and vmove commands succeed', async (ctx) => {
     new Date().toISOString().slice(0, 19),
     '{"event": "STOPPED", "host_status": "NORMAL", "cluster_status": "OFFLINE"}',
   ])) as Record<string, unknown>;
-  assert.is(n.status, 'new');
+  // The CLI shows the notification with a GET after the POST; the engine may have picked it up already.
+  assert.ok(['new', 'running', 'finished'].includes(n.status as string), String(n.status));
   const nid = n.notification_uuid as string;
   const nlist = (await openstack(ctx, ['notification', 'list'])) as Array<Record<string, unknown>>;
   assert.ok(nlist.some((x) => x.notification_uuid === nid));
