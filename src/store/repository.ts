@@ -467,19 +467,34 @@ export class CrRepository implements Repository {
     rollback: (() => Promise<void>) | undefined,
   ): Promise<T> {
     try {
-      return await this.patchStatus(ref, created, {
-        ...fields,
-        observedGeneration: created.metadata.generation,
-        conditions: withReady(
-          undefined,
-          'True',
-          ADMITTED.reason,
-          ADMITTED.message,
-          created.metadata.generation,
-          this.now(),
-        ),
-      });
+      // Conditional on the create's resourceVersion: if this write comes late
+      // (a loaded API server) and the kubectl-path reconciler has admitted the
+      // object meanwhile — and the engine perhaps moved it on — we must not
+      // write `new` over `running`. Then the admitted object is the answer.
+      return await this.patchStatus(
+        ref,
+        created,
+        {
+          ...fields,
+          observedGeneration: created.metadata.generation,
+          conditions: withReady(
+            undefined,
+            'True',
+            ADMITTED.reason,
+            ADMITTED.message,
+            created.metadata.generation,
+            this.now(),
+          ),
+        },
+        created.metadata.resourceVersion,
+      );
     } catch (e) {
+      if (isConflict(e)) {
+        const current = await this.deps.lifecycle.fresh<T>(ref, created.metadata.name ?? '');
+        if (current && current.metadata.uid === created.metadata.uid && current.status?.uuid === fields.uuid) {
+          return current;
+        }
+      }
       if (rollback) {
         await rollback().catch((err: unknown) => {
           this.deps.log.error(
@@ -496,13 +511,15 @@ export class CrRepository implements Repository {
     ref: ResourceRef,
     obj: T,
     status: Record<string, unknown>,
+    /** When given, the patch applies only to this version (409 otherwise). */
+    resourceVersion?: string,
   ): Promise<T> {
     try {
       return await this.deps.kube.mergePatch<T>(
         ref,
         this.deps.namespace,
         obj.metadata.name ?? '',
-        { status },
+        resourceVersion ? { metadata: { resourceVersion }, status } : { status },
         {
           status: true,
           fieldManager: FIELD_MANAGERS.api,
