@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // masakari-operator: the one entry point.
 //   masakari-operator [run]     start the components named by MASAKARI_COMPONENTS
+//   masakari-operator import    copy segments and hosts from a running Masakari (src/cli/import/)
 //   masakari-operator help      usage
 //   masakari-operator version   print the version
 // In the image: node dist/src/main.js; in development: node --import tsx src/main.ts.
@@ -18,6 +19,7 @@ const USAGE = `usage: masakari-operator [command]
 
 commands:
   run       start the components named by MASAKARI_COMPONENTS (default)
+  import    copy segments and hosts from a running Masakari (import --help)
   help      show this text
   version   print the version
 
@@ -47,6 +49,10 @@ const COMMANDS: Record<string, Command> = {
   run: async () => {
     const { runOperator } = await import('./app/run.ts');
     return runOperator({ shutdownRequested: shutdownRequested() });
+  },
+  import: async (args) => {
+    const { runImportCommand } = await import('./cli/import/command.ts');
+    return runImportCommand(args);
   },
   help: async () => {
     process.stdout.write(USAGE);
