@@ -50,6 +50,11 @@ export const ANNOTATIONS = {
    * or HaHost it created, the Masakari endpoint it was read from (no credentials).
    */
   importedFrom: `${GROUP}/imported-from`,
+  /**
+   * On an imported FailoverSegment or HaHost: Masakari's created_at (RFC 3339),
+   * shown as the record's created_at instead of metadata.creationTimestamp.
+   */
+  createdAt: `${GROUP}/created-at`,
 } as const;
 
 /** Field managers used for every write, so server-side apply ownership is legible. */

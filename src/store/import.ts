@@ -47,6 +47,8 @@ export interface SourceSegment {
   recovery_method: RecoveryMethod;
   description: string | null;
   enabled: boolean;
+  /** Masakari's created_at, kept as the record's created_at (annotation; see mapping.ts). */
+  created_at?: string | null;
   updated_at: string | null;
 }
 
@@ -61,6 +63,7 @@ export interface SourceHost {
   control_attributes: string;
   reserved: boolean;
   on_maintenance: boolean;
+  created_at?: string | null;
   updated_at: string | null;
 }
 
@@ -246,6 +249,15 @@ export class StoreImporter {
     }
   }
 
+  /** Where the object came from, and Masakari's created_at (Kubernetes sets creationTimestamp itself). */
+  private importAnnotations(src: { created_at?: string | null }): Record<string, string> {
+    const created = toStatusTime(src.created_at ?? null);
+    return {
+      [ANNOTATIONS.importedFrom]: this.opts.importedFrom,
+      ...(created ? { [ANNOTATIONS.createdAt]: created } : {}),
+    };
+  }
+
   private segmentBody(src: SourceSegment, name: string, id: number): FailoverSegment {
     return {
       apiVersion: API_VERSION,
@@ -253,7 +265,7 @@ export class StoreImporter {
       metadata: {
         name,
         labels: { [LABELS.uuid]: src.uuid, [LABELS.id]: String(id), [LABELS.managedBy]: MANAGED_BY },
-        annotations: { [ANNOTATIONS.importedFrom]: this.opts.importedFrom },
+        annotations: this.importAnnotations(src),
         finalizers: [FINALIZERS.segmentCascade],
       },
       spec: segmentSpecFrom(src),
@@ -275,7 +287,7 @@ export class StoreImporter {
           [LABELS.segmentUuid]: src.segment_uuid,
           [LABELS.managedBy]: MANAGED_BY,
         },
-        annotations: { [ANNOTATIONS.importedFrom]: this.opts.importedFrom },
+        annotations: this.importAnnotations(src),
         finalizers: [FINALIZERS.hostCleanup],
         ...(uid
           ? { ownerReferences: [{ apiVersion: API_VERSION, kind: KINDS.segment.kind, name: segmentName, uid }] }

@@ -17,6 +17,11 @@ export const REASONS = {
   invalidSpec: 'InvalidSpec',
 } as const;
 
+/** created_at: Masakari's, for objects imported from Masakari; else when the API server created the object. */
+function createdAtOf(obj: MasakariObject): string | undefined {
+  return obj.metadata.annotations?.[ANNOTATIONS.createdAt] ?? obj.metadata.creationTimestamp;
+}
+
 export function readyCondition(obj: MasakariObject): Condition | undefined {
   return obj.status?.conditions?.find((c) => c.type === CONDITIONS.ready);
 }
@@ -72,7 +77,7 @@ function toSegmentRecordUncached(seg: FailoverSegment): SegmentRecord {
     enabled: seg.spec.enabled !== false,
     description: seg.spec.description ?? null,
     recovery_method: seg.spec.recoveryMethod,
-    created_at: toRecordTime(seg.metadata.creationTimestamp) ?? '',
+    created_at: toRecordTime(createdAtOf(seg)) ?? '',
     updated_at: toRecordTime(seg.status?.updatedAt),
     k8sName: seg.metadata.name ?? '',
   };
@@ -89,7 +94,7 @@ function toHostRecordUncached(host: HaHost): HostRecord {
     reserved: flags.reserved,
     control_attributes: host.spec.controlAttributes,
     on_maintenance: flags.onMaintenance,
-    created_at: toRecordTime(host.metadata.creationTimestamp) ?? '',
+    created_at: toRecordTime(createdAtOf(host)) ?? '',
     updated_at: toRecordTime(host.status?.updatedAt),
     k8sName: host.metadata.name ?? '',
   };

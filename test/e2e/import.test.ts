@@ -132,7 +132,7 @@ async function versions(): Promise<Record<string, string>> {
 const byUuid = <T extends { metadata: { labels?: Record<string, string> } }>(items: T[], uuid: string) =>
   items.find((o) => o.metadata.labels?.[LABELS.uuid] === uuid);
 
-/** Every source list body of the reference and of our facade, keyed by uuid, without created_at (import time here). */
+/** Every source list body of the reference and of our facade, keyed by uuid (created_at included: the import keeps it). */
 async function listings(base: string): Promise<Record<string, Json>> {
   const get = async (p: string) => {
     const r = await fetch(`${base}/v1${p}`, {
@@ -144,10 +144,9 @@ async function listings(base: string): Promise<Record<string, Json>> {
   };
   const out: Record<string, Json> = {};
   for (const s of (await get('/segments')).segments as Json[]) {
-    out[s.uuid as string] = { ...s, created_at: '-' };
+    out[s.uuid as string] = s;
     for (const h of (await get(`/segments/${s.uuid as string}/hosts`)).hosts as Json[]) {
-      const { failover_segment: seg, ...rest } = h;
-      out[h.uuid as string] = { ...rest, created_at: '-', failover_segment: { ...(seg as Json), created_at: '-' } };
+      out[h.uuid as string] = h;
     }
   }
   return out;

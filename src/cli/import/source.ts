@@ -164,6 +164,7 @@ export function parseSegment(raw: unknown): SourceSegment | InvalidRecord {
     recovery_method: recovery as RecoveryMethod,
     description: str(r, 'description', problems, { nullable: true }),
     enabled: bool(r, 'enabled', problems, ' (the server did not answer at microversion 1.2 or later)'),
+    created_at: str(r, 'created_at', problems, { nullable: true }),
     updated_at: str(r, 'updated_at', problems, { nullable: true }),
   };
   return problems.length ? { invalid: problems.join('; '), ...identity(r) } : segment;
@@ -189,6 +190,7 @@ export function parseHost(raw: unknown, segmentUuid: string): SourceHost | Inval
     control_attributes: str(r, 'control_attributes', problems) ?? '',
     reserved: bool(r, 'reserved', problems),
     on_maintenance: bool(r, 'on_maintenance', problems),
+    created_at: str(r, 'created_at', problems, { nullable: true }),
     updated_at: str(r, 'updated_at', problems, { nullable: true }),
   };
   return problems.length ? { invalid: problems.join('; '), ...identity(r) } : host;
