@@ -16,7 +16,13 @@ import { startWebhook, webhookSettingsFromEnv } from '../webhook/index.ts';
 import type { WebhookServer, WebhookSettings } from '../webhook/index.ts';
 
 /** A repository the component can start and stop (the CR store, or the memory one in tests). */
-export type ApiRepository = Repository & { start(): Promise<void>; stop(): void; ready(): boolean };
+export type ApiRepository = Repository & {
+  start(): Promise<void>;
+  stop(): void;
+  ready(): boolean;
+  /** Background writes still in flight (the CR store's status writes after a create). */
+  settle?(): Promise<void>;
+};
 
 export interface ApiComponentOptions {
   /** Overrides the CR-backed repository (tests, local runs). */
@@ -151,6 +157,7 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
       const deadline = setTimeout(() => server.closeAllConnections(), 10_000);
       await closed;
       clearTimeout(deadline);
+      await repo.settle?.();
       repo.stop();
       log.info('Masakari API stopped');
     },

@@ -67,6 +67,8 @@ export type CrRepositoryHandle = Repository & {
   /** Starts the caches (resolves once every cache has synced) and, if enabled, the reconcilers. */
   start(): Promise<void>;
   stop(): void;
+  /** Resolves once the background status writes of recent creates have settled (call before stop). */
+  settle(): Promise<void>;
   /** True once every cache has synced. */
   ready(): boolean;
   /** Removes stale name claims now (the reconcilers also do it periodically); returns how many. */

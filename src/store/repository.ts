@@ -92,6 +92,7 @@ function hostSpec(base: HaHostSpec, p: HostPatch): HaHostSpec {
 export class CrRepository implements Repository {
   private readonly now: () => Date;
   private readonly pendingFingerprintMs: number;
+  private readonly pendingAdmissions = new Set<Promise<unknown>>();
 
   constructor(private readonly deps: CrRepositoryDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -412,21 +413,37 @@ export class CrRepository implements Repository {
       if (isAlreadyExists(e)) throw duplicate();
       throw e;
     }
-    const admitted = await this.admit(
-      RESOURCES.notifications,
-      created,
-      {
-        uuid: fp.uuid,
-        id,
-        phase: 'new',
-        sourceHostUuid: n.source_host_uuid,
-        failoverSegmentUuid: n.failover_segment_uuid,
-      },
-      // No rollback for a notification: it exists and is recorded; the reconciler finishes admitting it.
-      undefined,
+    const fields = {
+      uuid: fp.uuid,
+      id,
+      phase: 'new' as const,
+      sourceHostUuid: n.source_host_uuid,
+      failoverSegmentUuid: n.failover_segment_uuid,
+    };
+    // The notification is durable once created (its uuid and id are in its
+    // labels), so the 202 does not wait for the status write: that write
+    // completes in the background, and if it fails the kubectl-path reconciler
+    // admits the object from its labels after a grace period. This replica
+    // shows the admitted view at once (read-your-writes: same resourceVersion
+    // as the create, so the create's own watch event does not replace it).
+    const local: Notification = { ...created, status: { ...created.status, ...fields } };
+    this.deps.caches.notifications.upsertLocal(local);
+    const admitting = this.admit(RESOURCES.notifications, created, fields, undefined).then(
+      (admitted) => this.deps.caches.notifications.upsertLocal(admitted),
+      (err: unknown) =>
+        this.deps.log.warn(
+          { err, notification: fp.uuid },
+          'status write after notification create failed; the reconciler will admit it',
+        ),
     );
-    this.deps.caches.notifications.upsertLocal(admitted);
-    return toNotificationRecord(admitted);
+    this.pendingAdmissions.add(admitting);
+    void admitting.finally(() => this.pendingAdmissions.delete(admitting));
+    return toNotificationRecord(local);
+  }
+
+  /** Resolves once every background status write of a create has settled (graceful stop, tests). */
+  async settle(): Promise<void> {
+    while (this.pendingAdmissions.size) await Promise.allSettled([...this.pendingAdmissions]);
   }
 
   // ---------------------------------------------------------------- helpers
