@@ -62,6 +62,11 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     this.backoff = new Backoff(deps.backoff);
   }
 
+  /** The options' transform, if any (objects are cached as it returns them). */
+  private shape(obj: T): T {
+    return this.opts.transform ? this.opts.transform(obj) : obj;
+  }
+
   start(): Promise<void> {
     if (!this.started && this.stopper.signal.aborted) {
       return Promise.reject(new Error(`informer ${this.ref.plural}: start() after stop()`));
@@ -117,7 +122,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   }
 
   upsertLocal(obj: T): void {
-    this.emit(this.store.upsert(obj));
+    this.emit(this.store.upsert(this.shape(obj)));
     this.observe(obj.metadata.resourceVersion, false);
   }
 
@@ -221,7 +226,10 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
       this.deps.pageSize,
     );
     const rv = list.metadata.resourceVersion;
-    const changes = this.store.replaceAll(list.items, rv);
+    const changes = this.store.replaceAll(
+      list.items.map((o) => this.shape(o)),
+      rv,
+    );
     const changed = new Set(changes.map((c) => c.obj.metadata.name));
     for (const c of changes) this.emit(c);
     if (periodic) {
@@ -292,10 +300,10 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     switch (e.type) {
       case 'ADDED':
       case 'MODIFIED':
-        this.emit(this.store.upsert(e.object));
+        this.emit(this.store.upsert(this.shape(e.object)));
         break;
       case 'DELETED':
-        this.emit(this.store.removeObserved(e.object));
+        this.emit(this.store.removeObserved(this.shape(e.object)));
         break;
       case 'BOOKMARK':
         break;

@@ -47,6 +47,12 @@ export interface InformerOptions<T> {
   indexes?: Record<string, IndexFunc<T>>;
   /** Full relist period (a safety net against missed events); default 10 min. */
   resyncMs?: number;
+  /**
+   * Applied to every object before it is cached (list, watch, local writes),
+   * e.g. to drop metadata.managedFields from a cache that never reads them:
+   * on small objects they are most of the memory.
+   */
+  transform?: (obj: T) => T;
   /** Restart a watch that delivered nothing (not even a bookmark) for this long; default 5 min. */
   watchdogMs?: number;
 }

@@ -47,14 +47,28 @@ const idOf = (obj: FailoverSegment | HaHost | Notification): string[] => {
 const uuidsOf = (obj: FailoverSegment | HaHost | Notification): string[] =>
   present(objectUuid(obj), obj.metadata.labels?.[LABELS.uuid]);
 
+/**
+ * The store never reads managedFields (server-side-apply bookkeeping, often
+ * larger than the object itself); dropping them keeps a facade with thousands
+ * of hosts small. Writes are unaffected: an update without managedFields
+ * keeps the server's.
+ */
+function withoutManagedFields<T extends FailoverSegment | HaHost | Notification>(obj: T): T {
+  if (!obj.metadata?.managedFields) return obj;
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
+
 export function createStoreCaches(factory: InformerFactory, namespace: string): StoreCaches {
   return {
     segments: factory<FailoverSegment>(RESOURCES.segments, {
       namespace,
+      transform: withoutManagedFields,
       indexes: { [INDEX.uuid]: uuidsOf, [INDEX.id]: idOf, [INDEX.name]: (s) => present(s.spec?.name) },
     }),
     hosts: factory<HaHost>(RESOURCES.hosts, {
       namespace,
+      transform: withoutManagedFields,
       indexes: {
         [INDEX.uuid]: uuidsOf,
         [INDEX.id]: idOf,
@@ -65,6 +79,7 @@ export function createStoreCaches(factory: InformerFactory, namespace: string): 
     }),
     notifications: factory<Notification>(RESOURCES.notifications, {
       namespace,
+      transform: withoutManagedFields,
       indexes: {
         [INDEX.uuid]: uuidsOf,
         [INDEX.id]: idOf,

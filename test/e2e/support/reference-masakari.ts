@@ -24,6 +24,8 @@ export interface ReferenceOptions {
 
 export interface ReferenceMasakari {
   url: string;
+  /** The masakari-api process (for resource measurements). */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -78,6 +80,7 @@ export async function startReferenceMasakari(o: ReferenceOptions): Promise<Refer
   }
   return {
     url,
+    pid: child.pid,
     async stop() {
       if (child.exitCode === null) {
         child.kill('SIGTERM');

@@ -33,6 +33,8 @@ export interface OperatorOptions {
   /** Extra env, e.g. MASAKARI__DEFAULT__verify_interval=0.1 */
   env?: Record<string, string>;
   apiPort?: number;
+  /** Run the compiled dist/src/main.js (as the image does) instead of the TypeScript sources through tsx. */
+  compiled?: boolean;
 }
 
 export async function startOperator(o: OperatorOptions): Promise<OperatorProcess> {
@@ -50,7 +52,10 @@ export async function startOperator(o: OperatorOptions): Promise<OperatorProcess
     ...(o.openstack ?? {}),
     ...(o.env ?? {}),
   };
-  const child = spawn(nodeBin, ['--import', 'tsx', path.join(root, 'src/main.ts')], {
+  const entry = o.compiled
+    ? [path.join(root, 'dist/src/main.js')]
+    : ['--import', 'tsx', path.join(root, 'src/main.ts')];
+  const child = spawn(nodeBin, entry, {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -119,6 +124,7 @@ export async function startStack(o: {
   auth: 'noauth2' | 'keystone';
   sim?: SimulatorOptions;
   env?: Record<string, string>;
+  compiled?: boolean;
 }): Promise<Stack> {
   const ns = await useNamespace(o.prefix);
   const apiPort = await freePort();
@@ -132,6 +138,7 @@ export async function startStack(o: {
       openstack: sim.credentials,
       env: o.env,
       apiPort,
+      compiled: o.compiled,
     });
     return {
       ns,
