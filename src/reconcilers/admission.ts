@@ -16,7 +16,7 @@ import { INDEX } from '../store/caches.ts';
 import type { NameClaims } from '../store/claims.ts';
 import type { IdAllocator } from '../store/ids.ts';
 import type { Lifecycle } from '../store/lifecycle.ts';
-import { ADMITTED, withReady } from '../store/conditions.ts';
+import { admittedConditions, withReady } from '../store/conditions.ts';
 import { REASONS, objectId } from '../store/mapping.ts';
 import { removeCondition, sameConditions, setCondition } from '../runtime/conditions.ts';
 import { nowRfc3339 } from '../store/time.ts';
@@ -210,7 +210,7 @@ export function admittedStatus(
 ): Record<string, unknown> | undefined {
   const st = (obj.status ?? {}) as Record<string, unknown>;
   const generation = obj.metadata.generation;
-  const ready = withReady(obj.status?.conditions, 'True', ADMITTED.reason, ADMITTED.message, generation, now);
+  const ready = admittedConditions(obj.status?.conditions, generation, now);
   const conditions = withKstatus(ready, undefined, now);
   const next: Record<string, unknown> = { ...fields, observedGeneration: generation };
   const observed = obj.status?.observedGeneration;

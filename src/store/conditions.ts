@@ -19,6 +19,15 @@ export function withReady(
   return setCondition(existing, { type: CONDITIONS.ready, status, reason, message, observedGeneration }, now);
 }
 
+/** Ready=True(Admitted) set on `existing`, for the object's current generation. */
+export function admittedConditions(
+  existing: Condition[] | undefined,
+  generation: number | undefined,
+  now: Date,
+): Condition[] {
+  return withReady(existing, 'True', ADMITTED.reason, ADMITTED.message, generation, now);
+}
+
 /** True when writing `next` would change nothing a reader cares about (ignores lastTransitionTime). */
 export function sameReady(existing: Condition[] | undefined, next: Condition[]): boolean {
   const a = getCondition(existing, CONDITIONS.ready);

@@ -28,7 +28,7 @@ import type {
   RecoveryMethod,
 } from '../model/types.ts';
 import { NameClaims } from './claims.ts';
-import { ADMITTED, withReady } from './conditions.ts';
+import { admittedConditions } from './conditions.ts';
 import { reserveImportedId } from './ids.ts';
 import { effectiveFlags, isAdmitted, objectId, objectUuid } from './mapping.ts';
 import type { ClaimKind, IdKind } from './names.ts';
@@ -400,14 +400,7 @@ export class StoreImporter {
       uuid,
       id,
       observedGeneration: created.metadata.generation,
-      conditions: withReady(
-        undefined,
-        'True',
-        ADMITTED.reason,
-        ADMITTED.message,
-        created.metadata.generation,
-        this.now(),
-      ),
+      conditions: admittedConditions(undefined, created.metadata.generation, this.now()),
     };
   }
 
@@ -421,14 +414,7 @@ export class StoreImporter {
     return {
       uuid: src.uuid,
       id,
-      conditions: withReady(
-        obj.status?.conditions,
-        'True',
-        ADMITTED.reason,
-        ADMITTED.message,
-        obj.metadata.generation,
-        this.now(),
-      ),
+      conditions: admittedConditions(obj.status?.conditions, obj.metadata.generation, this.now()),
     };
   }
 

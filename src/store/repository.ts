@@ -27,7 +27,7 @@ import { INDEX } from './caches.ts';
 import type { NameClaims } from './claims.ts';
 import type { IdAllocator } from './ids.ts';
 import type { Lifecycle } from './lifecycle.ts';
-import { ADMITTED, withReady } from './conditions.ts';
+import { admittedConditions } from './conditions.ts';
 import type { Fingerprint } from './fingerprints.ts';
 import { payloadHash } from './fingerprints.ts';
 import { findCachedDuplicate, reserveFingerprint } from './intake.ts';
@@ -494,14 +494,7 @@ export class CrRepository implements Repository {
         {
           ...fields,
           observedGeneration: created.metadata.generation,
-          conditions: withReady(
-            undefined,
-            'True',
-            ADMITTED.reason,
-            ADMITTED.message,
-            created.metadata.generation,
-            this.now(),
-          ),
+          conditions: admittedConditions(undefined, created.metadata.generation, this.now()),
         },
         created.metadata.resourceVersion,
       );
