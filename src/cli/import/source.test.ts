@@ -141,6 +141,7 @@ test('reads every segment and host across pages capped below the asked limit, so
       recovery_method: 'auto',
       description: null,
       enabled: false,
+      created_at: '2026-01-01T00:00:00.000000',
       updated_at: null,
     });
     assert.equal(snap.segments[2]?.hosts, [
@@ -170,7 +171,7 @@ test('reads every segment and host across pages capped below the asked limit, so
 });
 
 function strip(h: ReturnType<typeof host>) {
-  const { failover_segment_id: _s, created_at: _c, ...rest } = h;
+  const { failover_segment_id: _s, ...rest } = h;
   return rest;
 }
 
