@@ -122,7 +122,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   }
 
   upsertLocal(obj: T): void {
-    this.emit(this.store.upsert(this.shape(obj)));
+    this.emit(this.store.upsert(this.shape(obj), { local: true }));
     this.observe(obj.metadata.resourceVersion, false);
   }
 

@@ -18,6 +18,15 @@ test('an event at or below the cached version changes nothing', () => {
   assert.is(s.upsert(o('a', 6))?.type, 'update');
 });
 
+test("a local write at the cached version replaces the watch's copy; an older one does not", () => {
+  const s = store();
+  s.upsert(o('a', 5)); // the watch delivered the create before its writer had the response
+  assert.is(s.upsert(o('a', 5, 'local'), { local: true })?.type, 'update');
+  assert.is(s.get('a')?.metadata.labels?.tag, 'local');
+  assert.is(s.upsert(o('a', 5)), undefined, 'the same version from the watch does not undo it');
+  assert.is(s.upsert(o('a', 4, 'older'), { local: true }), undefined);
+});
+
 test('a DELETED event for an older incarnation leaves a newer local object alone', () => {
   const s = store();
   s.upsert(o('a', 10));

@@ -67,14 +67,17 @@ export class ObjectStore<T extends KubeObjectLike> {
    * this process deleted it at the same or a newer version. Returns the
    * change to announce, or undefined when nothing changed.
    */
-  upsert(obj: T): StoreChange<T> | undefined {
+  upsert(obj: T, o: { local?: boolean } = {}): StoreChange<T> | undefined {
     const name = nameOf(obj);
     if (!name) return undefined;
     const rv = rvOf(obj);
     const tomb = this.liveTombstone(name);
     if (tomb && isNotNewer(rv, tomb.resourceVersion)) return undefined;
     const old = this.objects.get(name);
-    if (old && isNotNewer(rv, rvOf(old))) return undefined;
+    // A local write at the same version as the cached object replaces it: the
+    // watch may deliver an object before its writer has the response, and the
+    // writer's copy may carry more (e.g. a view of a status being written).
+    if (old && (o.local ? isOlder(rv, rvOf(old)) : isNotNewer(rv, rvOf(old)))) return undefined;
     this.tombstones.delete(name);
     this.objects.set(name, obj);
     this.reindex(name, obj);
