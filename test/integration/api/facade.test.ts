@@ -3,7 +3,7 @@
 // Pins what only the real store can show: ids and names across requests,
 // atomic duplicate detection under concurrent POSTs, the in-use rule and the
 // segment cascade.
-import http from 'node:http';
+import { callApi } from '../../support/api-call.ts';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
@@ -38,30 +38,7 @@ interface Ctx {
   api: ApiComponent;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response documents are checked field by field
-type Doc = any;
-
-function call(api: ApiComponent, method: string, path: string, body?: unknown): Promise<{ status: number; json: Doc }> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port: api.address().port,
-        method,
-        path,
-        headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {},
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined }));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const call = callApi;
 
 const facade = suite<Ctx>('facade over the CR store', {} as Ctx);
 

@@ -223,23 +223,8 @@ export async function engineEnv(
   return env;
 }
 
-/** Polls until ok(value); fails with the last value seen. */
-export async function eventually<T>(
-  what: string,
-  probe: () => T | Promise<T>,
-  ok: (v: T) => boolean,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = await probe();
-  while (!ok(last)) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)?.slice(0, 2000)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    last = await probe();
-  }
-  return last;
-}
+export { eventually } from '../../support/eventually.ts';
+import { eventually } from '../../support/eventually.ts';
 
 /** Waits until the notification reaches one of `phases` and returns it. */
 export function waitPhase(

@@ -6,6 +6,7 @@
 // evacuated before FenceAgentActionSucceeded=True), the whole recovery to
 // Succeeded=True, the two timeouts, the Node Maintenance lease, the manual
 // approval with an absent SelfNodeRemediation CRD, and the finalizer on delete.
+import { eventually } from '../../support/eventually.ts';
 
 import { randomBytes, randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
@@ -79,17 +80,6 @@ async function ensure<T>(kube: KubeClient, ref: Parameters<KubeClient['create']>
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
   }
-}
-
-async function eventually<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last = await probe();
-  while (!ok(last)) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    last = await probe();
-  }
-  return last;
 }
 
 const cond = (r: { status?: { conditions?: Condition[] } } | undefined, type: string) =>

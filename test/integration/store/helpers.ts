@@ -48,22 +48,7 @@ export async function storeEnv(prefix: string): Promise<StoreEnv> {
   };
 }
 
-/** Polls an observable condition (reconcilers act asynchronously); fails with the last value seen. */
-export async function eventually<T>(
-  what: string,
-  probe: () => T | Promise<T>,
-  ok: (v: T) => boolean,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T = await probe();
-  while (!ok(last)) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 50));
-    last = await probe();
-  }
-  return last;
-}
+export { eventually } from '../../support/eventually.ts';
 
 export const segmentInput = (name: string) => ({
   name,

@@ -3,7 +3,7 @@
 // self-signed certificate) on a fresh namespace, Nova played by the
 // simulator, and the webhook registered for that namespace only (other tests
 // on the shared control plane never reach it).
-import http from 'node:http';
+import { callApi } from '../../support/api-call.ts';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { useNamespace } from '../../support/cluster.ts';
@@ -40,27 +40,7 @@ export type Doc = any;
 
 export const COMPUTE_HOSTS = ['compute-1', 'compute-2', 'compute-3', 'compute-4'];
 
-function call(api: ApiComponent, method: string, path: string, body?: unknown): Promise<{ status: number; json: Doc }> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port: api.address().port,
-        method,
-        path,
-        headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {},
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined }));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const call = callApi;
 
 /** The message of a Masakari error body ({"conflictingRequest": {"message": …, "code": 409}}). */
 export function restMessage(json: Doc): string {
@@ -73,22 +53,8 @@ export function deniedMessage(stderr: string): string | undefined {
   return /denied the request: (.*)$/m.exec(stderr)?.[1];
 }
 
-/** Polls until `ok` holds; fails with the last value seen. */
-export async function eventually<T>(
-  what: string,
-  probe: () => T | Promise<T>,
-  ok: (v: T) => boolean,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T = await probe();
-  while (!ok(last)) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    last = await probe();
-  }
-  return last;
-}
+import { eventually } from '../../support/eventually.ts';
+export { eventually };
 
 /**
  * The API server picks a new webhook configuration up asynchronously: wait
