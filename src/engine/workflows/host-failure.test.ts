@@ -157,7 +157,29 @@ test('reserved_host: out of reserved hosts → the last failure', async () => {
   assert.is((err as Error).message, `Failed to evacuate instances '${servers[0]!.id}' from host '${FAILED_HOST}'`);
   assert.is(nova.calls.filter((c) => c.startsWith('evacuate')).length, 2, 'one attempt per reserved host');
   assert.is(engine.host('rh-a').reserved, false, 'tried hosts stay un-reserved, as in Masakari');
-  assert.ok(engine.progress().every((e) => e.state === 'REVERTED'));
+  // taskflow reverts only the retry's sub-flow (the main tasks); the pre task keeps SUCCESS.
+  assert.equal(
+    engine.progress().map((e) => [e.name, e.state]),
+    [
+      ['DisableComputeServiceTask', 'SUCCESS'],
+      ['PrepareHAEnabledInstancesTask', 'REVERTED'],
+      ['EvacuateInstancesTask', 'REVERTED'],
+    ],
+  );
+  nova.stop();
+});
+
+test('reserved_host: no instance on the host → SkipRecovery; only the main tasks are REVERTED', async () => {
+  const { engine, nova } = scenario({ method: 'reserved_host', reserved: ['rh-b', 'rh-a'], servers: [] });
+  const err = await outcome(runHostFailure(engine.context(), engine.startFallbackRun));
+  assert.instance(err, SkipRecovery);
+  assert.equal(
+    engine.progress().map((e) => [e.name, e.state, e.progress]),
+    [
+      ['DisableComputeServiceTask', 'SUCCESS', 1],
+      ['PrepareHAEnabledInstancesTask', 'REVERTED', 1],
+    ],
+  );
   nova.stop();
 });
 

@@ -32,9 +32,14 @@
 //
 // Taskflow states. A task is RUNNING while it executes and SUCCESS after. On a
 // failure or a skip every task of the run that executed ends REVERTED with
-// progress 1.0, as taskflow reverts them (spec §4.2); for a failed
-// reserved-host attempt only the main tasks are reverted before they run
-// again with the next host.
+// progress 1.0, as taskflow reverts them (spec §4.2) — except in the
+// reserved-host flow, whose main tasks run under a ParameterizedForEach retry:
+// a failure or skip there reverts only the main tasks (before they run again
+// with the next host, and once more when the hosts are exhausted), and the pre
+// tasks keep SUCCESS. taskflow resolves an exhausted retry with its REVERT
+// strategy, which (engine option defer_reverts off, as Masakari runs it)
+// reverts only the retry's own sub-flow; masakari-engine 22.0.0 shows exactly
+// that (test/e2e/reference-engine.test.ts, scenario reserved-host-down).
 
 import type { RecoveryMethod } from '../../model/types.ts';
 import type { StartFallbackRun, WorkflowContext } from './context.ts';
@@ -139,12 +144,19 @@ function asOutcome(ctx: WorkflowContext, err: unknown): unknown {
   });
 }
 
+/**
+ * Failures the reserved-host retry has already resolved by reverting its main
+ * sub-flow only; the flow's other tasks keep their state.
+ */
+const revertedByRetry = new WeakSet<object>();
+
 async function runFlow(ctx: WorkflowContext, flow: HostFlow, options: HostFailureOptions): Promise<void> {
   try {
     if (flow === 'auto') await runAutoFlow(ctx, options);
     else await runReservedHostFlow(ctx, options);
   } catch (err) {
-    if (!ctx.signal.aborted) await revert(ctx, () => true);
+    const resolved = typeof err === 'object' && err !== null && revertedByRetry.has(err);
+    if (!ctx.signal.aborted && !resolved) await revert(ctx, () => true);
     throw err;
   }
 }
@@ -190,7 +202,13 @@ async function runReservedHostFlow(ctx: WorkflowContext, options: HostFailureOpt
       succeeded = true;
       break;
     } catch (err) {
-      if (ctx.signal.aborted || err instanceof SkipRecovery) throw err;
+      if (ctx.signal.aborted) throw err;
+      if (err instanceof SkipRecovery) {
+        // Later hosts could only skip again: end the retry at once, as exhausted.
+        await revert(ctx, (name) => mainNames.has(name));
+        revertedByRetry.add(err);
+        throw err;
+      }
       lastFailure = err;
       ctx.log.warn(
         { reservedHost, err: errorText(err) },
@@ -201,7 +219,12 @@ async function runReservedHostFlow(ctx: WorkflowContext, options: HostFailureOpt
       await ctx.effects.done(reservedHostKey(reservedHost), { run: ctx.run, result: 'failed', error: errorText(err) });
     }
   }
-  if (!succeeded) throw lastFailure ?? new ReservedHostsUnavailable();
+  if (!succeeded) {
+    // Every attempt's main tasks were reverted above; the pre tasks stay SUCCESS.
+    const failure = lastFailure ?? new ReservedHostsUnavailable();
+    if (typeof failure === 'object' && failure !== null) revertedByRetry.add(failure);
+    throw failure;
+  }
   for (const task of post) await runTask(ctx, task, { hooks: options });
 }
 

@@ -2,6 +2,12 @@
 // SQLite, the in-process `fake://` RPC transport (no engine, so notifications
 // stay `new`, like our facade with MASAKARI_COMPONENTS=api), pointed at a
 // Keystone/Nova (our simulator) for the host-name check.
+//
+// With `engine`, a reference masakari-engine runs too, sharing the SQLite and
+// TaskFlow databases. `fake://` never delivers the API's RPC cast to it, so it
+// finds work only through its periodic task `_process_unfinished_notifications`
+// (notifications `new` for longer than `retry_notification_new_status_interval`),
+// which this module runs every second.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtemp, writeFile, copyFile, rm } from 'node:fs/promises';
@@ -20,12 +26,45 @@ export interface ReferenceOptions {
   projectName: string;
   /** Seconds an RPC call (GET notification at >= 1.1) waits for an engine. */
   rpcResponseTimeout?: number;
+  /** Also run masakari-engine (see the header). */
+  engine?: ReferenceEngineOptions;
 }
+
+export interface ReferenceEngineOptions {
+  /**
+   * Extra `[DEFAULT]` options over the fast defaults below, e.g.
+   * `{ wait_period_after_evacuation: 2 }`.
+   */
+  options?: Record<string, string | number>;
+}
+
+/**
+ * Engine options that make the reference finish a recovery in seconds. The
+ * periodic task's spacing is read when the manager module is imported, which
+ * masakari-engine does after parsing the config file, so 1 s takes effect.
+ */
+const FAST_ENGINE_OPTIONS: Record<string, string | number> = {
+  process_unfinished_notifications_interval: 1,
+  retry_notification_new_status_interval: 1,
+  periodic_fuzzy_delay: 0,
+  periodic_interval_max: 1,
+  wait_period_after_service_update: 1,
+  wait_period_after_evacuation: 3,
+  wait_period_after_power_off: 3,
+  wait_period_after_power_on: 3,
+  verify_interval: 1,
+};
 
 export interface ReferenceMasakari {
   url: string;
   /** The masakari-api process (for resource measurements). */
   pid: number | undefined;
+  /** The masakari.conf both processes read (for helper scripts run in the venv). */
+  configFile: string;
+  /** The masakari-engine process, when started. */
+  enginePid: number | undefined;
+  /** Last 20 KiB of the engine's log (stderr), for failure messages. */
+  engineLog(): string;
   stop(): Promise<void>;
 }
 
@@ -51,6 +90,9 @@ export async function startReferenceMasakari(o: ReferenceOptions): Promise<Refer
       `os_privileged_user_name = ${o.username}`,
       `os_privileged_user_password = ${o.password}`,
       `os_privileged_user_tenant = ${o.projectName}`,
+      ...(o.engine
+        ? Object.entries({ ...FAST_ENGINE_OPTIONS, ...(o.engine.options ?? {}) }).map(([k, v]) => `${k} = ${v}`)
+        : []),
       '[database]',
       `connection = sqlite:///${path.join(dir, 'masakari.db')}`,
       '[taskflow]',
@@ -71,23 +113,42 @@ export async function startReferenceMasakari(o: ReferenceOptions): Promise<Refer
   child.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-20_000);
   });
+  let engine: ChildProcess | undefined;
+  let engineLog = '';
+  if (o.engine) {
+    engine = spawn(path.join(o.venv, 'bin/masakari-engine'), ['--config-file', conf], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: false,
+    });
+    engine.stderr?.on('data', (d: Buffer) => {
+      engineLog = (engineLog + d.toString()).slice(-20_000);
+    });
+  }
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitForHttp(`${url}/`, 60_000);
   } catch (e) {
     child.kill('SIGKILL');
+    engine?.kill('SIGKILL');
     throw new Error(`reference masakari-api did not start: ${(e as Error).message}\n${stderr}`);
   }
   return {
     url,
     pid: child.pid,
+    configFile: conf,
+    enginePid: engine?.pid,
+    engineLog: () => engineLog,
     async stop() {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        await new Promise((r) => setTimeout(r, 200));
-        if (child.exitCode === null) child.kill('SIGKILL');
-      }
+      await Promise.all([stopProcess(child), engine ? stopProcess(engine) : undefined]);
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** SIGTERM, then SIGKILL if it is still there after 200 ms. */
+async function stopProcess(p: ChildProcess): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return;
+  p.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 200));
+  if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
 }
