@@ -1,6 +1,6 @@
 // CONTRACT (implemented by the runtime helper; other modules code against it).
-// A small typed client for the Kubernetes API, over @kubernetes/client-node's
-// KubeConfig (for auth and TLS). Every call has a timeout.
+// A small typed client for the Kubernetes API, over a kubeconfig for auth and
+// TLS (src/k8s/kubeconfig.ts). Every call has a timeout.
 //
 // Errors: every non-2xx answer throws KubeError with .code (HTTP status),
 // .reason (Status.reason, e.g. 'AlreadyExists', 'Conflict', 'NotFound',

@@ -1,7 +1,7 @@
 // The KubeClient contract (src/k8s/client.ts) over KubeTransport: CRUD,
 // merge/JSON patch, server-side apply, status subresource, delete with
 // preconditions, paged list and streaming watch.
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConnectionConfig } from './kubeconfig.ts';
 import { KubeError } from './client.ts';
 import type {
   JsonPatchOp,
@@ -33,7 +33,7 @@ const label = (ref: ResourceRef, namespace: string | undefined, name?: string): 
 const writeQuery = (opts: WriteOptions | undefined, extra: Record<string, string | boolean | undefined> = {}) =>
   query({ fieldManager: opts?.fieldManager, dryRun: opts?.dryRun ? 'All' : undefined, ...extra });
 
-export function createKubeClient(kc: KubeConfig, opts: TransportOptions = {}): ClosableKubeClient {
+export function createKubeClient(kc: KubeConnectionConfig, opts: TransportOptions = {}): ClosableKubeClient {
   const http = new KubeTransport(kc, opts);
 
   const patch = async <T>(

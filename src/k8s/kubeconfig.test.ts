@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type https from 'node:https';
 import { loadKubeConfig } from './kubeconfig.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeconfig-test-'));
@@ -55,11 +56,7 @@ test('a pod uses its service account before any ~/.kube/config', () => {
   try {
     const kc = loadKubeConfig({ env: { ...process.env, KUBECONFIG: '', HOME: home }, inClusterRoot: root });
     assert.is(server(kc), 'https://10.0.0.1:443');
-    assert.is(
-      kc.getCurrentUser()?.authProvider?.config?.tokenFile,
-      path.join(sa, 'token'),
-      'token file re-read on rotation',
-    );
+    assert.is(kc.getCurrentUser()?.tokenFile, path.join(sa, 'token'), 'token file re-read on rotation');
   } finally {
     if (saved.host === undefined) delete process.env.KUBERNETES_SERVICE_HOST;
     else process.env.KUBERNETES_SERVICE_HOST = saved.host;
@@ -85,6 +82,79 @@ test('a context override must name a known context', () => {
     'https://b.example:6443',
   );
   assert.throws(() => loadKubeConfig({ path: a, context: 'nope' }));
+});
+
+const writeRaw = (name: string, lines: string[]): string => {
+  const p = path.join(dir, name);
+  fs.writeFileSync(p, lines.join('\n'));
+  return p;
+};
+
+test('TLS material and a bearer token become https options; relative paths are relative to the file', async () => {
+  fs.writeFileSync(path.join(dir, 'client.crt'), 'CERT');
+  fs.writeFileSync(path.join(dir, 'client.key'), 'KEY');
+  const p = writeRaw('tls', [
+    'apiVersion: v1',
+    'kind: Config',
+    `clusters: [{name: c, cluster: {server: "https://x:6443", certificate-authority-data: ${Buffer.from('CA').toString('base64')}, tls-server-name: api.internal}}]`,
+    'users: [{name: u, user: {token: tok, client-certificate: client.crt, client-key: client.key}}]',
+    'contexts: [{name: x, context: {cluster: c, user: u}}]',
+    'current-context: x',
+  ]);
+  const opts: https.RequestOptions & { headers?: Record<string, string> } = {};
+  await loadKubeConfig({ path: p }).applyToHTTPSOptions(opts);
+  assert.is(String(opts.ca), 'CA');
+  assert.is(String(opts.cert), 'CERT');
+  assert.is(String(opts.key), 'KEY');
+  assert.is(opts.servername, 'api.internal');
+  assert.is(opts.headers?.Authorization, 'Bearer tok');
+});
+
+test('a token file is re-read each time credentials are resolved (rotation); insecure-skip-tls-verify', async () => {
+  const tokenFile = path.join(dir, 'rotating-token');
+  fs.writeFileSync(tokenFile, 'one\n');
+  const p = writeRaw('tokenfile', [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters: [{name: c, cluster: {server: "https://x:6443", insecure-skip-tls-verify: true}}]',
+    `users: [{name: u, user: {tokenFile: ${tokenFile}}}]`,
+    'contexts: [{name: x, context: {cluster: c, user: u}}]',
+    'current-context: x',
+  ]);
+  const kc = loadKubeConfig({ path: p });
+  const first: { headers?: Record<string, string>; rejectUnauthorized?: boolean } = {};
+  await kc.applyToHTTPSOptions(first);
+  fs.writeFileSync(tokenFile, 'two\n');
+  const second: { headers?: Record<string, string> } = {};
+  await kc.applyToHTTPSOptions(second);
+  assert.equal([first.headers?.Authorization, second.headers?.Authorization], ['Bearer one', 'Bearer two']);
+  assert.is(first.rejectUnauthorized, false);
+});
+
+test('an exec plugin is resolved through @kubernetes/client-node, loaded only then', async () => {
+  const cred = JSON.stringify({
+    apiVersion: 'client.authentication.k8s.io/v1',
+    kind: 'ExecCredential',
+    status: { token: 'from-exec' },
+  });
+  const p = writeRaw('exec', [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters: [{name: c, cluster: {server: "https://x:6443"}}]',
+    'users:',
+    '- name: u',
+    '  user:',
+    '    exec:',
+    '      apiVersion: client.authentication.k8s.io/v1',
+    '      command: sh',
+    `      args: ["-c", ${JSON.stringify(`echo '${cred}'`)}]`,
+    '      interactiveMode: Never',
+    'contexts: [{name: x, context: {cluster: c, user: u}}]',
+    'current-context: x',
+  ]);
+  const opts: { headers?: Record<string, string> } = { headers: {} };
+  await loadKubeConfig({ path: p }).applyToHTTPSOptions(opts);
+  assert.is(opts.headers?.Authorization, 'Bearer from-exec');
 });
 
 test.after(() => fs.rmSync(dir, { recursive: true, force: true }));

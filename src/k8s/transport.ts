@@ -1,13 +1,14 @@
 // HTTP transport to the API server: one pooled undici Agent per client, the
-// TLS and auth material that @kubernetes/client-node's KubeConfig resolves
-// (tokens, client certs, caData/caFile, insecure-skip-tls-verify, exec and
-// in-cluster token files), a timeout on every request, and bounded retries
-// for the failures that are safe to retry.
+// TLS and auth material a kubeconfig resolves (src/k8s/kubeconfig.ts, or
+// @kubernetes/client-node's KubeConfig: tokens, client certs, caData/caFile,
+// insecure-skip-tls-verify, exec plugins and in-cluster token files), a
+// timeout on every request, and bounded retries for the failures that are
+// safe to retry.
 import type https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, ProxyAgent } from 'undici';
 import type { Dispatcher } from 'undici';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConnectionConfig } from './kubeconfig.ts';
 import { KubeError } from './client.ts';
 import { errorFromResponse, errorFromTransport, neverReachedServer } from './errors.ts';
 
@@ -49,7 +50,7 @@ export class KubeTransport {
   private auth: { headers: Promise<Record<string, string>>; at: number } | undefined;
 
   constructor(
-    private readonly kc: KubeConfig,
+    private readonly kc: KubeConnectionConfig,
     opts: TransportOptions = {},
   ) {
     const cluster = kc.getCurrentCluster();
