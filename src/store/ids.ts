@@ -9,7 +9,7 @@
 // repeat); they increase within one process but not across processes, which
 // Masakari does not need: lists sort by created_at, then id.
 import type { KubeClient } from '../k8s/client.ts';
-import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
+import { isConflict, isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { FIELD_MANAGERS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { ConfigMap } from './configmap.ts';
@@ -38,59 +38,17 @@ export function createIdAllocator(
 ): IdAllocator {
   if (!Number.isInteger(blockSize) || blockSize < 1)
     throw new IdAllocationError(`id block size must be >= 1, got ${blockSize}`);
-  const name = sequenceObjectName(kind);
   let nextId = 0;
   let end = 0; // exclusive
   // One reservation at a time per process: concurrent callers share it instead of racing each other.
   let chain: Promise<unknown> = Promise.resolve();
 
-  function readNext(cm: ConfigMap): number {
-    const value = Number(cm.data?.next);
-    if (!Number.isSafeInteger(value) || value < 1) {
-      throw new IdAllocationError(
-        `ConfigMap ${namespace}/${name} has an invalid data.next ${JSON.stringify(cm.data?.next)}`,
-      );
-    }
-    return value;
-  }
-
   /** Reserves the next block in the shared sequence; returns [first id, end (exclusive)]. */
-  async function reserveBlock(): Promise<[number, number]> {
-    for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
-      let cm: ConfigMap | undefined;
-      try {
-        cm = await kube.get<ConfigMap>(RESOURCES.configMaps, namespace, name);
-      } catch (e) {
-        if (!isNotFound(e)) throw e;
-      }
-      if (!cm) {
-        const fresh: ConfigMap = {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name, labels: { [LABELS.role]: ROLES.idSequence, [LABELS.managedBy]: MANAGED_BY } },
-          data: { kind, next: String(1 + blockSize) },
-        };
-        try {
-          await kube.create(RESOURCES.configMaps, namespace, fresh, { fieldManager: FIELD_MANAGERS.api });
-          return [1, 1 + blockSize];
-        } catch (e) {
-          if (isAlreadyExists(e)) continue;
-          throw e;
-        }
-      }
-      const start = readNext(cm);
-      const updated: ConfigMap = { ...cm, data: { ...cm.data, kind, next: String(start + blockSize) } };
-      try {
-        await kube.replace(RESOURCES.configMaps, namespace, name, updated, { fieldManager: FIELD_MANAGERS.api });
-        return [start, start + blockSize];
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-      }
-    }
-    throw new IdAllocationError(
-      `could not reserve ${kind} ids: ${MAX_CAS_ATTEMPTS} conflicting updates of ConfigMap ${namespace}/${name}`,
-    );
-  }
+  const reserveBlock = (): Promise<[number, number]> =>
+    advanceSequence(kube, namespace, kind, `reserve ${kind} ids`, (mark) => ({
+      take: [mark, mark + blockSize] as [number, number],
+      next: mark + blockSize,
+    }));
 
   // The next block is reserved in the background once a quarter of the
   // current one is left, so creates almost never wait for the sequence write
@@ -130,12 +88,7 @@ export function createIdAllocator(
   }
 
   async function highWaterMark(): Promise<number> {
-    try {
-      return readNext(await kube.get<ConfigMap>(RESOURCES.configMaps, namespace, name));
-    } catch (e) {
-      if (isNotFound(e)) return 1;
-      throw e;
-    }
+    return markOf(await readSequence(kube, namespace, kind), namespace, kind);
   }
 
   return { next, highWaterMark };
@@ -151,29 +104,60 @@ export function createIdAllocator(
  * raising the mark for one id does not disqualify the next. Ids skipped over
  * become a gap, which the sequence allows (ids are never reused, not dense).
  */
-export async function reserveImportedId(
+export function reserveImportedId(
   kube: KubeClient,
   namespace: string,
   kind: IdKind,
   wanted: number | undefined,
 ): Promise<{ id: number; preserved: boolean }> {
-  const name = sequenceObjectName(kind);
-  for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
-    let cm: ConfigMap | undefined;
-    try {
-      cm = await kube.get<ConfigMap>(RESOURCES.configMaps, namespace, name);
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-    }
-    const mark = cm ? Number(cm.data?.next) : 1;
-    if (!Number.isSafeInteger(mark) || mark < 1) {
-      throw new IdAllocationError(
-        `ConfigMap ${namespace}/${name} has an invalid data.next ${JSON.stringify(cm?.data?.next)}`,
-      );
-    }
+  return advanceSequence(kube, namespace, kind, `reserve a ${kind} id`, (mark) => {
     const preserved = wanted !== undefined && Number.isSafeInteger(wanted) && wanted >= mark;
     const id = preserved ? wanted : mark;
-    const data = { ...cm?.data, kind, next: String(id + 1) };
+    return { take: { id, preserved }, next: id + 1 };
+  });
+}
+
+/** The sequence ConfigMap of a kind, or undefined before its first id. */
+async function readSequence(kube: KubeClient, namespace: string, kind: IdKind): Promise<ConfigMap | undefined> {
+  try {
+    return await kube.get<ConfigMap>(RESOURCES.configMaps, namespace, sequenceObjectName(kind));
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+/** The next id the sequence has not handed out (1 before the first). */
+function markOf(cm: ConfigMap | undefined, namespace: string, kind: IdKind): number {
+  if (!cm) return 1;
+  const value = Number(cm.data?.next);
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new IdAllocationError(
+      `ConfigMap ${namespace}/${sequenceObjectName(kind)} has an invalid data.next ${JSON.stringify(cm.data?.next)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * The one way the sequence moves: read it, let `decide` pick what to take
+ * from the current mark and the new mark, and write that with a
+ * compare-and-swap (replace with the read resourceVersion, or create when
+ * there is none yet). A 409 means another process moved it first: read again.
+ */
+async function advanceSequence<T>(
+  kube: KubeClient,
+  namespace: string,
+  kind: IdKind,
+  /** For the error after too many conflicts, e.g. "reserve hosts ids". */
+  what: string,
+  decide: (mark: number) => { take: T; next: number },
+): Promise<T> {
+  const name = sequenceObjectName(kind);
+  for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
+    const cm = await readSequence(kube, namespace, kind);
+    const { take, next } = decide(markOf(cm, namespace, kind));
+    const data = { ...cm?.data, kind, next: String(next) };
     try {
       if (cm) {
         await kube.replace(
@@ -192,12 +176,12 @@ export async function reserveImportedId(
         };
         await kube.create(RESOURCES.configMaps, namespace, fresh, { fieldManager: FIELD_MANAGERS.api });
       }
-      return { id, preserved };
+      return take;
     } catch (e) {
-      if (!isConflict(e)) throw e; // 409: another writer moved the mark (or created the ConfigMap) first
+      if (!isConflict(e)) throw e; // also AlreadyExists: another process created it first
     }
   }
   throw new IdAllocationError(
-    `could not reserve a ${kind} id: ${MAX_CAS_ATTEMPTS} conflicting updates of ConfigMap ${namespace}/${name}`,
+    `could not ${what}: ${MAX_CAS_ATTEMPTS} conflicting updates of ConfigMap ${namespace}/${name}`,
   );
 }
