@@ -50,21 +50,7 @@ export async function storeEnv(prefix: string): Promise<StoreEnv> {
 
 export { eventually } from '../../support/eventually.ts';
 
-export const segmentInput = (name: string) => ({
-  name,
-  service_type: 'COMPUTE',
-  recovery_method: 'auto' as const,
-  description: null,
-  enabled: true,
-});
-
-export const hostInput = (name: string) => ({
-  name,
-  type: 'COMPUTE',
-  control_attributes: 'SSH',
-  reserved: false,
-  on_maintenance: false,
-});
+export { segmentInput, hostInput } from '../../../src/store/testing/fixture.ts';
 
 /** Asserts that `fn` rejects, with an error of `kind` or one `check` accepts. */
 export async function rejects(
