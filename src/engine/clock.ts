@@ -2,25 +2,12 @@
 // wait in the workflows uses (Masakari's FixedIntervalWithTimeoutLoopingCall).
 
 import type { Clock } from './workflows/context.ts';
+import { abortableSleep } from '../openstack/http.ts';
 
 export const systemClock: Clock = {
   now: () => new Date(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const onAbort = (): void => {
-        clearTimeout(timer);
-        reject(signal?.reason);
-      };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    }),
+  // The OpenStack client's sleep: rejects with the signal's reason when aborted.
+  sleep: abortableSleep,
 };
 
 /** Raised when a poll runs out of time (Masakari's LoopingCallTimeOut). */
