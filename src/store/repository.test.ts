@@ -62,6 +62,32 @@ test('a failed status write rolls the create back (object, finalizer and claim)'
   await repo.createSegment(segmentInput('lost'));
 });
 
+test('a write by someone else between create and status write does not stop the admission', async () => {
+  const { kube, repo } = storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const original = kube.mergePatch.bind(kube);
+  let interfered = false;
+  kube.mergePatch = (async (ref, ns, name, patch, opts) => {
+    if (opts?.status && ref === RESOURCES.notifications && !interfered) {
+      interfered = true; // an engine-like status write lands first and moves the resourceVersion on
+      await original(ref, ns, name, { status: { vmoves: [] } }, { status: true });
+    }
+    return original(ref, ns, name, patch, opts);
+  }) as typeof kube.mergePatch;
+  const n = await repo.createNotification(
+    { ...notification(h.uuid, s.uuid, '2026-01-01T00:00:00'), type: 'COMPUTE_HOST', payload: { event: 'STOPPED' } },
+    180,
+  );
+  await repo.settle();
+  kube.mergePatch = original;
+  assert.ok(interfered);
+  const stored = kube.peek<Notification>(RESOURCES.notifications, NS, n.k8sName);
+  assert.is(stored?.status?.uuid, n.notification_uuid);
+  assert.is(stored?.status?.phase, 'new');
+  assert.equal(stored?.status?.vmoves, []);
+});
+
 test('rename: new claim taken, old released, metadata.name unchanged, updated_at set', async () => {
   const { kube, repo } = storeFixture();
   const s = await repo.createSegment(segmentInput('old'));

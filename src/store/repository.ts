@@ -46,6 +46,8 @@ import { nowRfc3339 } from './time.ts';
 const MAX_UPDATE_ATTEMPTS = 10;
 /** A metadata.name collision with a kubectl-created object is retried with a new uuid this many times. */
 const MAX_CREATE_ATTEMPTS = 3;
+/** The system-assigned status of a create is re-tried on top of someone else's unrelated write this many times. */
+const ADMIT_ATTEMPTS = 5;
 /**
  * How long a fingerprint whose Notification does not exist counts as "a
  * create still to finish" (the creator crashed, or is in flight) rather than
@@ -483,37 +485,47 @@ export class CrRepository implements Repository {
     fields: Record<string, unknown>,
     rollback: (() => Promise<void>) | undefined,
   ): Promise<T> {
-    try {
-      // Conditional on the create's resourceVersion: if this write comes late
-      // (a loaded API server) and the kubectl-path reconciler has admitted the
-      // object meanwhile — and the engine perhaps moved it on — we must not
-      // write `new` over `running`. Then the admitted object is the answer.
-      return await this.patchStatus(
-        ref,
-        created,
-        {
-          ...fields,
-          observedGeneration: created.metadata.generation,
-          conditions: admittedConditions(undefined, created.metadata.generation, this.now()),
-        },
-        created.metadata.resourceVersion,
-      );
-    } catch (e) {
-      if (isConflict(e)) {
-        const current = await this.deps.lifecycle.fresh<T>(ref, created.metadata.name ?? '');
-        if (current && current.metadata.uid === created.metadata.uid && current.status?.uuid === fields.uuid) {
-          return current;
+    let basis = created;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // Conditional on the version we last saw: if this write comes late (a
+        // loaded API server) and the kubectl-path reconciler has admitted the
+        // object meanwhile — and the engine perhaps moved it on — we must not
+        // write `new` over `running`. Then the admitted object is the answer.
+        return await this.patchStatus(
+          ref,
+          basis,
+          {
+            ...fields,
+            observedGeneration: basis.metadata.generation,
+            conditions: admittedConditions(undefined, basis.metadata.generation, this.now()),
+          },
+          basis.metadata.resourceVersion,
+        );
+      } catch (e) {
+        if (isConflict(e)) {
+          const current = await this.deps.lifecycle.fresh<T>(ref, created.metadata.name ?? '');
+          if (current && current.metadata.uid === created.metadata.uid) {
+            if (current.status?.uuid === fields.uuid) return current;
+            // Someone else changed the object (a label edit, a status field)
+            // without admitting it: admit on top of that version. Leaving it
+            // to the reconciler would hold the object back for its grace period.
+            if (current.status?.uuid === undefined && attempt < ADMIT_ATTEMPTS) {
+              basis = current;
+              continue;
+            }
+          }
         }
+        if (rollback) {
+          await rollback().catch((err: unknown) => {
+            this.deps.log.error(
+              { err, name: created.metadata.name },
+              'rollback of a half-created object failed; the reconciler admits it',
+            );
+          });
+        }
+        throw e;
       }
-      if (rollback) {
-        await rollback().catch((err: unknown) => {
-          this.deps.log.error(
-            { err, name: created.metadata.name },
-            'rollback of a half-created object failed; the reconciler admits it',
-          );
-        });
-      }
-      throw e;
     }
   }
 
