@@ -264,8 +264,8 @@ async function main(): Promise<number> {
       ...(sim
         ? [
             `  simulator       ${sim.url}   (Keystone ${sim.authUrl}, Nova ${sim.url}/compute/v2.1, control ${sim.url}/_sim)`,
-            `  credentials     ${Object.entries(sim.credentials)
-              .filter(([k]) => ['OS_AUTH_URL', 'OS_USERNAME', 'OS_PASSWORD', 'OS_PROJECT_NAME'].includes(k))
+            // Every OS_* value, ready to paste into a shell for the openstack CLI.
+            `  credentials     export ${Object.entries(sim.credentials)
               .map(([k, v]) => `${k}=${v}`)
               .join(' ')}`,
             `  compute hosts   ${SIM_HOSTS.join(', ')}`,

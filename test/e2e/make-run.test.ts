@@ -1,0 +1,173 @@
+// Acceptance for `make run`, as a new user meets it: start scripts/run-local.ts
+// (what `make run` runs after `npm ci` and the build) with no KUBECONFIG and no
+// OpenStack credentials, read the addresses and credentials it prints, drive
+// the README's walk-through with the real openstack CLI — segment, hosts, a
+// failed compute, a notification, the recovery and the VM moves — check the
+// custom resources through the printed kubeconfig, then press Ctrl-C and check
+// that nothing is left listening.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createKubeClient } from '../../src/k8s/kube-client.ts';
+import { loadKubeConfig } from '../../src/k8s/kubeconfig.ts';
+import { RESOURCES } from '../../src/k8s/resources.ts';
+import type { Notification } from '../../src/model/types.ts';
+import { freePort } from './support/net.ts';
+import { e2eVenv } from './support/python-env.ts';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const READY_TIMEOUT_MS = 300_000;
+const STOP_TIMEOUT_MS = 90_000;
+
+interface Printed {
+  apiUrl: string;
+  metricsUrl: string;
+  kubeconfig: string;
+  simulatorUrl: string;
+  credentials: Record<string, string>;
+}
+
+/** Starts the script and resolves with what its ready banner printed. */
+function startMakeRun(env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string; ready: Promise<Printed> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/run-local.ts'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
+  const ready = new Promise<Printed>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`make run was not ready in time:\n${out}`)), READY_TIMEOUT_MS);
+    const check = () => {
+      if (!out.includes('Press Ctrl-C to stop.')) return;
+      clearTimeout(timer);
+      child.stdout?.off('data', check);
+      const line = (label: string) => new RegExp(`^\\[make run\\]\\s+${label}\\s+(.*)$`, 'm').exec(out)?.[1] ?? '';
+      const exports = line('credentials').replace(/^export /, '');
+      resolve({
+        apiUrl: line('Masakari API').split(/\s+/)[0] ?? '',
+        metricsUrl: (line('health/metrics').split(/\s+/)[0] ?? '').replace(/\/healthz$/, ''),
+        kubeconfig: line('kubeconfig'),
+        simulatorUrl: line('simulator').split(/\s+/)[0] ?? '',
+        credentials: Object.fromEntries(exports.split(/\s+/).map((kv) => kv.split('=', 2) as [string, string])),
+      });
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`make run exited (${code}) before it was ready:\n${out}`));
+    });
+  });
+  return { child, output: () => out, ready };
+}
+
+/** True when nothing listens at url any more (a TLS or HTTP error means something still does). */
+async function refused(url: string): Promise<boolean> {
+  try {
+    await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    return false;
+  } catch (e) {
+    return (e as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
+  }
+}
+
+test('make run: the README walk-through with the openstack CLI, then Ctrl-C leaves nothing running', async () => {
+  const venv = await e2eVenv();
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    // Free ports, so a developer's own `make run` on 15868 does not collide with the test.
+    MASAKARI_LISTEN: `127.0.0.1:${await freePort()}`,
+    MASAKARI_METRICS_LISTEN: `127.0.0.1:${await freePort()}`,
+    MASAKARI_LOG_LEVEL: 'warn',
+  };
+  const started = startMakeRun(env);
+  let exited = false;
+  started.child.once('exit', () => (exited = true));
+  try {
+    const printed = await started.ready;
+    assert.match(printed.apiUrl, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+    assert.ok(printed.credentials.OS_AUTH_URL, started.output());
+    assert.is((await fetch(`${printed.metricsUrl}/healthz`)).status, 200);
+
+    const openstack = async (args: string[]): Promise<Record<string, unknown>> => {
+      try {
+        const r = await run(path.join(venv, 'bin/openstack'), [...args, '-f', 'json'], {
+          env: { PATH: process.env.PATH, HOME: process.env.HOME, ...printed.credentials },
+          timeout: 60_000,
+        });
+        return JSON.parse(r.stdout) as Record<string, unknown>;
+      } catch (e) {
+        const err = e as { stderr?: string; message: string };
+        throw new Error(`openstack ${args.join(' ')} failed: ${err.stderr || err.message}`);
+      }
+    };
+
+    const seg = await openstack(['segment', 'create', 'demo', 'auto', 'COMPUTE']);
+    for (const h of ['compute-0', 'compute-1', 'compute-2']) {
+      await openstack(['segment', 'host', 'create', h, 'COMPUTE', 'SSH', seg.uuid as string]);
+    }
+    assert.is((await fetch(`${printed.simulatorUrl}/_sim/hosts/compute-0/fail`, { method: 'POST' })).status, 200);
+    const n = await openstack([
+      'notification',
+      'create',
+      'COMPUTE_HOST',
+      'compute-0',
+      new Date().toISOString().slice(0, 19),
+      '{"event": "STOPPED", "host_status": "NORMAL"}',
+    ]);
+    const nid = n.notification_uuid as string;
+    let shown: Record<string, unknown> = {};
+    for (let i = 0; i < 120; i++) {
+      shown = await openstack(['notification', 'show', nid]);
+      if (['finished', 'error', 'failed', 'ignored'].includes(shown.status as string)) break;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+    assert.is(shown.status, 'finished', `${JSON.stringify(shown)}\n${started.output()}`);
+    const vmoves = await fetch(`${printed.apiUrl}/notifications/${nid}/vmoves`, {
+      headers: { 'OpenStack-API-Version': 'instance-ha 1.3' },
+    }).then((r) => r.json() as Promise<{ vmoves: Array<{ source_host: string; dest_host: string; status: string }> }>);
+    // compute-0 ran three servers; evacuate_all_instances (default true) moves them all, HA-enabled first.
+    assert.is(vmoves.vmoves.length, 3, JSON.stringify(vmoves));
+    assert.ok(
+      vmoves.vmoves.every(
+        (v) => v.source_host === 'compute-0' && v.dest_host !== 'compute-0' && v.status === 'succeeded',
+      ),
+      JSON.stringify(vmoves),
+    );
+
+    // The same state, as kubectl sees it through the printed kubeconfig.
+    const kubeconfig = loadKubeConfig({ env: { KUBECONFIG: printed.kubeconfig } });
+    const apiServer = kubeconfig.getCurrentCluster()?.server ?? '';
+    assert.match(apiServer, /^https:\/\/127\.0\.0\.1:/);
+    const kube = createKubeClient(kubeconfig);
+    try {
+      const list = await kube.list<Notification>(RESOURCES.notifications, 'masakari');
+      assert.equal(
+        list.items.map((o) => o.status?.phase),
+        ['finished'],
+      );
+    } finally {
+      await kube.close();
+    }
+
+    // Ctrl-C: everything stops, and the script exits 0.
+    const code = new Promise<number | null>((resolve) => started.child.once('exit', (c) => resolve(c)));
+    started.child.kill('SIGINT');
+    const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), STOP_TIMEOUT_MS).unref());
+    assert.is(await Promise.race([code, timeout]), 0, started.output());
+    assert.ok(await refused(`${printed.apiUrl}/`), 'the API still answers after Ctrl-C');
+    assert.ok(await refused(`${printed.metricsUrl}/healthz`), 'health still answers after Ctrl-C');
+    assert.ok(await refused(`${printed.simulatorUrl}/identity/v3`), 'the simulator still answers after Ctrl-C');
+    assert.ok(await refused(`${apiServer}/healthz`), 'kube-apiserver still answers after Ctrl-C');
+  } finally {
+    if (!exited) started.child.kill('SIGKILL');
+  }
+});
+
+test.run();
