@@ -42,6 +42,16 @@ export const MEDIK8S_ANNOTATIONS = {
   multipleTemplatesSupport: 'remediation.medik8s.io/multiple-templates-support',
 } as const;
 
+/** Labels of the Medik8s contract (github.com/medik8s/common pkg/labels). */
+export const MEDIK8S_LABELS = {
+  /**
+   * On a Node, value "true": do not remediate it. NHC creates no new
+   * remediation for such a node; SNR leaves one it already has alone while
+   * the label is set, and so do we (nothing forced down, nothing filed).
+   */
+  excludeFromRemediation: 'remediation.medik8s.io/exclude-from-remediation',
+} as const;
+
 /** Our own annotations. */
 export const REMEDIATION_ANNOTATIONS = {
   /** On a Node: the Masakari host (HaHost spec.name) it runs; default the Node's name. */
@@ -59,8 +69,13 @@ export const REMEDIATION_FINALIZER = `${GROUP}/remediation`;
 /** The medik8s node Lease: NHC and Node Maintenance coordinate through it. */
 export const MEDIK8S_LEASE_NAMESPACE = 'medik8s-leases';
 export const medik8sLeaseName = (node: string): string => `node-${node}`;
-/** NHC's holder identity is "NodeHealthCheck-<nhc name>": the NHC that created us, not a competitor. */
-export const NHC_LEASE_HOLDER_PREFIX = 'NodeHealthCheck-';
+/**
+ * Holder identities of the health checks that create remediation CRs: NHC's
+ * NodeHealthCheck controller takes the lease as "NodeHealthCheck-<name>", its
+ * MachineHealthCheck controller (Machine API clusters, same templates) as
+ * "MachineHealthCheck-<name>". Such a holder is our creator, not a competitor.
+ */
+export const HEALTH_CHECK_LEASE_HOLDER_PREFIXES = ['NodeHealthCheck-', 'MachineHealthCheck-'] as const;
 
 /** The FAR condition that proves the fence agent ran successfully. */
 export const FAR_FENCED_CONDITION = 'FenceAgentActionSucceeded';
@@ -79,6 +94,7 @@ export const REMEDIATION_REASONS = {
   fencingVerified: 'FencingVerified',
   waitingForFencing: 'WaitingForFencing',
   nodeLeaseHeld: 'NodeLeaseHeld',
+  nodeExcluded: 'NodeExcludedFromRemediation',
   fencedByFenceAgent: 'FenceAgentActionSucceeded',
   fencedBySelfNodeRemediation: 'SelfNodeRemediationAssumedRebooted',
   fencedByManualApproval: 'ManualApproval',

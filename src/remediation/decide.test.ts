@@ -67,6 +67,27 @@ test('past recoveryTimeoutSeconds the remediation fails with RemediationTimedOut
   assert.equal(stage(remediation(), spec, Date.parse('2026-11-29T12:04:59Z'), true).kind, 'gate');
 });
 
+test('a timeout while something held the remediation back says what, not that fencing failed', () => {
+  const held = (reason: string, message: string) =>
+    remediation({
+      status: {
+        startedAt: '2026-11-29T11:55:00Z',
+        conditions: [{ ...cond('Processing', 'True'), reason, message }],
+      },
+    });
+  for (const [reason, message] of [
+    ['NodeLeaseHeld', 'the medik8s node lease of worker-1 is held by node-maintenance'],
+    ['NodeExcludedFromRemediation', 'Node worker-1 has label remediation.medik8s.io/exclude-from-remediation=true'],
+  ] as const) {
+    const s = stage(held(reason, message), spec, Date.parse('2026-11-29T12:05:00Z'), true);
+    assert.equal(s.kind === 'finish' && s.finish.reason, 'RemediationTimedOut');
+    const text = s.kind === 'finish' ? s.finish.message : '';
+    assert.match(text, `no notification was filed within recoveryTimeoutSeconds=600`);
+    assert.match(text, message);
+    assert.not.match(text, 'fencing was not proven');
+  }
+});
+
 const notification = (phase?: NotificationStatus, runs?: number, message?: string): Notification => ({
   apiVersion: 'masakari.openkeel.io/v1alpha1',
   kind: 'Notification',

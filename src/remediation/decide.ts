@@ -63,6 +63,18 @@ export function deadlineMs(r: MasakariRemediation, spec: EffectiveSpec): number 
   return Number.isFinite(started) ? started + spec.recoveryTimeoutSeconds * 1000 : undefined;
 }
 
+/** Reasons of Processing=True that hold the remediation back before the fencing gate is even asked. */
+const HOLDING_REASONS: ReadonlySet<string> = new Set([
+  REMEDIATION_REASONS.nodeLeaseHeld,
+  REMEDIATION_REASONS.nodeExcluded,
+]);
+
+/** What held the remediation back when it was last looked at (its Processing message), if anything did. */
+function heldBackBy(r: MasakariRemediation): string | undefined {
+  const processing = r.status?.conditions?.find((c) => c.type === REMEDIATION_CONDITIONS.processing);
+  return processing?.status === 'True' && HOLDING_REASONS.has(processing.reason) ? processing.message : undefined;
+}
+
 export function stage(r: MasakariRemediation, spec: EffectiveSpec, nowMs: number, hasFinalizer: boolean): Stage {
   if (r.metadata.deletionTimestamp) return { kind: 'delete' };
   if (isFinished(r)) return { kind: 'done' };
@@ -83,19 +95,14 @@ export function stage(r: MasakariRemediation, spec: EffectiveSpec, nowMs: number
   }
   const deadline = deadlineMs(r, spec);
   if (deadline !== undefined && nowMs >= deadline) {
-    const where = r.status.notificationUuid
-      ? `Notification ${r.status.notificationUuid} did not finish`
-      : r.status.fencedAt
-        ? 'the notification could not be filed'
-        : 'fencing was not proven';
-    return {
-      kind: 'finish',
-      finish: {
-        succeeded: false,
-        reason: REMEDIATION_REASONS.timedOut,
-        message: `${where} within recoveryTimeoutSeconds=${spec.recoveryTimeoutSeconds} of the start at ${r.status.startedAt}`,
-      },
-    };
+    const within = `within recoveryTimeoutSeconds=${spec.recoveryTimeoutSeconds} of the start at ${r.status.startedAt}`;
+    const heldBack = heldBackBy(r);
+    const message = r.status.notificationUuid
+      ? `Notification ${r.status.notificationUuid} did not finish ${within}`
+      : heldBack
+        ? `no notification was filed ${within}: ${heldBack}`
+        : `${r.status.fencedAt ? 'the notification could not be filed' : 'fencing was not proven'} ${within}`;
+    return { kind: 'finish', finish: { succeeded: false, reason: REMEDIATION_REASONS.timedOut, message } };
   }
   return r.status.notificationName ? { kind: 'follow' } : { kind: 'gate' };
 }

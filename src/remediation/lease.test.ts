@@ -19,6 +19,10 @@ test('the NodeHealthCheck that created the remediation does not block it', () =>
   assert.is(leaseBlocker(lease('NodeHealthCheck-workers', '2026-11-29T11:59:00Z'), NOW), undefined);
 });
 
+test('nor does a MachineHealthCheck, which NHC runs for Machine API clusters with the same templates', () => {
+  assert.is(leaseBlocker(lease('MachineHealthCheck-workers', '2026-11-29T11:59:00Z'), NOW), undefined);
+});
+
 test('a live lease of Node Maintenance blocks the remediation', () => {
   assert.equal(leaseBlocker(lease('node-maintenance', '2026-11-29T11:30:00Z'), NOW), 'node-maintenance');
   assert.equal(leaseBlocker(lease('node-maintenance'), NOW), 'node-maintenance');

@@ -1,12 +1,17 @@
 // The medik8s node Lease (medik8s-leases/node-<node>): NodeHealthCheck and
 // Node Maintenance take it before touching a node, so a node under planned
 // maintenance is not remediated as if it had failed. The NHC that created our
-// CR holds it while we work ("NodeHealthCheck-<name>"); any other live holder
+// CR holds it while we work ("NodeHealthCheck-<name>", or "MachineHealthCheck-<name>"
+// when NHC remediates for a MachineHealthCheck); any other live holder
 // (Node Maintenance's "node-maintenance", another remediator) means hands off.
 import type { KubeClient } from '../k8s/client.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
-import { MEDIK8S_LEASE_NAMESPACE, NHC_LEASE_HOLDER_PREFIX, medik8sLeaseName } from '../model/remediation-constants.ts';
+import {
+  HEALTH_CHECK_LEASE_HOLDER_PREFIXES,
+  MEDIK8S_LEASE_NAMESPACE,
+  medik8sLeaseName,
+} from '../model/remediation-constants.ts';
 import type { LeaseLike } from '../model/remediation-types.ts';
 
 /**
@@ -16,7 +21,7 @@ import type { LeaseLike } from '../model/remediation-types.ts';
  */
 export function leaseBlocker(lease: LeaseLike | undefined, nowMs: number): string | undefined {
   const holder = lease?.spec?.holderIdentity?.trim();
-  if (!lease || !holder || holder.startsWith(NHC_LEASE_HOLDER_PREFIX)) return undefined;
+  if (!lease || !holder || HEALTH_CHECK_LEASE_HOLDER_PREFIXES.some((p) => holder.startsWith(p))) return undefined;
   const renewed = Date.parse(lease.spec?.renewTime ?? lease.spec?.acquireTime ?? '');
   const duration = lease.spec?.leaseDurationSeconds;
   if (Number.isFinite(renewed) && duration && renewed + duration * 1000 <= nowMs) return undefined;

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { computeHostOf, nodeNameOf, nodesForHost } from './node.ts';
+import { computeHostOf, excludedFromRemediation, nodeNameOf, nodesForHost } from './node.ts';
 
 test("the node comes from the node-name annotation, so generateName'd remediations work", () => {
   assert.equal(
@@ -16,6 +16,16 @@ test('a Node maps to the host in its compute-host annotation, else to its own na
     'cmp-001',
   );
   assert.equal(computeHostOf({ metadata: { name: 'worker-1' } }), 'worker-1');
+});
+
+test('a Node labelled exclude-from-remediation=true (exactly "true", as NHC and SNR read it) is excluded', () => {
+  const labelled = (value: string) => ({
+    metadata: { name: 'worker-1', labels: { 'remediation.medik8s.io/exclude-from-remediation': value } },
+  });
+  assert.ok(excludedFromRemediation(labelled('true')));
+  assert.not.ok(excludedFromRemediation(labelled('')));
+  assert.not.ok(excludedFromRemediation(labelled('false')));
+  assert.not.ok(excludedFromRemediation({ metadata: { name: 'worker-1' } }));
 });
 
 test('the Nodes of a host: annotated ones, and a same-named Node only if not annotated elsewhere', () => {

@@ -3,7 +3,7 @@
 // and moves at most a few steps, writing status (compare-and-swap on
 // resourceVersion) after each side effect so a restarted leader resumes:
 //   start   finalizer, then Processing=True / Succeeded=Unknown (RemediationStarted)
-//   gate    Node → host, medik8s node lease, fencing proof, force-down, notification
+//   gate    Node (not excluded) → host, medik8s node lease, fencing proof, force-down, notification
 //   follow  the Notification's phase → Succeeded=True|False
 //   finish  Succeeded=True|False, Processing=False; nothing more happens
 //   delete  drop the finalizer (nothing is undone in Nova; see docs/medik8s.md)
@@ -17,6 +17,7 @@ import { RESOURCES } from '../k8s/resources.ts';
 import { FIELD_MANAGERS } from '../model/constants.ts';
 import {
   EVENT_PREFIX,
+  MEDIK8S_LABELS,
   REMEDIATION_CONDITIONS,
   REMEDIATION_FINALIZER,
   REMEDIATION_KINDS,
@@ -37,7 +38,7 @@ import type { EffectiveSpec, Finish } from './decide.ts';
 import { deadlineMs, effectiveSpec, isFinished, notificationOutcome, stage, waitDelayMs } from './decide.ts';
 import { evaluateFencing, gatherEvidence } from './fencing.ts';
 import { leaseBlocker, readNodeLease } from './lease.ts';
-import { computeHostOf, nodeNameOf } from './node.ts';
+import { computeHostOf, excludedFromRemediation, nodeNameOf } from './node.ts';
 import { fileHostNotification, findOwnNotification } from './notify.ts';
 
 /** The cache the reconciler reads from and writes its results back into (read-your-writes). */
@@ -151,6 +152,12 @@ export class RemediationReconciler {
       });
     }
     const hostName = computeHostOf(node);
+    if (excludedFromRemediation(node)) {
+      const message = `Node ${nodeName} has label ${MEDIK8S_LABELS.excludeFromRemediation}=true; nothing is forced down or filed while it is set`;
+      await this.setProcessing(r, REMEDIATION_REASONS.nodeExcluded, message);
+      this.event(r, 'Normal', REMEDIATION_REASONS.nodeExcluded, 'Wait', message);
+      return this.waitAgain(r, spec);
+    }
     const service = await this.o.serviceFor(spec.segmentNamespace);
     const host = service.repo.getHostByName(hostName);
     if (!host) {

@@ -23,7 +23,12 @@ import type { KubeClient } from '../../../src/k8s/client.ts';
 import { isAlreadyExists, isNotFound } from '../../../src/k8s/client.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { REMEDIATION_RESOURCES } from '../../../src/model/remediation-constants.ts';
-import type { FenceAgentsRemediationLike, MasakariRemediation } from '../../../src/model/remediation-types.ts';
+import type {
+  FenceAgentsRemediationLike,
+  MasakariRemediation,
+  MasakariRemediationSpec,
+  MasakariRemediationTemplate,
+} from '../../../src/model/remediation-types.ts';
 import type { Condition, Notification } from '../../../src/model/types.ts';
 import { createNovaClient } from '../../../src/openstack/index.ts';
 import type { HttpNovaClient } from '../../../src/openstack/index.ts';
@@ -85,24 +90,36 @@ async function ensure<T>(kube: KubeClient, ref: Parameters<KubeClient['create']>
 const cond = (r: { status?: { conditions?: Condition[] } } | undefined, type: string) =>
   r?.status?.conditions?.find((c) => c.type === type);
 
-/** What NodeHealthCheck creates from a template with the multiple-templates annotation. */
-async function nhcCreates(env: Env, nodeName: string, spec: Record<string, unknown> = {}): Promise<string> {
-  const created = await env.kube.create<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, env.ns.namespace, {
-    apiVersion: 'masakari.openkeel.io/v1alpha1',
-    kind: 'MasakariRemediation',
-    metadata: {
-      generateName: `${nodeName}-`,
-      annotations: {
-        'remediation.medik8s.io/node-name': nodeName,
-        'remediation.medik8s.io/template-name': 'masakari-after-far',
+/**
+ * What NodeHealthCheck creates from a template with the multiple-templates annotation; `spec` is the
+ * template's spec.template.spec (null when the template has none).
+ */
+async function nhcCreates(env: Env, nodeName: string, spec: MasakariRemediationSpec | null = {}): Promise<string> {
+  const created = await env.kube.create<Omit<MasakariRemediation, 'spec'> & { spec: MasakariRemediationSpec | null }>(
+    REMEDIATION_RESOURCES.remediations,
+    env.ns.namespace,
+    {
+      apiVersion: 'masakari.openkeel.io/v1alpha1',
+      kind: 'MasakariRemediation',
+      metadata: {
+        generateName: `${nodeName}-`,
+        annotations: {
+          'remediation.medik8s.io/node-name': nodeName,
+          'remediation.medik8s.io/template-name': 'masakari-after-far',
+        },
+        labels: { 'app.kubernetes.io/part-of': 'node-healthcheck-controller' },
+        ownerReferences: [
+          {
+            apiVersion: 'remediation.medik8s.io/v1alpha1',
+            kind: 'NodeHealthCheck',
+            name: 'workers',
+            uid: randomUUID(),
+          },
+        ],
       },
-      labels: { 'app.kubernetes.io/part-of': 'node-healthcheck-controller' },
-      ownerReferences: [
-        { apiVersion: 'remediation.medik8s.io/v1alpha1', kind: 'NodeHealthCheck', name: 'workers', uid: randomUUID() },
-      ],
+      spec,
     },
-    spec,
-  });
+  );
   return created.metadata.name!;
 }
 
@@ -163,13 +180,15 @@ test.before(async (ctx) => {
   );
   await ensure(kube, RESOURCES.namespaces, undefined, { metadata: { name: 'medik8s-leases' } });
   const hosts = [1, 2, 3, 4, 5, 6].map(node);
-  // Node 7 runs no registered host.
-  for (const h of [...hosts, node(7)]) await ensure(kube, RESOURCES.nodes, undefined, { metadata: { name: h } });
+  // Node 7 runs no registered host; node 8 is remediated from a template; node 9 is excluded from remediation;
+  // node 10's remediator "crashes" after filing.
+  for (const h of [...hosts, node(7), node(8), node(9), node(10)])
+    await ensure(kube, RESOURCES.nodes, undefined, { metadata: { name: h } });
   // Node 5 runs the compute host under another name: the mapping annotation.
   await kube.mergePatch(RESOURCES.nodes, undefined, node(5), {
     metadata: { annotations: { 'masakari.openkeel.io/compute-host': `cmp-${SUFFIX}-5` } },
   });
-  const simHosts = [...hosts.slice(0, 4), `cmp-${SUFFIX}-5`, node(6), `spare-${SUFFIX}`];
+  const simHosts = [...hosts.slice(0, 4), `cmp-${SUFFIX}-5`, node(6), node(8), node(9), node(10), `spare-${SUFFIX}`];
   const sim = await startSimulator({
     hosts: simHosts,
     servers: [
@@ -427,6 +446,82 @@ test('an absent SelfNodeRemediation CRD is no proof; an annotated approval is, a
   assert.match(events[0]!.note, /^\[remediation\] fencing approved by "alice@ops".*accepted at /);
 });
 
+test('a node labelled exclude-from-remediation=true is left alone until the label goes', async ({ env }) => {
+  const e = env!;
+  const w9 = node(9);
+  const label = 'remediation.medik8s.io/exclude-from-remediation';
+  await e.kube.mergePatch(RESOURCES.nodes, undefined, w9, { metadata: { labels: { [label]: 'true' } } });
+  await farFor(e, w9, true);
+  const name = await nhcCreates(e, w9);
+  const excluded = await eventually(
+    'NodeExcludedFromRemediation',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Processing')?.reason === 'NodeExcludedFromRemediation',
+  );
+  assert.match(cond(excluded, 'Processing')!.message, `${label}=true`);
+  await new Promise((r) => setTimeout(r, 2_500));
+  assert.equal(await notifications(e, w9), []);
+  assert.equal(e.sim.state.serviceOf(w9)?.forcedDown, false);
+  assert.equal(cond(await getRemediation(e, name), 'FencingVerified'), undefined);
+
+  await e.kube.mergePatch(RESOURCES.nodes, undefined, w9, { metadata: { labels: { [label]: null } } });
+  const done = await eventually(
+    'Succeeded=True',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Succeeded')?.status === 'True',
+    60_000,
+  );
+  assert.equal(cond(done, 'FencingVerified')?.status, 'True');
+  assert.equal(e.sim.state.serviceOf(w9)?.forcedDown, true);
+  assert.equal((await notifications(e, w9)).length, 1);
+});
+
+test('a remediator that crashed after filing adopts its notification instead of filing another', async ({ env }) => {
+  const e = env!;
+  const w10 = node(10);
+  await farFor(e, w10, true);
+  const name = await nhcCreates(e, w10);
+  const first = await eventually(
+    'Succeeded=True',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Succeeded')?.status === 'True',
+    60_000,
+  );
+  // The engine has put the host on maintenance. Roll the status back to the moment after fencing was proven:
+  // what a leader that died between filing and recording the notification left behind.
+  const { notificationName, notificationUuid, finishedAt, ...beforeFiling } = first.status!;
+  assert.ok(notificationName && notificationUuid && finishedAt);
+  await e.kube.replaceStatus(REMEDIATION_RESOURCES.remediations, e.ns.namespace, name, {
+    ...first,
+    status: {
+      ...beforeFiling,
+      conditions: first.status!.conditions!.map((c) =>
+        c.type === 'Succeeded'
+          ? { ...c, status: 'Unknown', reason: 'RemediationStarted' }
+          : c.type === 'Processing'
+            ? { ...c, status: 'True', reason: 'FencingVerified' }
+            : c,
+      ),
+    },
+  });
+  const again = await eventually(
+    'Succeeded=True again',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Succeeded')?.status === 'True',
+    60_000,
+  );
+  assert.equal(again.status?.notificationUuid, notificationUuid);
+  assert.equal(again.status?.notificationName, notificationName);
+  assert.equal((await notifications(e, w10)).length, 1);
+  const adopted = await eventually(
+    'the NotificationAdopted event',
+    async () =>
+      (await e.kube.list<{ reason: string; regarding: { name: string } }>(RESOURCES.events, e.ns.namespace)).items,
+    (l) => l.some((ev) => ev.regarding.name === name && ev.reason === 'NotificationAdopted'),
+  );
+  assert.ok(adopted.length > 0);
+});
+
 test('a host on maintenance or not registered fails at once, with nothing forced down', async ({ env }) => {
   const e = env!;
   await farFor(e, node(6), true);
@@ -452,12 +547,57 @@ test('a host on maintenance or not registered fails at once, with nothing forced
   assert.match(cond(u, 'Succeeded')!.message, `Host with name ${node(7)} could not be found`);
 });
 
+test("a template's spec.template.spec survives the API server and is what NodeHealthCheck copies", async ({ env }) => {
+  const e = env!;
+  const templateSpec: MasakariRemediationSpec = {
+    fencingProof: 'ManualApproval',
+    recoveryTimeoutSeconds: 900,
+    forceDownComputeService: false,
+    segmentNamespace: e.ns.namespace,
+  };
+  const template = (name: string, spec: MasakariRemediationTemplate['spec']) =>
+    e.kube.create<MasakariRemediationTemplate>(REMEDIATION_RESOURCES.templates, e.ns.namespace, {
+      apiVersion: 'masakari.openkeel.io/v1alpha1',
+      kind: 'MasakariRemediationTemplate',
+      metadata: { name, annotations: { 'remediation.medik8s.io/multiple-templates-support': 'true' } },
+      spec,
+    });
+  await template('masakari-manual', { template: { spec: templateSpec } });
+  // FAR's README form, spec.template without a spec: NHC accepts it, so must the CRD.
+  await template('masakari-defaults', { template: {} });
+  const stored = await e.kube.get<MasakariRemediationTemplate>(
+    REMEDIATION_RESOURCES.templates,
+    e.ns.namespace,
+    'masakari-manual',
+  );
+  assert.equal(stored.spec.template.spec, templateSpec);
+
+  // NHC: the remediation's spec is a deep copy of the template's spec.template.spec.
+  const name = await nhcCreates(e, node(8), { ...stored.spec.template.spec });
+  const waiting = await eventually(
+    'WaitingForFencing',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
+  );
+  assert.equal(waiting.spec, templateSpec);
+  assert.match(cond(waiting, 'Processing')!.message, 'fencingProof is ManualApproval');
+
+  // From the template without spec.template.spec NHC copies a null spec: accepted, and the defaults apply.
+  const fromDefaults = await nhcCreates(e, node(8), null);
+  const defaulted = await eventually(
+    'WaitingForFencing',
+    () => getRemediation(e, fromDefaults),
+    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
+  );
+  assert.match(cond(defaulted, 'Processing')!.message, 'no FenceAgentsRemediation exists for node');
+});
+
 test('deleting a remediation (as NHC does once the node is healthy) removes the finalizer and the object', async ({
   env,
 }) => {
   const e = env!;
   const list = await e.kube.list<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, e.ns.namespace);
-  assert.ok(list.items.length >= 7);
+  assert.ok(list.items.length >= 10);
   for (const r of list.items) {
     assert.ok(r.metadata.finalizers?.includes('masakari.openkeel.io/remediation'));
     await e.kube.delete(REMEDIATION_RESOURCES.remediations, e.ns.namespace, r.metadata.name!);
