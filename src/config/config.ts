@@ -71,6 +71,7 @@ export interface Config {
     namespace: string; // MASAKARI_NAMESPACE, default 'masakari'
     components: Array<'api' | 'engine' | 'remediation'>; // MASAKARI_COMPONENTS
     metrics_listen: string; // '127.0.0.1:8081' (healthz, readyz, metrics)
+    medik8s_lease_namespace: string; // 'medik8s-leases' (NodeHealthCheck's LEASE_NAMESPACE)
     /** Nova microversion for every call (>= 2.53). */
     nova_api_version: string; // '2.53'
     /** Per-request timeout for OpenStack calls (seconds). */

@@ -333,6 +333,12 @@ export const OPTIONS: OptionTable = {
       env: 'MASAKARI_METRICS_LISTEN',
       help: 'Address of /healthz, /readyz and /metrics (the image sets 0.0.0.0:8081 so probes and Prometheus reach it).',
     },
+    medik8s_lease_namespace: {
+      default: 'medik8s-leases',
+      parser: matching(DNS_LABEL, 'a Kubernetes namespace name (DNS-1123 label)'),
+      env: 'MASAKARI_MEDIK8S_LEASE_NAMESPACE',
+      help: "Namespace of the Medik8s node leases the remediator respects (NodeHealthCheck's LEASE_NAMESPACE).",
+    },
     nova_api_version: {
       default: '2.53',
       parser: matching(/^2\.(5[3-9]|[6-9]\d|\d{3,})$/, 'a Nova microversion 2.53 or later, e.g. "2.53"'),

@@ -94,6 +94,7 @@ export async function createComponent(
     events,
     log,
     duplicateWindowSeconds: ctx.config.DEFAULT.duplicate_notification_detection_interval,
+    leaseNamespace: ctx.config.operator.medik8s_lease_namespace,
     followIntervalMs: opts.followIntervalMs,
   });
 

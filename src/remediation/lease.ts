@@ -1,4 +1,5 @@
-// The medik8s node Lease (medik8s-leases/node-<node>): NodeHealthCheck and
+// The medik8s node Lease (<lease namespace>/node-<node>, medik8s-leases unless
+// NHC's LEASE_NAMESPACE moved it): NodeHealthCheck and
 // Node Maintenance take it before touching a node, so a node under planned
 // maintenance is not remediated as if it had failed. The NHC that created our
 // CR holds it while we work ("NodeHealthCheck-<name>", or "MachineHealthCheck-<name>"
@@ -7,11 +8,7 @@
 import type { KubeClient } from '../k8s/client.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
-import {
-  HEALTH_CHECK_LEASE_HOLDER_PREFIXES,
-  MEDIK8S_LEASE_NAMESPACE,
-  medik8sLeaseName,
-} from '../model/remediation-constants.ts';
+import { HEALTH_CHECK_LEASE_HOLDER_PREFIXES, medik8sLeaseName } from '../model/remediation-constants.ts';
 import type { LeaseLike } from '../model/remediation-types.ts';
 
 /**
@@ -28,10 +25,14 @@ export function leaseBlocker(lease: LeaseLike | undefined, nowMs: number): strin
   return holder;
 }
 
-/** The node's lease, or undefined when there is none (or no medik8s-leases namespace). */
-export async function readNodeLease(kube: KubeClient, node: string): Promise<LeaseLike | undefined> {
+/** The node's lease, or undefined when there is none (or no such lease namespace). */
+export async function readNodeLease(
+  kube: KubeClient,
+  leaseNamespace: string,
+  node: string,
+): Promise<LeaseLike | undefined> {
   try {
-    return await kube.get<LeaseLike>(RESOURCES.leases, MEDIK8S_LEASE_NAMESPACE, medik8sLeaseName(node));
+    return await kube.get<LeaseLike>(RESOURCES.leases, leaseNamespace, medik8sLeaseName(node));
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;

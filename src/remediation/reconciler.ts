@@ -18,6 +18,7 @@ import { FIELD_MANAGERS } from '../model/constants.ts';
 import {
   EVENT_PREFIX,
   MEDIK8S_LABELS,
+  MEDIK8S_LEASE_NAMESPACE,
   REMEDIATION_CONDITIONS,
   REMEDIATION_FINALIZER,
   REMEDIATION_KINDS,
@@ -59,6 +60,8 @@ export interface RemediationReconcilerOptions {
   log: Logger;
   /** [DEFAULT]/duplicate_notification_detection_interval: how far back an adopted notification may be. */
   duplicateWindowSeconds: number;
+  /** [operator]/medik8s_lease_namespace: where NHC and Node Maintenance keep the node leases. */
+  leaseNamespace?: string;
   /** How often a filed notification is looked at; default 5 s. */
   followIntervalMs?: number;
   now?: () => number;
@@ -181,7 +184,10 @@ export class RemediationReconciler {
       });
     }
 
-    const holder = leaseBlocker(await readNodeLease(this.o.kube, nodeName), this.now());
+    const holder = leaseBlocker(
+      await readNodeLease(this.o.kube, this.o.leaseNamespace ?? MEDIK8S_LEASE_NAMESPACE, nodeName),
+      this.now(),
+    );
     if (holder) {
       const message = `the medik8s node lease of ${nodeName} is held by ${holder} (e.g. Node Maintenance); not acting while it holds it`;
       await this.setProcessing(r, REMEDIATION_REASONS.nodeLeaseHeld, message, hostName);

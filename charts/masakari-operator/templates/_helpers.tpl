@@ -98,6 +98,8 @@ top-level context) and "components" (MASAKARI_COMPONENTS).
   value: "0.0.0.0:15868"
 - name: MASAKARI_METRICS_LISTEN
   value: "0.0.0.0:8081"
+- name: MASAKARI_MEDIK8S_LEASE_NAMESPACE
+  value: {{ $root.Values.remediation.leaseNamespace | quote }}
 {{- with $root.Values.logLevel }}
 - name: MASAKARI_LOG_LEVEL
   value: {{ . | quote }}
