@@ -342,7 +342,7 @@ export const OPTIONS: OptionTable = {
     nova_api_version: {
       default: '2.53',
       parser: matching(/^2\.(5[3-9]|[6-9]\d|\d{3,})$/, 'a Nova microversion 2.53 or later, e.g. "2.53"'),
-      help: 'Nova microversion sent with every call.',
+      help: 'Nova microversion sent with every call, except evacuate, which is sent at 2.94 at most (from 2.95 Nova leaves evacuated servers stopped).',
     },
     openstack_request_timeout: {
       default: 30,

@@ -24,7 +24,7 @@ test('status flags count only while flagsGeneration equals metadata.generation',
 test('setOnMaintenance latches both flags in status with the generation; spec untouched', async () => {
   const { w, flags, peek } = setup();
   w.kube.seed(RESOURCES.hosts, host('a', 'u-a', 's', { reserved: true }));
-  await flags.setOnMaintenance('a');
+  await flags.setOnMaintenance('a', true);
   const h = peek('a');
   assert.equal(
     [h.status?.onMaintenance, h.status?.reserved, h.status?.flagsGeneration, h.status?.updatedAt],
@@ -32,6 +32,14 @@ test('setOnMaintenance latches both flags in status with the generation; spec un
   );
   assert.equal([h.spec.onMaintenance, h.spec.reserved], [false, true]);
   assert.equal(effectiveFlags(w.hosts.get('host-a')!), { reserved: false, onMaintenance: true });
+});
+
+test('setOnMaintenance without unreserve (process failure) keeps the effective reserved flag', async () => {
+  const { w, flags, peek } = setup();
+  w.kube.seed(RESOURCES.hosts, host('a', 'u-a', 's', { reserved: true }));
+  await flags.setOnMaintenance('a', false);
+  const h = peek('a');
+  assert.equal([h.status?.onMaintenance, h.status?.reserved, h.status?.flagsGeneration], [true, true, 1]);
 });
 
 test('setReserved keeps the effective maintenance flag; a concurrent write is retried', async () => {

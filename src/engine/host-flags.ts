@@ -45,9 +45,10 @@ export class HaHostFlags implements HostFlags {
     },
   ) {}
 
-  setOnMaintenance(hostName: string): Promise<void> {
-    // Masakari: on_maintenance = True and, when the host itself is reserved, reserved = False; one save.
-    return this.write(hostName, () => ({ onMaintenance: true, reserved: false }));
+  setOnMaintenance(hostName: string, unreserve: boolean): Promise<void> {
+    // Masakari: on_maintenance = True and, for a host failure when the host itself is reserved,
+    // reserved = False; one save. A process failure keeps the reserved flag.
+    return this.write(hostName, (cur) => ({ onMaintenance: true, reserved: unreserve ? false : cur.reserved }));
   }
 
   setReserved(hostName: string, reserved: boolean): Promise<void> {

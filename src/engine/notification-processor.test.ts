@@ -246,6 +246,21 @@ decisions(
   },
 );
 
+decisions(
+  'PROCESS STOPPED on a reserved host puts it on maintenance but keeps it reserved (only host failures un-reserve)',
+  async () => {
+    const h = harness({ hostOver: { reserved: true } });
+    h.add(notification('p1', 'PROCESS', { event: 'STOPPED', process_name: 'libvirtd' }));
+    await h.settle();
+    assert.is(h.get('p1').status?.phase, 'finished');
+    const hh = h.host();
+    assert.equal(
+      { onMaintenance: hh.status?.onMaintenance, reserved: hh.status?.reserved, gen: hh.status?.flagsGeneration },
+      { onMaintenance: true, reserved: true, gen: hh.metadata.generation },
+    );
+  },
+);
+
 decisions('no Nova configured: a notification that needs Nova ends in error with a clear reason', async () => {
   const h = harness({ nova: null });
   h.add(vmEvent('n1'));

@@ -460,7 +460,7 @@ export class NotificationProcessor {
     const hostName = host?.spec.name ?? n.spec.hostname;
     if (plan.maintenance !== 'none') {
       // Every (re)processing sets maintenance before the workflow, whatever the outcome (Masakari).
-      await flags.setOnMaintenance(hostName);
+      await flags.setOnMaintenance(hostName, plan.maintenance === 'on-and-unreserve');
       const h = this.d.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
       if (h)
         this.d.events.onHost(

@@ -87,6 +87,29 @@ s('the host-failure sequence Masakari runs (N3, N4, N1, N11, N7, N2, migrations)
   for (const server of servers) assert.is(sim.state.actionCounts.evacuate?.[server.id], 1);
 });
 
+s(
+  'configured at 2.95 or later, an evacuated active server still comes back active (evacuate is sent at 2.94)',
+  async ({ sim }) => {
+    const nova = createNovaClient(sim.clientCredentials, { microversion: '2.96', timeoutMs: 300, maxRetries: 0 });
+    try {
+      sim.state.failHost('cpu1');
+      const [server] = await nova.listServersOnHost('cpu1');
+      await nova.evacuate(server?.id as string, undefined);
+      const moved = await until(
+        () => nova.getServer(server?.id as string),
+        (x) => x['OS-EXT-SRV-ATTR:host'] !== 'cpu1' && x['OS-EXT-STS:task_state'] === null,
+      );
+      assert.is(moved['OS-EXT-STS:vm_state'], 'active');
+      const evacuation = sim.state.requestLog.filter((e) => e.method === 'POST' && e.path.endsWith('/action')).at(-1);
+      assert.is(evacuation?.microversion, 'compute 2.94');
+      const show = sim.state.requestLog.filter((e) => e.method === 'GET' && e.path.startsWith('/compute')).at(-1);
+      assert.is(show?.microversion, 'compute 2.96');
+    } finally {
+      await nova.session.close();
+    }
+  },
+);
+
 s('evacuating while the source is up is NovaBadRequest with Nova’s message', async ({ sim, nova }) => {
   const id = [...sim.state.servers.values()][0]?.id as string;
   try {

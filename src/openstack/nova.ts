@@ -16,6 +16,12 @@ import { NovaBadRequest, NovaConflict, NovaError, NovaForbidden, NovaNotFound } 
 export const MIN_NOVA_MICROVERSION = '2.53';
 /** 2.59 adds migration uuids and limit/marker paging to GET /os-migrations. */
 export const MIGRATIONS_PAGING_MICROVERSION = '2.59';
+/**
+ * From 2.95 Nova leaves every evacuated server stopped at the destination.
+ * Masakari (at 2.53) relies on an active server coming back active, so the
+ * evacuate action is never sent above 2.94, whatever nova_api_version says.
+ */
+export const EVACUATE_MAX_MICROVERSION = '2.94';
 /** Hard stop for page-following, far above any real host (1000 pages of max_limit). */
 const MAX_PAGES = 1000;
 
@@ -158,7 +164,11 @@ export class HttpNovaClient implements NovaClient {
 
   evacuate(id: string, targetHost: string | undefined, o?: CallOptions): Promise<void> {
     // Only `host`: no force, onSharedStorage or adminPass, exactly as Masakari sends it.
-    return this.action(id, 'evacuate', targetHost ? { host: targetHost } : {}, o);
+    const microversion =
+      compareMicroversions(this.microversion, EVACUATE_MAX_MICROVERSION) > 0
+        ? EVACUATE_MAX_MICROVERSION
+        : this.microversion;
+    return this.action(id, 'evacuate', targetHost ? { host: targetHost } : {}, o, microversion);
   }
 
   stopServer(id: string, o?: CallOptions): Promise<void> {
@@ -233,7 +243,13 @@ export class HttpNovaClient implements NovaClient {
     }
   }
 
-  private async action(id: string, name: string, value: unknown, o?: CallOptions): Promise<void> {
+  private async action(
+    id: string,
+    name: string,
+    value: unknown,
+    o?: CallOptions,
+    microversion?: string,
+  ): Promise<void> {
     await this.call(
       {
         method: 'POST',
@@ -241,6 +257,7 @@ export class HttpNovaClient implements NovaClient {
         pathTemplate: '/servers/{id}/action',
         action: name,
         json: { [name]: value },
+        ...(microversion ? { microversion } : {}),
       },
       o,
     );

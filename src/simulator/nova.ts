@@ -500,7 +500,8 @@ const ACTIONS: Record<string, ActionHandler> = {
       destCompute: typeof host === 'string' ? host : null,
     });
     const wasStopped = server.vmState === 'stopped';
-    const stopAtTarget = atLeast(ctx.version, 95);
+    // 2.95+: target_state stopped, which nova-compute's rebuild applies unless the server was in error.
+    const stopAtTarget = atLeast(ctx.version, 95) && server.vmState !== 'error';
     state.schedule(state.latencies.evacuate, () => {
       if (state.servers.get(server.id) !== server) return;
       const target = state.pickTarget(migration.sourceCompute, typeof host === 'string' ? host : undefined);
@@ -518,7 +519,7 @@ const ACTIONS: Record<string, ActionHandler> = {
         server.host = target.host;
         server.node = target.host;
         server.taskState = null;
-        // A stopped server is rebuilt stopped; active and error ones come back active (2.95+: always stopped).
+        // A stopped server is rebuilt stopped; active and error ones come back active (2.95+: active ones stopped).
         server.vmState = wasStopped || stopAtTarget ? 'stopped' : 'active';
         server.powerState = server.vmState === 'stopped' ? POWER_STATE.SHUTDOWN : POWER_STATE.RUNNING;
       }

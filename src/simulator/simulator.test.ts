@@ -250,6 +250,22 @@ compute('evacuate accepted when forced_down; stopped stays stopped, error become
   assert.is(sim.state.servers.get(VM3)?.vmState, 'active');
 });
 
+compute(
+  'evacuate at 2.95+: an active server is stopped at the target, an error one still comes back active',
+  async ({ sim }) => {
+    const n295 = nova(sim, await login(sim), '2.95');
+    sim.state.failHost('cpu1');
+    assert.is((await n295('POST', `/servers/${VM1}/action`, { evacuate: {} })).status, 200);
+    assert.is((await n295('POST', `/servers/${VM3}/action`, { evacuate: {} })).status, 200);
+    await waitFor(
+      () => sim.state.servers.get(VM1)?.taskState === null && sim.state.servers.get(VM3)?.taskState === null,
+    );
+    assert.is(sim.state.servers.get(VM1)?.vmState, 'stopped');
+    // nova/compute/manager.py rebuild_instance: target_state applies unless the server was in error.
+    assert.is(sim.state.servers.get(VM3)?.vmState, 'active');
+  },
+);
+
 compute('evacuate validation: same host 400, unknown host 404, busy server 409', async ({ sim, n }) => {
   sim.state.failHost('cpu1');
   const same = await n('POST', `/servers/${VM1}/action`, { evacuate: { host: 'cpu1' } });

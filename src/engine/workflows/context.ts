@@ -54,8 +54,12 @@ export interface EffectJournal {
 
 /** Masakari host flags, written to HaHost status (never spec). */
 export interface HostFlags {
-  /** on_maintenance=true, and reserved=false if the host itself was reserved (one write). */
-  setOnMaintenance(hostName: string): Promise<void>;
+  /**
+   * on_maintenance=true in one write; with `unreserve` (host failures only,
+   * Masakari's _handle_notification_type_host) also reserved=false. A process
+   * failure leaves the reserved flag alone, as upstream.
+   */
+  setOnMaintenance(hostName: string, unreserve: boolean): Promise<void>;
   setReserved(hostName: string, reserved: boolean): Promise<void>;
   /** Names of hosts in the same segment with reserved=true and on_maintenance=false, newest first. */
   reservedHosts(segmentUuid: string): string[];

@@ -3,6 +3,8 @@ import * as assert from 'uvu/assert';
 import { RecoveryFailed } from './context.ts';
 import type { FakeServer } from './evacuation-fake-nova.ts';
 import { novaServerError } from './evacuation-fake-nova.ts';
+import type { NovaError } from '../../openstack/types.ts';
+import { NovaBadRequest, NovaConflict, NovaForbidden, NovaNotFound } from '../../openstack/types.ts';
 import { scenario } from './evacuation-scenario.ts';
 import { planEvacuation } from './evacuate-instance.ts';
 import { runHostFailure } from './host-failure.ts';
@@ -123,9 +125,47 @@ test('a failing first GET fails the move instead of leaving it pending (B3)', as
   });
   assert.instance(error, RecoveryFailed);
   assert.is(move.status, 'failed');
-  assert.is(move.message, 'GET failed');
+  assert.is(move.message, 'GET failed (HTTP 500)');
   assert.is(move.startTime, null);
   assert.ok(move.endTime);
+});
+
+test("a Nova error fails the move with Masakari's translated text (nova.py translate_nova_exception)", async () => {
+  const cases: Array<[NovaError, string]> = [
+    [
+      new NovaBadRequest(400, 'Compute service of cmp is still in use.'),
+      'Invalid input received: Compute service of cmp is still in use. (HTTP 400)',
+    ],
+    [new NovaForbidden(403, "Policy doesn't allow it."), "Policy doesn't allow it. (HTTP 403)"],
+    [new NovaNotFound(404, 'Instance x could not be found.'), 'Resource could not be found.'],
+    [new NovaConflict(409, "Cannot 'evacuate' instance x while it is in task_state rebuilding"), 'Conflict'],
+    [novaServerError('Unexpected API Error.'), 'Unexpected API Error. (HTTP 500)'],
+  ];
+  for (const [err, text] of cases) {
+    const { move } = await evacuateOne({}, (s) => {
+      s.nova.fault = (method) => (method === 'evacuate' ? err : undefined);
+    });
+    assert.is(move.status, 'failed');
+    assert.is(move.message, text);
+  }
+});
+
+test('start_time is set only once the evacuate call is reached: a failing lock or reset leaves it null', async () => {
+  for (const failing of ['lockServer', 'resetState']) {
+    const { move, after } = await evacuateOne({ vmState: 'paused', powerState: 3 }, (s) => {
+      s.nova.fault = (method) => (method === failing ? novaServerError(`${failing} refused`) : undefined);
+    });
+    assert.is(move.status, 'failed');
+    assert.is(move.message, `${failing} refused (HTTP 500)`);
+    assert.is(move.startTime, null, `${failing} failed before the evacuation started`);
+    assert.ok(move.endTime);
+    assert.is(after.locked, false);
+  }
+  const { move } = await evacuateOne({}, (s) => {
+    s.nova.fault = (method) => (method === 'evacuate' ? novaServerError('evacuate refused') : undefined);
+  });
+  assert.is(move.status, 'failed');
+  assert.ok(move.startTime, 'the evacuate call itself failed: the evacuation had started');
 });
 
 test("a failing stop after evacuation reports Nova's error (B4) and still unlocks", async () => {
@@ -133,7 +173,7 @@ test("a failing stop after evacuation reports Nova's error (B4) and still unlock
     s.nova.fault = (method) => (method === 'stopServer' ? novaServerError('stop refused') : undefined);
   });
   assert.is(move.status, 'failed');
-  assert.is(move.message, 'stop refused');
+  assert.is(move.message, 'stop refused (HTTP 500)');
   assert.is(after.locked, false);
 });
 

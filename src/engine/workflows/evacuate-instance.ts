@@ -34,7 +34,9 @@
 //   again. A server that is no longer on the failed host is never evacuated.
 // - The move goes ongoing (start_time) together with those intents, just
 //   before the lock, rather than right before the evacuate call: one durable
-//   write instead of three (see run()).
+//   write instead of three (see run()). A failure before the evacuate call
+//   (lock, reset-state) clears start_time again, so the failed move reads as
+//   Masakari's does.
 // - Locks: `lock:<uuid>` is journalled (intended) BEFORE the lock call; after
 //   the unlock we mark it done and then record `unlock:<uuid>` done (the
 //   engine core's convention, src/engine/locks.ts: a lock is released when a
@@ -42,6 +44,7 @@
 //   the engine core's sweep or the resumed run uses to unlock.
 
 import type { NovaServer } from '../../openstack/types.ts';
+import { NovaBadRequest, NovaConflict, NovaError, NovaNotFound } from '../../openstack/types.ts';
 import type { VMoveRecord } from '../../model/types.ts';
 import type { WorkflowContext } from './context.ts';
 import { RecoveryFailed } from './context.ts';
@@ -202,7 +205,11 @@ export class EvacuationProcedure {
     const sourceHost = move.sourceHost ?? ctx.notification.hostname;
     let ownLock = false;
     let intent: EvacuateIntent | undefined;
-    let result: { status: EvacuationResult; destHost?: string | null; message?: string };
+    // Masakari sets start_time right before the evacuate call: a move that fails on the lock or the
+    // reset-state call ends failed without one. Ours is written earlier (batched with the intents), so
+    // it is cleared again when the failure came before the evacuation started.
+    let evacuationStarted = false;
+    let result: { status: EvacuationResult; destHost?: string | null; message?: string; startTime?: null };
     try {
       if (move.status === 'failed') {
         // A retry with the next reserved host: back to pending first, so a crash before this attempt's
@@ -237,12 +244,14 @@ export class EvacuationProcedure {
 
       let confirmed: NovaServer;
       if (seen === 'moved' || seen === 'in-progress') {
+        evacuationStarted = true;
         ctx.log.info(
           { instance: uuid, seen },
           'Evacuation already under way or done in Nova; confirming instead of evacuating',
         );
         confirmed = await this.confirm(uuid, sourceHost, stateAtEvacuation(planned), true);
       } else if (seen === 'failed' && sameAttempt) {
+        evacuationStarted = true;
         throw new InstanceEvacuateFailed(uuid);
       } else {
         if (
@@ -251,6 +260,7 @@ export class EvacuationProcedure {
         ) {
           await ctx.nova.resetState(uuid, 'error', this.call);
         }
+        evacuationStarted = true;
         await ctx.nova.evacuate(uuid, this.target.host, this.call);
         const sent = ctx.clock.now().getTime();
         confirmed = await this.confirm(uuid, sourceHost, stateAtEvacuation(planned), false, this.fastestMs);
@@ -267,9 +277,9 @@ export class EvacuationProcedure {
         if (ownLock) await this.unlock(uuid);
         throw err;
       }
-      const message = err instanceof PollTimeout ? 'Failed reason: timeout.' : errorText(err);
+      const message = err instanceof PollTimeout ? 'Failed reason: timeout.' : vmoveFailureText(err);
       ctx.log.warn({ instance: uuid, err: errorText(err) }, `Evacuation of instance '${uuid}' failed: ${message}`);
-      result = { status: 'failed', message };
+      result = { status: 'failed', message, ...(evacuationStarted ? {} : { startTime: null }) };
     }
 
     const unlocked = ownLock ? await this.unlock(uuid) : false;
@@ -432,6 +442,26 @@ export class EvacuationProcedure {
     }
     return current;
   }
+}
+
+/**
+ * The vmove message for a failed evacuation: Masakari writes str() of the
+ * exception, and its Nova layer (compute/nova.py translate_nova_exception)
+ * turns novaclient's "<message> (HTTP <code>) (Request-ID: ...)" into
+ * InvalidInput ("Invalid input received: ..."), Forbidden (the text as is),
+ * NotFound ("Resource could not be found.") and Conflict ("Conflict"); other
+ * HTTP errors pass through untranslated. The request id is left out, as in
+ * the API's Nova messages (it is in the log). A request that got no HTTP
+ * answer (timeout, connection) keeps our own text: Masakari's "An unknown
+ * exception occurred." would hide the cause.
+ */
+export function vmoveFailureText(err: unknown): string {
+  if (!(err instanceof NovaError) || err.status === 0) return errorText(err);
+  const novaclientText = `${err.message} (HTTP ${err.status})`;
+  if (err instanceof NovaBadRequest) return `Invalid input received: ${novaclientText}`;
+  if (err instanceof NovaNotFound) return 'Resource could not be found.';
+  if (err instanceof NovaConflict) return 'Conflict';
+  return novaclientText;
 }
 
 export function errorText(err: unknown): string {

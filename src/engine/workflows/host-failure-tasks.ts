@@ -238,13 +238,16 @@ async function tallyMoves(ctx: WorkflowContext, host: string): Promise<void> {
       0.7,
     );
   }
-  const failed = moves.filter((m) => m.status === 'failed').map((m) => m.instanceUuid);
+  // Masakari lists failed and pending ids in its vmove query order, created_at desc then id desc:
+  // the newest move first, i.e. the reverse of the order the moves were recorded in.
+  const newestFirst = [...moves].reverse();
+  const failed = newestFirst.filter((m) => m.status === 'failed').map((m) => m.instanceUuid);
   if (failed.length > 0) {
     const msg = `Failed to evacuate instances '${failed.join(',')}' from host '${host}'`;
     await ctx.progress.update(task, msg, 0.7);
     throw new RecoveryFailed(msg);
   }
-  const unfinished = moves.filter((m) => m.status !== 'succeeded').map((m) => m.instanceUuid);
+  const unfinished = newestFirst.filter((m) => m.status !== 'succeeded').map((m) => m.instanceUuid);
   if (unfinished.length > 0) {
     const msg = `Instances '${unfinished.join(',')}' were not evacuated from host '${host}': vmove status is still pending`;
     await ctx.progress.update(task, msg, 0.7);

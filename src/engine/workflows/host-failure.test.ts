@@ -88,10 +88,24 @@ test('auto: Nova 5xx on evacuate → failed move with the error text, RecoveryFa
   assert.is((err as Error).message, `Failed to evacuate instances '${bad.id}' from host '${FAILED_HOST}'`);
   const move = engine.vmoves().find((m) => m.instanceUuid === bad.id)!;
   assert.is(move.status, 'failed');
-  assert.is(move.message, 'Unexpected API Error.');
+  assert.is(move.message, 'Unexpected API Error. (HTTP 500)');
   assert.ok(move.startTime && move.endTime);
   assert.is(nova.servers.get(bad.id)!.locked, false, 'unlocked after the failure');
   assert.ok(engine.progress().every((e) => e.state === 'REVERTED' && e.progress === 1));
+  nova.stop();
+});
+
+test("auto: several failed instances are listed in Masakari's vmove order (newest move first)", async () => {
+  const { engine, nova, servers } = scenario({ servers: [{}, { metadata: { HA_Enabled: 'True' } }] });
+  const [plain, ha] = servers;
+  nova.fault = (method) => (method === 'evacuate' ? novaServerError('Unexpected API Error.') : undefined);
+  const err = await outcome(runHostFailure(engine.context(), engine.startFallbackRun));
+  // The moves were recorded HA first; Masakari reads them back created_at desc, id desc.
+  assert.equal(
+    engine.vmoves().map((m) => m.instanceUuid),
+    [ha!.id, plain!.id],
+  );
+  assert.is((err as Error).message, `Failed to evacuate instances '${plain!.id},${ha!.id}' from host '${FAILED_HOST}'`);
   nova.stop();
 });
 

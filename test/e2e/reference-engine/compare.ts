@@ -266,7 +266,7 @@ async function createSegmentAndHost(api: string, s: Scenario): Promise<string> {
   });
   const segUuid = (seg.segment as Notification).uuid as string;
   await postJson(api, `/v1/segments/${segUuid}/hosts`, {
-    host: { name: s.host, type: 'COMPUTE', control_attributes: 'SSH' },
+    host: { name: s.host, type: 'COMPUTE', control_attributes: 'SSH', reserved: s.hostReserved ?? false },
   });
   for (const h of s.extraHosts ?? []) {
     await postJson(api, `/v1/segments/${segUuid}/hosts`, {

@@ -12,6 +12,8 @@ export interface Scenario {
   /** Kill the host's compute in the simulator before notifying. */
   failHost?: boolean;
   segmentEnabled?: boolean;
+  /** The notification's host is itself a reserved host. */
+  hostReserved?: boolean;
   /** Segment recovery_method (default auto). */
   recoveryMethod?: 'auto' | 'reserved_host' | 'auto_priority' | 'rh_priority';
   /** More hosts of the segment (live simulator hosts no evacuation picks by itself). */
@@ -35,6 +37,10 @@ export const INSTANCE_RESERVED_ID = '88888888-8888-4888-8888-888888888888';
 export const INSTANCE_BUSY_ID = '99999999-9999-4999-8999-999999999999';
 export const INSTANCE_RESERVED_DOWN_ID = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
 export const INSTANCE_VM_STOPPED_ID = 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb';
+export const INSTANCE_RH_PRIORITY_ID = 'cccccccc-cccc-4ccc-8ccc-cccccccccccc';
+export const INSTANCE_VM_PAUSED_ID = 'dddddddd-dddd-4ddd-8ddd-dddddddddddd';
+export const INSTANCE_VM_RESIZED_ID = 'eeeeeeee-eeee-4eee-8eee-eeeeeeeeeeee';
+export const INSTANCE_HOST_RESIZED_ID = 'abababab-abab-4bab-8bab-abababababab';
 
 const HOST_DOWN = { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' };
 
@@ -145,6 +151,39 @@ export const SCENARIOS: Scenario[] = [
     type: 'VM',
     payload: { event: 'LIFECYCLE', instance_uuid: INSTANCE_VM_STOPPED_ID, vir_domain_event: 'STOPPED_FAILED' },
   },
+  // A paused instance is not recovered: ignored, with the StopInstanceTask message.
+  {
+    name: 'vm-paused',
+    host: 'cmp-vmpaused',
+    type: 'VM',
+    payload: { event: 'LIFECYCLE', instance_uuid: INSTANCE_VM_PAUSED_ID, vir_domain_event: 'STOPPED_FAILED' },
+  },
+  // A resized (unconfirmed) instance is reset to active before it is stopped and started again.
+  {
+    name: 'vm-resized',
+    host: 'cmp-vmresized',
+    type: 'VM',
+    payload: { event: 'LIFECYCLE', instance_uuid: INSTANCE_VM_RESIZED_ID, vir_domain_event: 'STOPPED_FAILED' },
+  },
+  // Host failure with a running resized instance: reset to error, evacuated, comes back active (no stop).
+  { name: 'host-resized-instance', host: 'cmp-resized', type: 'COMPUTE_HOST', payload: HOST_DOWN, failHost: true },
+  // rh_priority without any reserved host falls back to the auto flow.
+  {
+    name: 'rh-priority-no-reserved-host',
+    host: 'cmp-rhprio',
+    type: 'COMPUTE_HOST',
+    payload: HOST_DOWN,
+    failHost: true,
+    recoveryMethod: 'rh_priority',
+  },
+  // A process failure puts a reserved host on maintenance but leaves it reserved (only host failures un-reserve).
+  {
+    name: 'process-on-reserved-host',
+    host: 'cmp-procrh',
+    type: 'PROCESS',
+    payload: { event: 'STOPPED', process_name: 'libvirtd' },
+    hostReserved: true,
+  },
 ];
 
 /** Every scenario host plus one spare that receives the evacuations without a target. */
@@ -174,6 +213,28 @@ const SCENARIO_SERVERS: SimServerInput[] = [
   },
   { id: INSTANCE_RESERVED_DOWN_ID, name: 'vm-rhdown', host: 'cmp-rhdown', metadata: { HA_Enabled: 'True' } },
   {
+    id: INSTANCE_VM_RESIZED_ID,
+    name: 'vm-resized',
+    host: 'cmp-vmresized',
+    metadata: { HA_Enabled: 'True' },
+    vm_state: 'resized',
+  },
+  {
+    id: INSTANCE_HOST_RESIZED_ID,
+    name: 'vm-host-resized',
+    host: 'cmp-resized',
+    metadata: { HA_Enabled: 'True' },
+    vm_state: 'resized',
+  },
+  { id: INSTANCE_RH_PRIORITY_ID, name: 'vm-rhprio', host: 'cmp-rhprio', metadata: { HA_Enabled: 'True' } },
+  {
+    id: INSTANCE_VM_PAUSED_ID,
+    name: 'vm-paused',
+    host: 'cmp-vmpaused',
+    metadata: { HA_Enabled: 'True' },
+    vm_state: 'paused',
+  },
+  {
     id: INSTANCE_VM_STOPPED_ID,
     name: 'vm-already-stopped',
     host: 'cmp-vmstopped',
@@ -189,7 +250,7 @@ const SCENARIO_SERVERS: SimServerInput[] = [
  * whatever their order, so dest_host does not depend on which engine
  * evacuates first.
  */
-const FILLERS_PER_HOST = 6;
+const FILLERS_PER_HOST = 8;
 const LIVE_HOSTS = SCENARIOS.flatMap((s) => [
   ...(s.failHost ? [] : [s.host]),
   ...(s.extraHosts ?? []).filter((h) => !h.down).map((h) => h.name),

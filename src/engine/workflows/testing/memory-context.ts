@@ -228,11 +228,11 @@ export class MemoryEngine {
 
   private hostFlags(generation: { abort: AbortController; dead: boolean }): HostFlags {
     return {
-      setOnMaintenance: async (name) => {
+      setOnMaintenance: async (name, unreserve) => {
         this.checkAlive(generation);
         const h = this.host(name);
         h.onMaintenance = true;
-        h.reserved = false;
+        if (unreserve) h.reserved = false;
         this.step(generation, 'setOnMaintenance');
       },
       setReserved: async (name, reserved) => {
