@@ -7,7 +7,8 @@
 // In the image: node dist/src/main.js; in development: node --import tsx src/main.ts.
 //
 // Signals: the first SIGTERM or SIGINT stops gracefully (see src/app/run.ts);
-// a second one exits at once with 128 + the signal number.
+// a second one exits at once with 128 + the signal number. SIGHUP (Masakari's
+// reload signal) does not end the process: the configuration is read at start.
 
 import { constants } from 'node:os';
 import { ConfigError } from './config/load.ts';
@@ -45,9 +46,22 @@ function shutdownRequested(): Promise<string> {
   });
 }
 
+/**
+ * masakari-engine re-reads its mutable options on SIGHUP; Node's default for
+ * SIGHUP is to exit. Keep running and say how to apply a change instead.
+ */
+function explainReloadSignal(): void {
+  process.on('SIGHUP', () => {
+    process.stderr.write(
+      'masakari-operator: SIGHUP ignored: the configuration is read only at start; restart the process (kubectl rollout restart) to apply a change\n',
+    );
+  });
+}
+
 const COMMANDS: Record<string, Command> = {
   run: async () => {
     const { runOperator } = await import('./app/run.ts');
+    explainReloadSignal();
     return runOperator({ shutdownRequested: shutdownRequested() });
   },
   import: async (args) => {

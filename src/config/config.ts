@@ -35,6 +35,7 @@ export interface Config {
     os_privileged_user_auth_url: string | null;
     os_user_domain_name: string; // 'default'
     os_project_domain_name: string; // 'default'
+    os_system_scope: 'all' | null;
     masakari_api_listen: string; // '0.0.0.0'
     masakari_api_listen_port: number; // 15868
   };

@@ -259,6 +259,15 @@ test('masakari.conf options and groups without a role here are ignored with a wa
   ]);
 });
 
+test('masakari.conf DEFAULT options Masakari registers but never reads (session options) are accepted with a warning', () => {
+  const { warnings } = load({}, 'DEFAULT:\n  fatal_exception_format_errors: true\n  timeout: 30\n  cafile: /etc/ssl/ca.pem\n');
+  assert.equal(warnings, [
+    '[DEFAULT] fatal_exception_format_errors is a masakari.conf option this operator does not use; ignored',
+    '[DEFAULT] timeout is a masakari.conf option this operator does not use; ignored',
+    '[DEFAULT] cafile is a masakari.conf option this operator does not use; ignored',
+  ]);
+});
+
 test('a group that is not a map fails', () => {
   assert.is(failure({}, 'DEFAULT: 3\n'), `config: [DEFAULT] in ${FILE} must be a map of options`);
   assert.is(failure({}, '- a\n- b\n'), `config: ${FILE} must be a map of groups (DEFAULT, host_failure, ...)`);

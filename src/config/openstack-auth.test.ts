@@ -304,4 +304,20 @@ test('incomplete os_privileged_user_* options fail naming the missing ones', () 
   );
 });
 
+test('os_system_scope asks for a system-scoped token, without a tenant; both at once fail', () => {
+  const base = {
+    MASAKARI__DEFAULT__OS_PRIVILEGED_USER_AUTH_URL: 'http://keystone:5000/v3',
+    MASAKARI__DEFAULT__OS_PRIVILEGED_USER_NAME: 'nova',
+    MASAKARI__DEFAULT__OS_PRIVILEGED_USER_PASSWORD: 'pw',
+    MASAKARI__DEFAULT__OS_SYSTEM_SCOPE: 'all',
+  };
+  const creds = resolve({}, {}, base);
+  assert.is((creds as { system_scope?: string }).system_scope, 'all');
+  assert.is((creds as { project_name?: string }).project_name, undefined);
+  assert.is(
+    failure({}, {}, { ...base, MASAKARI__DEFAULT__OS_PRIVILEGED_USER_TENANT: 'service' }),
+    'openstack credentials: [DEFAULT] os_system_scope and os_privileged_user_tenant are both set: a token is scoped to the system or to a project, not both',
+  );
+});
+
 test.run();

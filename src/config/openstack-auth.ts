@@ -299,11 +299,19 @@ function fromCloudsYaml(cloudName: string, opts: Required<ResolveOptions>, confi
 
 function fromMasakariConf(config: Config): OpenStackCredentials {
   const d = config.DEFAULT;
-  const missing = (['os_privileged_user_auth_url', 'os_privileged_user_name', 'os_privileged_user_password', 'os_privileged_user_tenant'] as const).filter(
-    (o) => !d[o],
-  );
+  // A system-scoped token has no project (keystoneauth: "Authentication cannot
+  // be scoped to multiple targets"), so the tenant is required only without it.
+  const required = d.os_system_scope
+    ? (['os_privileged_user_auth_url', 'os_privileged_user_name', 'os_privileged_user_password'] as const)
+    : (['os_privileged_user_auth_url', 'os_privileged_user_name', 'os_privileged_user_password', 'os_privileged_user_tenant'] as const);
+  const missing = required.filter((o) => !d[o]);
   if (missing.length > 0) {
     throw new OpenStackAuthError(`[DEFAULT] ${missing.join(', ')} must be set when any os_privileged_user_* option is`);
+  }
+  if (d.os_system_scope && d.os_privileged_user_tenant) {
+    throw new OpenStackAuthError(
+      '[DEFAULT] os_system_scope and os_privileged_user_tenant are both set: a token is scoped to the system or to a project, not both',
+    );
   }
   // Masakari's default domain "default" is the id of Keystone's default domain;
   // sent as a name it only matches where names compare case-insensitively.
@@ -313,10 +321,14 @@ function fromMasakariConf(config: Config): OpenStackCredentials {
     username: d.os_privileged_user_name!,
     password: d.os_privileged_user_password!,
     ...(isDefault(d.os_user_domain_name) ? { user_domain_id: 'default' } : { user_domain_name: d.os_user_domain_name }),
-    project_name: d.os_privileged_user_tenant!,
-    ...(isDefault(d.os_project_domain_name)
-      ? { project_domain_id: 'default' }
-      : { project_domain_name: d.os_project_domain_name }),
+    ...(d.os_system_scope
+      ? { system_scope: d.os_system_scope }
+      : {
+          project_name: d.os_privileged_user_tenant!,
+          ...(isDefault(d.os_project_domain_name)
+            ? { project_domain_id: 'default' }
+            : { project_domain_name: d.os_project_domain_name }),
+        }),
     auth_url: d.os_privileged_user_auth_url!,
     region_name: d.os_region_name,
     interface: null,

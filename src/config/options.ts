@@ -194,6 +194,11 @@ export const OPTIONS: OptionTable = {
       parser: string({ nonEmpty: true }),
       help: 'Project domain of os_privileged_user_tenant ("default" means the domain with id default).',
     },
+    os_system_scope: {
+      default: null,
+      parser: optional(oneOf(['all'])),
+      help: 'Ask Keystone for a system-scoped token ("all") for os_privileged_user_name instead of a project-scoped one; os_privileged_user_tenant must then be unset.',
+    },
     masakari_api_listen: {
       default: '0.0.0.0',
       parser: hostAddress(),
@@ -407,6 +412,15 @@ export const IGNORED_MASAKARI_OPTIONS: Readonly<Record<string, readonly string[]
     'masakari_api_workers',
     'notification_delay_max',
     'use_forwarded_for',
+    // Masakari registers them, and its Nova client never reads them.
+    'fatal_exception_format_errors',
+    'cafile',
+    'certfile',
+    'keyfile',
+    'insecure',
+    'timeout',
+    'collect_timing',
+    'split_loggers',
   ],
   taskflow: '*',
   coordination: '*',

@@ -11,6 +11,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { useNamespace, type TestNamespace } from '../../support/cluster.ts';
 import { freePort } from '../../../src/controlplane/ports.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const READY_TIMEOUT_MS = 90_000;
@@ -145,6 +146,20 @@ running('logs are JSON lines carrying the identity', async ({ op }) => {
     'the missing cloud is logged',
   );
 });
+
+running(
+  "SIGHUP (Masakari's reload signal) leaves the process running and says the config is read at start",
+  async ({ op }) => {
+    op!.child.kill('SIGHUP');
+    await eventually(
+      'the SIGHUP explanation on stderr',
+      () => op!.stderr(),
+      (err) => err.includes('SIGHUP ignored: the configuration is read only at start'),
+    );
+    assert.is(op!.child.exitCode, null);
+    assert.is((await get(`${op!.opsUrl}/healthz`)).status, 200);
+  },
+);
 
 running('SIGTERM stops the process promptly with exit code 0', async ({ op }) => {
   const begun = Date.now();
