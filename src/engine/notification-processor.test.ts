@@ -6,7 +6,7 @@ import type { NovaClient } from '../openstack/types.ts';
 import { NovaError } from '../openstack/types.ts';
 import type { Config } from '../config/config.ts';
 import { NotificationProcessor } from './notification-processor.ts';
-import type { EngineEvents, HostWorkflow } from './notification-processor.ts';
+import type { EngineEvents, FencingGate, HostWorkflow } from './notification-processor.ts';
 import { RecoveryFailed, SkipRecovery } from './workflows/context.ts';
 import type { WorkflowContext } from './workflows/context.ts';
 import { FakeNova, makeServer } from './testing/fake-nova.ts';
@@ -40,13 +40,21 @@ function harness(
     config?: Config;
     nova?: NovaClient | null;
     segmentEnabled?: boolean;
+    requireFencing?: boolean;
+    fencing?: FencingGate;
     hostOver?: Partial<HaHost['spec']>;
   } = {},
 ): Harness {
   const w = world();
   const nova = new FakeNova();
   nova.addServer(makeServer(SERVER));
-  w.kube.seed(RESOURCES.segments, segment('seg', 'seg-uuid', { enabled: o.segmentEnabled ?? true }));
+  w.kube.seed(
+    RESOURCES.segments,
+    segment('seg', 'seg-uuid', {
+      enabled: o.segmentEnabled ?? true,
+      ...(o.requireFencing ? { requireFencing: true } : {}),
+    }),
+  );
   w.kube.seed(RESOURCES.hosts, host('compute-1', 'host-uuid-1', 'seg-uuid', o.hostOver ?? {}));
   const events: string[] = [];
   const hostRuns: WorkflowContext[] = [];
@@ -76,6 +84,7 @@ function harness(
       }),
     enqueue: (k) => queue.push(k),
     enqueueAfter: (key, ms) => delayed.push({ key, ms }),
+    ...(o.fencing ? { fencing: o.fencing } : {}),
   });
   const leader = new AbortController();
   p.startLeading(leader.signal, { isGracefulStop: () => h.graceful });
@@ -390,6 +399,37 @@ retries('SkipRecovery from the host workflow finishes; startFallbackRun opens th
   assert.is(n.status?.phase, 'finished');
   assert.is(n.status?.runs, 2);
 });
+
+retries(
+  'requireFencing: time spent waiting for proof of fencing is not an attempt; an error after it still gets its retry',
+  async () => {
+    let fenced = false;
+    let calls = 0;
+    const h = harness({
+      requireFencing: true,
+      fencing: async () => (fenced ? { proven: true, proof: 'test' } : { proven: false, missing: 'no proof yet' }),
+      hostWorkflow: async () => {
+        if (++calls === 1) throw new RecoveryFailed('first run fails');
+      },
+    });
+    // Generated long ago: the periodic task would call it stuck in new.
+    h.add(hostStopped('n1', { generatedTime: '2026-01-02T03:00:00' }));
+    await h.settle();
+    assert.is(h.get('n1').status?.phase ?? 'new', 'new');
+    assert.is(calls, 0);
+    h.p.processUnfinished(); // held at the gate: not picked up as stuck
+    assert.equal(h.queue, []);
+    await h.settle();
+    fenced = true;
+    for (const d of h.delayed.splice(0)) h.queue.push(d.key);
+    await h.settle();
+    assert.is(h.get('n1').status?.phase, 'error', 'the first run after the proof is a normal attempt');
+    h.p.processUnfinished();
+    await h.settle();
+    assert.is(h.get('n1').status?.phase, 'finished');
+    assert.is(calls, 2);
+  },
+);
 
 retries.run();
 

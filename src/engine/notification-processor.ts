@@ -130,7 +130,11 @@ export class NotificationProcessor {
   private readonly executions = new Map<string, Execution>();
   /** Keys the periodic task picked for their single last attempt (error retry, stuck new). */
   private readonly lastChance = new Set<string>();
-  /** Last fencing-wait message per notification, so a long wait is reported once, not every recheck. */
+  /**
+   * Last fencing-wait message per notification held at the requireFencing
+   * gate, so a long wait is reported once, not every recheck; an entry also
+   * tells the periodic task that the notification is waiting, not stuck.
+   */
   private readonly fencingNotes = new Map<string, string>();
   private term: { token: string; signal: AbortSignal; isGracefulStop: () => boolean } | undefined;
   private readonly log: Logger;
@@ -168,6 +172,7 @@ export class NotificationProcessor {
     await Promise.allSettled(running.map((e) => e.done));
     this.gate.clear();
     this.lastChance.clear();
+    this.fencingNotes.clear();
   }
 
   /** Resolves once every run in flight has ended (tests, graceful stop). */
@@ -187,6 +192,7 @@ export class NotificationProcessor {
     const n = this.d.notifications.get(key);
     if (!n || n.metadata.deletionTimestamp) {
       this.lastChance.delete(key);
+      this.fencingNotes.delete(key);
       this.executions.get(key)?.abort.abort(new NotOwnerError(`${key}: notification was deleted`));
       return;
     }
@@ -234,6 +240,9 @@ export class NotificationProcessor {
         // the proof appears; a resumed run passed this gate already.
         const waiting = await this.awaitFencing(n);
         if (waiting) {
+          // Waiting for proof is not an attempt: the run that follows is the
+          // notification's first, and an error in it still earns the retry.
+          this.lastChance.delete(key);
           this.d.enqueueAfter(key, FENCING_RECHECK_MS);
           return;
         }
@@ -290,6 +299,7 @@ export class NotificationProcessor {
     }
     const uuid = n.status?.uuid;
     if (verdict.proven) {
+      this.fencingNotes.delete(n.metadata.name ?? '');
       this.log.info({ notification: uuid, host: n.spec.hostname, proof: verdict.proof }, 'host proven fenced');
       return false;
     }
@@ -663,6 +673,8 @@ export class NotificationProcessor {
         const phase = phaseOf(n);
         if (phase === 'error') return true;
         if (phase !== 'new') return false;
+        // Held at the fencing gate and looked at every few seconds: not stuck.
+        if (this.fencingNotes.has(n.metadata.name ?? '')) return false;
         const generated = parseGeneratedTime(n.spec.generatedTime);
         return !Number.isNaN(generated) && now - generated > newAge;
       })
