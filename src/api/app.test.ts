@@ -338,6 +338,112 @@ pipeline('a chunked body over the limit is refused with a 413 fault', async ({ h
   assert.is(status, 413);
 });
 
+pipeline("an OPTIONS request under /v1 is the cors filter's empty 200, even before authentication", async () => {
+  const h = await startHarness({
+    auth: { strategy: 'keystone', validator: new FakeTokens(), wwwAuthenticateUri: 'http://keystone.example:5000' },
+  });
+  try {
+    for (const path of ['/v1', '/v1/segments', '/v1/segments/x/hosts/y', '/v1/nowhere']) {
+      const r = await h.request('OPTIONS', path);
+      assert.is(r.status, 200, path);
+      assert.is(r.text, '', path);
+      assert.is(r.headers['content-type'], undefined, path);
+      assert.is(r.headers['x-openstack-request-id'], undefined, path);
+    }
+  } finally {
+    await h.close();
+  }
+});
+
+pipeline('runs of slashes in the path are collapsed before routing, as paste urlmap does', async ({ h }) => {
+  const created = await h.request('POST', '/v1/segments', { body: segmentBody('s') });
+  const id = created.json.segment.uuid as string;
+  assert.is((await h.request('GET', '//v1/segments')).json.segments.length, 1);
+  assert.is((await h.request('GET', `/v1//segments///${id}`)).json.segment.uuid, id);
+  assert.equal((await h.request('GET', `/v1/segments/${id}//hosts`)).json, { hosts: [] });
+  assert.is((await h.request('GET', '//')).status, 200);
+});
+
+pipeline('a HEAD request answered by a webob error page is empty HTML whatever Accept says', async ({ h }) => {
+  const r = await h.request('HEAD', '/v1/segments', { headers: { Accept: 'application/json' } });
+  assert.is(r.status, 404);
+  assert.is(r.headers['content-type'], 'text/html; charset=UTF-8');
+  assert.is(r.headers['content-length'], '0');
+});
+
+pipeline('percent escapes in the path decode to latin-1 characters, invalid ones stay', async ({ h }) => {
+  const utf8 = await h.request('GET', '/v1/segments/caf%C3%A9%FF');
+  assert.is(utf8.json.itemNotFound.message, 'No failover segment with id caf\u00c3\u00a9\u00ff.');
+  const invalid = await h.request('GET', '/v1/segments/%20x%ZZ');
+  assert.is(invalid.json.itemNotFound.message, 'No failover segment with id  x%ZZ.');
+  const choices = await h.request('GET', '/caf%C3%A9/x%20y%ZZ');
+  assert.is(choices.json.choices[0].links[0].href, `${h.url}/v1/caf%C3%A9/x%20y%25ZZ`);
+});
+
+pipeline('a query string that is not UTF-8 is read with replacement characters, never a 500', async ({ h }) => {
+  assert.equal((await h.request('GET', '/v1/segments?service_type=%FF')).json, { segments: [] });
+  const sort = await h.request('GET', '/v1/segments?sort_key=%FF');
+  assert.is(sort.status, 400);
+  assert.is(sort.json.badRequest.message, "InvalidSortKey('Sort key supplied is invalid: \ufffd')");
+  assert.is((await h.request('GET', '/v1/notifications?generated-since=%FF')).status, 400);
+});
+
+pipeline("limit is read as Python int() reads it: underscores and any script's digits", async ({ h }) => {
+  for (const name of ['a', 'b', 'c']) await h.request('POST', '/v1/segments', { body: segmentBody(name) });
+  assert.is((await h.request('GET', '/v1/segments?limit=%D9%A2')).json.segments.length, 2);
+  assert.is((await h.request('GET', '/v1/segments?limit=0_1')).json.segments.length, 1);
+  const bad = await h.request('GET', '/v1/segments?limit=1__0');
+  assert.is(bad.json.badRequest.message, 'Invalid input received: limit must be an integer');
+});
+
+pipeline('a body that is not UTF-8 is malformed instead of stored with replacement characters', async ({ h }) => {
+  const http = await import('node:http');
+  const latin1 = Buffer.from(JSON.stringify(segmentBody('caf\u00e9')), 'latin1');
+  const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = http.request(
+      `${h.url}/v1/segments`,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': latin1.length } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
+    req.on('error', reject);
+    req.end(latin1);
+  });
+  assert.is(answer.status, 400);
+  assert.is(answer.text, '{"badRequest": {"code": 400, "message": "Malformed request body"}}');
+  assert.equal((await h.request('GET', '/v1/segments')).json, { segments: [] });
+  const bom = await h.request('POST', '/v1/segments', { raw: `\ufeff${JSON.stringify(segmentBody('bom'))}` });
+  assert.is(bom.status, 400);
+});
+
+pipeline('an empty chunked body is no body at all, as webob counts it', async ({ h }) => {
+  const http = await import('node:http');
+  const answer = await new Promise<string>((resolve, reject) => {
+    const req = http.request(
+      `${h.url}/v1/segments`,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+  assert.is(answer, '{"badRequest": {"code": 400, "message": "None is not of type \'object\'"}}');
+});
+
+pipeline('a body nested deeper than Python can decode is a 400, never a 500', async ({ h }) => {
+  for (const depth of [2000, 20000]) {
+    const r = await h.request('POST', '/v1/segments', { raw: `{"segment": ${'['.repeat(depth)}${']'.repeat(depth)}}` });
+    assert.is(r.status, 400, String(depth));
+  }
+});
+
 pipeline.run();
 
 // ------------------------------------------------------------------ Nova host check

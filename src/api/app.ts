@@ -19,6 +19,7 @@ import type { HaService } from '../domain/ha-service.ts';
 import type { Repository } from '../domain/repository.ts';
 import { MasakariError, PolicyNotAuthorized } from '../domain/errors.ts';
 import * as msg from '../domain/messages.ts';
+import { parseJsonBody } from '../domain/json-body.ts';
 import type { ApiVersion } from '../domain/api-version.ts';
 import {
   atLeast,
@@ -63,6 +64,7 @@ import {
   vmoveView,
 } from './views.ts';
 import { createApiMetrics } from './metrics.ts';
+import { healthcheckReply } from './healthcheck.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 
 /** oslo.middleware sizelimit's default max_request_body_size. */
@@ -106,17 +108,43 @@ interface Result {
 
 class PayloadTooLarge extends Error {}
 
+/**
+ * PATH_INFO as Masakari routes it. The WSGI server (PEP 3333) unquotes each
+ * valid %XX escape to one byte and hands the bytes over as latin-1 text, so
+ * `%C3%A9` is two characters, `%FF` is 'ÿ' and an invalid escape such as
+ * `%ZZ` stays as it is; error messages echo ids exactly so. Then every run of
+ * slashes is collapsed to one (paste's URLMap.normalize_url), so
+ * `//v1/segments` and `/v1/segments/{id}//hosts` reach the same handlers as
+ * their clean forms.
+ */
 function decodePath(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch (_e) {
-    return raw;
-  }
+  return raw
+    .replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+    .replace(/\/{2,}/g, '/');
+}
+
+/** webob's Request.path: PATH_INFO's bytes quoted again, keeping what a path may hold unescaped. */
+function requotePath(path: string): string {
+  return path.replace(/[^A-Za-z0-9_.~\-/!$&'()*+,;=:@]/g, (ch) => {
+    const code = ch.charCodeAt(0);
+    // Only latin-1 can reach here through decodePath; a raw wider character is sent as its UTF-8 bytes.
+    const bytes = code <= 0xff ? [code] : [...Buffer.from(ch, 'utf8')];
+    return bytes.map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+  });
 }
 
 function headerValue(req: Incoming, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v.join(', ') : v;
+}
+
+/**
+ * A request body as Python decodes it before json.loads: strictly UTF-8 (bytes
+ * that are not UTF-8 make the body malformed instead of turning into U+FFFD
+ * inside stored names), and a byte-order mark is kept, which JSON refuses.
+ */
+function decodeUtf8(raw: Buffer): string {
+  return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(raw);
 }
 
 /** Reads the body, refusing more than `limit` bytes (oslo sizelimit's LimitingReader). */
@@ -353,10 +381,12 @@ export function createApiApp(opts: ApiAppOptions): Express {
     }
     let body: unknown = undefined;
     if (req.method === 'POST' || req.method === 'PUT') {
-      if (declared !== undefined && Number(declared) === 0) body = null;
+      // webob sets Content-Length to what it read, so an empty chunked body is
+      // "no body" too (None), not a malformed one.
+      if (raw.length === 0) body = null;
       else {
         try {
-          body = JSON.parse(raw.toString('utf8'));
+          body = parseJsonBody(decodeUtf8(raw));
         } catch (_e) {
           return { reply: fault(400, msg.malformedRequestBody()), route };
         }
@@ -392,19 +422,20 @@ export function createApiApp(opts: ApiAppOptions): Express {
       const raw = await readBody(req.raw, limit).catch(() => Buffer.alloc(0));
       if (headerValue(req, 'content-length') !== '0') {
         try {
-          JSON.parse(raw.toString('utf8'));
+          JSON.parse(decodeUtf8(raw));
         } catch (_e) {
           return faultReply(400, msg.malformedRequestBody());
         }
       }
     }
     if (req.path === '/') return jsonReply(200, versionsIndex(req.baseUrl), responseContentType(req));
-    return jsonReply(300, versionsChoices(req.baseUrl, req.path), responseContentType(req));
+    return jsonReply(300, versionsChoices(req.baseUrl, requotePath(req.path)), responseContentType(req));
   }
 
   function send(res: ServerResponse, reply: Reply, head: boolean): void {
-    // webob answers a HEAD request's error with its default (HTML) content type and no body.
-    if (head && reply.status >= 400 && reply.headers['content-type']?.startsWith('text/plain')) {
+    // webob answers a HEAD request's error page with its default (HTML) content
+    // type and an empty body (Content-Length: 0), whatever the Accept header asked for.
+    if (head && reply.webobError) {
       reply = { ...reply, headers: { ...reply.headers, 'content-type': 'text/html; charset=UTF-8' }, body: '' };
     }
     const body = Buffer.from(reply.body, 'utf8');
@@ -444,16 +475,18 @@ export function createApiApp(opts: ApiAppOptions): Express {
         if (req.path === '/v1/openapi.json' && req.method === 'GET') {
           reply = jsonReply(200, openapi);
           route = '/v1/openapi.json';
+        } else if ((req.path === '/v1' || req.path.startsWith('/v1/')) && req.method === 'OPTIONS') {
+          // oslo.middleware's cors filter wraps the whole /v1 pipeline and turns
+          // the router's answer to an OPTIONS request (always an error: Routes
+          // maps no OPTIONS) into an empty 200 without headers. No CORS origin
+          // is configured, so no Access-Control-* headers are added.
+          reply = { status: 200, headers: {}, body: '' };
+          route = 'cors';
         } else if (req.path === '/v1' || req.path.startsWith('/v1/')) {
           ({ reply, route } = await handleV1(req));
           reply.headers['x-openstack-request-id'] = req.requestId;
-        } else if (req.path === '/healthcheck') {
-          const ok = opts.ready ? opts.ready() : true;
-          reply = {
-            status: ok ? 200 : 503,
-            headers: { 'content-type': 'text/plain; charset=UTF-8' },
-            body: ok ? 'OK' : 'NOT READY',
-          };
+        } else if (req.path === '/healthcheck' || req.path.startsWith('/healthcheck/')) {
+          reply = healthcheckReply(req.method, headerValue(req, 'accept'), opts.ready ? opts.ready() : true);
           route = '/healthcheck';
         } else {
           reply = await handleRoot(req);

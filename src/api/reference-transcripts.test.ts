@@ -41,6 +41,19 @@ const DELIBERATE: Record<string, Record<number, string>> = {
     49: "host type null: stored as '' instead of a 500 from the database",
   },
   listing: {},
+  nums: {},
+  times: {
+    77: 'generated_time within the duplicate window of year 1: accepted instead of a 500 (OverflowError)',
+  },
+  audit: {
+    95: 'enabled filter read as a strict boolean instead of compared as raw text with a boolean column',
+    96: 'enabled filter read as a strict boolean (an empty value is refused)',
+    97: 'enabled filter read as a strict boolean',
+    159: 'hosts name filter applied instead of ignored',
+  },
+  rules: {
+    26: "vmoves marker looked up among the notification's own vmoves",
+  },
 };
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;

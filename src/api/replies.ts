@@ -12,6 +12,8 @@ export interface Reply {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /** One of webob's generic error pages, which answer a HEAD request differently. */
+  webobError?: true;
 }
 
 export const JSON_TYPE = 'application/json';
@@ -112,18 +114,19 @@ export function webobErrorReply(status: number, explanation: string, accept: str
       code: line,
       title: STATUS_TITLES[status] ?? 'Error',
     });
-    return { status, headers: { 'content-type': 'application/json' }, body };
+    return { status, headers: { 'content-type': 'application/json' }, body, webobError: true };
   }
   if (format === 'text/html') {
     const body =
       `<html>\n <head>\n  <title>${line}</title>\n </head>\n <body>\n  <h1>${line}</h1>\n` +
       `  ${explanation}<br /><br />\n${detail}\n\n\n </body>\n</html>`;
-    return { status, headers: { 'content-type': 'text/html; charset=UTF-8' }, body };
+    return { status, headers: { 'content-type': 'text/html; charset=UTF-8' }, body, webobError: true };
   }
   return {
     status,
     headers: { 'content-type': 'text/plain; charset=UTF-8' },
     body: `${line}\n\n${explanation}\n\n ${detail}  `,
+    webobError: true,
   };
 }
 

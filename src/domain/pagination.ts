@@ -6,6 +6,7 @@
 
 import { BadRequest, InvalidSortKey, MarkerNotFound } from './errors.ts';
 import * as msg from './messages.ts';
+import { parsePythonInt } from './python-int.ts';
 
 /** A query string with repeatable keys (the parts of URLSearchParams we use). */
 export interface QueryParams {
@@ -29,9 +30,8 @@ export interface ListParams {
 
 /** oslo strutils.validate_integer(value, name, min_value=0) as Masakari words its failure. */
 function parseNonNegativeInt(value: string, name: string): number {
-  const text = value.trim();
-  if (!/^[+-]?\d+$/.test(text)) throw new BadRequest(msg.notAnInteger(name));
-  const n = Number(text);
+  const n = parsePythonInt(value);
+  if (n === undefined) throw new BadRequest(msg.notAnInteger(name));
   if (n < 0) throw new BadRequest(msg.integerTooSmall(name, 0));
   return n;
 }

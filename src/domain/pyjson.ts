@@ -2,12 +2,9 @@
 // oslo.serialization's jsonutils.dumps): ', ' and ': ' separators, every
 // non-ASCII character escaped as \uXXXX, floats printed by repr().
 
-import { reprNumber } from './python-repr.ts';
+import { PyBigInt, PyFloat, reprFloat, reprNumber } from './python-repr.ts';
 
-/** A number Python holds as a float (prints 1.0, not 1). */
-export class PyFloat {
-  constructor(readonly value: number) {}
-}
+export { PyFloat };
 
 /** Printable ASCII except '"' and '\\': such strings are written as they are. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
@@ -40,8 +37,7 @@ function escapeString(s: string): string {
 function floatText(n: number): string {
   if (Number.isNaN(n)) return 'NaN';
   if (!Number.isFinite(n)) return n > 0 ? 'Infinity' : '-Infinity';
-  const r = reprNumber(n);
-  return Number.isInteger(n) && Math.abs(n) < 1e16 ? `${r}.0` : r;
+  return reprFloat(n);
 }
 
 export function pyJsonDumps(value: unknown): string {
@@ -49,6 +45,7 @@ export function pyJsonDumps(value: unknown): string {
   if (value === true) return 'true';
   if (value === false) return 'false';
   if (value instanceof PyFloat) return floatText(value.value);
+  if (value instanceof PyBigInt) return value.digits;
   if (value instanceof RawJson) return value.text;
   if (typeof value === 'number') return Number.isInteger(value) ? reprNumber(value) : floatText(value);
   if (typeof value === 'string') return escapeString(value);

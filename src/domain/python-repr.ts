@@ -2,6 +2,8 @@
 // the offending value as Python prints it ('abc', True, None, {'a': 1}), and
 // clients compare those texts, so we print values the same way.
 
+import { isPythonPrintable } from './printable.ts';
+
 /** Arrays registered here print as Python tuples: ('a', 'b'). Masakari's enums are tuples. */
 const tuples = new WeakSet<readonly unknown[]>();
 
@@ -9,12 +11,6 @@ const tuples = new WeakSet<readonly unknown[]>();
 export function pyTuple<T extends readonly unknown[]>(items: T): T {
   tuples.add(items);
   return items;
-}
-
-/** str.isprintable() for one code point, approximated with Unicode properties. */
-function isPrintable(ch: string): boolean {
-  if (ch === ' ') return true;
-  return !/[\p{C}\p{Z}]/u.test(ch);
 }
 
 function hex(n: number, width: number): string {
@@ -32,12 +28,37 @@ export function reprString(s: string): string {
     else if (ch === '\n') out += '\\n';
     else if (ch === '\r') out += '\\r';
     else if (ch === '\t') out += '\\t';
-    else if (isPrintable(ch)) out += ch;
+    else if (isPythonPrintable(ch)) out += ch;
     else if (cp < 0x100) out += `\\x${hex(cp, 2)}`;
     else if (cp < 0x10000) out += `\\u${hex(cp, 4)}`;
     else out += `\\U${hex(cp, 8)}`;
   }
   return out + quote;
+}
+
+/** A number Python holds as a float (prints 1.0, not 1): a JSON literal with a fraction or an exponent. */
+export class PyFloat {
+  constructor(readonly value: number) {}
+}
+
+/** A JSON integer literal beyond 2^53: Python keeps every digit, a JavaScript number would not. */
+export class PyBigInt {
+  constructor(readonly digits: string) {}
+}
+
+/** repr() of a Python float: shortest round-trip digits, '.0' on whole numbers, exponent form below 1e-4 and from 1e16. */
+export function reprFloat(n: number): string {
+  if (Number.isNaN(n)) return 'nan';
+  if (!Number.isFinite(n)) return n > 0 ? 'inf' : '-inf';
+  if (Object.is(n, -0)) return '-0.0';
+  const [mant, e] = n.toExponential().split('e') as [string, string];
+  const exp = Number(e);
+  if (exp < -4 || exp >= 16) {
+    const sign = exp < 0 ? '-' : '+';
+    return `${mant}e${sign}${String(Math.abs(exp)).padStart(2, '0')}`;
+  }
+  const fixed = String(n);
+  return Number.isInteger(n) ? `${fixed}.0` : fixed;
 }
 
 /** repr() of a Python float or int decoded from JSON. */
@@ -62,6 +83,8 @@ export function pyRepr(value: unknown): string {
   if (value === true) return 'True';
   if (value === false) return 'False';
   if (typeof value === 'number') return reprNumber(value);
+  if (value instanceof PyFloat) return reprFloat(value.value);
+  if (value instanceof PyBigInt) return value.digits;
   if (typeof value === 'string') return reprString(value);
   if (Array.isArray(value)) {
     const items = value.map(pyRepr);

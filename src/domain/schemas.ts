@@ -16,6 +16,7 @@ import { parseIsoTime } from './time.ts';
 import { Draft4Validator, FormatCause, masakariDetail } from './validation/draft4.ts';
 import type { JsonSchema } from './validation/draft4.ts';
 import { invalidName } from './messages.ts';
+import { PRINTABLE_RANGES, SPACE_SEPARATORS } from './printable.ts';
 import { MASAKARI_DESCRIPTION_PATTERN } from './generated/description-pattern.ts';
 
 // ------------------------------------------------------------------ enums (masakari/objects/fields.py; tuples there)
@@ -27,16 +28,12 @@ export const CLUSTER_STATUS_TYPES = pyTuple(['ONLINE', 'OFFLINE'] as const);
 export const NOTIFICATION_STATUSES = ['new', 'running', 'error', 'failed', 'ignored', 'finished'] as const;
 
 // ------------------------------------------------------------------ patterns
-/**
- * Printable characters as Masakari's generated ranges define them: letters,
- * marks, numbers, punctuation, symbols and space separators of the Basic
- * Multilingual Plane (its generator stops at U+FFFE).
- */
-const PRINTABLE = String.raw`(?=[\0-\uFFFE])[\p{L}\p{M}\p{N}\p{P}\p{S}\p{Zs}]`;
 /** parameter_types.valid_description_regex: printable characters and newlines, Masakari's exact text. */
 export const DESCRIPTION_PATTERN = MASAKARI_DESCRIPTION_PATTERN;
+/** A character that may not start or end a name: not printable, or a space separator. */
+const NOT_NAME_EDGE = `[^${PRINTABLE_RANGES}]|[${SPACE_SEPARATORS}]`;
 /** parameter_types.valid_name_regex: printable, not starting or ending with whitespace or a control character. */
-const NAME_PATTERN = String.raw`^(?![\p{C}\p{Z}])(?:${PRINTABLE})*(?<![\p{C}\p{Z}])$`;
+const NAME_PATTERN = `^(?!${NOT_NAME_EDGE})[${PRINTABLE_RANGES}]*(?<!${NOT_NAME_EDGE})$`;
 export const HOST_TYPE_PATTERN = '^[a-zA-Z0-9]*$';
 export const HOSTNAME_PATTERN = '^[a-zA-Z0-9-._]*$';
 export const PAYLOAD_KEY_PATTERN = '^[a-zA-Z0-9-_:. ]{1,255}$';

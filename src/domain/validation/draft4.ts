@@ -9,7 +9,7 @@
 // properties, patternProperties, additionalProperties, required, minLength,
 // maxLength, pattern, format, anyOf.
 
-import { pyRepr, pyStr } from '../python-repr.ts';
+import { PyBigInt, PyFloat, pyRepr, pyStr } from '../python-repr.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -35,8 +35,13 @@ export interface Draft4Options {
   regex: (pattern: string) => RegExp;
 }
 
+/** A JSON number as decoded: a plain number, or a literal Python keeps more exactly (PyFloat, PyBigInt). */
+function isNumberLiteral(v: unknown): boolean {
+  return typeof v === 'number' || v instanceof PyFloat || v instanceof PyBigInt;
+}
+
 function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !isNumberLiteral(v);
 }
 
 function isType(v: unknown, type: string): boolean {
@@ -52,17 +57,26 @@ function isType(v: unknown, type: string): boolean {
     case 'null':
       return v === null;
     case 'integer':
-      return typeof v === 'number' && Number.isInteger(v);
+      return (typeof v === 'number' && Number.isInteger(v)) || v instanceof PyBigInt;
     case 'number':
-      return typeof v === 'number';
+      return isNumberLiteral(v);
     default:
       return false;
   }
 }
 
-/** jsonschema's `equal`: booleans never equal numbers. */
+function numericValue(v: unknown): number | undefined {
+  if (typeof v === 'number') return v;
+  if (v instanceof PyFloat) return v.value;
+  if (v instanceof PyBigInt) return Number(v.digits);
+  return undefined;
+}
+
+/** jsonschema's `equal`: booleans never equal numbers; 1.0 equals 1. */
 function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
+  const [x, y] = [numericValue(a), numericValue(b)];
+  if (x !== undefined || y !== undefined) return x === y;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
   if (isObject(a) && isObject(b)) {
     const ka = Object.keys(a);

@@ -3,7 +3,7 @@
 
 export interface Step {
   name: string;
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+  method: 'GET' | 'HEAD' | 'OPTIONS' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
   /** May contain ${var} placeholders filled from earlier captures. */
   path: string;
   version?: string;
