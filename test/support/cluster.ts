@@ -6,11 +6,11 @@
 // has no such variable: the first useNamespace() then starts a private control
 // plane that stops when the process exits.
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../../src/controlplane/index.ts';
 import type { ControlPlane } from '../../src/controlplane/index.ts';
+import { kubectlBinary } from './kubectl.ts';
 
 export interface KubectlResult {
   code: number;
@@ -35,11 +35,6 @@ export interface TestNamespace {
 
 const KUBECTL_TIMEOUT_MS = 60_000;
 
-function kubectlBinary(): string {
-  if (process.env.KUBECTL) return process.env.KUBECTL;
-  return existsSync('/usr/bin/kubectl') ? '/usr/bin/kubectl' : 'kubectl';
-}
-
 let privatePlane: Promise<ControlPlane> | undefined;
 
 /** The shared kubeconfig, or a private control plane's for a file run on its own. */
@@ -62,10 +57,21 @@ async function kubeconfigPath(): Promise<string> {
   return (await privatePlane).kubeconfigPath;
 }
 
-export function runKubectl(kubeconfig: string, args: string[], stdin?: string): Promise<KubectlResult> {
+/**
+ * Runs the kubectl test/support/kubectl.ts resolves (built on first use when
+ * the machine has none). Never throws: a kubectl that cannot be found or built
+ * is reported as code -1 with the reason in stderr, like a killed run.
+ */
+export async function runKubectl(kubeconfig: string, args: string[], stdin?: string): Promise<KubectlResult> {
+  let binary: string;
+  try {
+    binary = await kubectlBinary();
+  } catch (e) {
+    return { code: -1, stdout: '', stderr: e instanceof Error ? e.message : String(e) };
+  }
   return new Promise((resolve) => {
     const child = execFile(
-      kubectlBinary(),
+      binary,
       [`--kubeconfig=${kubeconfig}`, ...args],
       { timeout: KUBECTL_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
       (err, stdout, stderr) => {

@@ -4,6 +4,10 @@ go 1.24.0
 
 require k8s.io/kubernetes v1.34.4
 
+// kubectl for the tests, from the same pinned module, when none is installed
+// (hack/envtest/kubectl.sh builds it; kube-apiserver is built from main.go).
+tool k8s.io/kubernetes/cmd/kubectl
+
 replace (
 	k8s.io/api => k8s.io/api v0.34.4
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.34.4

@@ -8,12 +8,12 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dump, loadAll } from 'js-yaml';
 import { runKubectl } from '../../support/cluster.ts';
+import { kubectlBinary } from '../../support/kubectl.ts';
 import type { KubectlResult, TestNamespace } from '../../support/cluster.ts';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const CHART = join(ROOT, 'charts', 'masakari-operator');
 export const CONFIG = join(ROOT, 'config');
-const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 
 /** A Kubernetes object as rendered: only the fields the tests read are typed. */
 export interface Manifest {
@@ -111,7 +111,7 @@ export async function renderKustomize(opts: { webhook?: boolean } = {}) {
     dir = copy;
   }
   try {
-    const r = await run(KUBECTL, ['kustomize', dir], HELM_TIMEOUT_MS);
+    const r = await run(await kubectlBinary(), ['kustomize', dir], HELM_TIMEOUT_MS);
     return { ...r, manifests: r.code === 0 ? parseManifests(r.stdout) : [] };
   } finally {
     if (copy) rmSync(copy, { recursive: true, force: true });
