@@ -17,6 +17,7 @@ import { RESOURCES } from '../../src/k8s/resources.ts';
 import type { Notification } from '../../src/model/types.ts';
 import { freePort } from './support/net.ts';
 import { e2eVenv } from './support/python-env.ts';
+import { kubectlBinary } from '../support/kubectl.ts';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -140,6 +141,15 @@ test('make run: the README walk-through with the openstack CLI, then Ctrl-C leav
       ),
       JSON.stringify(vmoves),
     );
+
+    // The command the ready banner suggests works as printed.
+    const kubectl = await run(
+      await kubectlBinary(),
+      ['--kubeconfig', printed.kubeconfig, '-n', 'masakari', 'get', 'failoversegments,hahosts,notifications'],
+      { timeout: 60_000 },
+    );
+    assert.match(kubectl.stdout, /demo/);
+    assert.match(kubectl.stdout, /compute-0/);
 
     // The same state, as kubectl sees it through the printed kubeconfig.
     const kubeconfig = loadKubeConfig({ env: { KUBECONFIG: printed.kubeconfig } });
