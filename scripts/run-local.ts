@@ -29,6 +29,7 @@ import { startSimulator, type Simulator } from '../src/simulator/server.ts';
 import { freePort } from '../src/controlplane/ports.ts';
 import { selfSignedKeyPair, CERT_FILE, KEY_FILE } from '../src/webhook/tls.ts';
 import { buildValidatingWebhookConfiguration, registerWebhookConfiguration } from '../src/webhook/configuration.ts';
+import { kubeUsername } from '../src/webhook/settings.ts';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
@@ -169,9 +170,12 @@ async function main(): Promise<number> {
     }
     if (interrupted) return 0;
     const kube = createKubeClient(loadKubeConfig({ env: { ...env, KUBECONFIG: kubeconfigPath } }));
+    // Who the operator is to the API server: it uses this same kubeconfig.
+    let operatorUser: string | undefined;
     try {
       if (!running.controlPlane) await checkCrdsInstalled(kube);
       await ensureNamespace(kube, namespace);
+      if (running.controlPlane) operatorUser = await kubeUsername(kube);
     } finally {
       await kube.close();
     }
@@ -197,6 +201,13 @@ async function main(): Promise<number> {
       const listen = env.MASAKARI_WEBHOOK_LISTEN ?? `127.0.0.1:${await freePort()}`;
       operatorEnv.MASAKARI_WEBHOOK_LISTEN = listen;
       operatorEnv.MASAKARI_WEBHOOK_CERT_DIR = certDir;
+      // The operator authenticates as the control plane's admin, not as a
+      // service account: name it, or the webhook would re-check the
+      // operator's own writes. Its field manager still has to match, so plain
+      // kubectl writes with this kubeconfig (same admin) stay checked.
+      operatorEnv.MASAKARI_WEBHOOK_OPERATOR_USERS = [env.MASAKARI_WEBHOOK_OPERATOR_USERS, operatorUser]
+        .filter((names) => names?.trim())
+        .join(',');
       webhook = { url: `https://${listen}/validate`, caPem: pair.caPem, certDir };
       (running.tempDirs ??= []).push(certDir);
     }

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildValidatingWebhookConfiguration } from './configuration.ts';
 import { serviceAccountUsername, webhookSettingsFromEnv } from './settings.ts';
+import { defaultTrust } from './index.ts';
+import { FIELD_MANAGERS } from '../model/constants.ts';
 
 test('the configuration: Fail, no side effects, 5 s, v1 reviews, main resources only, one namespace', () => {
   const cfg = buildValidatingWebhookConfiguration({
@@ -62,6 +64,32 @@ test('MASAKARI_WEBHOOK_LISTEN and MASAKARI_WEBHOOK_CERT_DIR', () => {
     () => webhookSettingsFromEnv({ MASAKARI_WEBHOOK_LISTEN: '9443' }),
     /MASAKARI_WEBHOOK_LISTEN must be host:port with a port between 1 and 65535, got "9443"/,
   );
+});
+
+test('MASAKARI_WEBHOOK_OPERATOR_USERS: comma-separated, blanks and repeats dropped', () => {
+  const listen = { MASAKARI_WEBHOOK_LISTEN: '127.0.0.1:9443' };
+  assert.equal(webhookSettingsFromEnv({ ...listen, MASAKARI_WEBHOOK_OPERATOR_USERS: ' admin, ,ops,admin ' }), {
+    listen: { host: '127.0.0.1', port: 9443 },
+    operatorUsers: ['admin', 'ops'],
+  });
+  assert.equal(webhookSettingsFromEnv({ ...listen, MASAKARI_WEBHOOK_OPERATOR_USERS: ' , ' }), {
+    listen: { host: '127.0.0.1', port: 9443 },
+  });
+});
+
+test('default trust: the pod’s service account and MASAKARI_WEBHOOK_OPERATOR_USERS; deletes from the account only', () => {
+  const sa = 'system:serviceaccount:masakari:masakari-operator-api';
+  assert.equal(defaultTrust({ operatorUsers: ['admin', sa] }, sa), {
+    fieldManagers: Object.values(FIELD_MANAGERS),
+    operatorUsers: [sa, 'admin'],
+    deleters: [sa],
+  });
+  // outside a pod (make run, tests) only the configured names, and every delete is checked
+  assert.equal(defaultTrust({ operatorUsers: ['admin'] }, undefined), {
+    fieldManagers: Object.values(FIELD_MANAGERS),
+    operatorUsers: ['admin'],
+  });
+  assert.equal(defaultTrust({}, undefined).operatorUsers, []);
 });
 
 test('the pod’s own user name comes from its service-account token', async () => {

@@ -33,7 +33,7 @@ export {
   WEBHOOK_TIMEOUT_SECONDS,
 } from './configuration.ts';
 export type { ValidatingWebhookConfiguration, WebhookConfigurationOptions } from './configuration.ts';
-export { webhookSettingsFromEnv, serviceAccountUsername } from './settings.ts';
+export { kubeUsername, webhookSettingsFromEnv, serviceAccountUsername } from './settings.ts';
 export type { WebhookSettings } from './settings.ts';
 
 /** Time left for the API server's round trip and our own work once Nova has had its share. */
@@ -52,17 +52,31 @@ export interface StartWebhookOptions {
   metrics?: Registry;
   /** Default: Masakari's validators, as the REST facade and the reconcilers use them. */
   validators?: SpecValidators;
-  /** Default: the operator's field managers; DELETEs from this pod's service account, when there is one. */
+  /**
+   * Default: the operator's field managers, believed from this pod's service
+   * account (when there is one) and settings.operatorUsers; DELETEs from the
+   * service account only.
+   */
   trust?: TrustPolicy;
   certPollMs?: number;
 }
 
-function defaultTrust(): TrustPolicy {
-  const self = serviceAccountUsername();
-  return { fieldManagers: Object.values(FIELD_MANAGERS), ...(self ? { deleters: [self] } : {}) };
+/**
+ * Who the operator is to the webhook: `self` (this pod's service account,
+ * undefined outside a pod) and settings.operatorUsers. Only `self` is trusted
+ * with DELETEs: the listed names may be shared with people (local runs).
+ */
+export function defaultTrust(settings: Pick<WebhookSettings, 'operatorUsers'>, self: string | undefined): TrustPolicy {
+  const operatorUsers = [...new Set([...(self ? [self] : []), ...(settings.operatorUsers ?? [])])];
+  return { fieldManagers: Object.values(FIELD_MANAGERS), operatorUsers, ...(self ? { deleters: [self] } : {}) };
 }
 
 export function startWebhook(opts: StartWebhookOptions): Promise<WebhookServer> {
+  const trust = opts.trust ?? defaultTrust(opts.settings, serviceAccountUsername());
+  opts.log.info(
+    { operatorUsers: trust.operatorUsers, deleters: trust.deleters ?? [] },
+    'webhook: writes of these users with an operator field manager (deletes: of the deleters) are not re-checked',
+  );
   const rules = new AdmissionRules({
     repo: opts.repo,
     segmentExists: (name) =>
@@ -76,7 +90,7 @@ export function startWebhook(opts: StartWebhookOptions): Promise<WebhookServer> 
     underRecovery: opts.underRecovery,
     compute: opts.compute,
     validators: opts.validators ?? MASAKARI_VALIDATORS,
-    trust: opts.trust ?? defaultTrust(),
+    trust,
     novaTimeoutMs: NOVA_BUDGET_MS,
     log: opts.log.child({ component: 'webhook' }),
   });

@@ -1,7 +1,8 @@
 // The webhook's decisions on FailoverSegment/HaHost/Notification writes, over
 // the in-memory repository: Masakari's messages for taken names, in-use
 // segments and hosts, unknown compute hosts; Nova failures fail closed;
-// metadata-only edits, deletions in progress and the operator's own writes pass.
+// metadata-only edits, deletions in progress and the operator's own writes
+// (its user name with its field manager, never a field manager alone) pass.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
@@ -17,6 +18,9 @@ import type { TrustPolicy } from './rules.ts';
 import type { AdmissionRequest, Operation, Verdict } from './review.ts';
 
 const KNOWN = new Set(['compute-1', 'compute-2', 'compute-3']);
+/** The api pod's service account: the identity the operator's writes carry. */
+const OPERATOR = 'system:serviceaccount:masakari:masakari-operator-api';
+const OPERATOR_TRUST: TrustPolicy = { fieldManagers: Object.values(FIELD_MANAGERS), operatorUsers: [OPERATOR] };
 const nova: ComputeHostChecker = { exists: async (name) => KNOWN.has(name) };
 
 function fixture(o: { compute?: ComputeHostChecker | null; trust?: TrustPolicy; novaTimeoutMs?: number } = {}) {
@@ -28,7 +32,7 @@ function fixture(o: { compute?: ComputeHostChecker | null; trust?: TrustPolicy; 
     underRecovery: (uuid) => service.isUnderRecovery(uuid),
     compute: o.compute === null ? undefined : (o.compute ?? nova),
     validators: MASAKARI_VALIDATORS,
-    trust: o.trust ?? { fieldManagers: Object.values(FIELD_MANAGERS) },
+    trust: o.trust ?? OPERATOR_TRUST,
     novaTimeoutMs: o.novaTimeoutMs ?? 1000,
     log: pino({ level: 'silent' }),
   });
@@ -264,7 +268,10 @@ test('in use: metadata-only edits, deletions in progress and the operator’s ow
   assert.ok((await rules.review(request('UPDATE', labelled, segObj))).allowed, 'labels only');
   const edited = structuredClone(hostObj);
   edited.spec.reserved = true;
-  const byStore = request('UPDATE', edited, hostObj, { options: { fieldManager: FIELD_MANAGERS.api } });
+  const byStore = request('UPDATE', edited, hostObj, {
+    userInfo: { username: OPERATOR },
+    options: { fieldManager: FIELD_MANAGERS.api },
+  });
   assert.ok((await rules.review(byStore)).allowed, 'the REST path already applied the rules');
   const finalizing = structuredClone(segObj);
   finalizing.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
@@ -281,6 +288,56 @@ test('in use: metadata-only edits, deletions in progress and the operator’s ow
   assert.ok((await rules.review(request('DELETE', undefined, hostObj))).allowed);
 });
 
+test('an operator field manager from another user is checked like any kubectl write', async () => {
+  const { rules, s, segObj } = await inUse();
+  const edited = structuredClone(segObj);
+  edited.spec.recoveryMethod = 'reserved_host';
+  for (const fieldManager of Object.values(FIELD_MANAGERS)) {
+    const forged = request('UPDATE', edited, segObj, { options: { fieldManager } });
+    denied(
+      await rules.review(forged),
+      409,
+      `Failover segment ${s.uuid} can't be updated as it is in-use to process notifications.`,
+    );
+  }
+  // the Nova check too: `kubectl create --field-manager=masakari-import` of a host Nova does not know
+  const ghost = request('CREATE', host('ghost', 'ghost-compute', s.k8sName), undefined, {
+    options: { fieldManager: FIELD_MANAGERS.import },
+  });
+  denied(await rules.review(ghost), 400, 'Compute service with name ghost-compute could not be found.');
+  // no user name at all is nobody's
+  const anonymous = request('UPDATE', edited, segObj, { userInfo: {}, options: { fieldManager: FIELD_MANAGERS.api } });
+  assert.is((await rules.review(anonymous)).allowed, false);
+});
+
+test('the operator’s identity passes with its field manager; its other writes are checked', async () => {
+  const { rules, s, segObj } = await inUse();
+  const edited = structuredClone(segObj);
+  edited.spec.recoveryMethod = 'reserved_host';
+  const own = request('UPDATE', edited, segObj, {
+    userInfo: { username: OPERATOR },
+    options: { fieldManager: FIELD_MANAGERS.api },
+  });
+  assert.ok((await rules.review(own)).allowed, 'the REST path already applied the rules');
+  // The same identity without an operator field manager: in local runs the
+  // operator and the developer's kubectl share the control plane's admin.
+  const kubectl = request('UPDATE', edited, segObj, {
+    userInfo: { username: OPERATOR },
+    options: { fieldManager: 'kubectl-patch' },
+  });
+  denied(
+    await rules.review(kubectl),
+    409,
+    `Failover segment ${s.uuid} can't be updated as it is in-use to process notifications.`,
+  );
+  // and a DELETE is trusted only from the deleters, not from every operator identity
+  denied(
+    await rules.review(request('DELETE', undefined, segObj, { userInfo: { username: OPERATOR } })),
+    409,
+    `Failover segment (${s.uuid}) can't be deleted as it is in-use to process notifications.`,
+  );
+});
+
 test('deletes by a trusted service account pass; by others they are checked', async () => {
   const f = await inUse();
   const trusted = new AdmissionRules({
@@ -289,7 +346,7 @@ test('deletes by a trusted service account pass; by others they are checked', as
     underRecovery: (uuid) => f.service.isUnderRecovery(uuid),
     compute: nova,
     validators: MASAKARI_VALIDATORS,
-    trust: { fieldManagers: [], deleters: ['system:serviceaccount:masakari:api'] },
+    trust: { fieldManagers: [], operatorUsers: [], deleters: ['system:serviceaccount:masakari:api'] },
     novaTimeoutMs: 1000,
     log: pino({ level: 'silent' }),
   });

@@ -34,17 +34,29 @@ import * as msg from './messages.ts';
 /**
  * Who may write without being checked: the operator's own components (the
  * store, the reconcilers, the engine). This is a consistency check, not an
- * authorization boundary (RBAC decides who may write at all): a client that
- * claims an operator field manager is believed.
+ * authorization boundary (RBAC decides who may write at all), but it must not
+ * be a way around the rules either: a field manager is whatever the client
+ * says (`kubectl --field-manager=masakari-api`), so it only counts together
+ * with a user name that is the operator's (the API server sets
+ * userInfo.username from the credentials, the client cannot choose it).
  */
 export interface TrustPolicy {
-  /** Field managers the operator writes with (FIELD_MANAGERS); a create/update carrying one is the operator's. */
+  /** Field managers the operator writes with (FIELD_MANAGERS). */
   fieldManagers: readonly string[];
   /**
+   * The operator's identities (in a pod: its service account; in local runs:
+   * the control plane's admin). A create/update passes unchecked only when it
+   * comes from one of these AND carries one of fieldManagers, so ordinary
+   * kubectl writes of a user the operator shares (local runs) are still checked.
+   */
+  operatorUsers: readonly string[];
+  /**
    * Users whose DELETEs are the operator's (in a pod: the api's service
-   * account), since DeleteOptions carry no field manager. Without them
-   * deletes are always checked; the cascades still pass, because hosts of a
-   * segment being deleted are no longer in use (see host()).
+   * account), since DeleteOptions carry no field manager. Only identities the
+   * operator has to itself belong here: a shared one (local runs) would let
+   * its kubectl deletes through. Without them deletes are always checked; the
+   * cascades still pass, because hosts of a segment being deleted are no
+   * longer in use (see host()).
    */
   deleters?: readonly string[];
 }
@@ -128,11 +140,14 @@ export class AdmissionRules {
     }
   }
 
+  /** The operator's own write (TrustPolicy): the user name decides, the field manager only narrows it. */
   private trusted(req: AdmissionRequest): boolean {
-    const { fieldManagers, deleters } = this.deps.trust;
-    if (req.operation === 'DELETE') return deleters?.includes(req.userInfo?.username ?? '') ?? false;
+    const { fieldManagers, operatorUsers, deleters } = this.deps.trust;
+    const user = req.userInfo?.username;
+    if (user === undefined) return false;
+    if (req.operation === 'DELETE') return deleters?.includes(user) ?? false;
     const manager = req.options?.fieldManager;
-    return manager !== undefined && fieldManagers.includes(manager);
+    return operatorUsers.includes(user) && manager !== undefined && fieldManagers.includes(manager);
   }
 
   // ---------------------------------------------------------------- FailoverSegment

@@ -3,12 +3,19 @@
 //   MASAKARI_WEBHOOK_LISTEN    host:port (e.g. 0.0.0.0:9443); unset: no webhook
 //   MASAKARI_WEBHOOK_CERT_DIR  directory with tls.crt and tls.key; unset: a
 //                              self-signed certificate for 127.0.0.1 (local runs)
+//   MASAKARI_WEBHOOK_OPERATOR_USERS
+//                              comma-separated user names the operator's writes
+//                              also carry, besides the pod's own service account
+//                              (local runs: the control plane's admin)
 import { readFileSync } from 'node:fs';
 import { splitHostPort } from '../config/parsers.ts';
+import type { KubeClient, ResourceRef } from '../k8s/client.ts';
 
 export interface WebhookSettings {
   listen: { host: string; port: number };
   certDir?: string;
+  /** More identities of the operator's own components (see TrustPolicy.operatorUsers); the pod's service account is always one. */
+  operatorUsers?: string[];
 }
 
 /** The settings, undefined when MASAKARI_WEBHOOK_LISTEN is unset; throws on a malformed value. */
@@ -22,7 +29,17 @@ export function webhookSettingsFromEnv(env: NodeJS.ProcessEnv): WebhookSettings 
     );
   }
   const certDir = env.MASAKARI_WEBHOOK_CERT_DIR?.trim();
-  return certDir ? { listen: address, certDir } : { listen: address };
+  const operatorUsers = parseUserList(env.MASAKARI_WEBHOOK_OPERATOR_USERS);
+  return {
+    listen: address,
+    ...(certDir ? { certDir } : {}),
+    ...(operatorUsers.length ? { operatorUsers } : {}),
+  };
+}
+
+/** "a, b,,c" → ["a", "b", "c"]: user names never start or end with blanks, and an empty entry names nobody. */
+function parseUserList(value: string | undefined): string[] {
+  return [...new Set((value ?? '').split(',').map((name) => name.trim()))].filter((name) => name !== '');
 }
 
 const SA_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -47,4 +64,33 @@ export function serviceAccountUsername(tokenPath = SA_TOKEN): string | undefined
   } catch {
     return undefined;
   }
+}
+
+const SELF_SUBJECT_REVIEWS: ResourceRef = {
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  plural: 'selfsubjectreviews',
+  namespaced: false,
+};
+
+/**
+ * The user name the API server puts on this client's requests (a
+ * SelfSubjectReview, Kubernetes 1.28+): what the webhook sees as
+ * request.userInfo.username for the operator's writes when it runs outside a
+ * pod with a kubeconfig (local runs), to be listed in MASAKARI_WEBHOOK_OPERATOR_USERS.
+ */
+export async function kubeUsername(kube: KubeClient): Promise<string> {
+  const review = await kube.create<SelfSubjectReview>(SELF_SUBJECT_REVIEWS, undefined, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'SelfSubjectReview',
+  });
+  const username = review.status?.userInfo?.username;
+  if (!username) throw new Error('the API server did not say who this kubeconfig authenticates as (SelfSubjectReview)');
+  return username;
+}
+
+interface SelfSubjectReview {
+  apiVersion: 'authentication.k8s.io/v1';
+  kind: 'SelfSubjectReview';
+  status?: { userInfo?: { username?: string } };
 }

@@ -207,7 +207,26 @@ webhook(
       { metadata: { labels: { 'example.com/marker': 'x' } } },
       { fieldManager: FIELD_MANAGERS.reconciler },
     );
-    // The REST path's own spec writes are not second-guessed (it applied the rules itself).
+    // A field manager is only the client's word: another user claiming the
+    // REST path's field manager is checked like any kubectl write.
+    const forged = await env.kubectl([
+      '--as=intruder',
+      '--as-group=system:masters',
+      'patch',
+      'failoversegment',
+      'rack-b',
+      `--field-manager=${FIELD_MANAGERS.api}`,
+      '--type=merge',
+      '-p',
+      '{"spec":{"recoveryMethod":"reserved_host"}}',
+    ]);
+    assert.is.not(forged.code, 0);
+    assert.is(
+      deniedMessage(forged.stderr),
+      `Failover segment ${segUuid} can't be updated as it is in-use to process notifications.`,
+    );
+
+    // The REST path's own spec writes (the operator's user, its field manager) are not second-guessed.
     await env.kube.mergePatch(
       RESOURCES.segments,
       env.ns.namespace,

@@ -2,7 +2,8 @@
 // facade + store reconcilers + admission webhook on 127.0.0.1 with a
 // self-signed certificate) on a fresh namespace, Nova played by the
 // simulator, and the webhook registered for that namespace only (other tests
-// on the shared control plane never reach it).
+// on the shared control plane never reach it). The operator's identity is the
+// kubeconfig's user; kubectl runs as that user too unless it impersonates.
 import { callApi } from '../../support/api-call.ts';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
@@ -20,6 +21,7 @@ import { startSimulator } from '../../../src/simulator/server.ts';
 import type { Simulator } from '../../../src/simulator/server.ts';
 import {
   buildValidatingWebhookConfiguration,
+  kubeUsername,
   registerWebhookConfiguration,
   unregisterWebhookConfiguration,
 } from '../../../src/webhook/index.ts';
@@ -112,7 +114,12 @@ export async function operatorEnv(prefix: string): Promise<OperatorEnv> {
         identity: `${prefix}-api`,
         signal: new AbortController().signal,
       },
-      { listen: { host: '127.0.0.1', port: 0 }, webhook: { listen: { host: '127.0.0.1', port: 0 } } },
+      {
+        listen: { host: '127.0.0.1', port: 0 },
+        // The operator's writes carry this kubeconfig's user, as in `make run`
+        // (kubectl here is the same user; it passes --as=... to be someone else).
+        webhook: { listen: { host: '127.0.0.1', port: 0 }, operatorUsers: [await kubeUsername(kube)] },
+      },
     );
     const started = api;
     const webhook = started.webhook!;
