@@ -111,7 +111,7 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
       });
     });
   } catch (e) {
-    repo.stop();
+    await repo.stop();
     throw e;
   }
   log.info(
@@ -137,7 +137,7 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
       });
     } catch (e) {
       server.close();
-      repo.stop();
+      await repo.stop();
       throw e;
     }
   }
@@ -158,7 +158,7 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
       await closed;
       clearTimeout(deadline);
       await repo.settle?.();
-      repo.stop();
+      await repo.stop();
       log.info('Masakari API stopped');
     },
   };

@@ -55,7 +55,7 @@ function serviceCache(ctx: AppContext, log: Logger) {
         entry = repo.start().then(
           () => ({ repo, service: new HaService(repo, compute, ctx.config.DEFAULT) }),
           (err: unknown) => {
-            repo.stop();
+            void repo.stop();
             repos.delete(namespace);
             throw err;
           },

@@ -66,7 +66,8 @@ export interface CrRepositoryOptions {
 export type CrRepositoryHandle = Repository & {
   /** Starts the caches (resolves once every cache has synced) and, if enabled, the reconcilers. */
   start(): Promise<void>;
-  stop(): void;
+  /** Stops the caches and the reconcilers; resolves once the reconcilers' Lease is released (close the client after). */
+  stop(): Promise<void>;
   /** Resolves once the background status writes of recent creates have settled (call before stop). */
   settle(): Promise<void>;
   /** True once every cache has synced. */
@@ -172,9 +173,11 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
         }).catch((err: unknown) => log.error({ err }, 'store reconcilers stopped with an error'));
       }
     },
-    stop(): void {
+    async stop(): Promise<void> {
       stopping.abort();
       for (const i of informers) i.stop();
+      // The leader releases its Lease on the way out; the client must still be open for that write.
+      await leading;
     },
     ready: () => informers.every((i) => i.hasSynced()),
     sweepOrphans: () => claims.sweep(),

@@ -236,7 +236,7 @@ async function setUp(): Promise<void> {
     });
     assert.is(local.id, 1);
   } finally {
-    repo.stop();
+    await repo.stop();
   }
   const sequence = await ctx.kube.get<{ data: { next: string } }>(
     RESOURCES.configMaps,

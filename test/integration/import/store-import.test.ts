@@ -155,7 +155,7 @@ t('a created segment and host are served by the repository with their uuids, ids
     await repo.deleteSegment(seg.uuid);
     assert.is(repo.getHost(host.uuid), undefined);
   } finally {
-    repo.stop();
+    await repo.stop();
   }
 });
 

@@ -249,7 +249,7 @@ test.after(async ({ env }) => {
   env.stop.abort();
   await env.remediation.stop();
   await env.engine.stop();
-  env.store.stop();
+  await env.store.stop();
   await env.nova.session.close();
   env.sim.state.clearTimers();
   await env.sim.stop();

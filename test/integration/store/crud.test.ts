@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { NameTakenError, NotFoundInStoreError } from '../../../src/domain/repository.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { claimObjectName } from '../../../src/store/names.ts';
+import { STORE_LEASE_NAME } from '../../../src/store/index.ts';
 import type { HaHost } from '../../../src/model/types.ts';
 import { isNotFound } from '../../../src/k8s/client.ts';
 import type { StoreEnv } from './helpers.ts';
@@ -202,5 +203,24 @@ crud('notifications: created new, listed, fetched, and vmoves read from status',
   assert.is(moves[0]?.created_at, '2026-01-02T03:05:00');
   assert.is(repo.getVMove('11111111-2222-4333-8444-555555555555')?.notification_uuid, n.notification_uuid);
 });
+
+crud(
+  "stop() resolves only after the reconcilers' Lease is released, so the next replica takes over at once",
+  async ({ env }) => {
+    // Its own client, closed right after stop(), as the process does on shutdown.
+    const own = env.newClient();
+    const repo = await env.open({ kube: own });
+    const holder = () =>
+      env.kube
+        .get<{ spec?: { holderIdentity?: string | null } }>(RESOURCES.leases, env.namespace, STORE_LEASE_NAME)
+        .then((l) => l.spec?.holderIdentity ?? '')
+        .catch(() => '');
+    const leader = await eventually('the store reconcilers to lead', holder, (h) => h !== '');
+    assert.match(leader, /replica/);
+    await repo.stop();
+    await own.close();
+    assert.is(await holder(), '');
+  },
+);
 
 crud.run();

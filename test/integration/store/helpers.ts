@@ -14,6 +14,8 @@ export interface StoreEnv {
   kube: KubeClient;
   kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }>;
   open(opts?: Partial<CrRepositoryOptions>): Promise<CrRepositoryHandle>;
+  /** Another client on the namespace's control plane (the caller closes it). */
+  newClient(): ReturnType<typeof createKubeClient>;
   close(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ export async function storeEnv(prefix: string): Promise<StoreEnv> {
     namespace: ns.namespace,
     kube,
     kubectl: (args, stdin) => ns.kubectl(args, stdin),
+    newClient: () => createKubeClient(ns.kc),
     async open(opts = {}) {
       const repo = createCrRepository({
         kube,
@@ -42,7 +45,7 @@ export async function storeEnv(prefix: string): Promise<StoreEnv> {
       return repo;
     },
     async close() {
-      for (const repo of opened) repo.stop();
+      for (const repo of opened) await repo.stop();
       await ns.cleanup();
     },
   };
