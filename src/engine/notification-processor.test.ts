@@ -207,6 +207,10 @@ decisions('COMPUTE_HOST: host_status UNKNOWN or missing is ignored; STARTED fini
   );
   assert.is(h.hostRuns.length, 0);
   assert.is(h.host().status?.onMaintenance, undefined);
+  assert.not.ok(
+    h.events.some((e) => e.startsWith('host compute-1 Normal OnMaintenance')),
+    'no OnMaintenance Event on a host left in service',
+  );
 });
 
 decisions(
@@ -229,6 +233,11 @@ decisions(
       [0, 'compute-1', 'auto', 'uuid-n1'],
     );
     assert.is(h.get('n1').status?.phase, 'finished');
+    assert.equal(
+      h.events.filter((e) => e.startsWith('host ')),
+      ['host compute-1 Normal Running', 'host compute-1 Normal OnMaintenance', 'host compute-1 Normal Finished'],
+      'Events on the HaHost',
+    );
   },
 );
 

@@ -8,62 +8,17 @@
 // notification is finished in its first run, every instance was evacuated
 // exactly once (the simulator counts accepted evacuate actions per server),
 // and no server is left locked.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createWriteStream, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Notification } from '../../../src/model/types.ts';
 import { engineEnv, eventually, waitPhase } from './support.ts';
-import type { EngineEnv } from './support.ts';
+import { killEngineProcess, startEngineProcess } from './engine-process.ts';
+import type { EngineProcess } from './engine-process.ts';
 
-const NODE = process.execPath;
-const CHILD = new URL('./crash-engine-child.ts', import.meta.url).pathname;
 const INSTANCES = 20;
-
-interface Child {
-  proc: ChildProcess;
-  identity: string;
-}
-
-function startChild(env: EngineEnv, identity: string, logPath: string): Promise<Child> {
-  const proc = spawn(NODE, ['--import', 'tsx', CHILD], {
-    cwd: new URL('../../..', import.meta.url).pathname,
-    env: {
-      ...process.env,
-      ...env.sim.credentials,
-      CRASH_KUBECONFIG: env.ns.kubeconfigPath,
-      CRASH_NAMESPACE: env.namespace,
-      CRASH_IDENTITY: identity,
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const log = createWriteStream(logPath, { flags: 'a' });
-  proc.stderr?.pipe(log);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`engine ${identity} not ready in 60 s (log: ${logPath})`)), 60_000);
-    proc.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) {
-        clearTimeout(timer);
-        resolve({ proc, identity });
-      }
-    });
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`engine ${identity} exited with ${code} before ready (log: ${logPath})`));
-    });
-  });
-}
-
-async function kill(child: Child): Promise<void> {
-  if (child.proc.exitCode !== null || child.proc.signalCode !== null) return;
-  const exited = once(child.proc, 'exit');
-  child.proc.kill('SIGKILL');
-  await exited;
-}
 
 /** Kill points, in the order a recovery passes them. */
 const KILL_POINTS: Array<{ name: string; reached: (n: Notification) => boolean }> = [
@@ -85,7 +40,7 @@ const succeeded = (n: Notification): number => (n.status?.vmoves ?? []).filter((
 test('SIGKILL at many points of a 20-instance host recovery: finished, each instance evacuated once, nothing left locked', async () => {
   const env = await engineEnv('engine-crash', ['compute-1', 'compute-2', 'compute-3', 'compute-4']);
   const logPath = join(tmpdir(), `engine-crash-${env.namespace}.log`);
-  let child: Child | undefined;
+  let child: EngineProcess | undefined;
   try {
     const seg = await env.segment('seg');
     await env.host('compute-1', seg);
@@ -101,7 +56,7 @@ test('SIGKILL at many points of a 20-instance host recovery: finished, each inst
     env.sim.state.latencies.evacuate = 400;
     env.sim.state.failHost('compute-1');
 
-    child = await startChild(env, 'engine-pod-0', logPath);
+    child = await startEngineProcess(env, 'engine-pod-0', logPath);
     const name = await env.notify('COMPUTE_HOST', 'compute-1', {
       event: 'STOPPED',
       host_status: 'NORMAL',
@@ -117,10 +72,10 @@ test('SIGKILL at many points of a 20-instance host recovery: finished, each inst
         60_000,
       );
       if (n.status?.phase !== 'running' && n.status?.phase !== undefined) break;
-      await kill(child);
+      await killEngineProcess(child);
       killedAt.push(`${point.name} (${succeeded(await env.get(name))} done)`);
       // Even restarts keep the pod name (immediate take-over); odd ones are a new pod (Lease expiry).
-      child = await startChild(env, i % 2 === 0 ? 'engine-pod-0' : `engine-pod-${i + 1}`, logPath);
+      child = await startEngineProcess(env, i % 2 === 0 ? 'engine-pod-0' : `engine-pod-${i + 1}`, logPath);
     }
     assert.ok(killedAt.length >= 5, `killed only at: ${killedAt.join(', ')}`);
 
@@ -141,7 +96,7 @@ test('SIGKILL at many points of a 20-instance host recovery: finished, each inst
     rmSync(logPath, { force: true });
   } finally {
     env.sim.state.latencies.evacuate = 0;
-    if (child) await kill(child);
+    if (child) await killEngineProcess(child);
     await env.close();
   }
 });

@@ -2,7 +2,8 @@
 // one engine component.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { engineEnv, waitPhase } from './support.ts';
+import { RESOURCES } from '../../../src/k8s/resources.ts';
+import { engineEnv, eventually, waitPhase } from './support.ts';
 import type { EngineEnv, RunningEngine } from './support.ts';
 
 const t = suite('engine decisions');
@@ -10,6 +11,15 @@ let env: EngineEnv;
 let seg: { name: string; uuid: string };
 let off: { name: string; uuid: string };
 let engine: RunningEngine;
+
+interface KubeEvent {
+  type?: string;
+  reason?: string;
+  action?: string;
+  note?: string;
+  reportingInstance?: string;
+  regarding?: { apiVersion?: string; kind?: string; name?: string; uid?: string };
+}
 
 t.before(async () => {
   env = await engineEnv('engine-decisions', ['compute-1', 'compute-2', 'compute-3', 'compute-4']);
@@ -113,6 +123,21 @@ t('PROCESS: nova-compute disables the compute service; another process only sets
   const host = await env.getHost('compute-2');
   assert.equal([host.status?.onMaintenance, host.status?.flagsGeneration], [true, host.metadata.generation]);
   assert.is(env.sim.state.serviceOf('compute-2')?.disabled, false);
+  // What `kubectl describe hahost host-compute-2` shows: the engine's Events regarding the HaHost.
+  const hostEvents = await eventually(
+    'an OnMaintenance Event regarding the HaHost',
+    async () =>
+      (await env.kube.list<KubeEvent>(RESOURCES.events, env.namespace)).items.filter(
+        (e) => e.regarding?.kind === 'HaHost' && e.regarding.name === 'host-compute-2',
+      ),
+    (events) => events.some((e) => e.reason === 'OnMaintenance'),
+  );
+  const onMaintenance = hostEvents.find((e) => e.reason === 'OnMaintenance');
+  assert.equal(
+    [onMaintenance?.type, onMaintenance?.action, onMaintenance?.reportingInstance, onMaintenance?.regarding?.uid],
+    ['Normal', 'SetMaintenance', 'engine-1', host.metadata.uid],
+  );
+  assert.match(onMaintenance?.note ?? '', 'Set host compute-2 on maintenance (notification ');
 
   const nc = await env.notify('PROCESS', 'compute-1', { event: 'STOPPED', process_name: 'nova-compute' });
   const n = await waitPhase(env, nc, 'finished');
