@@ -1,5 +1,5 @@
-// Acceptance for `make run`, as a new user meets it: start scripts/run-local.ts
-// (what `make run` runs after `npm ci` and the build) with no KUBECONFIG and no
+// Acceptance for `make run`, as a new user meets it: run `make run` (deps,
+// build, envtest binaries, then scripts/run-local.ts) with no KUBECONFIG and no
 // OpenStack credentials, read the addresses and credentials it prints, drive
 // the README's walk-through with the real openstack CLI — segment, hosts, a
 // failed compute, a notification, the recovery and the VM moves — check the
@@ -34,10 +34,12 @@ interface Printed {
 
 /** Starts the script and resolves with what its ready banner printed. */
 function startMakeRun(env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string; ready: Promise<Printed> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/run-local.ts'], {
+  // Its own process group, like a terminal's foreground job, so Ctrl-C can be sent to the group.
+  const child = spawn('make', ['--no-print-directory', 'run'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   let out = '';
   child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
@@ -166,17 +168,23 @@ test('make run: the README walk-through with the openstack CLI, then Ctrl-C leav
       await kube.close();
     }
 
-    // Ctrl-C: everything stops, and the script exits 0.
-    const code = new Promise<number | null>((resolve) => started.child.once('exit', (c) => resolve(c)));
-    started.child.kill('SIGINT');
+    // Ctrl-C: everything stops in order. make itself then ends by the signal, as it does in a terminal.
+    const ended = new Promise<string>((resolve) =>
+      started.child.once('exit', (code, signal) => resolve(signal ?? `exit ${code}`)),
+    );
+    process.kill(-started.child.pid!, 'SIGINT'); // what Ctrl-C in the terminal does
     const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), STOP_TIMEOUT_MS).unref());
-    assert.is(await Promise.race([code, timeout]), 0, started.output());
+    assert.ok(['SIGINT', 'exit 0'].includes(await Promise.race([ended, timeout])), started.output());
+    for (const line of ['operator stopped (exit code 0)', 'simulator stopped', 'control plane stopped']) {
+      assert.ok(started.output().includes(`[make run] ${line}`), `missing "${line}":\n${started.output()}`);
+    }
+    assert.not.match(started.output(), /could not release the lease/);
     assert.ok(await refused(`${printed.apiUrl}/`), 'the API still answers after Ctrl-C');
     assert.ok(await refused(`${printed.metricsUrl}/healthz`), 'health still answers after Ctrl-C');
     assert.ok(await refused(`${printed.simulatorUrl}/identity/v3`), 'the simulator still answers after Ctrl-C');
     assert.ok(await refused(`${apiServer}/healthz`), 'kube-apiserver still answers after Ctrl-C');
   } finally {
-    if (!exited) started.child.kill('SIGKILL');
+    if (!exited) process.kill(-started.child.pid!, 'SIGKILL');
   }
 });
 
