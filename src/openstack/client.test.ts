@@ -1,5 +1,6 @@
 // The OpenStack client against undici's MockAgent: exact requests on the wire,
-// retry policy, timeouts, error translation, token caching.
+// retry policy, timeouts, error translation, token caching. Which POST actions
+// are retried: action-retry.test.ts.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -278,28 +279,6 @@ test('PUT is retried like GET', async () => {
     .intercept({ path: '/v2.1/os-services/u1', method: 'PUT' })
     .reply(200, { service: { id: 'u1', status: 'disabled' } });
   assert.is((await client.updateService('u1', { status: 'disabled' })).status, 'disabled');
-});
-
-test('POST actions are never retried: not on 503, not on a connection error', async () => {
-  const { nova, client, allowLogin, calls } = setup();
-  allowLogin();
-  nova.intercept({ path: '/v2.1/servers/s1/action', method: 'POST' }).reply(503, fault('serviceUnavailable', 503, 'x'));
-  try {
-    await client.evacuate('s1', undefined);
-    assert.unreachable();
-  } catch (err) {
-    assert.is((err as NovaError).status, 503);
-  }
-  nova.intercept({ path: '/v2.1/servers/s1/action', method: 'POST' }).replyWithError(new Error('socket hang up'));
-  try {
-    await client.evacuate('s1', undefined);
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, NovaError);
-    assert.is((err as NovaError).status, 0);
-  }
-  assert.is(calls.filter((c) => c.path === '/servers/{id}/action').length, 2);
-  assert.ok(calls.every((c) => c.path !== '/servers/{id}/action' || c.action === 'evacuate'));
 });
 
 test('evacuate sends only the host; stop/start/lock/unlock/resetState bodies', async () => {

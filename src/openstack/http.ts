@@ -1,9 +1,11 @@
 // The one place where the OpenStack client talks HTTP. Every request gets:
 // - a deadline (timeoutMs) covering connect, headers and body;
-// - bounded retries with exponential backoff and full jitter, but only when
-//   the caller marks the request idempotent (GET/PUT by default) and only on
-//   5xx, connection errors and timeouts. POST actions are sent exactly once:
-//   re-sending an evacuate after a lost response could start a second rebuild;
+// - bounded retries (maxRetries) with exponential backoff and full jitter.
+//   What may be retried is the request's RetryPolicy: GET/PUT/DELETE on 5xx,
+//   connection errors and timeouts; a POST only when it provably never reached
+//   the server (connect.ts), unless the caller knows that sending it twice is
+//   harmless. Re-sending an evacuate after a lost response could start a
+//   second rebuild, so the Nova client decides per action (nova.ts);
 // - one metrics callback per attempt (onCall), so latency and errors are
 //   visible per service, method and path template.
 // The caller's AbortSignal ends everything at once and is never retried.
@@ -11,6 +13,7 @@
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
+import { neverReachedServer } from './connect.ts';
 
 export type HttpMethod = 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE';
 
@@ -35,6 +38,22 @@ export type OnCall = (record: CallRecord) => void;
 
 export type OpenStackLogger = Pick<Logger, 'debug' | 'warn'>;
 
+/**
+ * Which failed attempts may be sent again (at most maxRetries times). A
+ * failure that provably happened before the request reached the server
+ * (refused, DNS, TLS handshake, connect timeout) is retried under every policy.
+ * - 'idempotent': also any 5xx, timeout or other connection error. Default for
+ *   GET, HEAD, PUT and DELETE.
+ * - 'gateway': also 502, 503, 504, timeouts and other connection errors: for a
+ *   POST whose effect is the same however often it runs. Any other 5xx is the
+ *   server's own answer to a processed request and is returned.
+ * - 'unsent': nothing else; the answer may have been lost after the server
+ *   acted on it. Default for POST.
+ */
+export type RetryPolicy = 'idempotent' | 'gateway' | 'unsent';
+
+const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+
 export interface HttpRequest {
   service: string;
   method: HttpMethod;
@@ -44,8 +63,8 @@ export interface HttpRequest {
   headers?: Record<string, string>;
   /** Serialised as JSON when present. */
   json?: unknown;
-  /** Defaults to true for GET, HEAD, PUT and DELETE, false for POST. */
-  idempotent?: boolean;
+  /** Defaults to 'idempotent' for GET, HEAD, PUT and DELETE, 'unsent' for POST. */
+  retry?: RetryPolicy;
   signal?: AbortSignal;
   /** Overrides the transport's per-request timeout. */
   timeoutMs?: number;
@@ -63,13 +82,17 @@ export interface HttpResponse {
 
 /** No HTTP response: the deadline passed or the connection failed. */
 export class TransportError extends Error {
+  /** True when the request provably never reached the server (safe to send again, whatever it does). */
+  readonly unsent: boolean;
+
   constructor(
     public readonly kind: 'timeout' | 'connection',
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; unsent?: boolean },
   ) {
     super(message, options);
     this.name = 'TransportError';
+    this.unsent = options?.unsent ?? false;
   }
 }
 
@@ -77,7 +100,7 @@ export interface TransportOptions {
   dispatcher: Dispatcher;
   /** Per-attempt deadline in milliseconds. */
   timeoutMs: number;
-  /** Retries after the first attempt for idempotent requests. */
+  /** Retries after the first attempt, for the failures the request's RetryPolicy allows. */
   maxRetries: number;
   /** First backoff step; doubles per retry, full jitter, capped at backoffMaxMs. */
   backoffBaseMs?: number;
@@ -90,6 +113,14 @@ export interface TransportOptions {
 }
 
 const IDEMPOTENT_METHODS: ReadonlySet<HttpMethod> = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+
+/** Whether a failed attempt may be sent again under `policy`. */
+export function mayRetry(policy: RetryPolicy, outcome: HttpResponse | TransportError): boolean {
+  if (outcome instanceof TransportError) return outcome.unsent || policy !== 'unsent';
+  if (policy === 'idempotent') return outcome.status >= 500;
+  if (policy === 'gateway') return GATEWAY_STATUSES.has(outcome.status);
+  return false;
+}
 
 export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -133,8 +164,8 @@ export class HttpTransport {
    * throws TransportError when no response arrived, or the caller's abort reason.
    */
   async send(req: HttpRequest): Promise<HttpResponse> {
-    const idempotent = req.idempotent ?? IDEMPOTENT_METHODS.has(req.method);
-    const retries = idempotent ? (req.maxRetries ?? this.maxRetries) : 0;
+    const policy = req.retry ?? (IDEMPOTENT_METHODS.has(req.method) ? 'idempotent' : 'unsent');
+    const retries = req.maxRetries ?? this.maxRetries;
     for (let attempt = 0; ; attempt++) {
       let outcome: HttpResponse | TransportError;
       try {
@@ -143,8 +174,7 @@ export class HttpTransport {
         if (!(err instanceof TransportError)) throw err;
         outcome = err;
       }
-      const retryable = outcome instanceof TransportError || outcome.status >= 500;
-      if (!retryable || attempt >= retries) {
+      if (!mayRetry(policy, outcome) || attempt >= retries) {
         if (outcome instanceof TransportError) throw outcome;
         return outcome;
       }
@@ -154,6 +184,7 @@ export class HttpTransport {
           service: req.service,
           method: req.method,
           path: req.pathTemplate,
+          ...(req.action !== undefined ? { action: req.action } : {}),
           attempt,
           delayMs: delay,
           reason: outcome instanceof TransportError ? outcome.message : `HTTP ${outcome.status}`,
@@ -254,7 +285,10 @@ export class HttpTransport {
       report(0, 'connection');
       const detail =
         err instanceof Error ? `${(err as { code?: string }).code ?? err.name}: ${err.message}` : String(err);
-      throw new TransportError('connection', `${req.method} ${req.pathTemplate} failed: ${detail}`, { cause: err });
+      throw new TransportError('connection', `${req.method} ${req.pathTemplate} failed: ${detail}`, {
+        cause: err,
+        unsent: neverReachedServer(err),
+      });
     } finally {
       clearTimeout(timer);
       req.signal?.removeEventListener('abort', onCallerAbort);

@@ -197,7 +197,7 @@ export class KeystoneAuth {
       headers,
       json: buildAuthRequest(this.creds),
       // Issuing a token has no side effect worth protecting, so it may be retried.
-      idempotent: true,
+      retry: 'idempotent',
     });
     if (res.status !== 201 && res.status !== 200) {
       throw new KeystoneError(res.status, `Keystone login failed (HTTP ${res.status}): ${keystoneErrorMessage(res)}`);

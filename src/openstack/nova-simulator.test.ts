@@ -186,6 +186,17 @@ s('a POST refused with 503 is not retried', async ({ sim, nova }) => {
   assert.is(sim.state.actionCalls['os-stop'], undefined);
 });
 
+s('a lock answered 503 is sent again and the server ends locked', async ({ sim, nova, calls }) => {
+  const id = [...sim.state.servers.values()][0]?.id as string;
+  sim.state.faults.push({ method: 'POST', path: `/compute/v2.1/servers/${id}/action`, count: 1, kind: 503 });
+  await nova.lockServer(id);
+  assert.is(sim.state.servers.get(id)?.locked, true);
+  assert.equal(
+    calls.filter((c) => c.action === 'lock').map((c) => c.status),
+    [503, 202],
+  );
+});
+
 s('revoked service token: the next call logs in again transparently', async ({ sim, nova, calls }) => {
   await nova.listAggregates();
   sim.state.revokeTokens();

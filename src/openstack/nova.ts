@@ -1,11 +1,12 @@
 // NovaClient (src/openstack/types.ts) over HTTP: the calls N1–N12 of
 // /work/shared/spec/masakari-engine.md §5.3, at microversion 2.53 or later.
-// Timeouts and the retry policy live in http.ts; this module builds requests,
-// follows pages and translates errors the way masakari/compute/nova.py does.
+// Timeouts and retries live in http.ts; this module builds requests, decides
+// which POST actions may be sent twice (ACTION_RETRY), follows pages and
+// translates errors the way masakari/compute/nova.py does.
 
 import type { EndpointFilter, EndpointInterface } from './catalog.ts';
 import { EndpointNotFound, normalizeInterface, parseCatalogInfo } from './catalog.ts';
-import type { HttpMethod, HttpResponse } from './http.ts';
+import type { HttpMethod, HttpResponse, RetryPolicy } from './http.ts';
 import { TransportError } from './http.ts';
 import { KeystoneError } from './keystone.ts';
 import type { OpenStackSession } from './session.ts';
@@ -22,6 +23,44 @@ export const MIGRATIONS_PAGING_MICROVERSION = '2.59';
  * evacuate action is never sent above 2.94, whatever nova_api_version says.
  */
 export const EVACUATE_MAX_MICROVERSION = '2.94';
+/**
+ * Which failures of each POST action are sent again (http.ts RetryPolicy).
+ * Every action is re-sent when it provably never reached Nova ('unsent');
+ * 'gateway' adds 502/503/504, timeouts and dropped connections, where Nova
+ * may or may not have acted: only for actions whose repetition changes nothing
+ * (nova/compute/api.py, nova/api/openstack/compute/*.py of Nova 34).
+ */
+export const ACTION_RETRY: Readonly<Record<string, RetryPolicy>> = {
+  // Sets instance.locked (an admin re-locking rewrites the same values; an
+  // owner's lock on a locked server returns at once): no state check, no 409.
+  lock: 'gateway',
+  // Clears instance.locked whatever it was: no state check, no 409.
+  unlock: 'gateway',
+  // Writes vm_state and clears task_state, synchronously: the same end state
+  // however often it runs, and no state check that a repeat could trip.
+  'os-resetState': 'gateway',
+  // Not repeatable: a stop that got through leaves the server powering-off or
+  // stopped, and Nova answers a second one with 409. StopInstanceTask accepts
+  // that 409 only once the server reads stopped (upstream's rule, so a server
+  // still powering off fails the recovery) and the stop after an evacuation
+  // accepts none, so a retry could turn a success into a failure.
+  'os-stop': 'unsent',
+  // Same for start: 409 while powering-on or once active, and
+  // StartInstanceTask fails on any error.
+  'os-start': 'unsent',
+  // Never blindly: a lost answer may mean Nova already started a rebuild, and a
+  // second evacuate would race it or be refused. The evacuation procedure
+  // (src/engine/workflows/evacuate-instance.ts, inspect) decides on the next
+  // attempt or resumed run: a server already on another host is confirmed,
+  // task_state rebuilding or an evacuation migration from the failed host
+  // created after the journalled intent is waited for or failed, and only when
+  // none holds is evacuate sent again.
+  evacuate: 'unsent',
+  // A repeated add_host answers 409 (AggregateHostExists), which the reserved
+  // host workflow, like Masakari, takes as "already added".
+  add_host: 'gateway',
+};
+
 /** Hard stop for page-following, far above any real host (1000 pages of max_limit). */
 const MAX_PAGES = 1000;
 
@@ -93,6 +132,8 @@ interface NovaRequest {
   action?: string;
   json?: unknown;
   microversion?: string;
+  /** For POST: ACTION_RETRY of the action. GET and PUT keep the transport's default ('idempotent'). */
+  retry?: RetryPolicy;
 }
 
 export class HttpNovaClient implements NovaClient {
@@ -200,6 +241,7 @@ export class HttpNovaClient implements NovaClient {
         pathTemplate: '/os-aggregates/{id}/action',
         action: 'add_host',
         json: { add_host: { host } },
+        retry: retryPolicyOf('add_host'),
       },
       o,
     );
@@ -257,6 +299,7 @@ export class HttpNovaClient implements NovaClient {
         pathTemplate: '/servers/{id}/action',
         action: name,
         json: { [name]: value },
+        retry: retryPolicyOf(name),
         ...(microversion ? { microversion } : {}),
       },
       o,
@@ -310,6 +353,7 @@ export class HttpNovaClient implements NovaClient {
           pathTemplate: req.pathTemplate,
           ...(req.action !== undefined ? { action: req.action } : {}),
           ...(req.json !== undefined ? { json: req.json } : {}),
+          ...(req.retry !== undefined ? { retry: req.retry } : {}),
           headers: {
             'x-openstack-nova-api-version': microversion,
             'openstack-api-version': `compute ${microversion}`,
@@ -331,6 +375,10 @@ function translateFailure(err: unknown, o: CallOptions): unknown {
   if (err instanceof KeystoneError) return setName(new NovaError(err.status === 502 ? 0 : err.status, err.message));
   if (err instanceof EndpointNotFound) return setName(new NovaError(0, err.message));
   return err;
+}
+
+function retryPolicyOf(action: string): RetryPolicy {
+  return ACTION_RETRY[action] ?? 'unsent';
 }
 
 function enc(s: string): string {

@@ -7,6 +7,7 @@ import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { EndpointFilter } from './catalog.ts';
 import { selectEndpoint } from './catalog.ts';
+import { markingConnector } from './connect.ts';
 import type { OpenStackCredentials } from './credentials.ts';
 import { HttpTransport } from './http.ts';
 import type { HttpRequest, HttpResponse, OnCall, OpenStackLogger } from './http.ts';
@@ -16,7 +17,7 @@ import type { CallOptions } from './types.ts';
 export interface SessionOptions {
   /** Per-request deadline (ms). */
   timeoutMs: number;
-  /** Retries for idempotent requests (GET, PUT) on 5xx, timeouts and connection errors. */
+  /** Retry bound per request; what may be retried is the request's RetryPolicy (http.ts). */
   maxRetries: number;
   onCall?: OnCall;
   log?: OpenStackLogger;
@@ -55,11 +56,12 @@ export class OpenStackSession {
       this.dispatcher = new Agent({
         connections: 16,
         keepAliveTimeout: 4_000,
-        connect: {
+        // Tags connect failures so the transport knows those requests were never sent (connect.ts).
+        connect: markingConnector({
           ...(credentials.cacert ? { ca: readFileSync(credentials.cacert, 'utf8') } : {}),
           rejectUnauthorized: !credentials.insecure,
           timeout: Math.min(opts.timeoutMs, 10_000),
-        },
+        }),
       });
       this.ownsDispatcher = true;
     }

@@ -1,7 +1,10 @@
 // CONTRACT (implemented by the OpenStack helper in src/openstack/*.ts).
 // What the facade and the engine need from Nova. Every method has a timeout
-// and bounded retries on 5xx and connection errors for idempotent requests
-// (GET, PUT); server actions (POST .../action) are never retried automatically.
+// and bounded retries: GET and PUT on 5xx, timeouts and connection errors;
+// every call, POST actions included, when it provably never reached Nova;
+// lock, unlock, os-resetState and add_host also on 502/503/504, timeouts and
+// dropped connections. os-stop, os-start and evacuate are otherwise sent once
+// (nova.ts ACTION_RETRY says why).
 //
 // Errors: NovaError with .status (HTTP status; 0 for timeout/connection) and
 // .message (Nova's text). Subclasses map Masakari's translations:

@@ -26,6 +26,8 @@ interface SdkOut {
   notification_list: string[];
   notification_get: { status: string; has_details: boolean };
   vmoves: string[];
+  host_delete: { id: string | null; left: string[] };
+  segment_delete: { id: string | null; uuid: string; host_uuid: string; listed: string[]; get_after: number | null };
 }
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -42,7 +44,7 @@ async function ensureStack(ctx: { stack?: Stack; venv?: string }): Promise<void>
       components: 'api,engine',
       auth: 'keystone',
       sim: {
-        hosts: ['cli-host-1', 'cli-host-2', 'cli-host-3', 'sdk-host-1'],
+        hosts: ['cli-host-1', 'cli-host-2', 'cli-host-3', 'sdk-host-1', 'sdk-host-2'],
         servers: [
           { name: 'vm-a', host: 'cli-host-1', metadata: { HA_Enabled: 'True' } },
           { name: 'vm-b', host: 'cli-host-1', metadata: {} },
@@ -77,14 +79,27 @@ async function openstack(ctx: { stack?: Stack; venv?: string }, args: string[]):
   }
 }
 
-async function openstackNoOutput(ctx: { stack?: Stack; venv?: string }, args: string[]): Promise<void> {
+/** For commands without a table to format (delete): their plain stdout. */
+async function openstackText(ctx: { stack?: Stack; venv?: string }, args: string[]): Promise<string> {
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...(ctx.stack?.sim.credentials ?? {}) };
-  await run(path.join(ctx.venv as string, 'bin/openstack'), args, { env, timeout: 60_000 }).catch(
+  const r = await run(path.join(ctx.venv as string, 'bin/openstack'), args, { env, timeout: 60_000 }).catch(
     (e: { stderr?: string; message: string }) => {
       throw new Error(`openstack ${args.join(' ')} failed: ${e.stderr || e.message}`);
     },
   );
+  return r.stdout;
 }
+
+async function simControl(ctx: { stack?: Stack }, method: string, route: string, body?: unknown): Promise<void> {
+  const r = await fetch(`${ctx.stack?.sim.url}/_sim/${route}`, {
+    method,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  assert.ok(r.ok, `${method} /_sim/${route}: ${r.status} ${await r.text()}`);
+}
+
+const segmentNames = async (ctx: { stack?: Stack; venv?: string }): Promise<string[]> =>
+  ((await openstack(ctx, ['segment', 'list'])) as Array<Record<string, unknown>>).map((x) => x.name as string);
 
 cli('segment, host, notification and vmove commands succeed', async (ctx) => {
   await ensureStack(ctx);
@@ -200,7 +215,7 @@ cli('segment, host, notification and vmove commands succeed', async (ctx) => {
   const after = (await openstack(ctx, ['segment', 'host', 'show', segId, hostId])) as Record<string, unknown>;
   assert.is(after.on_maintenance, true);
   await openstack(ctx, ['segment', 'host', 'update', segId, hostId, '--on_maintenance', 'False']);
-  await openstackNoOutput(ctx, ['segment', 'host', 'delete', segId, hostId]);
+  assert.match(await openstackText(ctx, ['segment', 'host', 'delete', segId, hostId]), 'Host deleted: ');
   const left = (await openstack(ctx, ['segment', 'host', 'list', segId])) as Array<Record<string, unknown>>;
   assert.equal(
     left.map((h) => h.name),
@@ -208,12 +223,86 @@ cli('segment, host, notification and vmove commands succeed', async (ctx) => {
   );
 });
 
+cli('segment delete: a segment without notifications goes, one under recovery answers 409', async (ctx) => {
+  await ensureStack(ctx);
+  // A small segment with no notification: its host, then the segment itself, can be deleted.
+  const spare = (await openstack(ctx, ['segment', 'create', 'cli-seg-spare', 'auto', 'COMPUTE'])) as Record<
+    string,
+    unknown
+  >;
+  const spareId = spare.uuid as string;
+  await openstack(ctx, ['segment', 'host', 'create', 'cli-host-3', 'COMPUTE', 'SSH', spareId]);
+  assert.match(
+    await openstackText(ctx, ['segment', 'host', 'delete', spareId, 'cli-host-3']),
+    'Host deleted: cli-host-3',
+  );
+  assert.equal(await openstack(ctx, ['segment', 'host', 'list', spareId]), []);
+  assert.match(await openstackText(ctx, ['segment', 'delete', spareId]), `Segment deleted: ${spareId}`);
+  assert.not.ok((await segmentNames(ctx)).includes('cli-seg-spare'));
+
+  // A segment whose host has a notification still new, running or in error is in use (Masakari's
+  // FailoverSegmentInUse, 409). This host's nova-compute keeps reporting up, so the recovery waits
+  // in DisableComputeServiceTask (up to wait_period_after_service_update, 180 s) until Nova sees it down.
+  await simControl(ctx, 'POST', 'hosts', { name: 'cli-host-busy' });
+  const busy = (await openstack(ctx, ['segment', 'create', 'cli-seg-busy', 'auto', 'COMPUTE'])) as Record<
+    string,
+    unknown
+  >;
+  const busyId = busy.uuid as string;
+  const busyHost = (await openstack(ctx, [
+    'segment',
+    'host',
+    'create',
+    'cli-host-busy',
+    'COMPUTE',
+    'SSH',
+    busyId,
+  ])) as Record<string, unknown>;
+  const n = (await openstack(ctx, [
+    'notification',
+    'create',
+    'COMPUTE_HOST',
+    'cli-host-busy',
+    new Date().toISOString().slice(0, 19),
+    '{"event": "STOPPED", "host_status": "NORMAL", "cluster_status": "OFFLINE"}',
+  ])) as Record<string, unknown>;
+  assert.ok(['new', 'running'].includes(n.status as string), String(n.status));
+  // masakariclient's DeleteSegment prints the error and still exits 0.
+  const refused = await openstackText(ctx, ['segment', 'delete', busyId]);
+  assert.match(refused, '409');
+  assert.match(refused, `Failover segment (${busyId}) can't be deleted as it is in-use to process notifications.`);
+  // DeleteHost lets the error through: a non-zero exit.
+  const hostRefused = await openstackText(ctx, ['segment', 'host', 'delete', busyId, 'cli-host-busy']).then(
+    (out) => `exit 0: ${out}`,
+    (e: Error) => e.message,
+  );
+  assert.match(
+    hostRefused,
+    `Host ${busyHost.uuid as string} can't be deleted as it is in-use to process notifications.`,
+  );
+  assert.ok((await segmentNames(ctx)).includes('cli-seg-busy'));
+
+  // Once Nova reports the compute down, the recovery finishes (no servers there). A segment whose
+  // notifications are all finished is no longer in use: it goes, its host with it.
+  await simControl(ctx, 'POST', 'hosts/cli-host-busy/fail');
+  let status = '';
+  for (let i = 0; i < 120 && status !== 'finished'; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 500));
+    status = ((await openstack(ctx, ['notification', 'show', n.notification_uuid as string])) as { status: string })
+      .status;
+    assert.ok(['new', 'running', 'finished'].includes(status), status);
+  }
+  assert.is(status, 'finished');
+  assert.match(await openstackText(ctx, ['segment', 'delete', busyId]), `Segment deleted: ${busyId}`);
+  assert.not.ok((await segmentNames(ctx)).includes('cli-seg-busy'));
+});
+
 cli('openstacksdk instance_ha proxy round trip', async (ctx) => {
   await ensureStack(ctx);
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...(ctx.stack?.sim.credentials ?? {}) };
   const r = await run(
     path.join(ctx.venv as string, 'bin/python'),
-    [path.join(here, 'python/sdk_flow.py'), 'sdk-host-1'],
+    [path.join(here, 'python/sdk_flow.py'), 'sdk-host-1', 'sdk-host-2'],
     {
       env,
       timeout: 120_000,
@@ -232,6 +321,11 @@ cli('openstacksdk instance_ha proxy round trip', async (ctx) => {
   assert.ok(out.notification_list.includes(out.notification_create.id));
   assert.is(out.notification_get.has_details, true);
   assert.equal(out.vmoves, []);
+  assert.equal(out.host_delete, { id: out.segment_delete.host_uuid, left: [] });
+  assert.is(out.segment_delete.id, out.segment_delete.uuid);
+  assert.not.ok(out.segment_delete.listed.includes('sdk-seg-spare'));
+  assert.ok(out.segment_delete.listed.includes('sdk-seg'));
+  assert.is(out.segment_delete.get_after, 404);
 });
 
 cli.run();

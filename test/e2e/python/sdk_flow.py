@@ -7,10 +7,12 @@ import json
 import sys
 
 import openstack
+from openstack import exceptions
 
 
 def main():
     host_name = sys.argv[1]
+    spare_host_name = sys.argv[2]
     conn = openstack.connect(instance_ha_api_version='1.3')
     ha = conn.instance_ha
     out = {}
@@ -37,6 +39,25 @@ def main():
     out['notification_get'] = {'status': got.status,
                                'has_details': got.recovery_workflow_details is not None}
     out['vmoves'] = [v.server_id for v in ha.vmoves(n.notification_uuid)]
+
+    # Deleting: a segment with no notifications is not in use, so it and its
+    # host go (sdk-seg above has a notification that may still be running).
+    spare = ha.create_segment(name='sdk-seg-spare', recovery_method='auto', service_type='COMPUTE')
+    spare_host = ha.create_host(spare.uuid, name=spare_host_name, type='COMPUTE', control_attributes='SSH')
+    deleted_host = ha.delete_host(spare_host.uuid, spare.uuid, ignore_missing=False)
+    out['host_delete'] = {'id': deleted_host.id if deleted_host else None,
+                          'left': [h.name for h in ha.hosts(spare.uuid)]}
+    deleted_segment = ha.delete_segment(spare.uuid, ignore_missing=False)
+    try:
+        ha.get_segment(spare.uuid)
+        gone = None
+    except exceptions.NotFoundException as e:
+        gone = e.status_code
+    out['segment_delete'] = {'id': deleted_segment.id if deleted_segment else None,
+                             'uuid': spare.uuid,
+                             'host_uuid': spare_host.uuid,
+                             'listed': [s.name for s in ha.segments()],
+                             'get_after': gone}
     print(json.dumps(out))
 
 
