@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeError } from './client.ts';
+import { neverReachedServer } from './errors.ts';
 import { createKubeClient } from './kube-client.ts';
 import { RESOURCES } from './resources.ts';
 
@@ -281,6 +282,19 @@ test('a handler that throws ends the watch with that error', async () => {
   assert.match((err as Error).message, /handler broke/);
   await kube.close();
   await s.close();
+});
+
+test('only failures of the connect step count as never reaching the server (safe to retry a create)', () => {
+  for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']) {
+    assert.ok(neverReachedServer(Object.assign(new Error(code), { code })), code);
+  }
+  assert.ok(
+    neverReachedServer(new Error('fetch failed', { cause: Object.assign(new Error('x'), { code: 'ECONNREFUSED' }) })),
+  );
+  // Can also end an established connection after the request went out.
+  for (const code of ['EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'UND_ERR_SOCKET']) {
+    assert.not.ok(neverReachedServer(Object.assign(new Error(code), { code })), code);
+  }
 });
 
 test.run();
