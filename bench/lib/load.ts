@@ -25,6 +25,8 @@ export async function closedLoop(o: {
   concurrency: number;
   durationMs: number;
   warmupMs?: number;
+  /** Called right before and right after the measured period (e.g. to read the server's CPU time). */
+  onMeasure?: (phase: 'start' | 'end') => void;
 }): Promise<LoadResult> {
   const u = new URL(o.url);
   const pool = new Pool(u.origin, { connections: o.concurrency, pipelining: 1 });
@@ -47,10 +49,12 @@ export async function closedLoop(o: {
     const w = performance.now() + o.warmupMs;
     await Promise.all(Array.from({ length: o.concurrency }, () => run(w, false)));
   }
+  o.onMeasure?.('start');
   const start = performance.now();
   const end = start + o.durationMs;
   await Promise.all(Array.from({ length: o.concurrency }, () => run(end, true)));
   const seconds = (performance.now() - start) / 1000;
+  o.onMeasure?.('end');
   await pool.close();
   latencies.sort((a, b) => a - b);
   return {

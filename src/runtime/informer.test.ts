@@ -127,6 +127,27 @@ test('watch events update the cache and reach handlers with the old object', asy
   h.informer.stop();
 });
 
+test('the transform shapes every cached object: listed, watched and written locally', async () => {
+  // What the store caches use to drop managedFields: the cache must hold the
+  // transformed object only, never the raw one the server sent.
+  const withoutData = (o: Obj): Obj => ({ metadata: o.metadata });
+  const h = setup([list(10, obj('a', 5, 'big'))], { transform: withoutData });
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.sessions[0]!.emit('ADDED', obj('b', 11, 'big'));
+  h.sessions[0]!.emit('MODIFIED', obj('a', 12, 'big'));
+  h.informer.upsertLocal(obj('c', 13, 'big'));
+  assert.equal(
+    h.informer.list().map((o) => [o.metadata.name, o.data]),
+    [
+      ['a', undefined],
+      ['b', undefined],
+      ['c', undefined],
+    ],
+  );
+  h.informer.stop();
+});
+
 test('a watch that ends resumes from the last bookmark without relisting', async () => {
   const h = setup([list(10)]);
   await h.informer.start();

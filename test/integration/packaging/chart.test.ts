@@ -307,6 +307,44 @@ test('values.schema.json and the templates reject bad values with a clear messag
   }
 });
 
+test("NODE_OPTIONS: V8 heap sized from each container's memory limit (limit less 128 MiB, at least half)", async ({
+  ns,
+}) => {
+  const nodeOptions = async (values: object[]) => {
+    const m = await render(ns, values);
+    return ['api', 'engine'].map((c) => envValue(container(find(m, 'Deployment', `${FULLNAME}-${c}`)), 'NODE_OPTIONS'));
+  };
+  const defaults = '--max-semi-space-size=16 --max-old-space-size=384';
+  assert.equal(await nodeOptions([]), [defaults, defaults]);
+  assert.equal(
+    await nodeOptions([
+      { api: { resources: { limits: { memory: '1Gi' } } }, engine: { resources: { limits: { memory: '200Mi' } } } },
+    ]),
+    ['--max-semi-space-size=16 --max-old-space-size=896', '--max-semi-space-size=16 --max-old-space-size=100'],
+  );
+  assert.equal(
+    await nodeOptions([
+      { api: { resources: { limits: { memory: '1.5Gi' } } }, engine: { resources: { limits: { memory: '600M' } } } },
+    ]),
+    ['--max-semi-space-size=16 --max-old-space-size=1408', '--max-semi-space-size=16 --max-old-space-size=444'],
+  );
+  // no limit: the old space is left to V8; an explicit nodeOptions is used as is
+  assert.equal(
+    await nodeOptions([{ api: { resources: { limits: null } }, engine: { nodeOptions: '--max-old-space-size=2000' } }]),
+    ['--max-semi-space-size=16', '--max-old-space-size=2000'],
+  );
+  // NODE_OPTIONS in extraEnv wins, without a second NODE_OPTIONS entry
+  const m = await render(ns, [{ extraEnv: [{ name: 'NODE_OPTIONS', value: '--trace-gc' }] }]);
+  const env = container(find(m, 'Deployment', `${FULLNAME}-api`)).env ?? [];
+  assert.equal(
+    env.filter((e) => e.name === 'NODE_OPTIONS'),
+    [{ name: 'NODE_OPTIONS', value: '--trace-gc' }],
+  );
+  const bad = await renderChart(RELEASE, ns.namespace, [{ api: { resources: { limits: { memory: '1e9' } } } }]);
+  assert.is.not(bad.code, 0);
+  assert.match(bad.stderr, /api\.resources\.limits\.memory "1e9".*or set api\.nodeOptions/);
+});
+
 test('noauth2 with OS_* variables from a Secret renders without clouds.yaml', async ({ ns }) => {
   const m = await render(ns, [{ auth: { strategy: 'noauth2' }, openstack: { envSecret: 'os-env' } }]);
   const api = container(find(m, 'Deployment', `${FULLNAME}-api`));

@@ -79,6 +79,17 @@ test('config/default: the api and the engine + remediation Deployments, restrict
   find(m, 'PodDisruptionBudget', `${PREFIX}api`);
 });
 
+test('config/default: NODE_OPTIONS sizes the V8 heap for the memory limit, as the chart does', async () => {
+  const m = await render();
+  for (const name of ['api', 'engine']) {
+    const c = container(find(m, 'Deployment', `${PREFIX}${name}`));
+    const limit = c.resources?.limits?.memory;
+    assert.is(limit, '512Mi', name);
+    // the chart's rule: the limit less 128 MiB, at least half of it
+    assert.is(envValue(c, 'NODE_OPTIONS'), '--max-semi-space-size=16 --max-old-space-size=384', name);
+  }
+});
+
 test('config/default applies with a server-side dry run (moved into the test namespace)', async ({ ns }) => {
   const m = moveNamespace(await render(), NAMESPACE, ns.namespace);
   const r = await dryRunApply(ns, m);

@@ -20,11 +20,13 @@ export interface Container {
   envFrom?: { secretRef?: { name: string; optional?: boolean }; configMapRef?: { name: string } }[];
   readinessProbe?: { httpGet?: { path: string; port: string | number } };
   livenessProbe?: { httpGet?: { path: string; port: string | number } };
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   securityContext?: Record<string, unknown>;
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
 }
 export interface PodSpec {
   serviceAccountName?: string;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   securityContext?: Record<string, unknown>;
   containers: Container[];
   volumes?: { name: string; configMap?: { name: string }; secret?: { secretName: string }; emptyDir?: object }[];

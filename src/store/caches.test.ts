@@ -1,0 +1,65 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { ResourceRef } from '../k8s/client.ts';
+import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
+import type { Informer, InformerOptions } from '../runtime/types.ts';
+import { createStoreCaches, INDEX } from './caches.ts';
+import type { InformerFactory } from './caches.ts';
+
+type Cached = FailoverSegment | HaHost | Notification;
+
+/** Records the options each cache is created with; the informers themselves are never used. */
+function captureOptions(): Map<string, InformerOptions<Cached>> {
+  const seen = new Map<string, InformerOptions<Cached>>();
+  const factory = (<T extends Cached>(ref: ResourceRef, opts: InformerOptions<T>) => {
+    seen.set(ref.plural, opts as unknown as InformerOptions<Cached>);
+    return {} as Informer<T>;
+  }) as InformerFactory;
+  createStoreCaches(factory, 'ns');
+  return seen;
+}
+
+const host = (): HaHost =>
+  ({
+    apiVersion: 'masakari.openkeel.io/v1alpha1',
+    kind: 'HaHost',
+    metadata: {
+      name: 'h1',
+      namespace: 'ns',
+      resourceVersion: '7',
+      labels: { 'masakari.openkeel.io/uuid': '6b2c8f0e-0d1c-4c39-9d4f-3f1f6a1b2c3d' },
+      managedFields: [{ manager: 'masakari-api', operation: 'Update', fieldsV1: { 'f:spec': {} } }],
+    },
+    spec: { name: 'compute-1', type: 'COMPUTE', controlAttributes: 'SSH', segmentRef: { name: 'seg' } },
+  }) as unknown as HaHost;
+
+test('every store cache drops managedFields before caching, sharing the rest of the object (no copy)', () => {
+  const seen = captureOptions();
+  assert.equal([...seen.keys()].sort(), ['failoversegments', 'hahosts', 'notifications']);
+  for (const [plural, opts] of seen) {
+    const raw = host();
+    const cached = opts.transform!(raw);
+    assert.is(cached.metadata.managedFields, undefined, plural);
+    assert.is(raw.metadata.managedFields?.length, 1, `${plural}: the server's object is left as it was`);
+    assert.is(cached.spec, raw.spec, `${plural}: spec is shared, not copied`);
+    assert.is(cached.metadata.labels, raw.metadata.labels, `${plural}: labels are shared, not copied`);
+    assert.is(cached.metadata.resourceVersion, '7');
+  }
+});
+
+test('an object without managedFields is cached as it is', () => {
+  const opts = captureOptions().get('hahosts')!;
+  const raw = host();
+  delete raw.metadata.managedFields;
+  assert.is(opts.transform!(raw), raw);
+});
+
+test('the host indexes read the transformed object', () => {
+  const opts = captureOptions().get('hahosts')!;
+  const cached = opts.transform!(host());
+  assert.equal(opts.indexes![INDEX.uuid]!(cached), ['6b2c8f0e-0d1c-4c39-9d4f-3f1f6a1b2c3d']);
+  assert.equal(opts.indexes![INDEX.name]!(cached), ['compute-1']);
+  assert.equal(opts.indexes![INDEX.segmentRef]!(cached), ['seg']);
+});
+
+test.run();
