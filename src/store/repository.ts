@@ -136,7 +136,16 @@ export class CrRepository implements Repository {
       segmentUuid === undefined
         ? this.deps.caches.hosts.list()
         : this.deps.caches.hosts.byIndex(INDEX.segmentUuid, segmentUuid);
-    return hosts.filter(this.hostVisible).map(toHostRecord);
+    // hostVisible per host would look its segment up once per host; a list asks once per segment.
+    const seen = new Map<string, boolean>();
+    const segmentVisible = (uuid: string): boolean => {
+      let visible = seen.get(uuid);
+      if (visible === undefined) seen.set(uuid, (visible = this.segmentObject(uuid) !== undefined));
+      return visible;
+    };
+    return hosts
+      .filter((h) => isAdmitted(h) && h.status?.segmentUuid !== undefined && segmentVisible(h.status.segmentUuid))
+      .map(toHostRecord);
   }
 
   getHost(uuid: string): HostRecord | undefined {
