@@ -132,7 +132,7 @@ spec:
         {{- if $webhook }}
         - name: webhook-tls
           secret:
-            secretName: {{ required "webhook.certSecret is required when webhook.enabled is true" $root.Values.webhook.certSecret }}
+            secretName: {{ include "masakari-operator.webhookCertSecretName" $root }}
         {{- end }}
       {{- with $v.nodeSelector }}
       nodeSelector:

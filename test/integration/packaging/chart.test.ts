@@ -3,6 +3,7 @@
 // every render against the real API server.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -144,15 +145,45 @@ test('default values: the Masakari API Service, the metrics Service and PodDisru
   find(m, 'PodDisruptionBudget', `${FULLNAME}-engine`);
 });
 
-test('default values: no Ingress, ServiceMonitor, webhook, ConfigMap or OpenStack Secret', async ({ ns }) => {
+test('default values: no Ingress, ServiceMonitor, ConfigMap or OpenStack Secret', async ({ ns }) => {
   const m = await render(ns);
-  for (const kind of ['Ingress', 'ServiceMonitor', 'ValidatingWebhookConfiguration', 'ConfigMap', 'Secret']) {
+  for (const kind of ['Ingress', 'ServiceMonitor', 'ConfigMap']) {
     assert.equal(byKind(m, kind), [], kind);
   }
+  // The only Secret is the webhook's generated certificate (next test).
+  assert.equal(
+    byKind(m, 'Secret').map((o) => o.metadata.name),
+    [`${FULLNAME}-webhook-tls`],
+  );
   const api = container(find(m, 'Deployment', `${FULLNAME}-api`));
   assert.is(envValue(api, 'MASAKARI_CONFIG'), undefined);
   assert.is(envValue(api, 'OS_CLOUD'), undefined);
   assert.is(api.envFrom, undefined);
+});
+
+test('default values: the webhook is on, with a CA and serving certificate the chart made for its Service', async ({
+  ns,
+}) => {
+  const m = await render(ns);
+  const secret = find(m, 'Secret', `${FULLNAME}-webhook-tls`) as Manifest & {
+    type: string;
+    data: Record<string, string>;
+  };
+  assert.is(secret.type, 'kubernetes.io/tls');
+  const pem = (k: string) => Buffer.from(secret.data[k] ?? '', 'base64').toString();
+  const ca = new X509Certificate(pem('ca.crt'));
+  const cert = new X509Certificate(pem('tls.crt'));
+  assert.ok(cert.checkIssued(ca) && cert.verify(ca.publicKey), 'the serving certificate is signed by the CA');
+  assert.ok(createPrivateKey(pem('tls.key')).type === 'private');
+  const host = `${FULLNAME}-webhook.${ns.namespace}.svc`;
+  assert.ok(cert.checkHost(host), `${cert.subjectAltName} covers ${host}`);
+  const vwc = find(m, 'ValidatingWebhookConfiguration', `${FULLNAME}-${ns.namespace}`);
+  const hook = (vwc.webhooks as { clientConfig: { caBundle: string; service: { name: string } } }[])[0]!;
+  assert.is(hook.clientConfig.caBundle, secret.data['ca.crt']);
+  assert.is(hook.clientConfig.service.name, `${FULLNAME}-webhook`);
+  const apiDeployment = find(m, 'Deployment', `${FULLNAME}-api`);
+  assert.ok(podSpec(apiDeployment).volumes?.some((v) => v.secret?.secretName === `${FULLNAME}-webhook-tls`));
+  assert.is(envValue(container(apiDeployment), 'MASAKARI_WEBHOOK_CERT_DIR'), '/etc/masakari/webhook-tls');
 });
 
 test('default values: every namespaced object is in the release namespace, except the Medik8s lease Role', async ({
@@ -290,8 +321,9 @@ test('values.schema.json and the templates reject bad values with a clear messag
     [{ auth: { strategy: 'basic' } }, /auth\/strategy.*keystone.*noauth2/],
     [{ replicaCount: 3 }, /additional properties 'replicaCount' not allowed/],
     [{ logLevel: 'verbose' }, /logLevel/],
-    [{ webhook: { enabled: true } }, /webhook\.caBundle or webhook\.certManagerCertificate/],
+    [{ webhook: { certSecret: 'tls' } }, /webhook\.caBundle or webhook\.certManagerCertificate/],
     [{ webhook: { enabled: true, caBundle: 'Zm9v' } }, /webhook\.certSecret is required/],
+    [{ webhook: { certManagerCertificate: 'ns/cert' } }, /webhook\.certSecret is required/],
     [{ openstack: { cloudsSecret: 'clouds' } }, /openstack\.cloud is required/],
     [{ ingress: { enabled: true } }, /ingress\.hosts needs at least one host/],
     [{ api: { podDisruptionBudget: { maxUnavailable: 1 } } }, /set only one of minAvailable and maxUnavailable/],
