@@ -12,17 +12,20 @@ export const BINARY_NAMES = ['etcd', 'kube-apiserver'] as const;
 /** A first build on 2 cores takes minutes; give up after an hour rather than hang CI. */
 const BUILD_TIMEOUT_MS = 60 * 60_000;
 
-export async function ensureBinaries(opts: { timeoutMs?: number } = {}): Promise<string> {
-  const script = join(repoRoot(), 'hack', 'envtest', 'build.sh');
-  const timeoutMs = opts.timeoutMs ?? BUILD_TIMEOUT_MS;
-  const stdout = await new Promise<string>((resolve, reject) => {
-    // build progress goes to our stderr; stdout carries only the bin dir
+/**
+ * Runs one of the hack/ scripts that print a path as their last stdout line
+ * (their progress goes to our stderr) and resolves with that line; bounded by
+ * timeoutMs, after which the script is killed.
+ */
+export function runPathScript(script: string, timeoutMs: number): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    let timedOut = false;
     const timer = setTimeout(() => {
+      timedOut = true;
       child.kill('SIGKILL');
-      reject(new Error(`${script} did not finish within ${timeoutMs} ms`));
     }, timeoutMs);
     child.on('error', (e) => {
       clearTimeout(timer);
@@ -30,11 +33,17 @@ export async function ensureBinaries(opts: { timeoutMs?: number } = {}): Promise
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (code === 0) resolve(out);
+      const path = out.trim().split('\n').pop()?.trim() ?? '';
+      if (code === 0 && path) resolve(path);
+      else if (timedOut) reject(new Error(`${script} did not finish within ${timeoutMs} ms`));
       else reject(new Error(`${script} failed (${signal ?? `exit ${code}`}); see its output above`));
     });
   });
-  const binDir = stdout.trim().split('\n').pop()?.trim() ?? '';
+}
+
+export async function ensureBinaries(opts: { timeoutMs?: number } = {}): Promise<string> {
+  const script = join(repoRoot(), 'hack', 'envtest', 'build.sh');
+  const binDir = await runPathScript(script, opts.timeoutMs ?? BUILD_TIMEOUT_MS);
   for (const name of BINARY_NAMES) {
     try {
       accessSync(join(binDir, name), constants.X_OK);

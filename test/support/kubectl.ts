@@ -3,8 +3,8 @@
 // the pinned k8s.io/kubernetes module into the envtest cache, the first time
 // only) and prints the path; asking it once per process keeps that order in
 // one script that CI (.ci/run) and the tests share.
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { runPathScript } from '../../src/controlplane/binaries.ts';
 
 const SCRIPT = fileURLToPath(new URL('../../hack/envtest/kubectl.sh', import.meta.url));
 
@@ -20,26 +20,5 @@ export function kubectlBinary(): Promise<string> {
 }
 
 function resolveKubectl(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    // stdout carries only the path; build progress and the choice go to our stderr
-    const child = spawn('bash', [SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, BUILD_TIMEOUT_MS);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(new Error(`cannot run ${SCRIPT}: ${e.message}`));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const path = out.trim().split('\n').pop()?.trim() ?? '';
-      if (code === 0 && path) resolve(path);
-      else if (timedOut) reject(new Error(`${SCRIPT} did not finish within ${BUILD_TIMEOUT_MS} ms`));
-      else reject(new Error(`${SCRIPT} found no kubectl (${signal ?? `exit ${code}`}); see its output above`));
-    });
-  });
+  return runPathScript(SCRIPT, BUILD_TIMEOUT_MS);
 }
