@@ -26,6 +26,7 @@ import { createRunJournal } from '../../../src/engine/journal.ts';
 import { NotificationStatusWriter } from '../../../src/engine/status-writer.ts';
 import type { HostFlags, StartFallbackRun, WorkflowContext } from '../../../src/engine/workflows/context.ts';
 import { runHostFailure } from '../../../src/engine/workflows/host-failure.ts';
+import { assertEvacuatedOnce } from './support.ts';
 
 const FAILED = 'compute-1';
 const UUID = '5b1c7d2e-8f3a-4b6c-9d0e-1f2a3b4c5d6e';
@@ -153,10 +154,7 @@ test('auto recovery journals progress, vmoves and effects into the Notification 
   const moves = stored.status?.vmoves ?? [];
   assert.equal(moves.map((m) => m.instanceUuid).sort(), [...ids].sort());
   assert.ok(moves.every((m) => m.status === 'succeeded' && m.destHost && m.startTime && m.endTime));
-  for (const id of ids) {
-    assert.is(e.sim.state.actionCounts.evacuate?.[id], 1);
-    assert.is(e.sim.state.servers.get(id)!.locked, false);
-  }
+  assertEvacuatedOnce(e.sim, ids);
 });
 
 test('a run cut off mid-evacuation resumes from a fresh read: exactly once, nothing locked', async ({ env }) => {
@@ -188,10 +186,7 @@ test('a run cut off mid-evacuation resumes from a fresh read: exactly once, noth
 
   const stored = await e.kube.get<Notification>(RESOURCES.notifications, e.ns.namespace, 'journal-resume');
   assert.ok((stored.status?.vmoves ?? []).every((m) => m.status === 'succeeded'));
-  for (const id of ids) {
-    assert.is(e.sim.state.actionCounts.evacuate?.[id], 1, `evacuations of ${id}`);
-    assert.is(e.sim.state.servers.get(id)!.locked, false, `${id} left locked`);
-  }
+  assertEvacuatedOnce(e.sim, ids);
 });
 
 test.run();

@@ -13,7 +13,7 @@ import { ENGINE_LEASE_NAME } from '../../../src/engine/engine.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { killEngineProcess, startEngineProcess } from './engine-process.ts';
 import type { EngineProcess } from './engine-process.ts';
-import { engineEnv, eventually, waitPhase } from './support.ts';
+import { assertEvacuatedOnce, engineEnv, eventually, waitPhase } from './support.ts';
 import type { EngineEnv } from './support.ts';
 
 /** Short leader-election timings ([operator] options, in seconds) so the test takes seconds. */
@@ -106,11 +106,7 @@ test('SIGKILL of the leading engine process mid-recovery: the other holds the Le
     (done.status?.vmoves ?? []).every((m) => m.status === 'succeeded'),
     JSON.stringify(done.status?.vmoves),
   );
-  for (const id of ids) {
-    assert.is(e.sim.state.actionCounts.evacuate?.[id], 1, `evacuations of ${id}`);
-    assert.is(e.sim.state.servers.get(id)?.locked, false, `${id} left locked`);
-    assert.is.not(e.sim.state.servers.get(id)?.host, 'compute-1');
-  }
+  assertEvacuatedOnce(e.sim, ids, 'compute-1');
   const events = await e.kube.list<{ reason?: string; reportingInstance?: string; regarding?: { name?: string } }>(
     RESOURCES.events,
     e.namespace,

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { ENGINE_LEASE_NAME } from '../../../src/engine/engine.ts';
-import { engineEnv, eventually, waitPhase } from './support.ts';
+import { assertEvacuatedOnce, engineEnv, eventually, waitPhase } from './support.ts';
 
 interface Lease {
   spec?: { holderIdentity?: string | null };
@@ -50,11 +50,7 @@ test('one leader acts; stopping it mid-recovery hands the run to the other, whic
     assert.is(done.status?.phase, 'finished', JSON.stringify(done.status?.engine));
     assert.is(done.status?.runs, 1);
     assert.ok((await owner()).startsWith(`${other.identity}#`));
-    for (const id of ids) {
-      assert.is(env.sim.state.actionCounts.evacuate?.[id], 1, `evacuations of ${id}`);
-      assert.is(env.sim.state.servers.get(id)?.locked, false, `${id} left locked`);
-      assert.is.not(env.sim.state.servers.get(id)?.host, 'compute-1');
-    }
+    assertEvacuatedOnce(env.sim, ids, 'compute-1');
     const events = await env.kube.list<{ reason?: string; reportingInstance?: string; regarding?: { name?: string } }>(
       RESOURCES.events,
       env.namespace,
@@ -102,10 +98,7 @@ test('a lone engine stopped gracefully mid-recovery leaves no server locked; its
     await env.startEngine('engine-new');
     const done = await waitPhase(env, name, ['finished', 'error', 'failed'], 60_000);
     assert.is(done.status?.phase, 'finished', JSON.stringify(done.status?.engine));
-    for (const id of ids) {
-      assert.is(env.sim.state.actionCounts.evacuate?.[id], 1, `evacuations of ${id}`);
-      assert.is(env.sim.state.servers.get(id)?.locked, false);
-    }
+    assertEvacuatedOnce(env.sim, ids);
   } finally {
     env.sim.state.latencies.evacuate = 0;
     await env.close();

@@ -26,6 +26,7 @@ import type {
 } from '../../../src/model/types.ts';
 import { createNovaClient } from '../../../src/openstack/index.ts';
 import type { NovaClient } from '../../../src/openstack/types.ts';
+import * as assert from 'uvu/assert';
 import { startSimulator } from '../../../src/simulator/server.ts';
 import type { Simulator } from '../../../src/simulator/server.ts';
 
@@ -245,3 +246,17 @@ export function waitPhase(
 export const phaseOf = (n: Notification): NotificationStatus => n.status?.phase ?? 'new';
 export const lastError = (n: Notification): string | undefined =>
   (n.status?.engine as { lastError?: string } | undefined)?.lastError;
+
+/**
+ * The exactly-once guarantee of a host recovery: the simulator accepted one
+ * evacuate per server, none is left locked, and (given the failed host) none
+ * is still on it.
+ */
+export function assertEvacuatedOnce(sim: Simulator, ids: readonly string[], failedHost?: string): void {
+  for (const id of ids) {
+    assert.is(sim.state.actionCounts.evacuate?.[id], 1, `evacuations of ${id}`);
+    assert.is(sim.state.servers.get(id)?.locked, false, `${id} left locked`);
+    if (failedHost !== undefined)
+      assert.is.not(sim.state.servers.get(id)?.host, failedHost, `${id} still on ${failedHost}`);
+  }
+}
