@@ -68,7 +68,8 @@ function authSettings(ctx: AppContext): AuthSettings {
     region: config.keystone_authtoken.region_name,
   });
   // keystonemiddleware points clients at its identity endpoint when www_authenticate_uri is not set.
-  return { strategy: 'keystone', validator, wwwAuthenticateUri: ctx.openstack.credentials.auth_url };
+  const wwwAuthenticateUri = config.keystone_authtoken.www_authenticate_uri ?? ctx.openstack.credentials.auth_url;
+  return { strategy: 'keystone', validator, wwwAuthenticateUri };
 }
 
 export async function createComponent(ctx: AppContext, opts: ApiComponentOptions = {}): Promise<ApiComponent> {

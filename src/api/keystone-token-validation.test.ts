@@ -13,6 +13,7 @@ import type { ApiComponent } from './component.ts';
 import { MemoryRepository } from '../domain/testing/memory-repository.ts';
 import type { ApiRepository } from './component.ts';
 import { loadConfig } from '../config/load.ts';
+import type { Config } from '../config/config.ts';
 import { resolveOpenStackCredentials } from '../config/openstack-auth.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import { createNovaClient, createOpenStackSession } from '../openstack/index.ts';
@@ -36,26 +37,18 @@ function memoryStore(): ApiRepository {
   return repo;
 }
 
-keystone.before(async (ctx) => {
-  ctx.sim = await startSimulator({});
+/** The api component with auth_strategy = keystone against the simulator; `tune` adjusts the config. */
+async function startKeystoneApi(ctx: Ctx, tune: (config: Config) => void = () => {}): Promise<ApiComponent> {
   const { config } = loadConfig({ env: {} });
   config.DEFAULT.auth_strategy = 'keystone';
-  const creds = resolveOpenStackCredentials(config, {
-    env: ctx.sim.credentials,
-    // no clouds.yaml of this machine may stand in for the simulator's OS_*
-    cwd: '/nonexistent',
-    home: '/nonexistent',
-  });
-  if (!creds) throw new Error('the simulator’s OS_* credentials were not recognised');
-  const settings = { timeoutMs: 2_000, maxRetries: 1 };
-  ctx.session = createOpenStackSession(creds, settings);
-  ctx.api = await createComponent(
+  tune(config);
+  return createComponent(
     {
       config,
       namespace: 'test',
       kube: {} as KubeClient,
-      nova: createNovaClient(ctx.session, settings),
-      openstack: ctx.session,
+      nova: createNovaClient(ctx.session!, SESSION_SETTINGS),
+      openstack: ctx.session!,
       log: pino({ level: 'silent' }),
       metrics: new Registry(),
       identity: 'test',
@@ -63,6 +56,22 @@ keystone.before(async (ctx) => {
     },
     { repository: memoryStore(), listen: { host: '127.0.0.1', port: 0 }, webhook: false },
   );
+}
+
+const SESSION_SETTINGS = { timeoutMs: 2_000, maxRetries: 1 };
+
+keystone.before(async (ctx) => {
+  ctx.sim = await startSimulator({});
+  const { config } = loadConfig({ env: {} });
+  const creds = resolveOpenStackCredentials(config, {
+    env: ctx.sim.credentials,
+    // no clouds.yaml of this machine may stand in for the simulator's OS_*
+    cwd: '/nonexistent',
+    home: '/nonexistent',
+  });
+  if (!creds) throw new Error('the simulator’s OS_* credentials were not recognised');
+  ctx.session = createOpenStackSession(creds, SESSION_SETTINGS);
+  ctx.api = await startKeystoneApi(ctx);
 });
 
 keystone.after(async (ctx) => {
@@ -145,5 +154,18 @@ keystone(
     assert.is((await getSegments(api, await issueToken(sim, 'admin', 'admin-secret', 'admin'))).status, 200);
   },
 );
+
+keystone('[keystone_authtoken] www_authenticate_uri names the Keystone a 401 sends clients to', async (ctx) => {
+  const api = await startKeystoneApi(ctx, (c) => {
+    c.keystone_authtoken.www_authenticate_uri = 'https://keystone.example.com/v3';
+  });
+  try {
+    const r = await getSegments(api);
+    assert.is(r.status, 401);
+    assert.is(r.headers.get('www-authenticate'), 'Keystone uri="https://keystone.example.com/v3"');
+  } finally {
+    await api.stop();
+  }
+});
 
 keystone.run();

@@ -65,6 +65,8 @@ export interface Config {
   keystone_authtoken: {
     /** Upper bound on how long a validated token is cached (seconds). */
     token_cache_time: number; // 300
+    /** Public Keystone URL named in WWW-Authenticate on a 401; null: the operator's own auth_url. */
+    www_authenticate_uri: string | null;
     interface: string; // 'public'
     region_name: string | null;
   };

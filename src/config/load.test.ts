@@ -66,7 +66,12 @@ test('without a file or variables every option has the Masakari default', () => 
     post: [],
   });
   assert.equal(config.oslo_policy, { policy_file: null });
-  assert.equal(config.keystone_authtoken, { token_cache_time: 300, interface: 'public', region_name: null });
+  assert.equal(config.keystone_authtoken, {
+    token_cache_time: 300,
+    www_authenticate_uri: null,
+    interface: 'public',
+    region_name: null,
+  });
   assert.is(config.operator.namespace, 'masakari');
   assert.equal(config.operator.components, ['api', 'engine', 'remediation']);
   assert.is(config.operator.metrics_listen, '127.0.0.1:8081');

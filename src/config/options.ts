@@ -308,6 +308,11 @@ export const OPTIONS: OptionTable = {
       parser: integer({ min: -1 }),
       help: 'Longest time (seconds) a validated token is cached; -1 disables the cache, as in keystonemiddleware.',
     },
+    www_authenticate_uri: {
+      default: null,
+      parser: optional(url()),
+      help: "Keystone URL clients are sent to in WWW-Authenticate on a 401 (keystonemiddleware's option); unset, the operator's own auth_url, which may be an internal one.",
+    },
     interface: {
       default: 'public',
       parser: oneOf(['public', 'internal', 'admin']),
