@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { X509Certificate, createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
-import { generateControlPlanePki } from './pki.ts';
+import { derInteger, generateControlPlanePki } from './pki.ts';
 
 const pki = generateControlPlanePki({ validDays: 30 });
 const ca = new X509Certificate(pki.ca.certPem);
@@ -48,6 +48,23 @@ test('every call makes fresh keys', () => {
   const other = generateControlPlanePki();
   assert.is.not(other.ca.certPem, pki.ca.certPem);
   assert.is.not(other.serviceAccount.privateKeyPem, pki.serviceAccount.privateKeyPem);
+});
+
+test('DER integers are minimal and positive (Go refuses "malformed serial number" otherwise)', () => {
+  const hex = (b: Buffer) => b.toString('hex');
+  assert.is(hex(derInteger(Buffer.from([0x02]))), '020102');
+  assert.is(hex(derInteger(Buffer.from([0x00, 0x01, 0x02]))), '02020102', 'leading zero bytes go');
+  assert.is(hex(derInteger(Buffer.from([0x00, 0x80]))), '02020080', 'a zero byte stays where the sign needs it');
+  assert.is(hex(derInteger(Buffer.from([0x80]))), '02020080', 'a leading 1 bit is padded');
+  assert.is(hex(derInteger(Buffer.from([0x00, 0x00]))), '020100');
+});
+
+test('every certificate serial is a positive 16-byte number', () => {
+  for (const cert of [ca, serving]) {
+    const serial = cert.serialNumber;
+    assert.is(serial.length, 32, serial);
+    assert.ok(parseInt(serial.slice(0, 2), 16) >= 0x40 && parseInt(serial.slice(0, 2), 16) < 0x80, serial);
+  }
 });
 
 test.run();

@@ -44,10 +44,20 @@ const octetString = (b: Buffer): Buffer => tlv(0x04, b);
 const utf8String = (s: string): Buffer => tlv(0x0c, Buffer.from(s, 'utf8'));
 const booleanTrue = (): Buffer => tlv(0x01, Buffer.from([0xff]));
 
-function integer(bytes: Buffer): Buffer {
-  // DER integers are signed: a leading 1 bit needs a 0x00 pad to stay positive.
-  const first = bytes[0] ?? 0;
-  return tlv(0x02, first & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes);
+/**
+ * A non-negative DER INTEGER from big-endian bytes, minimally encoded: leading
+ * zero bytes go (Go's x509 refuses "malformed serial number" otherwise), and a
+ * leading 1 bit gets a 0x00 pad so the value stays positive.
+ */
+export function derInteger(bytes: Buffer): Buffer {
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start++;
+  const value = bytes.subarray(start);
+  const first = value[0] ?? 0;
+  return tlv(
+    0x02,
+    value.length === 0 ? Buffer.from([0]) : first & 0x80 ? Buffer.concat([Buffer.from([0]), value]) : value,
+  );
 }
 
 function bitString(b: Buffer, unusedBits = 0): Buffer {
@@ -144,7 +154,7 @@ function issueCertificate(req: CertificateRequest): IssuedCertificate {
   const signatureAlgorithm = sequence(objectId(OID.ecdsaWithSha256));
 
   const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f; // positive, as RFC 5280 requires
+  serial[0] = ((serial[0] ?? 0) & 0x7f) | 0x40; // positive and a full 16 bytes, as RFC 5280 wants
   // Backdated an hour so a clock a little behind still accepts the certificate.
   const notBefore = new Date(Date.now() - 3600_000);
   const notAfter = new Date(Date.now() + req.validDays * 86400_000);
@@ -166,8 +176,8 @@ function issueCertificate(req: CertificateRequest): IssuedCertificate {
   }
 
   const tbs = sequence(
-    explicit(0, integer(Buffer.from([2]))), // v3
-    integer(serial),
+    explicit(0, derInteger(Buffer.from([2]))), // v3
+    derInteger(serial),
     signatureAlgorithm,
     issuer.name,
     sequence(time(notBefore), time(notAfter)),
