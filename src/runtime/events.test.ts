@@ -110,12 +110,26 @@ test('after the window a repeat starts a new Event', async () => {
   assert.is(kube.callsOf('mergePatch').length, 0);
 });
 
-test('the rate limit drops writes beyond the burst instead of flooding', async () => {
+test('the rate limit holds writes beyond the burst back instead of flooding, and sends them later', async () => {
+  const { kube, rec } = setup({ qps: 50, burst: 3 });
+  for (let i = 0; i < 10; i++) rec.record(ev({ note: `n${i}` }));
+  await rec.flush();
+  assert.is(kube.callsOf('create').length, 3);
+  const deadline = Date.now() + 5_000;
+  while (kube.callsOf('create').length < 10 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    await rec.flush();
+  }
+  assert.is(kube.callsOf('create').length, 10, 'every held-back Event is written once tokens are back');
+});
+
+test('the rate limit is per object: a noisy object does not silence another', async () => {
   const now = 1_000_000;
   const { kube, rec } = setup({ now: () => now, qps: 1, burst: 3 });
   for (let i = 0; i < 20; i++) rec.record(ev({ note: `n${i}` }));
+  rec.record(ev({ note: 'quiet', regarding: { ...regarding, name: 'other', uid: 'other-uid' } }));
   await rec.flush();
-  assert.is(kube.callsOf('create').length, 3);
+  assert.is(kube.callsOf('create').length, 4);
 });
 
 test('a failing API never throws to the caller', async () => {

@@ -43,11 +43,21 @@ export interface EventRecorderOptions {
   log: Logger;
   /** Repeats within this window join the existing Event's series; default 6 min (kube-rs, client-go). */
   dedupeWindowMs?: number;
-  /** Sustained writes per second; default 5. */
+  /** Sustained writes per second about one object; default 5. */
   qps?: number;
-  /** Writes allowed in a burst; default 25. */
+  /** Writes about one object allowed in a burst; default 25. */
   burst?: number;
   now?: () => number;
+}
+
+/**
+ * Writes left about one object. The limit is per object, as client-go's spam
+ * filter keys it: a noisy object (a recovery of many servers) must not starve
+ * the few Events of another (the host put on maintenance).
+ */
+interface TokenBucket {
+  tokens: number;
+  at: number;
 }
 
 interface SeriesState {
@@ -58,6 +68,10 @@ interface SeriesState {
   sentCount: number;
   lastSeen: number;
   inFlight: boolean;
+  /** Rate-limit key: the object the Event is about. */
+  bucket: string;
+  /** Over the rate limit: a write is scheduled for when a token is free. */
+  waiting: boolean;
 }
 
 const NOTE_MAX_BYTES = 1024;
@@ -87,8 +101,7 @@ export class EventRecorder {
   private readonly controller: string;
   private readonly instance: string;
   private readonly log: Logger;
-  private tokens: number;
-  private tokensAt: number;
+  private readonly buckets = new Map<string, TokenBucket>();
 
   constructor(private readonly o: EventRecorderOptions) {
     this.windowMs = o.dedupeWindowMs ?? 6 * 60_000;
@@ -98,8 +111,6 @@ export class EventRecorder {
     this.controller = (o.reportingController ?? MANAGED_BY).slice(0, FIELD_MAX);
     this.instance = o.reportingInstance.slice(0, FIELD_MAX);
     this.log = o.log.child({ component: 'events' });
-    this.tokens = this.burst;
-    this.tokensAt = this.now();
   }
 
   /** Records e in the background. Never throws. */
@@ -117,7 +128,15 @@ export class EventRecorder {
       let s = this.series.get(key);
       if (!s || now - s.lastSeen > this.windowMs) {
         this.prune(now);
-        s = { namespace: e.regarding.namespace || 'default', count: 0, sentCount: 0, lastSeen: now, inFlight: false };
+        s = {
+          namespace: e.regarding.namespace || 'default',
+          count: 0,
+          sentCount: 0,
+          lastSeen: now,
+          inFlight: false,
+          bucket: JSON.stringify(refKey(e.regarding)),
+          waiting: false,
+        };
         this.series.set(key, s);
       }
       s.count++;
@@ -134,9 +153,17 @@ export class EventRecorder {
   }
 
   private write(e: EventInput, s: SeriesState): void {
-    if (s.inFlight || s.count === s.sentCount) return;
-    if (!this.takeToken()) {
-      this.log.debug({ reason: e.reason, regarding: e.regarding.name }, 'event dropped by rate limit');
+    if (s.inFlight || s.waiting || s.count === s.sentCount) return;
+    const waitMs = this.takeToken(s.bucket);
+    if (waitMs > 0) {
+      // Over the limit: the series goes out (with every repeat since) once a
+      // token is free, instead of being lost; repeats meanwhile only count.
+      this.log.debug({ reason: e.reason, regarding: e.regarding.name, waitMs }, 'event delayed by rate limit');
+      s.waiting = true;
+      setTimeout(() => {
+        s.waiting = false;
+        this.write(e, s);
+      }, waitMs).unref();
       return;
     }
     s.inFlight = true;
@@ -196,17 +223,26 @@ export class EventRecorder {
     });
   }
 
-  private takeToken(): boolean {
+  /** Takes a token for the object: 0 when taken, else how long until one is free (ms). */
+  private takeToken(key: string): number {
     const now = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.tokensAt) / 1000) * this.qps);
-    this.tokensAt = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
+    const b = this.buckets.get(key) ?? { tokens: this.burst, at: now };
+    b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.qps);
+    b.at = now;
+    this.buckets.set(key, b);
+    if (b.tokens < 1) return Math.max(1, Math.ceil(((1 - b.tokens) / this.qps) * 1000));
+    b.tokens -= 1;
+    return 0;
   }
 
   private prune(now: number): void {
     if (this.series.size < CACHE_PRUNE_AT) return;
-    for (const [key, s] of this.series) if (!s.inFlight && now - s.lastSeen > this.windowMs) this.series.delete(key);
+    for (const [key, s] of this.series) {
+      if (!s.inFlight && !s.waiting && now - s.lastSeen > this.windowMs) this.series.delete(key);
+    }
+    // A full bucket is the same as none: drop those, so the map follows the objects still talked about.
+    for (const [key, b] of this.buckets) {
+      if (b.tokens + ((now - b.at) / 1000) * this.qps >= this.burst) this.buckets.delete(key);
+    }
   }
 }
