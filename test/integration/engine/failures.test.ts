@@ -123,11 +123,16 @@ t(
         (v) => v.length === 0,
         20_000,
       );
-      const events = await env.kube.list<{ reason?: string; regarding?: { name?: string } }>(
-        RESOURCES.events,
-        env.namespace,
+      // Events are written in the background: the unlocks may well finish first.
+      await eventually(
+        'an Expired Event regarding the notification',
+        async () =>
+          (
+            await env.kube.list<{ reason?: string; regarding?: { name?: string } }>(RESOURCES.events, env.namespace)
+          ).items.filter((e) => e.reason === 'Expired' && e.regarding?.name === name),
+        (found) => found.length > 0,
+        20_000,
       );
-      assert.ok(events.items.some((e) => e.reason === 'Expired' && e.regarding?.name === name));
     } finally {
       env.sim.state.latencies.evacuate = 0;
       await engine.stop();
