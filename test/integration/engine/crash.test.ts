@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Notification } from '../../../src/model/types.ts';
-import { assertEvacuatedOnce, engineEnv, eventually, waitPhase } from './support.ts';
+import { assertEvacuatedOnce, engineEnv, eventually, HOST_DOWN, waitPhase } from './support.ts';
 import { killEngineProcess, startEngineProcess } from './engine-process.ts';
 import type { EngineProcess } from './engine-process.ts';
 
@@ -57,11 +57,7 @@ test('SIGKILL at many points of a 20-instance host recovery: finished, each inst
     env.sim.state.failHost('compute-1');
 
     child = await startEngineProcess(env, 'engine-pod-0', logPath);
-    const name = await env.notify('COMPUTE_HOST', 'compute-1', {
-      event: 'STOPPED',
-      host_status: 'NORMAL',
-      cluster_status: 'OFFLINE',
-    });
+    const name = await env.notify('COMPUTE_HOST', 'compute-1', HOST_DOWN);
 
     const killedAt: string[] = [];
     for (const [i, point] of KILL_POINTS.entries()) {

@@ -3,7 +3,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
-import { engineEnv, eventually, waitPhase } from './support.ts';
+import { engineEnv, eventually, HOST_DOWN, waitPhase } from './support.ts';
 import type { EngineEnv, RunningEngine } from './support.ts';
 
 const t = suite('engine decisions');
@@ -36,11 +36,7 @@ t.after(async () => {
 });
 
 t('a disabled segment: ignored with the upstream message, host untouched', async () => {
-  const name = await env.notify('COMPUTE_HOST', 'compute-3', {
-    event: 'STOPPED',
-    host_status: 'NORMAL',
-    cluster_status: 'OFFLINE',
-  });
+  const name = await env.notify('COMPUTE_HOST', 'compute-3', HOST_DOWN);
   const n = await waitPhase(env, name, 'ignored');
   assert.is(n.status?.message, 'Recovery aboart: the segment HA is disabled.');
   assert.is(n.status?.runs, undefined);

@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { createNovaClient } from '../../../src/openstack/index.ts';
-import { engineEnv, eventually, fastConfig, lastError, waitPhase } from './support.ts';
+import { engineEnv, eventually, fastConfig, HOST_DOWN, lastError, waitPhase } from './support.ts';
 import type { EngineEnv } from './support.ts';
 
 const t = suite('engine failures');
@@ -104,11 +104,7 @@ t(
       );
       env.sim.state.latencies.evacuate = 120_000;
       env.sim.state.failHost('compute-1');
-      const name = await env.notify('COMPUTE_HOST', 'compute-1', {
-        event: 'STOPPED',
-        host_status: 'NORMAL',
-        cluster_status: 'OFFLINE',
-      });
+      const name = await env.notify('COMPUTE_HOST', 'compute-1', HOST_DOWN);
       await eventually(
         'a server locked by the recovery',
         () => ids.some((id) => env.sim.state.servers.get(id)?.locked),

@@ -2,7 +2,7 @@
 // fencing gate: the engine never evacuates a host that is not proven fenced.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { engineEnv, waitPhase, phaseOf } from './support.ts';
+import { engineEnv, HOST_DOWN, phaseOf, waitPhase } from './support.ts';
 import type { EngineEnv } from './support.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { REMEDIATION_ANNOTATIONS } from '../../../src/model/remediation-constants.ts';
@@ -27,11 +27,7 @@ t('a host failure waits, untouched, until fencing is proven, then recovers', asy
   await env.kube.create(RESOURCES.nodes, undefined, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'fenced-1' } });
   await env.startEngine('engine-fencing-1');
 
-  const name = await env.notify('COMPUTE_HOST', 'fenced-1', {
-    event: 'STOPPED',
-    host_status: 'NORMAL',
-    cluster_status: 'OFFLINE',
-  });
+  const name = await env.notify('COMPUTE_HOST', 'fenced-1', HOST_DOWN);
   await new Promise((r) => setTimeout(r, 3_000));
   const waiting = await env.get(name);
   assert.is(phaseOf(waiting), 'new', 'no proof of fencing: the notification is not processed');

@@ -26,7 +26,7 @@ import { createRunJournal } from '../../../src/engine/journal.ts';
 import { NotificationStatusWriter } from '../../../src/engine/status-writer.ts';
 import type { HostFlags, StartFallbackRun, WorkflowContext } from '../../../src/engine/workflows/context.ts';
 import { runHostFailure } from '../../../src/engine/workflows/host-failure.ts';
-import { assertEvacuatedOnce } from './support.ts';
+import { assertEvacuatedOnce, HOST_DOWN } from './support.ts';
 
 const FAILED = 'compute-1';
 const UUID = '5b1c7d2e-8f3a-4b6c-9d0e-1f2a3b4c5d6e';
@@ -69,7 +69,7 @@ async function createRunningNotification(env: Env, name: string): Promise<Notifi
       type: 'COMPUTE_HOST',
       hostname: FAILED,
       generatedTime: '2026-11-29T18:00:00Z',
-      payload: { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' },
+      payload: { ...HOST_DOWN },
     },
   });
   return env.kube.replaceStatus<Notification>(RESOURCES.notifications, env.ns.namespace, name, {

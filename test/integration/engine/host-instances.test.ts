@@ -2,10 +2,8 @@
 // server, the engine component, the Nova simulator over HTTP.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { engineEnv, fastConfig, waitPhase } from './support.ts';
+import { engineEnv, fastConfig, HOST_DOWN, waitPhase } from './support.ts';
 import type { EngineEnv } from './support.ts';
-
-const DOWN = { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' };
 
 const defaults = suite('host recovery with default [host_failure] options');
 let env: EngineEnv;
@@ -28,7 +26,7 @@ defaults('HA-enabled first, then the rest; stopped stays stopped, error stays er
   const stopped = s.addServer({ name: 'stopped', host: 'src-1', metadata: { HA_Enabled: 'yes' }, vm_state: 'stopped' });
   const broken = s.addServer({ name: 'broken', host: 'src-1', metadata: { HA_Enabled: 'True' }, vm_state: 'error' });
   s.failHost('src-1');
-  const n = await waitPhase(env, await env.notify('COMPUTE_HOST', 'src-1', DOWN), 'finished');
+  const n = await waitPhase(env, await env.notify('COMPUTE_HOST', 'src-1', HOST_DOWN), 'finished');
 
   for (const v of [plain, ha, stopped, broken]) assert.is(s.servers.get(v.id)?.host, 'dst-1', v.name);
   assert.is(s.servers.get(stopped.id)?.vmState, 'stopped');
@@ -75,7 +73,7 @@ strict('only HA-enabled instances that are not in error are evacuated', async ()
   const ha = s.addServer({ name: 'ha', host: 'src-2', metadata: { HA_Enabled: 'True' } });
   const broken = s.addServer({ name: 'broken', host: 'src-2', metadata: { HA_Enabled: 'True' }, vm_state: 'error' });
   s.failHost('src-2');
-  const n = await waitPhase(env2, await env2.notify('COMPUTE_HOST', 'src-2', DOWN), 'finished');
+  const n = await waitPhase(env2, await env2.notify('COMPUTE_HOST', 'src-2', HOST_DOWN), 'finished');
   assert.is(s.servers.get(ha.id)?.host, 'dst-2');
   assert.is(s.servers.get(plain.id)?.host, 'src-2');
   assert.is(s.servers.get(broken.id)?.host, 'src-2');

@@ -3,7 +3,7 @@
 // compute host, so the maintenance latch of one does not affect another.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { engineEnv, waitPhase, phaseOf, eventually } from './support.ts';
+import { engineEnv, eventually, HOST_DOWN, phaseOf, waitPhase } from './support.ts';
 import type { EngineEnv } from './support.ts';
 import type { Notification } from '../../../src/model/types.ts';
 
@@ -11,7 +11,6 @@ const t = suite('recovery methods');
 let env: EngineEnv;
 
 const HOSTS = ['src-a', 'tgt-a', 'src-r', 'rsv-r1', 'rsv-r2', 'src-n', 'src-ap', 'rsv-ap', 'src-rp'];
-const DOWN = { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' };
 
 t.before(async () => {
   env = await engineEnv('engine-methods', HOSTS);
@@ -34,7 +33,7 @@ t('auto: Nova picks the target; the instance moves and the host is left on maint
   await env.host('tgt-a', seg);
   const vm = env.sim.state.addServer({ name: 'vm-a', host: 'src-a', metadata: { HA_Enabled: 'True' } });
   env.sim.state.failHost('src-a');
-  const n = await waitPhase(env, await env.notify('COMPUTE_HOST', 'src-a', DOWN), 'finished');
+  const n = await waitPhase(env, await env.notify('COMPUTE_HOST', 'src-a', HOST_DOWN), 'finished');
   assert.is.not(hostOf(vm.id), 'src-a');
   assert.is(evacuations(vm.id), 1);
   assert.equal(
@@ -52,7 +51,7 @@ t('reserved_host: the newest reserved host fails mid-way, the next one takes the
   env.sim.state.failHost('rsv-r2'); // enabled by the workflow, but dead: the evacuation to it fails
   const vm = env.sim.state.addServer({ name: 'vm-r', host: 'src-r', metadata: { HA_Enabled: 'True' } });
   env.sim.state.failHost('src-r');
-  const n = await waitPhase(env, await env.notify('COMPUTE_HOST', 'src-r', DOWN), 'finished');
+  const n = await waitPhase(env, await env.notify('COMPUTE_HOST', 'src-r', HOST_DOWN), 'finished');
   assert.is(hostOf(vm.id), 'rsv-r1');
   assert.is(env.sim.state.mustService('rsv-r1').disabled, false, 'the chosen spare was enabled in Nova');
   // Both spares were consumed (Masakari marks each tried host reserved=false).
@@ -68,7 +67,7 @@ t('reserved_host without reserved hosts: error with Masakari message, then faile
   await env.host('src-n', seg);
   const vm = env.sim.state.addServer({ name: 'vm-n', host: 'src-n', metadata: { HA_Enabled: 'True' } });
   env.sim.state.failHost('src-n');
-  const name = await env.notify('COMPUTE_HOST', 'src-n', DOWN);
+  const name = await env.notify('COMPUTE_HOST', 'src-n', HOST_DOWN);
   const n = await eventually(
     'error or failed',
     () => env.get(name),
@@ -91,7 +90,7 @@ t('auto_priority: auto fails, the reserved_host fallback run recovers the instan
   env.sim.state.failHost('src-ap');
   // The auto run's first action on the server (its lock) fails: the auto flow ends in failure.
   env.sim.state.faults.push({ method: 'POST', path: `/compute/v2.1/servers/${vm.id}/action`, count: 1, kind: 500 });
-  const n = await waitPhase(env, await env.notify('COMPUTE_HOST', 'src-ap', DOWN), 'finished');
+  const n = await waitPhase(env, await env.notify('COMPUTE_HOST', 'src-ap', HOST_DOWN), 'finished');
   assert.is(hostOf(vm.id), 'rsv-ap');
   assert.is(evacuations(vm.id), 1);
   assert.is(runsOf(n), 2, 'one run per flow: auto, then reserved_host');
@@ -103,7 +102,7 @@ t('rh_priority without reserved hosts: falls back to auto', async () => {
   await env.host('src-rp', seg);
   const vm = env.sim.state.addServer({ name: 'vm-rp', host: 'src-rp', metadata: { HA_Enabled: 'True' } });
   env.sim.state.failHost('src-rp');
-  await waitPhase(env, await env.notify('COMPUTE_HOST', 'src-rp', DOWN), 'finished');
+  await waitPhase(env, await env.notify('COMPUTE_HOST', 'src-rp', HOST_DOWN), 'finished');
   assert.is.not(hostOf(vm.id), 'src-rp');
   assert.is(evacuations(vm.id), 1);
 });

@@ -13,7 +13,7 @@ import { ENGINE_LEASE_NAME } from '../../../src/engine/engine.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { killEngineProcess, startEngineProcess } from './engine-process.ts';
 import type { EngineProcess } from './engine-process.ts';
-import { assertEvacuatedOnce, engineEnv, eventually, waitPhase } from './support.ts';
+import { assertEvacuatedOnce, engineEnv, eventually, HOST_DOWN, waitPhase } from './support.ts';
 import type { EngineEnv } from './support.ts';
 
 /** Short leader-election timings ([operator] options, in seconds) so the test takes seconds. */
@@ -69,11 +69,7 @@ test('SIGKILL of the leading engine process mid-recovery: the other holds the Le
   const other = started.find((p) => p !== leader) as EngineProcess;
 
   e.sim.state.failHost('compute-1');
-  const name = await e.notify('COMPUTE_HOST', 'compute-1', {
-    event: 'STOPPED',
-    host_status: 'NORMAL',
-    cluster_status: 'OFFLINE',
-  });
+  const name = await e.notify('COMPUTE_HOST', 'compute-1', HOST_DOWN);
   await eventually(
     'an evacuation in flight with its server locked',
     async () => (await e.get(name)).status?.vmoves?.some((m) => m.status === 'ongoing'),

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { ENGINE_LEASE_NAME } from '../../../src/engine/engine.ts';
-import { assertEvacuatedOnce, engineEnv, eventually, waitPhase } from './support.ts';
+import { assertEvacuatedOnce, engineEnv, eventually, HOST_DOWN, waitPhase } from './support.ts';
 
 interface Lease {
   spec?: { holderIdentity?: string | null };
@@ -29,11 +29,7 @@ test('one leader acts; stopping it mid-recovery hands the run to the other, whic
     );
     env.sim.state.latencies.evacuate = 1_500;
     env.sim.state.failHost('compute-1');
-    const name = await env.notify('COMPUTE_HOST', 'compute-1', {
-      event: 'STOPPED',
-      host_status: 'NORMAL',
-      cluster_status: 'OFFLINE',
-    });
+    const name = await env.notify('COMPUTE_HOST', 'compute-1', HOST_DOWN);
 
     await eventually(
       'an evacuation in flight',
@@ -76,11 +72,7 @@ test('a lone engine stopped gracefully mid-recovery leaves no server locked; its
     );
     env.sim.state.latencies.evacuate = 2_000;
     env.sim.state.failHost('compute-1');
-    const name = await env.notify('COMPUTE_HOST', 'compute-1', {
-      event: 'STOPPED',
-      host_status: 'NORMAL',
-      cluster_status: 'OFFLINE',
-    });
+    const name = await env.notify('COMPUTE_HOST', 'compute-1', HOST_DOWN);
     await eventually(
       'a server locked',
       () => ids.some((id) => env.sim.state.servers.get(id)?.locked),

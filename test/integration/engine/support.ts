@@ -87,6 +87,9 @@ export interface EngineEnv {
   close(): Promise<void>;
 }
 
+/** What a host monitor sends when a compute host is down: a COMPUTE_HOST STOPPED payload Masakari recovers. */
+export const HOST_DOWN = { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' };
+
 const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
 let nextId = 1;
 
