@@ -82,16 +82,3 @@ export function errorFromTransport(err: unknown, what: string, timedOut: boolean
   if (timedOut) return new KubeError(0, TIMEOUT_REASON, `${what}: timed out (${detail})`);
   return new KubeError(0, NETWORK_ERROR_REASON, `${what}: ${detail}`);
 }
-
-/**
- * Transport error code of a failure that never reached the server (safe to
- * retry any verb). EHOSTUNREACH and ENETUNREACH are not among them: they can
- * also end an established connection after a create was sent, and a retried
- * create would then meet its own object as AlreadyExists.
- */
-export function neverReachedServer(err: unknown): boolean {
-  const code = (err as { code?: unknown; cause?: { code?: unknown } } | undefined)?.code;
-  const causeCode = (err as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  const c = typeof code === 'string' ? code : typeof causeCode === 'string' ? causeCode : '';
-  return ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT'].includes(c);
-}

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeError } from './client.ts';
-import { neverReachedServer } from './errors.ts';
+import { neverReachedServer } from '../net/connect.ts';
 import { createKubeClient } from './kube-client.ts';
 import { RESOURCES } from './resources.ts';
 

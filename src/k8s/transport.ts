@@ -10,7 +10,8 @@ import { Agent, ProxyAgent } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { KubeConnectionConfig } from './kubeconfig.ts';
 import { KubeError } from './client.ts';
-import { errorFromResponse, errorFromTransport, neverReachedServer } from './errors.ts';
+import { neverReachedServer } from '../net/connect.ts';
+import { errorFromResponse, errorFromTransport } from './errors.ts';
 
 export interface TransportOptions {
   /** Per-attempt timeout of a request (headers and body); default 30 s. */

@@ -1,5 +1,6 @@
 // Knowing when a failed request never reached the server, so that even a
-// POST action may be sent again: nothing was written, so nothing happened.
+// POST (a Nova action, a Kubernetes create) may be sent again: nothing was
+// written, so nothing happened. Shared by src/openstack and src/k8s.
 //
 // undici hands connect failures to the request as they are (no wrapping), and
 // its error codes alone cannot tell every case apart: EHOSTUNREACH or
@@ -8,8 +9,9 @@
 // tags every error its connect step reports (DNS, refused, unreachable,
 // connect timeout, TLS handshake and certificate failures): undici calls that
 // step before a single byte of any request is written on the socket. For a
-// dispatcher we did not build (tests inject undici's MockAgent), only the codes
-// that exist solely before a connection is up count.
+// dispatcher we did not build (tests inject undici's MockAgent; the Kubernetes
+// transport's Agent), only the codes that exist solely before a connection is
+// up count.
 
 import { buildConnector } from 'undici';
 

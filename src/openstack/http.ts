@@ -13,7 +13,7 @@
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
-import { neverReachedServer } from './connect.ts';
+import { neverReachedServer } from '../net/connect.ts';
 
 export type HttpMethod = 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE';
 

@@ -7,7 +7,7 @@ import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { EndpointFilter } from './catalog.ts';
 import { selectEndpoint } from './catalog.ts';
-import { markingConnector } from './connect.ts';
+import { markingConnector } from '../net/connect.ts';
 import type { OpenStackCredentials } from './credentials.ts';
 import { HttpTransport } from './http.ts';
 import type { HttpRequest, HttpResponse, OnCall, OpenStackLogger } from './http.ts';
