@@ -3,13 +3,21 @@ import type { KubeClient, KubeList, ListOptions, ResourceRef } from './client.ts
 import { KubeError } from './client.ts';
 
 export const DEFAULT_PAGE_SIZE = 500;
+/** Snapshots compacted away mid-way before listAllPages gives up (the caller's backoff retries later). */
+export const MAX_PAGED_SNAPSHOTS = 3;
 
 /**
  * Lists a whole collection in pages of pageSize. All pages share the first
  * page's snapshot (the continue token pins it), and the returned
  * metadata.resourceVersion is that snapshot's, ready to start a watch from.
- * If the snapshot is compacted away mid-way (410 on a continue token), falls
- * back to one unpaged list, as client-go's pager does.
+ *
+ * If the snapshot is compacted away mid-way (410 on a continue token), the
+ * pages read so far are dropped and paging starts again from a fresh
+ * snapshot, up to MAX_PAGED_SNAPSHOTS times, then the 410 is thrown. Unlike
+ * client-go's pager (FullListIfExpired), it never falls back to one unpaged
+ * list: with 100,000 objects that single answer is what paging exists to
+ * avoid (API server memory, our heap, a request timeout that makes it fail
+ * again).
  */
 export async function listAllPages<T>(
   kube: KubeClient,
@@ -17,6 +25,30 @@ export async function listAllPages<T>(
   namespace: string | undefined,
   opts: Omit<ListOptions, 'limit' | 'continue'> = {},
   pageSize = DEFAULT_PAGE_SIZE,
+): Promise<KubeList<T>> {
+  for (let snapshot = 1; ; snapshot++) {
+    try {
+      return await listOneSnapshot<T>(kube, ref, namespace, opts, pageSize);
+    } catch (err) {
+      if (!(err instanceof ContinueExpired) || snapshot >= MAX_PAGED_SNAPSHOTS) {
+        throw err instanceof ContinueExpired ? err.cause : err;
+      }
+    }
+  }
+}
+
+class ContinueExpired extends Error {
+  constructor(override readonly cause: KubeError) {
+    super(cause.message);
+  }
+}
+
+async function listOneSnapshot<T>(
+  kube: KubeClient,
+  ref: ResourceRef,
+  namespace: string | undefined,
+  opts: Omit<ListOptions, 'limit' | 'continue'>,
+  pageSize: number,
 ): Promise<KubeList<T>> {
   const items: T[] = [];
   let first: KubeList<T> | undefined;
@@ -26,11 +58,11 @@ export async function listAllPages<T>(
     try {
       page = await kube.list<T>(ref, namespace, { ...opts, limit: pageSize, continue: cont });
     } catch (err) {
-      if (cont && err instanceof KubeError && err.code === 410) return kube.list<T>(ref, namespace, opts);
+      if (cont && err instanceof KubeError && err.code === 410) throw new ContinueExpired(err);
       throw err;
     }
     first ??= page;
-    items.push(...page.items);
+    for (const item of page.items) items.push(item);
     cont = page.metadata.continue || undefined;
   } while (cont);
   return { ...first, metadata: { resourceVersion: first.metadata.resourceVersion }, items };

@@ -201,12 +201,103 @@ test('a silent watch is restarted by the watchdog', async () => {
   h.informer.stop();
 });
 
-test('the periodic resync relists and re-announces unchanged objects as updates', async () => {
-  const h = setup([list(10, obj('a', 5)), list(12, obj('a', 5), obj('b', 11))], { resyncMs: 60 });
+test('the periodic resync re-announces the cache as updates without asking the API server', async () => {
+  const h = setup([list(10, obj('a', 5)), list(12, obj('a', 5), obj('b', 11))], { resyncMs: 30 });
   await h.informer.start();
-  await until(() => h.listCalls() === 2, 3000);
-  await until(() => h.events.length >= 3);
-  assert.equal(h.events, ['add a@5', 'add b@11', 'update a@5->5']);
+  await until(() => h.events.length >= 3, 3000);
+  assert.equal(h.events.slice(0, 3), ['add a@5', 'update a@5->5', 'update a@5->5']);
+  assert.is(h.listCalls(), 1, 'resync never relists');
+  h.informer.stop();
+});
+
+test('a relist is paged: every list request carries a limit and follows continue tokens', async () => {
+  const pages: KubeList<Obj>[] = [
+    { metadata: { resourceVersion: '10', continue: 'p2' }, items: [obj('a', 5)] },
+    { metadata: { resourceVersion: '10' }, items: [obj('b', 6)] },
+    { metadata: { resourceVersion: '30', continue: 'q2' }, items: [obj('b', 6)] },
+    { metadata: { resourceVersion: '30' }, items: [obj('c', 29)] },
+  ];
+  const h = setup(pages, {}, { pageSize: 1 });
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.sessions[0]!.fail(new KubeError(410, 'Expired', 'too old resource version'));
+  await until(() => h.sessions.length === 2);
+  const opts = h.kube.callsOf('list').map((c) => c.args[2] as { limit?: number; continue?: string });
+  assert.equal(
+    opts.map((o) => [o.limit, o.continue]),
+    [
+      [1, undefined],
+      [1, 'p2'],
+      [1, undefined],
+      [1, 'q2'],
+    ],
+  );
+  assert.equal(h.informer.list().map((o) => o.metadata.name).sort(), ['b', 'c']);
+  h.informer.stop();
+});
+
+test('a relist after etcd was restored replaces the cache wholesale: stale objects go, older versions win', async () => {
+  const h = setup([
+    list(900, obj('stale', 850), obj('kept', 870, 'before')),
+    list(50, obj('kept', 40, 'restored'), obj('back', 45)),
+  ]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.informer.upsertLocal(obj('mine', 905));
+  h.sessions[0]!.fail(new KubeError(410, 'Expired', 'too old resource version'));
+  await until(() => h.sessions.length === 2);
+  assert.equal(h.informer.list().map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).sort(), [
+    'back@45',
+    'kept@40',
+  ]);
+  assert.is(h.informer.get('kept')?.data, 'restored');
+  assert.ok(h.events.includes('delete stale') && h.events.includes('delete mine'));
+  assert.is(h.sessions[1]!.opts.resourceVersion, '50');
+  assert.is(h.informer.lastResourceVersion(), '50');
+  h.informer.stop();
+});
+
+test('an error answer on the watch relists; a dropped connection resumes without listing', async () => {
+  const h = setup([list(10, obj('a', 5)), list(20, obj('b', 15))]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.sessions[0]!.fail(new KubeError(0, 'NetworkError', 'reset'));
+  await until(() => h.sessions.length === 2);
+  assert.is(h.listCalls(), 1);
+  h.sessions[1]!.fail(new KubeError(500, 'InternalError', 'boom'));
+  await until(() => h.sessions.length === 3);
+  assert.is(h.listCalls(), 2);
+  assert.equal(h.events, ['add a@5', 'add b@15', 'delete a']);
+  h.informer.stop();
+});
+
+test('no managedFields are cached: not from lists, watch events or local writes', async () => {
+  const managed = (name: string, rv: number): Obj =>
+    ({ metadata: { name, resourceVersion: String(rv), managedFields: [{ manager: 'kubectl' }] } }) as Obj;
+  const h = setup([list(10, managed('a', 5))]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.sessions[0]!.emit('ADDED', managed('b', 11));
+  h.informer.upsertLocal(managed('c', 12));
+  for (const o of h.informer.list()) assert.not.ok('managedFields' in o.metadata, o.metadata.name);
+  assert.is(h.informer.list().length, 3);
+  h.informer.stop();
+});
+
+test('keep: a list, watch event or local write that no longer matches removes the object as a delete', async () => {
+  const open = (o: Obj): boolean => o.data !== 'finished';
+  const h = setup([list(10, obj('a', 5), obj('done', 6, 'finished'))], { keep: open, fieldSelector: 'x!=y' });
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  assert.equal(h.informer.list().map((o) => o.metadata.name), ['a']);
+  assert.is(h.sessions[0]!.opts.fieldSelector, 'x!=y');
+  assert.is((h.kube.callsOf('list')[0]!.args[2] as { fieldSelector?: string }).fieldSelector, 'x!=y');
+  h.sessions[0]!.emit('ADDED', obj('b', 11));
+  h.sessions[0]!.emit('MODIFIED', obj('b', 12, 'finished'));
+  h.informer.upsertLocal(obj('a', 13, 'finished'));
+  h.sessions[0]!.emit('MODIFIED', obj('a', 7, 'stale'));
+  assert.equal(h.informer.list(), []);
+  assert.equal(h.events, ['add a@5', 'add b@11', 'delete b', 'delete a']);
   h.informer.stop();
 });
 
@@ -315,20 +406,42 @@ test('a throwing handler does not stop other handlers or the informer', async ()
   h.informer.stop();
 });
 
-test('start rejects when the cache cannot sync in time', async () => {
-  const h = setup(
-    [new KubeError(404, 'NotFound', 'the server could not find the requested resource')],
-    {},
-    {
-      syncTimeoutMs: 30,
-    },
-  );
-  try {
-    await h.informer.start();
-    assert.unreachable('should have rejected');
-  } catch (err) {
-    assert.match((err as Error).message, /did not sync within 30 ms/);
-  }
+test('the first sync is retried for as long as it takes; the cache is not serving until then', async () => {
+  const denied = new KubeError(403, 'Forbidden', 'cannot list configmaps');
+  const h = setup([denied, denied, denied, denied, denied, list(3, obj('a', 2))], {}, { slowSyncWarnMs: 1 });
+  const started = h.informer.start();
+  await until(() => h.listCalls() >= 3);
+  assert.is(h.informer.health().serving, false);
+  assert.match(h.informer.health().lastError ?? '', /403 Forbidden/);
+  await started;
+  assert.is(h.listCalls(), 6);
+  assert.is(h.informer.health().serving, true);
+  assert.is(h.informer.health().failingSince, undefined);
+  h.informer.stop();
+});
+
+test('a watch that keeps failing makes the cache not serving after staleAfterMs; a healthy watch restores it', async () => {
+  const forbidden = new KubeError(403, 'Forbidden', 'watch is forbidden');
+  const h = setup([list(10, obj('a', 5)), forbidden], {}, { staleAfterMs: 40, healthyAfterMs: 10_000 });
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.sessions[0]!.fail(forbidden);
+  assert.is(h.informer.health().serving, true, 'one failure is not yet stale');
+  await until(() => !h.informer.health().serving, 3000);
+  assert.is(h.informer.health().crashed, false, 'liveness holds: retrying can still help');
+  assert.ok(h.listCalls() >= 3, 'each retry relists (and is denied)');
+  h.informer.stop();
+
+  const back = setup([list(10, obj('a', 5))], {}, { staleAfterMs: 1, healthyAfterMs: 10_000 });
+  await back.informer.start();
+  await until(() => back.sessions.length === 1);
+  back.sessions[0]!.fail(new KubeError(0, 'NetworkError', 'reset'));
+  await until(() => back.sessions.length === 2);
+  await new Promise((r) => setTimeout(r, 5));
+  assert.is(back.informer.health().serving, false);
+  back.sessions[1]!.emit('BOOKMARK', obj('', 12));
+  assert.is(back.informer.health().serving, true);
+  back.informer.stop();
 });
 
 test('stop ends the watch and pending waits', async () => {

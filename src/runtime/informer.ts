@@ -1,38 +1,66 @@
 // A shared-informer in the client-go mould for one resource in one
-// namespace: list, then watch from the list's resourceVersion with bookmarks;
-// resume from the last seen version when a watch ends; relist on 410 Gone;
-// restart on any error with jittered exponential backoff; restart a watch
-// that has gone silent (watchdog); relist periodically as a safety net
-// against missed events. Handlers run synchronously after the cache changed
-// and must only enqueue keys.
+// namespace: a paged list, then a watch from the list's resourceVersion with
+// bookmarks; resume from the last seen version when a watch ends or the
+// connection drops; relist (in pages) only on 410 Gone or an error answer;
+// jittered exponential backoff between failures; restart a watch that has
+// gone silent (watchdog). The periodic resync re-announces the cache to the
+// handlers and never asks the API server. Handlers run synchronously after
+// the cache changed and must only enqueue keys.
+//
+// The first sync is retried for as long as it takes (start() resolves once it
+// succeeds); health() tells readiness when the list/watch keeps failing, and
+// liveness when the loop itself has died (the one case a restart can fix).
 import type { Logger } from 'pino';
 import type { KubeClient, ResourceRef, WatchEvent } from '../k8s/client.ts';
 import { KubeError } from '../k8s/client.ts';
 import { listAllPages } from '../k8s/list-pages.ts';
 import { Backoff, sleepUnlessAborted } from './backoff.ts';
 import type { BackoffOptions } from './backoff.ts';
-import { compareResourceVersions, maxResourceVersion } from './resource-version.ts';
+import { compareResourceVersions, isOlder, maxResourceVersion } from './resource-version.ts';
 import { ObjectStore } from './store.ts';
 import type { StoreChange } from './store.ts';
-import type { Informer, InformerEvent, InformerOptions, KubeObjectLike } from './types.ts';
+import type {
+  IndexFunc,
+  Informer,
+  InformerEvent,
+  InformerHealth,
+  InformerOptions,
+  KubeObjectLike,
+} from './types.ts';
 
 export interface InformerDeps {
   kube: KubeClient;
   log: Logger;
   /** Server-side watch timeout; each watch gets this ±10% so replicas do not reconnect in lockstep. Default 300. */
   watchTimeoutSeconds?: number;
-  /** A watch that stayed up this long counts as healthy and resets the backoff; default 30 s. */
+  /** A watch that stayed up this long counts as healthy: the backoff and the failure run reset. Default 30 s. */
   healthyAfterMs?: number;
-  /** start() rejects if the first list has not succeeded by then (controller-runtime's CacheSyncTimeout); default 2 min. */
-  syncTimeoutMs?: number;
+  /** Log a warning (once) when the first sync has not succeeded after this long; it keeps retrying. Default 2 min. */
+  slowSyncWarnMs?: number;
+  /**
+   * A list/watch that has kept failing this long makes the cache not serving
+   * (readiness false): its data may be stale (e.g. 403 after an RBAC change).
+   * Default 60 s: longer than an API server restart, shorter than a human
+   * would trust stale data for.
+   */
+  staleAfterMs?: number;
   backoff?: BackoffOptions;
   pageSize?: number;
 }
 
 const DEFAULT_RESYNC_MS = 10 * 60_000;
 const DEFAULT_WATCHDOG_MS = 5 * 60_000;
+export const DEFAULT_STALE_AFTER_MS = 60_000;
 
 type Handler<T> = (obj: T, old?: T) => void;
+
+/** Drops metadata.managedFields (server-side-apply bookkeeping): no cache keeps them. */
+export function withoutManagedFields<T extends KubeObjectLike>(obj: T): T {
+  const meta = obj.metadata as T['metadata'] & { managedFields?: unknown };
+  if (!meta || meta.managedFields === undefined) return obj;
+  const { managedFields: _dropped, ...metadata } = meta;
+  return { ...obj, metadata };
+}
 
 export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   private readonly store: ObjectStore<T>;
@@ -47,24 +75,32 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   /** Highest version seen including local writes (lastResourceVersion, waitForResourceVersion). */
   private seenRv: string | undefined;
   private needRelist = true;
-  private lastListAt = 0;
   private rvWaiters: Array<{ rv: string; resolve: (ok: boolean) => void }> = [];
+  private failingSince: number | undefined;
+  private lastError: string | undefined;
+  private crashed = false;
+  private resyncTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly ref: ResourceRef,
+    readonly ref: ResourceRef,
     private readonly opts: InformerOptions<T>,
     private readonly deps: InformerDeps,
   ) {
-    this.log = deps.log.child({ informer: ref.plural, namespace: opts.namespace });
+    this.log = deps.log.child({ informer: ref.plural, namespace: opts.namespace, fieldSelector: opts.fieldSelector });
     this.store = new ObjectStore<T>(opts.indexes ?? {}, (index, name, err) =>
       this.log.error({ err, index, name }, 'index function threw; object left out of that index'),
     );
     this.backoff = new Backoff(deps.backoff);
   }
 
-  /** The options' transform, if any (objects are cached as it returns them). */
+  /** managedFields dropped, then the options' transform (objects are cached as this returns them). */
   private shape(obj: T): T {
-    return this.opts.transform ? this.opts.transform(obj) : obj;
+    const slim = withoutManagedFields(obj);
+    return this.opts.transform ? this.opts.transform(slim) : slim;
+  }
+
+  private kept(obj: T): boolean {
+    return this.opts.keep ? this.opts.keep(obj) : true;
   }
 
   start(): Promise<void> {
@@ -72,20 +108,33 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
       return Promise.reject(new Error(`informer ${this.ref.plural}: start() after stop()`));
     }
     this.started ??= new Promise<void>((resolve, reject) => {
-      const timeoutMs = this.deps.syncTimeoutMs ?? 120_000;
-      const timer = setTimeout(() => {
-        reject(new Error(`informer ${this.ref.plural}: cache did not sync within ${timeoutMs} ms`));
-        this.stop();
-      }, timeoutMs);
+      const warnAfter = this.deps.slowSyncWarnMs ?? 120_000;
+      const slow = setTimeout(
+        () =>
+          this.log.warn(
+            { waitedMs: warnAfter, lastError: this.lastError },
+            'cache has not synced yet; still retrying (readiness stays false until it does)',
+          ),
+        warnAfter,
+      );
       const onSynced = (): void => {
-        clearTimeout(timer);
+        clearTimeout(slow);
         resolve();
       };
       this.stopper.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
+        clearTimeout(slow);
         if (!this.synced) reject(new Error(`informer ${this.ref.plural}: stopped before the cache synced`));
       });
-      this.run(onSynced).catch((err: unknown) => this.log.error({ err }, 'informer loop crashed'));
+      this.run(onSynced).catch((err: unknown) => {
+        this.crashed = true;
+        this.lastError = errorText(err);
+        this.log.error({ err }, 'informer loop crashed; liveness fails so the process is restarted');
+      });
+      const resyncMs = this.opts.resyncMs ?? DEFAULT_RESYNC_MS;
+      if (resyncMs > 0) {
+        this.resyncTimer = setInterval(() => this.resync(), resyncMs);
+        this.resyncTimer.unref();
+      }
     });
     return this.started;
   }
@@ -93,12 +142,29 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   stop(): void {
     if (this.stopper.signal.aborted) return;
     this.stopper.abort();
+    clearInterval(this.resyncTimer);
     for (const w of this.rvWaiters) w.resolve(false);
     this.rvWaiters = [];
   }
 
+  isStopped(): boolean {
+    return this.stopper.signal.aborted;
+  }
+
   hasSynced(): boolean {
     return this.synced;
+  }
+
+  health(now = Date.now()): InformerHealth {
+    const staleAfter = this.deps.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
+    const stale = this.failingSince !== undefined && now - this.failingSince >= staleAfter;
+    return {
+      synced: this.synced,
+      ...(this.failingSince !== undefined ? { failingSince: this.failingSince } : {}),
+      ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
+      crashed: this.crashed,
+      serving: this.synced && !stale && !this.crashed,
+    };
   }
 
   get(name: string): T | undefined {
@@ -109,12 +175,26 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     return this.store.list();
   }
 
+  /** Objects cached now. */
+  size(): number {
+    return this.store.size;
+  }
+
   byIndex(index: string, value: string): T[] {
     return this.store.byIndex(index, value);
   }
 
+  /** More secondary indexes, e.g. from a second component sharing this cache. */
+  addIndexes(indexes: Record<string, IndexFunc<T>>): void {
+    this.store.addIndexes(indexes);
+  }
+
   on(event: InformerEvent, handler: Handler<T>): void {
     this.handlers[event].push(handler);
+  }
+
+  off(event: InformerEvent, handler: Handler<T>): void {
+    this.handlers[event] = this.handlers[event].filter((h) => h !== handler);
   }
 
   lastResourceVersion(): string | undefined {
@@ -122,7 +202,10 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   }
 
   upsertLocal(obj: T): void {
-    this.emit(this.store.upsert(this.shape(obj), { local: true }));
+    const shaped = this.shape(obj);
+    const name = shaped.metadata.name ?? '';
+    if (this.kept(shaped)) this.emit(this.store.upsert(shaped, { local: true }));
+    else if (name) this.emit(this.store.removeLocal(name, shaped.metadata.resourceVersion));
     this.observe(obj.metadata.resourceVersion, false);
   }
 
@@ -164,6 +247,10 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     if (rv === undefined) return;
     if (fromServer) this.watchRv = rv;
     this.seenRv = maxResourceVersion(this.seenRv, rv);
+    this.wakeWaiters();
+  }
+
+  private wakeWaiters(): void {
     if (this.rvWaiters.length === 0) return;
     const still: typeof this.rvWaiters = [];
     for (const w of this.rvWaiters) {
@@ -184,73 +271,106 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     }
   }
 
+  /** client-go resync: every cached object is re-announced as an update with old === obj; no API request. */
+  private resync(): void {
+    if (!this.synced || this.stopper.signal.aborted) return;
+    for (const obj of this.store.list()) this.emit({ type: 'update', obj, old: obj });
+  }
+
+  private failed(err: unknown): void {
+    this.failingSince ??= Date.now();
+    this.lastError = errorText(err);
+  }
+
+  private healthy(): void {
+    this.failingSince = undefined;
+  }
+
   private async run(onSynced: () => void): Promise<void> {
     const signal = this.stopper.signal;
-    const resyncMs = this.opts.resyncMs ?? DEFAULT_RESYNC_MS;
     while (!signal.aborted) {
       try {
-        const resync = this.synced && Date.now() - this.lastListAt >= resyncMs;
-        if (this.needRelist || resync) {
-          await this.relist(resync && !this.needRelist);
+        if (this.needRelist) {
+          await this.relist();
           if (!this.synced) {
             this.synced = true;
             onSynced();
           }
         }
-        await this.watchOnce(signal, resyncMs);
+        await this.watchOnce(signal);
       } catch (err) {
         if (signal.aborted) break;
-        if (err instanceof KubeError && err.code === 410) {
+        this.failed(err);
+        const code = err instanceof KubeError ? err.code : 0;
+        // An error answer (403 after an RBAC change, 500, ...) may mean events were missed: relist.
+        // A dropped connection or a silent watch resumes from watchRv (a 410 then relists).
+        if (code >= 400) this.needRelist = true;
+        if (code === 410) {
           // The resume point was compacted away: relist at once (no backoff for the first one).
           this.log.info({ rv: this.watchRv }, 'watch resourceVersion expired; relisting');
-          this.needRelist = true;
           if (this.backoff.attempts === 0) {
             this.backoff.next();
             continue;
           }
         }
         const delay = this.backoff.next();
-        this.log.warn({ err, delayMs: delay, attempt: this.backoff.attempts }, 'list/watch failed; retrying');
+        this.log.warn(
+          { err, delayMs: delay, attempt: this.backoff.attempts, relist: this.needRelist },
+          'list/watch failed; retrying',
+        );
         await sleepUnlessAborted(delay, signal);
       }
     }
   }
 
-  /** A full list replaces the cache: vanished objects are announced as deletes. */
-  private async relist(periodic: boolean): Promise<void> {
+  /**
+   * A paged full list replaces the cache wholesale: vanished objects are
+   * announced as deletes, listed ones replace the cached copy whatever its
+   * version. A list older than where the watch had got to means etcd's
+   * history went backwards (a restore from backup): then not even this
+   * process's own recent writes are kept.
+   */
+  private async relist(): Promise<void> {
     const list = await listAllPages<T>(
       this.deps.kube,
       this.ref,
       this.opts.namespace,
-      { labelSelector: this.opts.labelSelector },
+      { labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector },
       this.deps.pageSize,
     );
     const rv = list.metadata.resourceVersion;
-    const changes = this.store.replaceAll(
-      list.items.map((o) => this.shape(o)),
-      rv,
-    );
-    const changed = new Set(changes.map((c) => c.obj.metadata.name));
-    for (const c of changes) this.emit(c);
-    if (periodic) {
-      // client-go resync semantics: unchanged objects are re-announced as updates (old === obj).
-      for (const obj of this.store.list())
-        if (!changed.has(obj.metadata.name)) this.emit({ type: 'update', obj, old: obj });
+    const historyRewound = isOlder(rv, this.watchRv);
+    if (historyRewound) {
+      this.log.warn({ listRv: rv, watchRv: this.watchRv }, 'resourceVersion went backwards (etcd restored?)');
     }
+    const items: T[] = [];
+    for (const o of list.items) {
+      const shaped = this.shape(o);
+      if (this.kept(shaped)) items.push(shaped);
+    }
+    const changes = this.store.replaceAll(items, rv, { historyRewound });
+    for (const c of changes) this.emit(c);
     this.needRelist = false;
-    this.lastListAt = Date.now();
-    this.observe(rv, true);
-    this.log.debug({ rv, items: list.items.length, changes: changes.length, periodic }, 'listed');
+    this.healthy();
+    if (historyRewound) {
+      this.watchRv = rv;
+      this.seenRv = rv;
+      this.wakeWaiters();
+    } else {
+      this.observe(rv, true);
+    }
+    this.log.debug({ rv, items: items.length, changes: changes.length }, 'listed');
   }
 
   /**
    * One watch from watchRv, until the server ends it (timeoutSeconds), the
-   * watchdog sees silence, the resync period is due, or the informer stops.
+   * watchdog sees silence, or the informer stops.
    */
-  private async watchOnce(stop: AbortSignal, resyncMs: number): Promise<void> {
+  private async watchOnce(stop: AbortSignal): Promise<void> {
     const local = new AbortController();
     const signal = AbortSignal.any([stop, local.signal]);
     const watchdogMs = this.opts.watchdogMs ?? DEFAULT_WATCHDOG_MS;
+    const healthyAfterMs = this.deps.healthyAfterMs ?? 30_000;
     let lastHeard = Date.now();
     let silent = false;
     const watchdog = setInterval(
@@ -259,10 +379,14 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
           silent = true;
           local.abort();
         }
-        if (Date.now() - this.lastListAt >= resyncMs) local.abort();
       },
-      Math.max(10, Math.min(watchdogMs, resyncMs) / 4),
+      Math.max(10, watchdogMs / 4),
     );
+    // A watch that has stayed up a while is working, even if nothing changed.
+    const upForAWhile = setTimeout(() => {
+      this.backoff.reset();
+      this.healthy();
+    }, healthyAfterMs);
     const base = this.deps.watchTimeoutSeconds ?? 300;
     const timeoutSeconds = Math.max(1, Math.round(base * (0.9 + 0.2 * Math.random())));
     const startedAt = Date.now();
@@ -275,6 +399,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
           allowWatchBookmarks: true,
           timeoutSeconds,
           labelSelector: this.opts.labelSelector,
+          fieldSelector: this.opts.fieldSelector,
         },
         (e) => {
           lastHeard = Date.now();
@@ -284,12 +409,15 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
       );
     } finally {
       clearInterval(watchdog);
+      clearTimeout(upForAWhile);
     }
     if (silent) {
       throw new KubeError(0, 'Timeout', `watch ${this.ref.plural} silent for ${watchdogMs} ms; restarting`);
     }
-    if (Date.now() - startedAt >= (this.deps.healthyAfterMs ?? 30_000)) this.backoff.reset();
-    else if (!stop.aborted && !local.signal.aborted) {
+    if (Date.now() - startedAt >= healthyAfterMs) {
+      this.backoff.reset();
+      this.healthy();
+    } else if (!stop.aborted) {
       // Ended early without an error (a proxy closing idle streams?): pace reconnects like failures.
       await sleepUnlessAborted(this.backoff.next(), stop);
     }
@@ -299,13 +427,18 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     const rv = e.object?.metadata?.resourceVersion;
     switch (e.type) {
       case 'ADDED':
-      case 'MODIFIED':
-        this.emit(this.store.upsert(this.shape(e.object)));
+      case 'MODIFIED': {
+        this.healthy();
+        const shaped = this.shape(e.object);
+        this.emit(this.kept(shaped) ? this.store.upsert(shaped) : this.store.removeObserved(shaped));
         break;
+      }
       case 'DELETED':
+        this.healthy();
         this.emit(this.store.removeObserved(this.shape(e.object)));
         break;
       case 'BOOKMARK':
+        this.healthy();
         break;
       case 'ERROR':
         // KubeClient.watch rejects right after delivering this; the run loop handles it.
@@ -315,7 +448,12 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   }
 }
 
-/** The factory shape the store and the engine take (InformerFactory). */
+function errorText(err: unknown): string {
+  if (err instanceof KubeError) return `${err.code} ${err.reason}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** A factory of private (unshared) informers; processes share theirs through SharedInformerFactory. */
 export function createInformerFactory(deps: InformerDeps) {
   return <T extends KubeObjectLike>(ref: ResourceRef, opts: InformerOptions<T>): KubeInformer<T> =>
     new KubeInformer<T>(ref, opts, deps);

@@ -55,6 +55,43 @@ test('a relist drops vanished objects except local writes newer than the snapsho
   assert.ok(s.get('mine'));
 });
 
+test('a relist replaces listed objects whatever their cached version (wholesale, not newest-wins)', () => {
+  const s = store();
+  s.upsert(o('a', 9, 'cached'));
+  const changes = s.replaceAll([o('a', 8, 'listed')], '15');
+  assert.equal(
+    changes.map((c) => `${c.type} ${c.obj.metadata.name}@${c.obj.metadata.resourceVersion}`),
+    ['update a@8'],
+  );
+  assert.is(s.get('a')?.metadata.labels?.tag, 'listed');
+});
+
+test('after a restore (history rewound) nothing cached survives unless listed, local writes included', () => {
+  const s = store();
+  s.upsert(o('stale', 900));
+  s.upsert(o('kept', 950, 'before'));
+  s.upsert(o('mine', 990), { local: true });
+  s.removeLocal('gone', '995');
+  const changes = s.replaceAll([o('kept', 40, 'restored'), o('gone', 30)], '50', { historyRewound: true });
+  assert.equal(
+    changes.map((c) => `${c.type} ${c.obj.metadata.name}@${c.obj.metadata.resourceVersion}`).sort(),
+    ['add gone@30', 'delete mine@990', 'delete stale@900', 'update kept@40'],
+  );
+  assert.equal(s.names().sort(), ['gone', 'kept']);
+  assert.is(s.get('kept')?.metadata.labels?.tag, 'restored');
+});
+
+test('addIndexes files the objects already cached', () => {
+  const s = store();
+  s.upsert(o('a', 1, 'x'));
+  s.addIndexes({ other: (x) => [x.metadata.name ?? ''] });
+  assert.equal(
+    s.byIndex('other', 'a').map((x) => x.metadata.name),
+    ['a'],
+  );
+  assert.throws(() => s.addIndexes({ other: () => [] }), /already defined/);
+});
+
 test('indexes follow changes and drop empty values', () => {
   const s = store();
   s.upsert(o('a', 1, 'x'));

@@ -31,12 +31,20 @@ export class ObjectStore<T extends KubeObjectLike> {
   /** object name → index name → values it is filed under (to unfile it). */
   private readonly filedUnder = new Map<string, Map<string, string[]>>();
 
+  /** index name → function (a copy: addIndexes extends it). */
+  private readonly indexers: Record<string, IndexFunc<T>>;
+
   constructor(
-    private readonly indexers: Record<string, IndexFunc<T>> = {},
+    indexers: Record<string, IndexFunc<T>> = {},
     private readonly onIndexError: (index: string, name: string, err: unknown) => void = () => undefined,
     private readonly now: () => number = Date.now,
   ) {
+    this.indexers = { ...indexers };
     for (const index of Object.keys(indexers)) this.indexed.set(index, new Map());
+  }
+
+  get size(): number {
+    return this.objects.size;
   }
 
   get(name: string): T | undefined {
@@ -111,25 +119,60 @@ export class ObjectStore<T extends KubeObjectLike> {
   }
 
   /**
-   * Replaces the contents with a full list taken at snapshot listRv. Objects
-   * missing from the list are deleted, except those stored locally at a
-   * version newer than the snapshot (the list simply predates them).
+   * Replaces the contents wholesale with a full list taken at snapshot
+   * listRv: every listed object is stored as listed (whatever its cached
+   * version), every cached object missing from the list is deleted. The one
+   * exception is this process's own writes newer than the snapshot (local
+   * upserts and deletes made while the list was in flight): the list simply
+   * predates them, and the watch from listRv will confirm them.
+   *
+   * `historyRewound` (the list is older than what the watch had reached: etcd
+   * was restored from a backup) drops that exception too. Versions from
+   * before the restore mean nothing any more, so nothing cached survives
+   * unless the list has it.
    */
-  replaceAll(items: T[], listRv: string | undefined): StoreChange<T>[] {
+  replaceAll(items: T[], listRv: string | undefined, o: { historyRewound?: boolean } = {}): StoreChange<T>[] {
+    const keepNewer = !o.historyRewound;
     const changes: StoreChange<T>[] = [];
     const listed = new Set<string>();
     for (const item of items) {
-      listed.add(nameOf(item));
-      const change = this.upsert(item);
-      if (change) changes.push(change);
+      const name = nameOf(item);
+      if (!name) continue;
+      listed.add(name);
+      const rv = rvOf(item);
+      const cached = this.objects.get(name);
+      if (keepNewer) {
+        const tomb = this.liveTombstone(name);
+        if (tomb && isOlder(listRv, tomb.resourceVersion) && isNotNewer(rv, tomb.resourceVersion)) continue;
+        if (cached && isOlder(listRv, rvOf(cached))) continue;
+      }
+      this.tombstones.delete(name);
+      if (cached && rvOf(cached) === rv) continue;
+      this.objects.set(name, item);
+      this.reindex(name, item);
+      changes.push(cached ? { type: 'update', obj: item, old: cached } : { type: 'add', obj: item });
     }
     for (const [name, cached] of [...this.objects]) {
-      if (listed.has(name) || isOlder(listRv, rvOf(cached))) continue;
+      if (listed.has(name) || (keepNewer && isOlder(listRv, rvOf(cached)))) continue;
       this.drop(name);
       changes.push({ type: 'delete', obj: cached });
     }
-    for (const name of [...this.tombstones.keys()]) if (!listed.has(name)) this.tombstones.delete(name);
+    for (const [name, tomb] of [...this.tombstones]) {
+      if (!keepNewer || listed.has(name) || !isOlder(listRv, tomb.resourceVersion)) this.tombstones.delete(name);
+    }
     return changes;
+  }
+
+  /** Adds secondary indexes after construction and files every cached object under them (client-go AddIndexers). */
+  addIndexes(indexers: Record<string, IndexFunc<T>>): void {
+    for (const [index, fn] of Object.entries(indexers)) {
+      const existing = this.indexers[index];
+      if (existing === fn) continue;
+      if (existing) throw new Error(`index "${index}" is already defined differently`);
+      this.indexers[index] = fn;
+      this.indexed.set(index, new Map());
+    }
+    for (const [name, obj] of this.objects) this.reindex(name, obj);
   }
 
   private liveTombstone(name: string): Tombstone | undefined {

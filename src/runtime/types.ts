@@ -37,6 +37,29 @@ export interface Informer<T extends KubeObjectLike> {
   deleteLocal(name: string, resourceVersion?: string): void;
   /** Resolves when the cache has seen resourceVersion >= rv (or after timeoutMs, resolving false). */
   waitForResourceVersion(rv: string, timeoutMs: number): Promise<boolean>;
+  /** How the list/watch is doing (test doubles may leave it out: then synced is all there is). */
+  health?(): InformerHealth;
+}
+
+/** What readiness and liveness read from an informer (see informerReady and docs/operations.md). */
+export interface InformerHealth {
+  synced: boolean;
+  /** When the current run of failed lists/watches began; undefined while the watch is healthy. */
+  failingSince?: number;
+  /** The last failure, for /readyz and logs. */
+  lastError?: string;
+  /**
+   * The informer's loop ended although nobody stopped it (a bug: every API
+   * error is retried). Retrying cannot help any more; liveness fails.
+   */
+  crashed: boolean;
+  /** True while the cache is serving: synced, and not failing for longer than the staleness bound. */
+  serving: boolean;
+}
+
+/** Ready to be read from: synced, and its watch not failing for long (health() decides when it has one). */
+export function informerReady(i: Pick<Informer<KubeObjectLike>, 'hasSynced' | 'health'>): boolean {
+  return i.health ? i.health().serving : i.hasSynced();
 }
 
 export type IndexFunc<T> = (obj: T) => string[];
@@ -44,13 +67,29 @@ export type IndexFunc<T> = (obj: T) => string[];
 export interface InformerOptions<T> {
   namespace: string;
   labelSelector?: string;
+  /**
+   * Server-side field selector for list and watch (e.g. on a CRD's
+   * selectableFields). The API server sends DELETED when an object stops
+   * matching. Pair it with `keep`, its client-side twin.
+   */
+  fieldSelector?: string;
+  /**
+   * Which objects this cache holds, checked after transform on everything
+   * (listed, watched, written locally): an object that fails it is removed as
+   * if deleted. Mirrors fieldSelector so local writes follow the same rule.
+   */
+  keep?: (obj: T) => boolean;
   indexes?: Record<string, IndexFunc<T>>;
-  /** Full relist period (a safety net against missed events); default 10 min. */
+  /**
+   * Resync period: every cached object is re-announced to the handlers as an
+   * update with old === obj, from the cache (client-go semantics; no request
+   * to the API server). Default 10 min; 0 turns it off.
+   */
   resyncMs?: number;
   /**
    * Applied to every object before it is cached (list, watch, local writes),
-   * e.g. to drop metadata.managedFields from a cache that never reads them:
-   * on small objects they are most of the memory.
+   * after metadata.managedFields have been dropped (no cache keeps them: on
+   * small objects they are most of the memory, and no reader needs them).
    */
   transform?: (obj: T) => T;
   /** Restart a watch that delivered nothing (not even a bookmark) for this long; default 5 min. */

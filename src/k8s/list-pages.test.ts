@@ -1,0 +1,86 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { KubeError } from './client.ts';
+import type { KubeList, ListOptions } from './client.ts';
+import { listAllPages, MAX_PAGED_SNAPSHOTS } from './list-pages.ts';
+import { RESOURCES } from './resources.ts';
+import { ScriptedKube } from '../runtime/testing/scripted-kube.ts';
+
+type Item = { metadata: { name: string } };
+const items = (...names: string[]): Item[] => names.map((name) => ({ metadata: { name } }));
+
+test('every request is a page: limit set, continue token followed, one snapshot version returned', async () => {
+  const pages: KubeList<Item>[] = [
+    { metadata: { resourceVersion: '7', continue: 'c1' }, items: items('a', 'b') },
+    { metadata: { resourceVersion: '7', continue: 'c2' }, items: items('c', 'd') },
+    { metadata: { resourceVersion: '7' }, items: items('e') },
+  ];
+  let n = 0;
+  const kube = new ScriptedKube({ list: () => pages[n++] });
+  const all = await listAllPages<Item>(kube, RESOURCES.configMaps, 'ns', { labelSelector: 'x=y' }, 2);
+  assert.equal(
+    all.items.map((i) => i.metadata.name),
+    ['a', 'b', 'c', 'd', 'e'],
+  );
+  assert.equal(all.metadata, { resourceVersion: '7' });
+  const opts = kube.callsOf('list').map((c) => c.args[2] as ListOptions);
+  assert.equal(opts, [
+    { labelSelector: 'x=y', limit: 2, continue: undefined },
+    { labelSelector: 'x=y', limit: 2, continue: 'c1' },
+    { labelSelector: 'x=y', limit: 2, continue: 'c2' },
+  ]);
+});
+
+test('a continue token compacted away restarts paging from a fresh snapshot, never one unpaged list', async () => {
+  const script: Array<KubeList<Item> | KubeError> = [
+    { metadata: { resourceVersion: '7', continue: 'old' }, items: items('a', 'stale') },
+    new KubeError(410, 'Expired', 'The provided continue parameter is too old'),
+    { metadata: { resourceVersion: '20', continue: 'new' }, items: items('a', 'b') },
+    { metadata: { resourceVersion: '20' }, items: items('c') },
+  ];
+  let n = 0;
+  const kube = new ScriptedKube({
+    list: () => {
+      const next = script[n++]!;
+      if (next instanceof KubeError) throw next;
+      return next;
+    },
+  });
+  const all = await listAllPages<Item>(kube, RESOURCES.configMaps, 'ns', {}, 2);
+  assert.equal(
+    all.items.map((i) => i.metadata.name),
+    ['a', 'b', 'c'],
+  );
+  assert.is(all.metadata.resourceVersion, '20');
+  const opts = kube.callsOf('list').map((c) => c.args[2] as ListOptions);
+  assert.ok(
+    opts.every((o) => o.limit === 2),
+    'no request without a limit',
+  );
+  assert.equal(
+    opts.map((o) => o.continue),
+    [undefined, 'old', undefined, 'new'],
+  );
+});
+
+test('a snapshot that keeps expiring gives up with the 410 after a bounded number of restarts', async () => {
+  let n = 0;
+  const kube = new ScriptedKube({
+    list: (_r, _ns, o) => {
+      n++;
+      if (o?.continue) throw new KubeError(410, 'Expired', 'too old');
+      return { metadata: { resourceVersion: String(n), continue: 'c' }, items: items('a') };
+    },
+  });
+  try {
+    await listAllPages<Item>(kube, RESOURCES.configMaps, 'ns', {}, 1);
+    assert.unreachable('should have thrown');
+  } catch (err) {
+    assert.ok(err instanceof KubeError);
+    assert.is((err as KubeError).code, 410);
+  }
+  assert.is(n, MAX_PAGED_SNAPSHOTS * 2);
+  assert.ok(kube.callsOf('list').every((c) => (c.args[2] as ListOptions).limit === 1));
+});
+
+test.run();
