@@ -4,6 +4,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AppContext, Component } from '../app/component.ts';
+import { untilSyncedOrShutdown } from '../app/first-sync.ts';
+import { sharedFactoryOf } from '../runtime/shared-informers.ts';
 import { createCrRepository } from '../store/index.ts';
 import type { Repository } from '../domain/repository.ts';
 import { HaService } from '../domain/ha-service.ts';
@@ -49,6 +51,7 @@ function openStore(ctx: AppContext): ApiRepository {
     log: ctx.log,
     identity: ctx.identity,
     metrics: ctx.metrics,
+    ...(ctx.informers ? { informerFactory: sharedFactoryOf(ctx.informers) } : {}),
   });
 }
 
@@ -78,7 +81,8 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
   const auth = authSettings(ctx);
   const policy = new PolicyEnforcer({ policyFile: config.oslo_policy.policy_file });
   const repo = opts.repository ?? openStore(ctx);
-  await repo.start();
+  // The first sync is retried for as long as it takes (readiness stays false); only a shutdown ends the wait.
+  await untilSyncedOrShutdown(repo, ctx.signal);
 
   const compute = ctx.nova ? new NovaComputeHostChecker(ctx.nova) : new NoComputeHostChecker();
   if (!ctx.nova)

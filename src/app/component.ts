@@ -11,6 +11,7 @@ import type { KubeClient } from '../k8s/client.ts';
 import type { Config } from '../config/config.ts';
 import type { NovaClient } from '../openstack/types.ts';
 import type { OpenStackSession } from '../openstack/session.ts';
+import type { SharedInformerFactory } from '../runtime/shared-informers.ts';
 
 export interface AppContext {
   config: Config;
@@ -32,6 +33,12 @@ export interface AppContext {
   identity: string;
   /** Aborted on SIGTERM/SIGINT. */
   signal: AbortSignal;
+  /**
+   * The process's caches: one per (resource, namespace, selectors), shared by
+   * every component (src/runtime/shared-informers.ts). The process shell
+   * always sets it; a component given none (unit tests) makes its own.
+   */
+  informers?: SharedInformerFactory;
 }
 
 export interface Component {

@@ -32,6 +32,7 @@ import {
 } from './components.ts';
 import { createMetricsRegistry, openStackCallObserver } from './metrics.ts';
 import { operatorVersion } from './version.ts';
+import { SharedInformerFactory } from '../runtime/shared-informers.ts';
 
 export interface ClosableKube {
   client: KubeClient;
@@ -160,10 +161,21 @@ export async function runOperator(opts: RunOptions): Promise<number> {
     }
     cleanups.push(() => kube.close());
 
+    // One cache per (resource, namespace, selectors) for every component of this process.
+    const informers = new SharedInformerFactory({ kube: kube.client, log: log.child({ component: 'caches' }) });
+    cleanups.push(async () => informers.stopAll());
+    const liveness = () => informers.crashed().map((key) => `cache ${key}: list/watch loop crashed`);
+
     const listen = metricsListenAddress(config);
     let ops: OpsServer;
     try {
-      ops = await startOpsServer({ ...listen, registry: metrics, readiness, log: log.child({ component: 'ops' }) });
+      ops = await startOpsServer({
+        ...listen,
+        registry: metrics,
+        readiness,
+        liveness,
+        log: log.child({ component: 'ops' }),
+      });
     } catch (e) {
       throw new StartupError(
         `cannot listen on ${config.operator.metrics_listen} ([operator] metrics_listen / MASAKARI_METRICS_LISTEN): ${(e as Error).message}`,
@@ -186,6 +198,7 @@ export async function runOperator(opts: RunOptions): Promise<number> {
       metrics,
       identity,
       signal: controller.signal,
+      informers,
     };
     const stopTimeoutMs = config.operator.shutdown_timeout * 1000;
     await startComponents(

@@ -9,7 +9,8 @@ import { API_VERSION } from '../model/constants.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
-import { createInformerFactory } from '../runtime/informer.ts';
+import { SharedInformerFactory, sharedFactoryOf } from '../runtime/shared-informers.ts';
+import { NodeDirectory } from '../remediation/node-directory.ts';
 import { runLeaderElection } from '../runtime/leaderelection.ts';
 import { createIdAllocator } from '../store/ids.ts';
 import { createEngine } from './engine.ts';
@@ -57,6 +58,9 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
   const recorder = new EventRecorder({ kube, reportingInstance: identity, log });
   const op = config.operator;
   if (!ctx.nova) log.warn('no OpenStack credentials: notifications that need Nova will end in error');
+  // The process's shared caches (hosts and segments are the API's too); unit tests may give none.
+  const informers = sharedFactoryOf(ctx.informers ?? new SharedInformerFactory({ kube, log }));
+  const nodes = new NodeDirectory({ kube, informers, log });
 
   const engine = createEngine({
     kube,
@@ -65,7 +69,7 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
     ...(ctx.nova ? { nova: instrumentNova(ctx.nova) } : {}),
     log: ctx.log,
     identity,
-    informerFactory: createInformerFactory({ kube, log }),
+    informerFactory: informers,
     makeController: (name, reconcile) =>
       new Controller({ name, reconcile, workers: ENGINE_WORKERS, log, metrics: ctx.metrics }),
     runLeader: ({ name, identity: id, lead, signal }) =>
@@ -95,21 +99,24 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
         kube,
         remediationNamespace: namespace,
         approvalOn: { meta: n.metadata, kind: 'Notification' },
+        nodesForHost: (host) => nodes.nodesForHost(host),
       });
       return v.proven ? { proven: true, proof: describeProof(v.proof) } : { proven: false, missing: v.missing };
     },
   });
 
-  // Caches sync in the background; ready() reports it. A sync failure is logged and keeps the component unready.
-  const started = engine.start().catch((err: unknown) => log.error({ err }, 'engine caches failed to sync'));
+  // Caches sync in the background, retried for as long as it takes; ready() reports it. Only
+  // stop() ends the wait (start() then rejects: the caches were stopped before they synced).
+  const started = engine.start().catch((err: unknown) => log.info({ err }, 'engine stopped before its caches synced'));
   log.info({ namespace, lease: RESOURCES.leases.plural }, 'engine component started');
 
   return {
     name: 'engine',
     ready: () => engine.ready(),
     async stop() {
-      await started;
       await engine.stop();
+      await started;
+      nodes.stop();
       await recorder.flush();
     },
   };

@@ -89,6 +89,7 @@ function engineFor(
   nova: FakeNova,
   hostWorkflow: HostWorkflow,
   calls: string[],
+  caches: Map<string, FakeInformer<never>> = new Map(),
 ): Engine {
   return createEngine({
     kube,
@@ -97,7 +98,11 @@ function engineFor(
     nova,
     log: quietLog,
     identity,
-    informerFactory: (ref, opts) => new FakeInformer(kube, ref.plural, opts.indexes ?? {}),
+    informerFactory: (ref, opts) => {
+      const informer = new FakeInformer(kube, ref.plural, opts.indexes ?? {}, opts.keep);
+      caches.set(ref.plural, informer as never);
+      return informer;
+    },
     makeController: fakeController(calls),
     runLeader: lease.runner,
     events: { onNotification: () => {}, onHost: () => {} },
@@ -157,6 +162,36 @@ test('only the leader processes; losing the lease hands the run over and the new
   assert.match(String((n.status?.engine as { owner?: string }).owner), /^engine-b#/);
   await a.stop();
   await b.stop();
+});
+
+test("the engine's cache holds no finished notification: it watches unfinished ones only", async () => {
+  const w = world();
+  const nova = new FakeNova();
+  w.kube.seed(RESOURCES.segments, segment('seg', 'seg-uuid'));
+  w.kube.seed(RESOURCES.hosts, host('compute-1', 'host-uuid-1', 'seg-uuid'));
+  const done = notification('done', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' });
+  done.status = { ...done.status, phase: 'finished' };
+  w.kube.seed(RESOURCES.notifications, done);
+  const failed = notification('failed', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' });
+  failed.status = { ...failed.status, phase: 'failed' };
+  w.kube.seed(RESOURCES.notifications, failed);
+  const lease = new FakeLease();
+  const caches = new Map<string, FakeInformer<never>>();
+  let ran = 0;
+  const e = engineFor(w.kube, 'engine-a', lease, nova, async () => void ran++, [], caches);
+  await e.start();
+  await eventually('leading', () => e.isLeading());
+  const cache = caches.get(RESOURCES.notifications.plural) as unknown as FakeInformer<Notification>;
+  assert.equal(cache.list(), [], 'finished and failed notifications are never cached');
+
+  w.kube.seed(RESOURCES.notifications, notification('n1', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' }));
+  await eventually(
+    'n1 finishes',
+    () => w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status?.phase === 'finished',
+  );
+  await eventually('the finished notification leaves the cache', () => cache.list().length === 0);
+  assert.is(ran, 1);
+  await e.stop();
 });
 
 test.run();

@@ -12,6 +12,8 @@ import { RESOURCES } from '../k8s/resources.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
 import type { Informer, InformerOptions, Reconciler } from '../runtime/types.ts';
+import { informerReady } from '../runtime/types.ts';
+import { isUnfinishedNotification, UNFINISHED_FIELD_SELECTOR } from '../model/notification-phase.ts';
 import { systemClock } from './clock.ts';
 import { HOST_NAME_INDEX, HOST_UUID_INDEX } from './host-flags.ts';
 import type { IdSource } from './journal.ts';
@@ -76,7 +78,15 @@ export interface Engine {
 export function createEngine(o: EngineOptions): Engine {
   const log = o.log.child({ component: 'engine' });
   const clock = o.clock ?? systemClock;
-  const notifications = o.informerFactory<Notification>(RESOURCES.notifications, { namespace: o.namespace });
+  // Only unfinished notifications: finished, failed and ignored ones need no more work, and
+  // they are what grows without bound. The API server filters (the CRD's selectable field
+  // status.phase) and sends DELETED when one finishes; keep applies the same rule to the
+  // engine's own status writes.
+  const notifications = o.informerFactory<Notification>(RESOURCES.notifications, {
+    namespace: o.namespace,
+    fieldSelector: UNFINISHED_FIELD_SELECTOR,
+    keep: isUnfinishedNotification,
+  });
   const hosts = o.informerFactory<HaHost>(RESOURCES.hosts, {
     namespace: o.namespace,
     indexes: {
@@ -176,7 +186,7 @@ export function createEngine(o: EngineOptions): Engine {
         })
         .catch((err: unknown) => log.error({ err }, 'engine leader election stopped with an error'));
     },
-    ready: () => informers.every((i) => i.hasSynced()),
+    ready: () => informers.every(informerReady),
     isLeading: () => leading,
     async stop() {
       stopping.abort();

@@ -193,7 +193,12 @@ export class NotificationProcessor {
     if (!n || n.metadata.deletionTimestamp) {
       this.lastChance.delete(key);
       this.fencingNotes.delete(key);
-      this.executions.get(key)?.abort.abort(new NotOwnerError(`${key}: notification was deleted`));
+      // The cache holds unfinished notifications only: gone from it may mean finished (often by
+      // the run itself, which then ends on its own). Only a real delete cancels a run.
+      const exec = this.executions.get(key);
+      if (exec && (n || (await this.deletedOnServer(key)))) {
+        exec.abort.abort(new NotOwnerError(`${key}: notification was deleted`));
+      }
       return;
     }
     // Created by kubectl: the store's reconciler assigns uuid and source host first; its update event brings us back.
@@ -789,6 +794,17 @@ export class NotificationProcessor {
     );
     this.d.notifications.upsertLocal(stored);
     return stored;
+  }
+
+  /** True when the notification is gone or being deleted on the API server (not merely finished). */
+  private async deletedOnServer(key: string): Promise<boolean> {
+    try {
+      const n = await this.d.kube.get<Notification>(RESOURCES.notifications, this.d.namespace, key);
+      return !!n.metadata.deletionTimestamp;
+    } catch (err) {
+      if (isNotFound(err)) return true;
+      throw err;
+    }
   }
 
   private async refresh(key: string): Promise<void> {

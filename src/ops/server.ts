@@ -1,6 +1,10 @@
 // The operations endpoint, on its own port (default 127.0.0.1:8081) so probes
 // and Prometheus never compete with, or need the credentials of, the Masakari API:
 //   GET /healthz  200 while the process serves requests (its event loop turns)
+//                 and nothing in it is beyond retrying: 503 naming what is
+//                 (a cache whose list/watch loop died), so the kubelet restarts it.
+//                 API server errors never fail it: they are retried, and a
+//                 restart would not help (docs/operations.md, "Probes").
 //   GET /readyz   200 when every started component is ready; 503 with the
 //                 names of those that are not (or while starting/stopping)
 //   GET /metrics  Prometheus text format of the process registry
@@ -17,11 +21,15 @@ export interface Readiness {
   components(): Array<{ name: string; ready: boolean }>;
 }
 
+/** What restarting the process would fix; empty while it is alive. */
+export type Liveness = () => string[];
+
 export interface OpsServerOptions {
   host: string;
   port: number;
   registry: Registry;
   readiness: Readiness;
+  liveness?: Liveness;
   log: Logger;
 }
 
@@ -70,7 +78,11 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: OpsServer
     res.setHeader('allow', 'GET, HEAD');
     return sendJson(res, 405, { error: `${req.method} is not allowed on ${path}` });
   }
-  if (path === '/healthz') return send(res, 200, 'text/plain; charset=utf-8', 'ok\n');
+  if (path === '/healthz') {
+    const broken = opts.liveness?.() ?? [];
+    if (broken.length === 0) return send(res, 200, 'text/plain; charset=utf-8', 'ok\n');
+    return send(res, 503, 'text/plain; charset=utf-8', `not alive: ${broken.join('; ')}\n`);
+  }
   if (path === '/readyz') {
     const report = readinessReport(opts.readiness);
     return sendJson(res, report.status === 'ready' ? 200 : 503, report);

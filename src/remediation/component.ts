@@ -17,7 +17,9 @@ import {
 import type { MasakariRemediation } from '../model/remediation-types.ts';
 import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
-import { createInformerFactory } from '../runtime/informer.ts';
+import { SharedInformerFactory, sharedFactoryOf } from '../runtime/shared-informers.ts';
+import { informerReady } from '../runtime/types.ts';
+import { untilSyncedOrShutdown } from '../app/first-sync.ts';
 import { runLeaderElection } from '../runtime/leaderelection.ts';
 import { createCrRepository } from '../store/index.ts';
 import type { CrRepositoryHandle } from '../store/index.ts';
@@ -34,8 +36,12 @@ export interface RemediationComponent extends Component {
   isLeading(): boolean;
 }
 
-/** Opens (once) and caches the CR repository + HaService of each segment namespace. */
-function serviceCache(ctx: AppContext, log: Logger) {
+/**
+ * Opens (once) and caches the CR repository + HaService of each segment
+ * namespace. Their caches come from the process's shared factory: in a
+ * process that also runs the API on that namespace they are the API's.
+ */
+function serviceCache(ctx: AppContext, log: Logger, informers: ReturnType<typeof sharedFactoryOf>) {
   const repos = new Map<string, Promise<{ repo: CrRepositoryHandle; service: HaService }>>();
   const compute = ctx.nova ? new NovaComputeHostChecker(ctx.nova) : new NoComputeHostChecker();
   return {
@@ -51,6 +57,7 @@ function serviceCache(ctx: AppContext, log: Logger) {
           metrics: ctx.metrics,
           // The API component (or the one of that namespace) runs the store reconcilers; this is a client.
           reconcilers: false,
+          informerFactory: informers,
         });
         entry = repo.start().then(
           () => ({ repo, service: new HaService(repo, compute, ctx.config.DEFAULT) }),
@@ -76,7 +83,7 @@ export async function createComponent(
   opts: RemediationComponentOptions = {},
 ): Promise<RemediationComponent> {
   const log = ctx.log.child({ component: 'remediation' });
-  const informers = createInformerFactory({ kube: ctx.kube, log });
+  const informers = sharedFactoryOf(ctx.informers ?? new SharedInformerFactory({ kube: ctx.kube, log }));
   const cache = informers<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, { namespace: ctx.namespace });
   const events = new EventRecorder({
     kube: ctx.kube,
@@ -84,7 +91,7 @@ export async function createComponent(
     reportingController: 'masakari-operator/remediation',
     log,
   });
-  const services = serviceCache(ctx, log);
+  const services = serviceCache(ctx, log, informers);
   const reconciler = new RemediationReconciler({
     kube: ctx.kube,
     namespace: ctx.namespace,
@@ -106,7 +113,7 @@ export async function createComponent(
   cache.on('add', enqueue);
   cache.on('update', enqueue);
   cache.on('delete', enqueue);
-  await cache.start();
+  await untilSyncedOrShutdown(cache, ctx.signal);
 
   const stopping = new AbortController();
   const signal = AbortSignal.any([ctx.signal, stopping.signal]);
@@ -144,7 +151,7 @@ export async function createComponent(
 
   return {
     name: 'remediation',
-    ready: () => cache.hasSynced(),
+    ready: () => informerReady(cache),
     isLeading: () => controller !== undefined,
     async stop() {
       stopping.abort();

@@ -228,6 +228,11 @@ export interface FencingProofForOptions {
   approvalOn?: { meta: ObjectMeta; kind: string };
   selfNodeRemediationSafeTimeSeconds?: number;
   now?: () => number;
+  /**
+   * The Nodes that run a host (nodesForHost's rule). The engine answers it
+   * from a Node cache (NodeDirectory); default: one list of every Node.
+   */
+  nodesForHost?: (hostName: string) => Promise<string[]>;
 }
 
 /** The remediator already proved fencing for this node (condition FencingVerified=True on a live MasakariRemediation). */
@@ -260,8 +265,9 @@ export async function fencingProofFor(hostName: string, opts: FencingProofForOpt
     const approval = manualApproval(opts.approvalOn.meta, opts.approvalOn.kind);
     if (approval) return { proven: true, proof: approval };
   }
-  const nodes = await kube.list<NodeLike>(RESOURCES.nodes, undefined);
-  const candidates = nodesForHost(nodes.items, hostName);
+  const candidates = opts.nodesForHost
+    ? await opts.nodesForHost(hostName)
+    : nodesForHost((await kube.list<NodeLike>(RESOURCES.nodes, undefined)).items, hostName);
   if (candidates.length === 0) {
     return {
       proven: false,

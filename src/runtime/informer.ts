@@ -80,6 +80,8 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   private lastError: string | undefined;
   private crashed = false;
   private resyncTimer: NodeJS.Timeout | undefined;
+  /** The API server refused opts.fieldSelector (a CRD without selectableFields): filter with keep alone. */
+  private fieldSelectorRefused = false;
 
   constructor(
     readonly ref: ResourceRef,
@@ -189,6 +191,23 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     this.store.addIndexes(indexes);
   }
 
+  /**
+   * Adds index `name` (or finds it, when the same function is already there)
+   * and returns the name it is stored under: another caller's different
+   * index of the same name keeps its own, and this one gets a suffix.
+   */
+  addIndexAs(name: string, fn: IndexFunc<T>): string {
+    for (let n = 1; ; n++) {
+      const candidate = n === 1 ? name : `${name}#${n}`;
+      const existing = this.store.indexer(candidate);
+      if (existing === fn) return candidate;
+      if (!existing) {
+        this.store.addIndexes({ [candidate]: fn });
+        return candidate;
+      }
+    }
+  }
+
   on(event: InformerEvent, handler: Handler<T>): void {
     this.handlers[event].push(handler);
   }
@@ -286,6 +305,22 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     this.failingSince = undefined;
   }
 
+  private fieldSelector(): string | undefined {
+    return this.fieldSelectorRefused ? undefined : this.opts.fieldSelector;
+  }
+
+  /** 400 "field label not supported": only worth a fallback when keep can do the filtering here. */
+  private refusesFieldSelector(err: unknown): boolean {
+    return (
+      !this.fieldSelectorRefused &&
+      !!this.opts.fieldSelector &&
+      !!this.opts.keep &&
+      err instanceof KubeError &&
+      err.code === 400 &&
+      /field label|field selector|fieldSelector/i.test(err.message)
+    );
+  }
+
   private async run(onSynced: () => void): Promise<void> {
     const signal = this.stopper.signal;
     while (!signal.aborted) {
@@ -302,6 +337,15 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
         if (signal.aborted) break;
         this.failed(err);
         const code = err instanceof KubeError ? err.code : 0;
+        if (this.refusesFieldSelector(err)) {
+          this.log.warn(
+            { err, fieldSelector: this.opts.fieldSelector },
+            'the API server does not support this field selector (CRD without selectableFields?); listing everything and filtering here',
+          );
+          this.fieldSelectorRefused = true;
+          this.needRelist = true;
+          continue;
+        }
         // An error answer (403 after an RBAC change, 500, ...) may mean events were missed: relist.
         // A dropped connection or a silent watch resumes from watchRv (a 410 then relists).
         if (code >= 400) this.needRelist = true;
@@ -335,7 +379,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
       this.deps.kube,
       this.ref,
       this.opts.namespace,
-      { labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector },
+      { labelSelector: this.opts.labelSelector, fieldSelector: this.fieldSelector() },
       this.deps.pageSize,
     );
     const rv = list.metadata.resourceVersion;
@@ -399,7 +443,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
           allowWatchBookmarks: true,
           timeoutSeconds,
           labelSelector: this.opts.labelSelector,
-          fieldSelector: this.opts.fieldSelector,
+          fieldSelector: this.fieldSelector(),
         },
         (e) => {
           lastHeard = Date.now();

@@ -67,8 +67,10 @@ export class SharedInformerFactory {
       }
     }
     const typed = entry.informer as unknown as KubeInformer<T>;
-    if (opts.indexes) typed.addIndexes(opts.indexes);
-    const handle = new SharedInformerHandle<T>(typed, key, () => this.release(key, handle as never));
+    // Each caller reads its indexes under its own names, whatever other callers called theirs.
+    const indexNames = new Map<string, string>();
+    for (const [name, fn] of Object.entries(opts.indexes ?? {})) indexNames.set(name, typed.addIndexAs(name, fn));
+    const handle = new SharedInformerHandle<T>(typed, key, indexNames, () => this.release(key, handle as never));
     entry.handles.add(handle as never);
     return handle;
   }
@@ -126,6 +128,7 @@ class SharedInformerHandle<T extends KubeObjectLike> implements Informer<T>, Sha
   constructor(
     private readonly shared: KubeInformer<T>,
     readonly sharedKey: string,
+    private readonly indexNames: Map<string, string>,
     private readonly onStop: () => void,
   ) {}
 
@@ -159,7 +162,9 @@ class SharedInformerHandle<T extends KubeObjectLike> implements Informer<T>, Sha
   }
 
   byIndex(index: string, value: string): T[] {
-    return this.shared.byIndex(index, value);
+    const own = this.indexNames.get(index);
+    if (!own) throw new Error(`unknown index "${index}"`);
+    return this.shared.byIndex(own, value);
   }
 
   /**
@@ -199,4 +204,9 @@ class SharedInformerHandle<T extends KubeObjectLike> implements Informer<T>, Sha
   waitForResourceVersion(rv: string, timeoutMs: number): Promise<boolean> {
     return this.shared.waitForResourceVersion(rv, timeoutMs);
   }
+}
+
+/** The factory-function shape the store, the engine and the remediator take, over a shared factory. */
+export function sharedFactoryOf(f: SharedInformerFactory) {
+  return <T extends KubeObjectLike>(ref: ResourceRef, opts: InformerOptions<T>): Informer<T> => f.informer(ref, opts);
 }

@@ -163,6 +163,11 @@ export class ObjectStore<T extends KubeObjectLike> {
     return changes;
   }
 
+  /** The function behind an index, if it exists. */
+  indexer(index: string): IndexFunc<T> | undefined {
+    return this.indexers[index];
+  }
+
   /** Adds secondary indexes after construction and files every cached object under them (client-go AddIndexers). */
   addIndexes(indexers: Record<string, IndexFunc<T>>): void {
     for (const [index, fn] of Object.entries(indexers)) {

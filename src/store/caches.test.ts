@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import type { ResourceRef } from '../k8s/client.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { Informer, InformerOptions } from '../runtime/types.ts';
+import { withoutManagedFields } from '../runtime/informer.ts';
 import { createStoreCaches, INDEX } from './caches.ts';
 import type { InformerFactory } from './caches.ts';
 
@@ -33,30 +34,28 @@ const host = (): HaHost =>
     spec: { name: 'compute-1', type: 'COMPUTE', controlAttributes: 'SSH', segmentRef: { name: 'seg' } },
   }) as unknown as HaHost;
 
-test('every store cache drops managedFields before caching, sharing the rest of the object (no copy)', () => {
+test('managedFields are dropped by the informer itself, sharing the rest of the object (no copy)', () => {
+  const raw = host();
+  const cached = withoutManagedFields(raw);
+  assert.is(cached.metadata.managedFields, undefined);
+  assert.is(raw.metadata.managedFields?.length, 1, "the server's object is left as it was");
+  assert.is(cached.spec, raw.spec, 'spec is shared, not copied');
+  assert.is(cached.metadata.labels, raw.metadata.labels, 'labels are shared, not copied');
+  assert.is(cached.metadata.resourceVersion, '7');
+  const bare = host();
+  delete bare.metadata.managedFields;
+  assert.is(withoutManagedFields(bare), bare, 'an object without managedFields is cached as it is');
+});
+
+test('the store caches add no transform of their own (one shared cache per kind can serve every component)', () => {
   const seen = captureOptions();
   assert.equal([...seen.keys()].sort(), ['failoversegments', 'hahosts', 'notifications']);
-  for (const [plural, opts] of seen) {
-    const raw = host();
-    const cached = opts.transform!(raw);
-    assert.is(cached.metadata.managedFields, undefined, plural);
-    assert.is(raw.metadata.managedFields?.length, 1, `${plural}: the server's object is left as it was`);
-    assert.is(cached.spec, raw.spec, `${plural}: spec is shared, not copied`);
-    assert.is(cached.metadata.labels, raw.metadata.labels, `${plural}: labels are shared, not copied`);
-    assert.is(cached.metadata.resourceVersion, '7');
-  }
+  for (const [plural, opts] of seen) assert.is(opts.transform, undefined, plural);
 });
 
-test('an object without managedFields is cached as it is', () => {
+test('the host indexes read the cached object', () => {
   const opts = captureOptions().get('hahosts')!;
-  const raw = host();
-  delete raw.metadata.managedFields;
-  assert.is(opts.transform!(raw), raw);
-});
-
-test('the host indexes read the transformed object', () => {
-  const opts = captureOptions().get('hahosts')!;
-  const cached = opts.transform!(host());
+  const cached = withoutManagedFields(host());
   assert.equal(opts.indexes![INDEX.uuid]!(cached), ['6b2c8f0e-0d1c-4c39-9d4f-3f1f6a1b2c3d']);
   assert.equal(opts.indexes![INDEX.name]!(cached), ['compute-1']);
   assert.equal(opts.indexes![INDEX.segmentRef]!(cached), ['seg']);

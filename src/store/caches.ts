@@ -47,28 +47,15 @@ const idOf = (obj: FailoverSegment | HaHost | Notification): string[] => {
 const uuidsOf = (obj: FailoverSegment | HaHost | Notification): string[] =>
   present(objectUuid(obj), obj.metadata.labels?.[LABELS.uuid]);
 
-/**
- * The store never reads managedFields (server-side-apply bookkeeping, often
- * larger than the object itself); dropping them keeps a facade with thousands
- * of hosts small. Writes are unaffected: an update without managedFields
- * keeps the server's.
- */
-function withoutManagedFields<T extends FailoverSegment | HaHost | Notification>(obj: T): T {
-  if (!obj.metadata?.managedFields) return obj;
-  const { managedFields: _dropped, ...metadata } = obj.metadata;
-  return { ...obj, metadata };
-}
-
+/** Caches hold no managedFields: the runtime's informer drops them from every object (src/runtime/informer.ts). */
 export function createStoreCaches(factory: InformerFactory, namespace: string): StoreCaches {
   return {
     segments: factory<FailoverSegment>(RESOURCES.segments, {
       namespace,
-      transform: withoutManagedFields,
       indexes: { [INDEX.uuid]: uuidsOf, [INDEX.id]: idOf, [INDEX.name]: (s) => present(s.spec?.name) },
     }),
     hosts: factory<HaHost>(RESOURCES.hosts, {
       namespace,
-      transform: withoutManagedFields,
       indexes: {
         [INDEX.uuid]: uuidsOf,
         [INDEX.id]: idOf,
@@ -79,7 +66,6 @@ export function createStoreCaches(factory: InformerFactory, namespace: string): 
     }),
     notifications: factory<Notification>(RESOURCES.notifications, {
       namespace,
-      transform: withoutManagedFields,
       indexes: {
         [INDEX.uuid]: uuidsOf,
         [INDEX.id]: idOf,

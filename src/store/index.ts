@@ -15,6 +15,7 @@ import { MASAKARI_VALIDATORS } from '../reconcilers/validators.ts';
 import type { SpecValidators } from '../reconcilers/validators.ts';
 import { createInformerFactory } from '../runtime/informer.ts';
 import { Controller } from '../runtime/controller.ts';
+import { informerReady } from '../runtime/types.ts';
 import { runLeaderElection } from '../runtime/leaderelection.ts';
 import type { InformerFactory } from './caches.ts';
 import { createStoreCaches } from './caches.ts';
@@ -55,7 +56,7 @@ export interface CrRepositoryOptions {
   sweepIntervalMs?: number;
   pendingFingerprintMs?: number;
   validators?: SpecValidators;
-  /** Default: the runtime's list+watch informer (src/runtime/informer.ts). */
+  /** Default: private list+watch informers (src/runtime/informer.ts); processes pass their SharedInformerFactory's. */
   informerFactory?: InformerFactory;
   /** Default: the runtime's Controller (src/runtime/controller.ts) with RECONCILE_WORKERS workers. */
   makeController?: ControllerFactory;
@@ -70,7 +71,7 @@ export type CrRepositoryHandle = Repository & {
   stop(): Promise<void>;
   /** Resolves once the background status writes of recent creates have settled (call before stop). */
   settle(): Promise<void>;
-  /** True once every cache has synced. */
+  /** True while every cache is serving: synced, and its watch not failing for long (runtime informerReady). */
   ready(): boolean;
   /** Removes stale name claims now (the reconcilers also do it periodically); returns how many. */
   sweepOrphans(): Promise<number>;
@@ -179,7 +180,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
       // The leader releases its Lease on the way out; the client must still be open for that write.
       await leading;
     },
-    ready: () => informers.every((i) => i.hasSynced()),
+    ready: () => informers.every(informerReady),
     sweepOrphans: () => claims.sweep(),
   });
 }

@@ -167,8 +167,12 @@ export class FakeInformer<T extends KubeObjectLike> implements Informer<T> {
     kube: FakeKube,
     plural: string,
     private readonly indexes: Record<string, (o: T) => string[]> = {},
+    /** InformerOptions.keep: objects that fail it are not cached (removed as deletes), as in the real informer. */
+    private readonly keep: (o: T) => boolean = () => true,
   ) {
-    for (const o of kube.snapshot(plural)) this.items.set(o.metadata.name ?? '', o as unknown as T);
+    for (const o of kube.snapshot(plural)) {
+      if (this.keep(o as unknown as T)) this.items.set(o.metadata.name ?? '', o as unknown as T);
+    }
     kube.watchKind(plural, (type, obj) => {
       const o = obj as unknown as T;
       if (type === 'delete') this.deleteLocal(o.metadata.name ?? '');
@@ -178,6 +182,7 @@ export class FakeInformer<T extends KubeObjectLike> implements Informer<T> {
 
   private apply(o: T): void {
     const name = o.metadata.name ?? '';
+    if (!this.keep(o)) return this.deleteLocal(name);
     const old = this.items.get(name);
     if (old && Number(old.metadata.resourceVersion) >= Number(o.metadata.resourceVersion)) return;
     this.items.set(name, o);

@@ -100,8 +100,10 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
     scope: 'cluster',
     apiGroup: '',
     resource: 'nodes',
-    verbs: ['get', 'list'],
-    why: 'src/remediation/reconciler.ts (get the remediated node), src/remediation/fencing.ts (list nodes of a host)',
+    verbs: ['get', 'list', 'watch'],
+    why:
+      'src/remediation/reconciler.ts (get the remediated node), src/remediation/node-directory.ts ' +
+      "(the engine's fencing gate: a Node cache, list + watch)",
   },
   {
     subjects: ['controller'],

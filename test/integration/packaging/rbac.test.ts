@@ -133,7 +133,7 @@ test('the only ClusterRole bound to the operator reads nodes and the Medik8s fen
     ['mo-masakari-operator-controller'],
   );
   assert.equal(find(m, 'ClusterRole', 'mo-masakari-operator-controller').rules, [
-    { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] },
+    { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['fence-agents-remediation.medik8s.io'], resources: ['fenceagentsremediations'], verbs: ['list'] },
     { apiGroups: ['self-node-remediation.medik8s.io'], resources: ['selfnoderemediations'], verbs: ['list'] },
   ]);
@@ -200,6 +200,7 @@ test('RBAC applied for real: kubectl auth can-i allows what the code needs and d
       ['controller', ['patch', `masakariremediations.${G}`]],
       ['controller', ['update', `masakariremediations.${G}`, '--subresource=status']],
       ['controller', ['list', 'nodes']],
+      ['controller', ['watch', 'nodes']],
       ['controller', ['get', 'leases.coordination.k8s.io'], leases.namespace],
     ];
     const denied: [string, string[], string?][] = [
@@ -211,7 +212,6 @@ test('RBAC applied for real: kubectl auth can-i allows what the code needs and d
       ['controller', ['list', 'pods']],
       ['controller', ['delete', 'nodes']],
       ['controller', ['patch', 'nodes']],
-      ['controller', ['watch', 'nodes']],
       ['controller', ['create', `masakariremediations.${G}`]],
       ['controller', ['delete', `masakariremediations.${G}`]],
       ['controller', ['create', 'leases.coordination.k8s.io'], leases.namespace],

@@ -1,0 +1,87 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { pino } from 'pino';
+import type { ListOptions, WatchEvent } from '../k8s/client.ts';
+import type { NodeLike } from '../model/remediation-types.ts';
+import { SharedInformerFactory, sharedFactoryOf } from '../runtime/shared-informers.ts';
+import { ScriptedKube } from '../runtime/testing/scripted-kube.ts';
+import { fencingProofFor } from './fencing.ts';
+import { NodeDirectory, slimNode } from './node-directory.ts';
+
+const log = pino({ level: 'silent' });
+const NOW = Date.parse('2026-11-29T12:00:00Z');
+
+function cluster() {
+  let push: ((e: WatchEvent<NodeLike>) => void) | undefined;
+  const kube = new ScriptedKube({
+    list: (ref) => {
+      if (ref.plural !== 'nodes') throw new Error(`unexpected list of ${ref.plural}`);
+      return {
+        metadata: { resourceVersion: '10' },
+        items: [
+          {
+            metadata: {
+              name: 'worker-1',
+              resourceVersion: '3',
+              annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001', other: 'x'.repeat(1000) },
+            },
+            status: { images: [{ names: ['big'] }] },
+          },
+          { metadata: { name: 'worker-2', resourceVersion: '4' } },
+        ],
+      };
+    },
+    watch: (_ref, _ns, _o, onEvent, signal) =>
+      new Promise<void>((resolve) => {
+        push = onEvent as (e: WatchEvent<NodeLike>) => void;
+        signal.addEventListener('abort', () => resolve());
+      }),
+  });
+  const factory = new SharedInformerFactory({ kube, log });
+  const nodes = new NodeDirectory({ kube, informers: sharedFactoryOf(factory), log });
+  return { kube, nodes, push: (e: WatchEvent<NodeLike>) => push?.(e), factory };
+}
+
+test('the fencing gate makes no Node list: it reads a watched Node cache, listed once', async () => {
+  const c = cluster();
+  for (let i = 0; i < 20; i++) {
+    const v = await fencingProofFor('cmp-001', {
+      kube: c.kube,
+      now: () => NOW,
+      accept: [],
+      nodesForHost: (h) => c.nodes.nodesForHost(h),
+    });
+    assert.is(v.proven, false);
+  }
+  assert.equal(await c.nodes.nodesForHost('cmp-001'), ['worker-1']);
+  assert.equal(await c.nodes.nodesForHost('worker-2'), ['worker-2']);
+  assert.equal(await c.nodes.nodesForHost('nowhere'), []);
+  const lists = c.kube.callsOf('list');
+  assert.is(lists.length, 1, 'one (paged) list when the cache starts, none per question');
+  assert.ok((lists[0]!.args[2] as ListOptions).limit! > 0);
+  c.push({
+    type: 'MODIFIED',
+    object: { metadata: { name: 'worker-2', resourceVersion: '11', annotations: { 'masakari.openkeel.io/compute-host': 'cmp-002' } } },
+  });
+  assert.equal(await c.nodes.nodesForHost('cmp-002'), ['worker-2']);
+  assert.equal(await c.nodes.nodesForHost('worker-2'), []);
+  assert.is(c.kube.callsOf('list').length, 1);
+  c.nodes.stop();
+});
+
+test('the Node cache keeps only the name and the compute-host annotation', () => {
+  const slim = slimNode({
+    metadata: {
+      name: 'worker-1',
+      resourceVersion: '3',
+      labels: { a: 'b' },
+      annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001', other: 'x' },
+    },
+    status: { images: [] },
+  } as NodeLike);
+  assert.equal(slim, {
+    metadata: { name: 'worker-1', resourceVersion: '3', annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001' } },
+  });
+});
+
+test.run();

@@ -1,0 +1,78 @@
+// Which Nodes run a Masakari host, answered from a watched cache of Nodes
+// instead of listing every Node of the cluster for each question (the engine's
+// fencing gate asks every few seconds for each notification waiting at it).
+// The cache keeps only what the mapping reads: name and the compute-host
+// annotation, not a Node's status (images, conditions), which is most of it.
+import type { Logger } from 'pino';
+import type { KubeClient } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { REMEDIATION_ANNOTATIONS } from '../model/remediation-constants.ts';
+import type { NodeLike } from '../model/remediation-types.ts';
+import type { Informer, InformerOptions } from '../runtime/types.ts';
+import { computeHostOf, nodesForHost } from './node.ts';
+
+const COMPUTE_HOST_INDEX = 'computeHost';
+/** How long a question waits for the first sync before it is answered by one list instead. */
+const FIRST_SYNC_WAIT_MS = 5_000;
+
+export type NodeInformerFactory = (ref: typeof RESOURCES.nodes, opts: InformerOptions<NodeLike>) => Informer<NodeLike>;
+
+/** A Node reduced to what nodesForHost reads. Exported for tests. */
+export function slimNode(node: NodeLike): NodeLike {
+  const annotation = node.metadata.annotations?.[REMEDIATION_ANNOTATIONS.computeHost];
+  return {
+    metadata: {
+      ...(node.metadata.name !== undefined ? { name: node.metadata.name } : {}),
+      ...(node.metadata.resourceVersion !== undefined ? { resourceVersion: node.metadata.resourceVersion } : {}),
+      ...(annotation !== undefined ? { annotations: { [REMEDIATION_ANNOTATIONS.computeHost]: annotation } } : {}),
+    },
+  };
+}
+
+export class NodeDirectory {
+  private informer: Informer<NodeLike> | undefined;
+  private starting: Promise<void> | undefined;
+
+  constructor(
+    private readonly o: { kube: KubeClient; informers: NodeInformerFactory; log: Logger; firstSyncWaitMs?: number },
+  ) {}
+
+  /**
+   * Names of the Nodes that run `hostName` (nodesForHost's rule). The Node
+   * watch starts on the first question. Until it has synced (or if it cannot,
+   * e.g. RBAC without watch on nodes) the answer comes from one list.
+   */
+  async nodesForHost(hostName: string): Promise<string[]> {
+    const informer = this.ensureStarted();
+    if (!informer.hasSynced()) {
+      await Promise.race([
+        this.starting,
+        new Promise((r) => setTimeout(r, this.o.firstSyncWaitMs ?? FIRST_SYNC_WAIT_MS).unref()),
+      ]);
+    }
+    if (informer.hasSynced()) {
+      return informer.byIndex(COMPUTE_HOST_INDEX, hostName).map((n) => n.metadata.name ?? '').filter(Boolean);
+    }
+    this.o.log.warn('Node cache not synced yet; answering from one list of Nodes');
+    const nodes = await this.o.kube.list<NodeLike>(RESOURCES.nodes, undefined);
+    return nodesForHost(nodes.items, hostName);
+  }
+
+  stop(): void {
+    this.informer?.stop();
+  }
+
+  private ensureStarted(): Informer<NodeLike> {
+    if (!this.informer) {
+      this.informer = this.o.informers(RESOURCES.nodes, {
+        namespace: '',
+        transform: slimNode,
+        indexes: { [COMPUTE_HOST_INDEX]: (n) => [computeHostOf(n)].filter(Boolean) },
+      });
+      this.starting = this.informer.start().catch((err: unknown) => {
+        this.o.log.debug({ err }, 'Node cache stopped before it synced');
+      });
+    }
+    return this.informer;
+  }
+}
