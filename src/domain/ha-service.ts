@@ -21,14 +21,15 @@ import {
   HostNotFound,
   HostNotFoundByName,
   HostOnMaintenance,
+  MarkerNotFound,
   NotificationNotFound,
   NotificationWithoutVMoves,
   SegmentNotFound,
   VMoveNotFound,
 } from './errors.ts';
 import * as msg from './messages.ts';
-import { lastValue, paginate, parseListParams } from './pagination.ts';
-import type { ColumnSet, QueryParams } from './pagination.ts';
+import { lastValue, markerId, paginate, parseListParams, processSortParams } from './pagination.ts';
+import type { ColumnSet, ListParams, QueryParams } from './pagination.ts';
 import { isUuidLike } from './schemas.ts';
 import { normaliseTime, parseIsoTime, toMicros } from './time.ts';
 
@@ -206,7 +207,11 @@ export class HaService {
 
   /** Any notification in new/running/error from a host of the segment. */
   isUnderRecovery(segmentUuid: string): boolean {
-    const hostUuids = new Set(this.repo.listHosts(segmentUuid).map((h) => h.uuid));
+    const hosts = this.repo.listHosts(segmentUuid);
+    const count = this.repo.unfinishedNotificationCount?.bind(this.repo);
+    // From the repository's index of unfinished notifications per host, when it keeps one.
+    if (count) return hosts.some((h) => count(h.uuid) > 0);
+    const hostUuids = new Set(hosts.map((h) => h.uuid));
     return this.repo.listNotifications().some((n) => UNDER_RECOVERY.has(n.status) && hostUuids.has(n.source_host_uuid));
   }
 
@@ -344,20 +349,55 @@ export class HaService {
   /** notifications.py index. Filters status, source_host_uuid, type, generated-since. */
   listNotifications(q: QueryParams): NotificationRecord[] {
     const params = parseListParams(q, this.config.osapi_max_limit);
-    let rows = this.repo.listNotifications();
     const status = lastValue(q, 'status');
-    if (status !== undefined) rows = rows.filter((n) => n.status === status);
     const sourceHost = lastValue(q, 'source_host_uuid');
-    if (sourceHost !== undefined) rows = rows.filter((n) => n.source_host_uuid === sourceHost);
     const type = lastValue(q, 'type');
-    if (type !== undefined) rows = rows.filter((n) => n.type === type);
     const since = lastValue(q, 'generated-since');
+    let sinceMicros: bigint | undefined;
     if (since !== undefined) {
       const instant = parseIsoTime(since);
       if (!instant) throw new BadRequest(msg.invalidGeneratedSince());
-      rows = rows.filter((n) => toMicros(n.generated_time) >= instant.micros);
+      sinceMicros = instant.micros;
     }
+    const indexed = this.pageFromIndex(params, { status, sourceHost, type, sinceMicros });
+    if (indexed) return indexed;
+    let rows = this.repo.listNotifications();
+    if (status !== undefined) rows = rows.filter((n) => n.status === status);
+    if (sourceHost !== undefined) rows = rows.filter((n) => n.source_host_uuid === sourceHost);
+    if (type !== undefined) rows = rows.filter((n) => n.type === type);
+    if (sinceMicros !== undefined) rows = rows.filter((n) => toMicros(n.generated_time) >= sinceMicros);
     return paginate(rows, this.repo.listNotifications(), params, NOTIFICATION_COLUMNS);
+  }
+
+  /**
+   * The default order (created_at, id, one direction) served from the
+   * repository's sorted index, with paginate()'s checks in paginate()'s
+   * order: limit 0, directions, marker. Undefined: take the general path.
+   */
+  private pageFromIndex(
+    params: ListParams,
+    f: { status?: string; sourceHost?: string; type?: string; sinceMicros?: bigint },
+  ): NotificationRecord[] | undefined {
+    if (!this.repo.pageNotifications) return undefined;
+    if (params.limit === 0) return [];
+    const { keys, dirs } = processSortParams(params.sortKeys, params.sortDirs);
+    if (keys.length !== 2 || keys[0] !== 'created_at' || keys[1] !== 'id' || dirs[0] !== dirs[1]) return undefined;
+    let id: number | undefined;
+    if (params.marker !== undefined) {
+      id = markerId(params.marker);
+      if (id === undefined) throw new MarkerNotFound(params.marker);
+    }
+    const rows = this.repo.pageNotifications({
+      dir: dirs[0]!,
+      limit: params.limit,
+      ...(id !== undefined ? { markerId: id } : {}),
+      ...(f.status !== undefined ? { status: f.status } : {}),
+      ...(f.sourceHost !== undefined ? { sourceHostUuid: f.sourceHost } : {}),
+      ...(f.type !== undefined ? { type: f.type } : {}),
+      ...(f.sinceMicros !== undefined ? { generatedSinceMicros: f.sinceMicros } : {}),
+    });
+    if (!rows) throw new MarkerNotFound(params.marker ?? '');
+    return rows;
   }
 
   getNotification(id: string): NotificationRecord {

@@ -105,7 +105,7 @@ function sqlEqual(a: SortValue, b: SortValue): boolean {
 }
 
 /** The integer id a marker names, as the database would coerce it; undefined when it names none. */
-function markerId(marker: string): number | undefined {
+export function markerId(marker: string): number | undefined {
   const text = marker.trim();
   return /^[+-]?\d+$/.test(text) ? Number(text) : undefined;
 }

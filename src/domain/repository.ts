@@ -41,6 +41,17 @@ export interface NewNotification {
   failover_segment_uuid: string;
 }
 
+export interface NotificationPageQuery {
+  dir: 'asc' | 'desc';
+  limit: number;
+  markerId?: number;
+  status?: string;
+  sourceHostUuid?: string;
+  type?: string;
+  /** generated_time >= this, in microseconds since the epoch. */
+  generatedSinceMicros?: bigint;
+}
+
 export interface Repository {
   listSegments(): SegmentRecord[];
   getSegment(uuid: string): SegmentRecord | undefined;
@@ -57,6 +68,16 @@ export interface Repository {
   deleteHost(uuid: string): Promise<void>;
 
   listNotifications(): NotificationRecord[];
+  /**
+   * Optional fast path for GET /v1/notifications in the default order
+   * (created_at, id, both `dir`): one page read from a sorted index, no
+   * sorting per request. Same rows as paginate() over listNotifications().
+   * `markerId` is looked up among all notifications (filters ignored);
+   * undefined is returned when no notification has it (MarkerNotFound).
+   */
+  pageNotifications?(q: NotificationPageQuery): NotificationRecord[] | undefined;
+  /** Optional: unfinished (new, running, error) notifications from a host, from an index. */
+  unfinishedNotificationCount?(hostUuid: string): number;
   getNotification(uuid: string): NotificationRecord | undefined;
   /**
    * Atomically: fail with DuplicateNotificationError if a notification with

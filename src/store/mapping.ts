@@ -100,20 +100,40 @@ function toHostRecordUncached(host: HaHost): HostRecord {
   };
 }
 
-function toNotificationRecordUncached(n: Notification): NotificationRecord {
-  const st = n.status;
+/**
+ * The record columns the notification list sorts and filters on, without
+ * building the record (src/store/notification-index.ts keeps these for every
+ * notification; toNotificationRecord reads them from here too, so the two
+ * cannot drift apart).
+ */
+export function notificationListColumns(
+  n: Notification,
+): Pick<NotificationRecord, 'id' | 'created_at' | 'status' | 'source_host_uuid' | 'type' | 'generated_time'> {
   return {
     id: objectId(n) ?? 0,
-    notification_uuid: objectUuid(n) ?? '',
-    generated_time: n.spec.generatedTime,
-    source_host_uuid: st?.sourceHostUuid || n.metadata.labels?.[LABELS.hostUuid] || '',
-    type: n.spec.type,
-    payload: inSenderOrder(n.spec.payload, n.metadata.annotations?.[ANNOTATIONS.payloadOrder]),
+    created_at: toRecordTime(n.metadata.creationTimestamp) ?? '',
     // A notification whose status has no phase has not been picked up: Masakari's 'new'.
-    status: st?.phase ?? 'new',
+    status: n.status?.phase ?? 'new',
+    source_host_uuid: n.status?.sourceHostUuid || n.metadata.labels?.[LABELS.hostUuid] || '',
+    type: n.spec.type,
+    generated_time: n.spec.generatedTime,
+  };
+}
+
+function toNotificationRecordUncached(n: Notification): NotificationRecord {
+  const st = n.status;
+  const cols = notificationListColumns(n);
+  return {
+    id: cols.id,
+    notification_uuid: objectUuid(n) ?? '',
+    generated_time: cols.generated_time,
+    source_host_uuid: cols.source_host_uuid,
+    type: cols.type,
+    payload: inSenderOrder(n.spec.payload, n.metadata.annotations?.[ANNOTATIONS.payloadOrder]),
+    status: cols.status,
     failover_segment_uuid: st?.failoverSegmentUuid || n.metadata.labels?.[LABELS.segmentUuid] || '',
     message: st?.message ?? null,
-    created_at: toRecordTime(n.metadata.creationTimestamp) ?? '',
+    created_at: cols.created_at,
     updated_at: toRecordTime(st?.updatedAt),
     recovery_workflow_details: st?.recoveryWorkflowDetails ?? [],
     k8sName: n.metadata.name ?? '',

@@ -19,7 +19,8 @@ import type {
   Notification,
 } from '../model/types.ts';
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
-import type { NewHost, NewNotification, NewSegment, Repository } from '../domain/repository.ts';
+import type { NewHost, NewNotification, NewSegment, NotificationPageQuery, Repository } from '../domain/repository.ts';
+import { NotificationIndex } from './notification-index.ts';
 import { DuplicateNotificationError, NotFoundInStoreError } from '../domain/repository.ts';
 import { duplicateNotification } from '../domain/messages.ts';
 import type { StoreCaches } from './caches.ts';
@@ -96,7 +97,11 @@ export class CrRepository implements Repository {
   private readonly pendingFingerprintMs: number;
   private readonly pendingAdmissions = new Set<Promise<unknown>>();
 
+  /** Sorted notification list + unfinished count per host, kept current from the cache's events. */
+  private readonly notificationIndex: NotificationIndex;
+
   constructor(private readonly deps: CrRepositoryDeps) {
+    this.notificationIndex = new NotificationIndex(deps.caches.notifications);
     this.now = deps.now ?? (() => new Date());
     this.pendingFingerprintMs = deps.pendingFingerprintMs ?? DEFAULT_PENDING_FINGERPRINT_MS;
   }
@@ -160,6 +165,19 @@ export class CrRepository implements Repository {
 
   listNotifications(): NotificationRecord[] {
     return this.deps.caches.notifications.list().filter(isAdmitted).map(toNotificationRecord);
+  }
+
+  pageNotifications(q: NotificationPageQuery): NotificationRecord[] | undefined {
+    let marker;
+    if (q.markerId !== undefined) {
+      marker = this.notificationIndex.byIdFirst(q.markerId);
+      if (!marker) return undefined;
+    }
+    return this.notificationIndex.page(q.dir, q.limit, marker, q).map((e) => toNotificationRecord(e.obj));
+  }
+
+  unfinishedNotificationCount(hostUuid: string): number {
+    return this.notificationIndex.unfinishedCount(hostUuid);
   }
 
   getNotification(uuid: string): NotificationRecord | undefined {

@@ -38,6 +38,28 @@ export class FakeKube implements KubeClient {
   private rv = 1;
   /** Calls per verb, for tests that count round trips. */
   readonly calls: Record<string, number> = {};
+  /** Told about every stored or removed object (FakeInformer turns these into informer events). */
+  private readonly listeners: Array<(key: string, obj: Stored | undefined, old: Stored | undefined) => void> = [];
+
+  onChange(listener: (key: string, obj: Stored | undefined, old: Stored | undefined) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** The key FakeInformer matches events with. */
+  keyOf(ref: ResourceRef, ns: string | undefined, name: string): string {
+    return this.key(ref, ns, name);
+  }
+
+  private changed(k: string, old: Stored | undefined): void {
+    const now = this.objects.get(k);
+    for (const l of this.listeners) l(k, now && structuredClone(now), old);
+  }
+
+  private remove(k: string): void {
+    const old = this.objects.get(k);
+    this.objects.delete(k);
+    if (old) this.changed(k, old);
+  }
 
   private key(ref: ResourceRef, ns: string | undefined, name: string): string {
     return `${ref.plural}/${ns ?? ''}/${name}`;
@@ -61,7 +83,9 @@ export class FakeKube implements KubeClient {
 
   private store(k: string, obj: Stored): Stored {
     obj.metadata.resourceVersion = String(++this.rv);
+    const old = this.objects.get(k);
     this.objects.set(k, structuredClone(obj));
+    this.changed(k, old);
     return structuredClone(obj);
   }
 
@@ -182,7 +206,7 @@ export class FakeKube implements KubeClient {
       }
       return;
     }
-    this.objects.delete(k);
+    this.remove(k);
   }
 
   async watch(): Promise<void> {
@@ -210,7 +234,7 @@ export class FakeKube implements KubeClient {
       }
     }
     if (result.metadata.deletionTimestamp && !result.metadata.finalizers?.length) {
-      this.objects.delete(k);
+      this.remove(k);
       return result;
     }
     return this.store(k, result);
@@ -224,7 +248,18 @@ export class FakeInformer<T extends KubeObjectLike> implements Informer<T> {
     private readonly kube: FakeKube,
     private readonly ref: ResourceRef,
     private readonly opts: InformerOptions<T>,
-  ) {}
+  ) {
+    const prefix = kube.keyOf(ref, opts.namespace, '');
+    kube.onChange((key, obj, old) => {
+      if (!key.startsWith(prefix)) return;
+      const emit = (event: string, o: T, prev?: T): void => {
+        for (const h of this.handlers[event] ?? []) h(o, prev);
+      };
+      if (!obj) emit('delete', old as unknown as T);
+      else if (old) emit('update', obj as unknown as T, old as unknown as T);
+      else emit('add', obj as unknown as T);
+    });
+  }
 
   async start(): Promise<void> {}
   stop(): void {}

@@ -1,0 +1,209 @@
+// The sorted notification index answers GET /v1/notifications exactly as
+// paginate() over every notification does (same rows, same order, same
+// errors), for random data and random queries, while objects come, change
+// and go. And it keeps the unfinished notifications of each host.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { HaService } from '../domain/ha-service.ts';
+import type { NotificationPageQuery, Repository } from '../domain/repository.ts';
+import type { Notification } from '../model/types.ts';
+import type { Informer, InformerEvent } from '../runtime/types.ts';
+import { toNotificationRecord } from './mapping.ts';
+import { NotificationIndex } from './notification-index.ts';
+
+/** The cache side of the index: a map and its events. */
+class Source {
+  readonly objects = new Map<string, Notification>();
+  private readonly handlers: Record<InformerEvent, Array<(o: Notification, old?: Notification) => void>> = {
+    add: [],
+    update: [],
+    delete: [],
+  };
+  on(e: InformerEvent, h: (o: Notification, old?: Notification) => void): void {
+    this.handlers[e].push(h);
+  }
+  list(): Notification[] {
+    return [...this.objects.values()];
+  }
+  put(n: Notification): void {
+    const old = this.objects.get(n.metadata.name!);
+    this.objects.set(n.metadata.name!, n);
+    for (const h of this.handlers[old ? 'update' : 'add']) h(n, old);
+  }
+  drop(name: string): void {
+    const old = this.objects.get(name);
+    if (!old) return;
+    this.objects.delete(name);
+    for (const h of this.handlers.delete) h(old);
+  }
+}
+
+/** A seeded PRNG (mulberry32), so a failure reproduces. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const HOSTS = ['11111111-1111-1111-1111-111111111111', '22222222-2222-2222-2222-222222222222', ''];
+const PHASES = [undefined, 'new', 'running', 'error', 'finished', 'failed', 'ignored'] as const;
+const TYPES = ['COMPUTE_HOST', 'VM', 'PROCESS'] as const;
+
+function randomNotification(r: () => number, i: number, id: number): Notification {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const second = Math.floor(r() * 5); // few distinct created_at values: many ties broken by id
+  const admitted = r() > 0.1;
+  const phase = pick(PHASES);
+  const host = pick(HOSTS);
+  return {
+    apiVersion: 'masakari.openkeel.io/v1alpha1',
+    kind: 'Notification',
+    metadata: {
+      name: `n-${i}`,
+      namespace: 'ns',
+      resourceVersion: String(i),
+      creationTimestamp: `2026-11-29T12:00:0${second}Z`,
+      labels: host ? { 'masakari.openkeel.io/host-uuid': host } : {},
+    },
+    spec: {
+      type: pick(TYPES),
+      hostname: 'compute-1',
+      generatedTime: `2026-11-29T1${Math.floor(r() * 3)}:00:00`,
+      payload: { event: 'STOPPED' },
+    },
+    ...(admitted
+      ? {
+          status: {
+            id,
+            uuid: `00000000-0000-0000-0000-${String(id).padStart(12, '0')}`,
+            ...(phase ? { phase } : {}),
+          },
+        }
+      : {}),
+  } as unknown as Notification;
+}
+
+function services(source: Source) {
+  const index = new NotificationIndex(source as unknown as Informer<Notification>);
+  const records = () =>
+    source
+      .list()
+      .filter((n) => typeof n.status?.id === 'number')
+      .map(toNotificationRecord);
+  const base = { listNotifications: records, listHosts: () => [] } as unknown as Repository;
+  const indexed = {
+    ...base,
+    pageNotifications(q: NotificationPageQuery) {
+      let marker;
+      if (q.markerId !== undefined) {
+        marker = index.byIdFirst(q.markerId);
+        if (!marker) return undefined;
+      }
+      return index.page(q.dir, q.limit, marker, q).map((e) => toNotificationRecord(e.obj));
+    },
+  } as Repository;
+  const config = { osapi_max_limit: 7, duplicate_notification_detection_interval: 180 };
+  const compute = { exists: async () => true };
+  return { index, plain: new HaService(base, compute, config), fast: new HaService(indexed, compute, config) };
+}
+
+function outcome(f: () => unknown): string {
+  try {
+    return JSON.stringify(f());
+  } catch (e) {
+    return `error ${(e as Error).constructor.name}: ${(e as Error).message}`;
+  }
+}
+
+function randomQuery(r: () => number, ids: number[]): URLSearchParams {
+  const q = new URLSearchParams();
+  const maybe = (p: number) => r() < p;
+  if (maybe(0.7)) q.set('limit', String(Math.floor(r() * 9)));
+  if (maybe(0.5) && ids.length) q.set('marker', String(ids[Math.floor(r() * ids.length)]));
+  else if (maybe(0.05)) q.set('marker', maybe(0.5) ? '999999' : 'abc');
+  if (maybe(0.3)) q.append('sort_dir', maybe(0.5) ? 'asc' : 'desc');
+  if (maybe(0.15)) q.append('sort_key', 'created_at');
+  if (maybe(0.1)) q.append('sort_key', 'id');
+  if (maybe(0.05)) q.append('sort_dir', 'sideways');
+  if (maybe(0.3)) q.set('status', PHASES[1 + Math.floor(r() * 6)]!);
+  if (maybe(0.3)) q.set('source_host_uuid', HOSTS[Math.floor(r() * 3)]!);
+  if (maybe(0.3)) q.set('type', TYPES[Math.floor(r() * 3)]!);
+  if (maybe(0.3)) q.set('generated-since', `2026-11-29T1${Math.floor(r() * 3)}:00:00`);
+  return q;
+}
+
+test('the index pages exactly like sorting every notification, for random data, queries and changes', () => {
+  const seed = 20261201;
+  const r = rng(seed);
+  const source = new Source();
+  const { plain, fast, index } = services(source);
+  let next = 0;
+  let fresh = 20_000;
+  const ids: number[] = [];
+  for (let round = 0; round < 40; round++) {
+    for (let k = 0; k < 5; k++) {
+      const roll = r();
+      const names = [...source.objects.keys()];
+      if (roll < 0.6 || names.length === 0) {
+        const id = 1 + Math.floor(r() * 10_000);
+        if (ids.includes(id)) continue;
+        ids.push(id);
+        source.put(randomNotification(r, next++, id));
+      } else if (roll < 0.85) {
+        // A status change (or admission) of an existing notification: same name and id.
+        const name = names[Math.floor(r() * names.length)]!;
+        const cur = source.objects.get(name)!;
+        let id = cur.status?.id;
+        if (id === undefined) {
+          // Admitted now: a fresh id, as the store allocates (ids are unique).
+          id = fresh++;
+          ids.push(id);
+        }
+        const changed = randomNotification(r, Number(name.slice(2)), id);
+        changed.metadata.creationTimestamp = cur.metadata.creationTimestamp;
+        source.put(changed);
+      } else {
+        source.drop(names[Math.floor(r() * names.length)]!);
+      }
+    }
+    for (let k = 0; k < 25; k++) {
+      const q = randomQuery(r, ids);
+      assert.is(
+        outcome(() => fast.listNotifications(q)),
+        outcome(() => plain.listNotifications(q)),
+        `seed ${seed}, round ${round}, query ${q.toString()}`,
+      );
+    }
+  }
+  assert.ok(index.size > 20, `enough data to mean something (${index.size})`);
+});
+
+test('unfinished notifications are counted per source host and follow status changes and deletes', () => {
+  const source = new Source();
+  const { index } = services(source);
+  const host = HOSTS[0]!;
+  const n = (name: string, id: number, phase?: string): Notification =>
+    ({
+      metadata: { name, creationTimestamp: '2026-11-29T12:00:00Z', labels: {} },
+      spec: { type: 'COMPUTE_HOST', hostname: 'c', generatedTime: '2026-11-29T12:00:00', payload: {} },
+      status: { id, uuid: `u-${id}`, sourceHostUuid: host, ...(phase ? { phase } : {}) },
+    }) as unknown as Notification;
+  source.put(n('a', 1));
+  source.put(n('b', 2, 'running'));
+  source.put(n('c', 3, 'finished'));
+  assert.is(index.unfinishedCount(host), 2);
+  source.put(n('a', 1, 'finished'));
+  assert.is(index.unfinishedCount(host), 1);
+  source.put(n('b', 2, 'error'));
+  assert.is(index.unfinishedCount(host), 1);
+  source.drop('b');
+  assert.is(index.unfinishedCount(host), 0);
+  assert.is(index.unfinishedCount(HOSTS[1]!), 0);
+});
+
+test.run();

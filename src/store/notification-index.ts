@@ -1,0 +1,212 @@
+// A compact, always-sorted index of the admitted notifications, kept up to
+// date from the notification cache's events, so that
+//   - GET /v1/notifications in the API's default order (created_at, id; both
+//     asc or both desc) walks the index from the marker and builds records
+//     for one page only, instead of mapping and sorting every notification on
+//     each request (masakari/db/sqlalchemy/api.py notifications_get_all_by_filters
+//     reads one page through an index the same way);
+//   - isUnderRecovery asks how many unfinished notifications a host has,
+//     instead of scanning them all.
+// Each entry holds the sort and filter columns (from notificationListColumns,
+// the same function the records are built with) and the cached object.
+import type { Notification } from '../model/types.ts';
+import type { Informer } from '../runtime/types.ts';
+import { toMicros } from '../domain/time.ts';
+import { isAdmitted, notificationListColumns } from './mapping.ts';
+
+/** Masakari's is_failover_segment_under_recovery statuses. */
+const UNDER_RECOVERY = new Set(['new', 'running', 'error']);
+
+export interface NotificationIndexEntry {
+  name: string;
+  id: number;
+  createdAt: string;
+  status: string;
+  sourceHostUuid: string;
+  type: string;
+  generatedTime: string;
+  obj: Notification;
+}
+
+export interface NotificationFilters {
+  status?: string;
+  sourceHostUuid?: string;
+  type?: string;
+  /** generated_time >= this (microseconds since the epoch). */
+  generatedSinceMicros?: bigint;
+}
+
+/** SQL order of (created_at, id): the comparison paginate() applies to these two columns. */
+function compareEntries(a: NotificationIndexEntry, b: NotificationIndexEntry): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
+  return a.id - b.id;
+}
+
+export class NotificationIndex {
+  /** Ascending by (created_at, id). */
+  private readonly sorted: NotificationIndexEntry[] = [];
+  private readonly byName = new Map<string, NotificationIndexEntry>();
+  /** id → entries (ids are unique; a list keeps this honest if two objects ever claim one). */
+  private readonly byId = new Map<number, NotificationIndexEntry[]>();
+  /** source host uuid → names of its unfinished notifications. */
+  private readonly unfinished = new Map<string, Set<string>>();
+
+  constructor(cache: Informer<Notification>) {
+    for (const n of cache.list()) this.upsert(n);
+    cache.on('add', (n) => this.upsert(n));
+    cache.on('update', (n) => this.upsert(n));
+    cache.on('delete', (n) => this.remove(n.metadata.name ?? ''));
+  }
+
+  get size(): number {
+    return this.sorted.length;
+  }
+
+  /** Unfinished (new, running, error) admitted notifications from this source host. */
+  unfinishedCount(hostUuid: string): number {
+    return this.unfinished.get(hostUuid)?.size ?? 0;
+  }
+
+  /** The entry a marker names (paginate's lookup among every admitted notification), if any. */
+  byIdFirst(id: number): NotificationIndexEntry | undefined {
+    return this.byId.get(id)?.[0];
+  }
+
+  /**
+   * Up to `limit` entries in (created_at, id) order, `dir` for both keys,
+   * strictly after `marker` when given, matching `filters`.
+   */
+  page(
+    dir: 'asc' | 'desc',
+    limit: number,
+    marker: NotificationIndexEntry | undefined,
+    filters: NotificationFilters,
+  ): NotificationIndexEntry[] {
+    const out: NotificationIndexEntry[] = [];
+    if (limit <= 0) return out;
+    const n = this.sorted.length;
+    if (dir === 'asc') {
+      for (let i = marker ? this.firstAfter(marker) : 0; i < n && out.length < limit; i++) {
+        const e = this.sorted[i]!;
+        if (matches(e, filters)) out.push(e);
+      }
+    } else {
+      for (let i = marker ? this.lastBefore(marker) : n - 1; i >= 0 && out.length < limit; i--) {
+        const e = this.sorted[i]!;
+        if (matches(e, filters)) out.push(e);
+      }
+    }
+    return out;
+  }
+
+  private upsert(n: Notification): void {
+    const name = n.metadata.name ?? '';
+    if (!name) return;
+    if (!isAdmitted(n)) {
+      this.remove(name);
+      return;
+    }
+    const cols = notificationListColumns(n);
+    const entry: NotificationIndexEntry = {
+      name,
+      id: cols.id,
+      createdAt: cols.created_at,
+      status: cols.status,
+      sourceHostUuid: cols.source_host_uuid,
+      type: cols.type,
+      generatedTime: cols.generated_time,
+      obj: n,
+    };
+    const old = this.byName.get(name);
+    if (old && old.id === entry.id && old.createdAt === entry.createdAt) {
+      // Same place in the order: update in place (the usual case, a status write).
+      this.unfile(old);
+      Object.assign(old, entry);
+      this.file(old);
+      return;
+    }
+    if (old) this.remove(name);
+    this.sorted.splice(this.insertionPoint(entry), 0, entry);
+    this.byName.set(name, entry);
+    const same = this.byId.get(entry.id);
+    if (same) same.push(entry);
+    else this.byId.set(entry.id, [entry]);
+    this.file(entry);
+  }
+
+  private remove(name: string): void {
+    const entry = this.byName.get(name);
+    if (!entry) return;
+    this.byName.delete(name);
+    const at = this.indexOf(entry);
+    if (at >= 0) this.sorted.splice(at, 1);
+    const same = this.byId.get(entry.id)?.filter((e) => e !== entry) ?? [];
+    if (same.length) this.byId.set(entry.id, same);
+    else this.byId.delete(entry.id);
+    this.unfile(entry);
+  }
+
+  private file(e: NotificationIndexEntry): void {
+    if (!UNDER_RECOVERY.has(e.status) || !e.sourceHostUuid) return;
+    let names = this.unfinished.get(e.sourceHostUuid);
+    if (!names) this.unfinished.set(e.sourceHostUuid, (names = new Set()));
+    names.add(e.name);
+  }
+
+  private unfile(e: NotificationIndexEntry): void {
+    const names = this.unfinished.get(e.sourceHostUuid);
+    if (!names) return;
+    names.delete(e.name);
+    if (names.size === 0) this.unfinished.delete(e.sourceHostUuid);
+  }
+
+  /** First position whose entry sorts after `e` (upper bound). */
+  private insertionPoint(e: NotificationIndexEntry): number {
+    let lo = 0;
+    let hi = this.sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareEntries(this.sorted[mid]!, e) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** First position whose entry sorts before `e` is not; i.e. the lower bound. */
+  private lowerBound(e: NotificationIndexEntry): number {
+    let lo = 0;
+    let hi = this.sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareEntries(this.sorted[mid]!, e) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private indexOf(e: NotificationIndexEntry): number {
+    for (let i = this.lowerBound(e); i < this.sorted.length; i++) {
+      if (this.sorted[i] === e) return i;
+      if (compareEntries(this.sorted[i]!, e) !== 0) break;
+    }
+    return this.sorted.indexOf(e);
+  }
+
+  /** Ascending walk start: the first entry strictly after the marker in (created_at, id). */
+  private firstAfter(marker: NotificationIndexEntry): number {
+    return this.insertionPoint(marker);
+  }
+
+  /** Descending walk start: the last entry strictly before the marker in (created_at, id). */
+  private lastBefore(marker: NotificationIndexEntry): number {
+    return this.lowerBound(marker) - 1;
+  }
+}
+
+function matches(e: NotificationIndexEntry, f: NotificationFilters): boolean {
+  if (f.status !== undefined && e.status !== f.status) return false;
+  if (f.sourceHostUuid !== undefined && e.sourceHostUuid !== f.sourceHostUuid) return false;
+  if (f.type !== undefined && e.type !== f.type) return false;
+  if (f.generatedSinceMicros !== undefined && toMicros(e.generatedTime) < f.generatedSinceMicros) return false;
+  return true;
+}
