@@ -9,8 +9,7 @@ export const FINISHED_PHASES: readonly string[] = ['finished', 'failed', 'ignore
 
 export const phaseOfNotification = (n: Notification): string => n.status?.phase ?? 'new';
 
-export const isUnfinishedNotification = (n: Notification): boolean =>
-  !FINISHED_PHASES.includes(phaseOfNotification(n));
+export const isUnfinishedNotification = (n: Notification): boolean => !FINISHED_PHASES.includes(phaseOfNotification(n));
 
 /**
  * The API-server twin of isUnfinishedNotification, on the CRD's selectable

@@ -61,7 +61,13 @@ test('the fencing gate makes no Node list: it reads a watched Node cache, listed
   assert.ok((lists[0]!.args[2] as ListOptions).limit! > 0);
   c.push({
     type: 'MODIFIED',
-    object: { metadata: { name: 'worker-2', resourceVersion: '11', annotations: { 'masakari.openkeel.io/compute-host': 'cmp-002' } } },
+    object: {
+      metadata: {
+        name: 'worker-2',
+        resourceVersion: '11',
+        annotations: { 'masakari.openkeel.io/compute-host': 'cmp-002' },
+      },
+    },
   });
   assert.equal(await c.nodes.nodesForHost('cmp-002'), ['worker-2']);
   assert.equal(await c.nodes.nodesForHost('worker-2'), []);
@@ -80,7 +86,11 @@ test('the Node cache keeps only the name and the compute-host annotation', () =>
     status: { images: [] },
   } as NodeLike);
   assert.equal(slim, {
-    metadata: { name: 'worker-1', resourceVersion: '3', annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001' } },
+    metadata: {
+      name: 'worker-1',
+      resourceVersion: '3',
+      annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001' },
+    },
   });
 });
 

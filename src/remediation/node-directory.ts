@@ -51,7 +51,10 @@ export class NodeDirectory {
       ]);
     }
     if (informer.hasSynced()) {
-      return informer.byIndex(COMPUTE_HOST_INDEX, hostName).map((n) => n.metadata.name ?? '').filter(Boolean);
+      return informer
+        .byIndex(COMPUTE_HOST_INDEX, hostName)
+        .map((n) => n.metadata.name ?? '')
+        .filter(Boolean);
     }
     this.o.log.warn('Node cache not synced yet; answering from one list of Nodes');
     const nodes = await this.o.kube.list<NodeLike>(RESOURCES.nodes, undefined);

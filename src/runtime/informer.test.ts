@@ -232,7 +232,13 @@ test('a relist is paged: every list request carries a limit and follows continue
       [1, 'q2'],
     ],
   );
-  assert.equal(h.informer.list().map((o) => o.metadata.name).sort(), ['b', 'c']);
+  assert.equal(
+    h.informer
+      .list()
+      .map((o) => o.metadata.name)
+      .sort(),
+    ['b', 'c'],
+  );
   h.informer.stop();
 });
 
@@ -246,10 +252,13 @@ test('a relist after etcd was restored replaces the cache wholesale: stale objec
   h.informer.upsertLocal(obj('mine', 905));
   h.sessions[0]!.fail(new KubeError(410, 'Expired', 'too old resource version'));
   await until(() => h.sessions.length === 2);
-  assert.equal(h.informer.list().map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).sort(), [
-    'back@45',
-    'kept@40',
-  ]);
+  assert.equal(
+    h.informer
+      .list()
+      .map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`)
+      .sort(),
+    ['back@45', 'kept@40'],
+  );
   assert.is(h.informer.get('kept')?.data, 'restored');
   assert.ok(h.events.includes('delete stale') && h.events.includes('delete mine'));
   assert.is(h.sessions[1]!.opts.resourceVersion, '50');
@@ -289,7 +298,10 @@ test('keep: a list, watch event or local write that no longer matches removes th
   const h = setup([list(10, obj('a', 5), obj('done', 6, 'finished'))], { keep: open, fieldSelector: 'x!=y' });
   await h.informer.start();
   await until(() => h.sessions.length === 1);
-  assert.equal(h.informer.list().map((o) => o.metadata.name), ['a']);
+  assert.equal(
+    h.informer.list().map((o) => o.metadata.name),
+    ['a'],
+  );
   assert.is(h.sessions[0]!.opts.fieldSelector, 'x!=y');
   assert.is((h.kube.callsOf('list')[0]!.args[2] as { fieldSelector?: string }).fieldSelector, 'x!=y');
   h.sessions[0]!.emit('ADDED', obj('b', 11));

@@ -19,14 +19,7 @@ import type { BackoffOptions } from './backoff.ts';
 import { compareResourceVersions, isOlder, maxResourceVersion } from './resource-version.ts';
 import { ObjectStore } from './store.ts';
 import type { StoreChange } from './store.ts';
-import type {
-  IndexFunc,
-  Informer,
-  InformerEvent,
-  InformerHealth,
-  InformerOptions,
-  KubeObjectLike,
-} from './types.ts';
+import type { IndexFunc, Informer, InformerEvent, InformerHealth, InformerOptions, KubeObjectLike } from './types.ts';
 
 export interface InformerDeps {
   kube: KubeClient;

@@ -22,8 +22,12 @@ const until = async (cond: () => boolean, ms = 2000): Promise<void> => {
 };
 
 function world() {
-  const watches: Array<{ plural: string; opts: WatchOptions; emit: (e: WatchEvent<Obj>) => void; signal: AbortSignal }> =
-    [];
+  const watches: Array<{
+    plural: string;
+    opts: WatchOptions;
+    emit: (e: WatchEvent<Obj>) => void;
+    signal: AbortSignal;
+  }> = [];
   const kube = new ScriptedKube({
     list: () => ({ metadata: { resourceVersion: '10' }, items: [obj('a', 5, 'x'), obj('b', 6, 'y')] }),
     watch: (ref, _ns, opts, onEvent, signal) =>

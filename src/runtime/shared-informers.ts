@@ -30,7 +30,10 @@ interface Entry {
   handles: Set<SharedInformerHandle<KubeObjectLike>>;
 }
 
-export function sharedInformerKey(ref: ResourceRef, opts: Pick<InformerOptions<unknown>, 'namespace' | 'labelSelector' | 'fieldSelector'>): string {
+export function sharedInformerKey(
+  ref: ResourceRef,
+  opts: Pick<InformerOptions<unknown>, 'namespace' | 'labelSelector' | 'fieldSelector'>,
+): string {
   const resource = `${ref.plural}.${ref.group || 'core'}/${ref.version}`;
   return [resource, opts.namespace || '*', opts.labelSelector ?? '', opts.fieldSelector ?? ''].join('|');
 }

@@ -73,10 +73,12 @@ test('after a restore (history rewound) nothing cached survives unless listed, l
   s.upsert(o('mine', 990), { local: true });
   s.removeLocal('gone', '995');
   const changes = s.replaceAll([o('kept', 40, 'restored'), o('gone', 30)], '50', { historyRewound: true });
-  assert.equal(
-    changes.map((c) => `${c.type} ${c.obj.metadata.name}@${c.obj.metadata.resourceVersion}`).sort(),
-    ['add gone@30', 'delete mine@990', 'delete stale@900', 'update kept@40'],
-  );
+  assert.equal(changes.map((c) => `${c.type} ${c.obj.metadata.name}@${c.obj.metadata.resourceVersion}`).sort(), [
+    'add gone@30',
+    'delete mine@990',
+    'delete stale@900',
+    'update kept@40',
+  ]);
   assert.equal(s.names().sort(), ['gone', 'kept']);
   assert.is(s.get('kept')?.metadata.labels?.tag, 'restored');
 });
