@@ -33,6 +33,7 @@ import {
 import { createMetricsRegistry, openStackCallObserver } from './metrics.ts';
 import { operatorVersion } from './version.ts';
 import { SharedInformerFactory } from '../runtime/shared-informers.ts';
+import type { InformerDeps } from '../runtime/informer.ts';
 
 export interface ClosableKube {
   client: KubeClient;
@@ -49,6 +50,8 @@ export interface RunOptions {
   logDestination?: DestinationStream;
   /** Called once the ops server listens, with its real address (tests bind port 0 through this). */
   onListening?: (address: { host: string; port: number }) => void;
+  /** Test seam: informer timings for the process's shared caches (e.g. a short staleAfterMs). */
+  informerDeps?: Partial<Omit<InformerDeps, 'kube' | 'log'>>;
 }
 
 /** POD_NAME (from the downward API) or <hostname>-<pid>: unique per process, stable per pod. */
@@ -162,7 +165,11 @@ export async function runOperator(opts: RunOptions): Promise<number> {
     cleanups.push(() => kube.close());
 
     // One cache per (resource, namespace, selectors) for every component of this process.
-    const informers = new SharedInformerFactory({ kube: kube.client, log: log.child({ component: 'caches' }) });
+    const informers = new SharedInformerFactory({
+      ...opts.informerDeps,
+      kube: kube.client,
+      log: log.child({ component: 'caches' }),
+    });
     cleanups.push(async () => informers.stopAll());
     const liveness = () => informers.crashed().map((key) => `cache ${key}: list/watch loop crashed`);
 
