@@ -64,11 +64,11 @@ test('the guard fences off a writer whose run was taken over or ended', async ()
 
 test('transient errors are retried with backoff; a permanent one rejects with JournalWriteError', async () => {
   const { w, writer } = setup();
-  w.kube.failNext('replaceStatus', new KubeError(0, 'Timeout', 'timeout'));
-  w.kube.failNext('replaceStatus', new KubeError(503, 'ServiceUnavailable', 'etcd'));
+  w.kube.failNext('patchStatus', new KubeError(0, 'Timeout', 'timeout'));
+  w.kube.failNext('patchStatus', new KubeError(503, 'ServiceUnavailable', 'etcd'));
   await writer.mutate((s) => (s.message = 'ok'));
   assert.equal(w.clock.sleeps, [200, 400]);
-  w.kube.failNext('replaceStatus', new KubeError(422, 'Invalid', 'status.vmoves: bad'));
+  w.kube.failNext('patchStatus', new KubeError(422, 'Invalid', 'status.vmoves: bad'));
   const err = await writer.mutate((s) => (s.message = 'bad')).catch((e) => e);
   assert.instance(err, JournalWriteError);
   assert.match(err.message, 'status.vmoves: bad');
