@@ -8,13 +8,14 @@
 // null (it means "delete"), and the journal stores nulls (a vmove's
 // dest_host, an intent's target).
 //
-// Objects are compared member by member, recursively; an array or scalar that
-// differs is replaced whole ("add" on an existing member replaces it).
+// Objects are compared member by member, recursively; an array that kept its
+// length or grew is compared element by element, with new elements appended
+// (progress lines, new vmoves); anything else that differs is replaced whole
+// ("add" on an existing member replaces it).
 
 import type { JsonPatchOp } from '../k8s/client.ts';
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b);
 
@@ -29,9 +30,24 @@ function diff(from: Record<string, unknown>, to: Record<string, unknown>, path: 
     if (v === undefined) continue;
     const old = from[k];
     if (old !== undefined && same(old, v)) continue;
-    if (isObject(old) && isObject(v)) diff(old, v, `${path}/${segment(k)}`, ops);
-    else ops.push({ op: 'add', path: `${path}/${segment(k)}`, value: v });
+    const at = `${path}/${segment(k)}`;
+    if (isObject(old) && isObject(v)) diff(old, v, at, ops);
+    else if (Array.isArray(old) && Array.isArray(v) && v.length >= old.length) diffArray(old, v, at, ops);
+    else ops.push({ op: 'add', path: at, value: v });
   }
+}
+
+/** An array that kept its length or grew: changed elements in place, new ones appended ("-"). */
+function diffArray(from: unknown[], to: unknown[], path: string, ops: JsonPatchOp[]): void {
+  for (let i = 0; i < from.length; i++) {
+    const a = from[i];
+    const b = to[i];
+    if (same(a, b)) continue;
+    if (isObject(a) && isObject(b)) diff(a, b, `${path}/${i}`, ops);
+    else if (Array.isArray(a) && Array.isArray(b) && b.length >= a.length) diffArray(a, b, `${path}/${i}`, ops);
+    else ops.push({ op: 'replace', path: `${path}/${i}`, value: b });
+  }
+  for (let i = from.length; i < to.length; i++) ops.push({ op: 'add', path: `${path}/-`, value: to[i] });
 }
 
 /**

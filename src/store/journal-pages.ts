@@ -96,8 +96,19 @@ export function pageObject(n: Notification, page: JournalPage): ConfigMap {
   };
 }
 
-/** The page a ConfigMap holds, or undefined when it holds none (or garbage). */
+const parsed = new WeakMap<ConfigMap, JournalPage | null>();
+
+/** The page a ConfigMap holds, or undefined when it holds none (or garbage); parsed once per cached object. */
 export function pageOf(cm: ConfigMap): JournalPage | undefined {
+  let p = parsed.get(cm);
+  if (p === undefined) {
+    p = parsePage(cm) ?? null;
+    parsed.set(cm, p);
+  }
+  return p ?? undefined;
+}
+
+function parsePage(cm: ConfigMap): JournalPage | undefined {
   const raw = cm.data?.[PAGE_KEY];
   if (!raw) return undefined;
   try {

@@ -25,7 +25,12 @@ function applyJsonPatch(doc: Obj, ops: JsonPatchOp[]): Obj {
       }
       parent = parent[k] as Record<string, unknown>;
     }
-    if (o.op === 'remove') delete parent[last];
+    if (Array.isArray(parent) && o.op !== 'test') {
+      if (last === '-') parent.push(structuredClone(o.value));
+      else if (o.op === 'remove') parent.splice(Number(last), 1);
+      else if (o.op === 'add') parent.splice(Number(last), 0, structuredClone(o.value));
+      else parent[Number(last)] = structuredClone(o.value);
+    } else if (o.op === 'remove') delete parent[last];
     else if (o.op === 'test') {
       if (JSON.stringify(parent[last]) !== JSON.stringify(o.value)) throw new KubeError(422, 'Invalid', 'test failed');
     } else parent[last] = structuredClone(o.value);
