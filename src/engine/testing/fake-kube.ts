@@ -16,7 +16,10 @@ type Listener = (type: 'upsert' | 'delete', obj: Obj) => void;
 
 function applyJsonPatch(doc: Obj, ops: JsonPatchOp[]): Obj {
   for (const o of ops) {
-    const keys = o.path.split('/').slice(1).map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const keys = o.path
+      .split('/')
+      .slice(1)
+      .map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
     const last = keys.pop() as string;
     let parent = doc as unknown as Record<string, unknown>;
     for (const k of keys) {
@@ -25,13 +28,14 @@ function applyJsonPatch(doc: Obj, ops: JsonPatchOp[]): Obj {
       }
       parent = parent[k] as Record<string, unknown>;
     }
-    if (Array.isArray(parent) && o.op !== 'test') {
+    if (o.op === 'remove') {
+      if (Array.isArray(parent)) parent.splice(Number(last), 1);
+      else delete parent[last];
+    } else if (Array.isArray(parent) && o.op !== 'test') {
       if (last === '-') parent.push(structuredClone(o.value));
-      else if (o.op === 'remove') parent.splice(Number(last), 1);
       else if (o.op === 'add') parent.splice(Number(last), 0, structuredClone(o.value));
       else parent[Number(last)] = structuredClone(o.value);
-    } else if (o.op === 'remove') delete parent[last];
-    else if (o.op === 'test') {
+    } else if (o.op === 'test') {
       if (JSON.stringify(parent[last]) !== JSON.stringify(o.value)) throw new KubeError(422, 'Invalid', 'test failed');
     } else parent[last] = structuredClone(o.value);
   }
