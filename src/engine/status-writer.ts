@@ -26,7 +26,13 @@ import { RESOURCES } from '../k8s/resources.ts';
 import { FIELD_MANAGERS } from '../model/constants.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
 import type { JournalPage } from '../store/journal-pages.ts';
-import { assembleNotification, countedPages, pageObject, readPages, notificationUuidOf } from '../store/journal-pages.ts';
+import {
+  assembleNotification,
+  countedPages,
+  pageObject,
+  readPages,
+  notificationUuidOf,
+} from '../store/journal-pages.ts';
 import type { StatusBudget } from './status-budget.ts';
 import { HARD_OBJECT_LIMIT, jsonBytes, spill, STATUS_BUDGET, storedStatus } from './status-budget.ts';
 import { statusPatch } from './status-patch.ts';
