@@ -5,6 +5,7 @@ import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { Informer, InformerOptions } from '../runtime/types.ts';
 import { createStoreCaches, INDEX } from './caches.ts';
 import type { InformerFactory } from './caches.ts';
+import type { ConfigMap } from './configmap.ts';
 
 type Cached = FailoverSegment | HaHost | Notification;
 
@@ -35,7 +36,7 @@ const host = (): HaHost =>
 
 test('every store cache drops managedFields before caching, sharing the rest of the object (no copy)', () => {
   const seen = captureOptions();
-  assert.equal([...seen.keys()].sort(), ['failoversegments', 'hahosts', 'notifications']);
+  assert.equal([...seen.keys()].sort(), ['configmaps', 'failoversegments', 'hahosts', 'notifications']);
   for (const [plural, opts] of seen) {
     const raw = host();
     const cached = opts.transform!(raw);
@@ -45,6 +46,19 @@ test('every store cache drops managedFields before caching, sharing the rest of 
     assert.is(cached.metadata.labels, raw.metadata.labels, `${plural}: labels are shared, not copied`);
     assert.is(cached.metadata.resourceVersion, '7');
   }
+});
+
+test('the journal page cache holds only journal pages, findable by notification and by vmove uuid', () => {
+  const opts = captureOptions().get('configmaps') as unknown as InformerOptions<ConfigMap>;
+  assert.is(opts.labelSelector, 'masakari.openkeel.io/role=notification-journal');
+  const page: ConfigMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'journal-n-0', labels: { 'masakari.openkeel.io/notification-uuid': 'n' } },
+    data: { page: JSON.stringify({ seq: 0, vmoves: [{ uuid: 'm1' }, { uuid: 'm2' }] }) },
+  };
+  assert.equal(opts.indexes?.[INDEX.notificationUuid]?.(page), ['n']);
+  assert.equal(opts.indexes?.[INDEX.vmove]?.(page), ['m1', 'm2']);
 });
 
 test('an object without managedFields is cached as it is', () => {
