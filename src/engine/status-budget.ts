@@ -39,8 +39,14 @@ const effectsOf = (s: NotificationStatusBlock): Effects =>
 
 const entryKey = (name: string, run: number | undefined): string => `${run ?? 0}\u0000${name}`;
 
-/** What the counted pages hold, newest copy of each item. */
-function pageIndex(pages: readonly JournalPage[], counted: number) {
+export interface PageIndex {
+  vmoves: Map<string, string>;
+  effects: Map<string, string>;
+  lines: Map<string, number>;
+}
+
+/** What the counted pages hold, newest copy of each item (as JSON, to compare). */
+export function pageIndex(pages: readonly JournalPage[], counted: number): PageIndex {
   const vmoves = new Map<string, string>();
   const effects = new Map<string, string>();
   const lines = new Map<string, number>();
@@ -60,10 +66,14 @@ function pageIndex(pages: readonly JournalPage[], counted: number) {
  * everything a page already holds unchanged is left out. The inverse of
  * assembleStatus (src/store/journal-pages.ts).
  */
-export function storedStatus(whole: NotificationStatusBlock, pages: readonly JournalPage[]): NotificationStatusBlock {
+export function storedStatus(
+  whole: NotificationStatusBlock,
+  pages: readonly JournalPage[],
+  index?: PageIndex,
+): NotificationStatusBlock {
   const counted = countedPages(whole);
   if (counted === 0) return whole;
-  const idx = pageIndex(pages, counted);
+  const idx = index ?? pageIndex(pages, counted);
   const out: NotificationStatusBlock = { ...whole };
   if (whole.vmoves) out.vmoves = whole.vmoves.filter((v) => idx.vmoves.get(v.uuid) !== JSON.stringify(v));
   if (whole.recoveryWorkflowDetails) {

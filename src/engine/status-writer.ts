@@ -33,8 +33,8 @@ import {
   readPages,
   notificationUuidOf,
 } from '../store/journal-pages.ts';
-import type { StatusBudget } from './status-budget.ts';
-import { HARD_OBJECT_LIMIT, jsonBytes, spill, STATUS_BUDGET, storedStatus } from './status-budget.ts';
+import type { PageIndex, StatusBudget } from './status-budget.ts';
+import { HARD_OBJECT_LIMIT, jsonBytes, pageIndex, spill, STATUS_BUDGET, storedStatus } from './status-budget.ts';
 import { statusPatch } from './status-patch.ts';
 import type { Clock } from './workflows/context.ts';
 
@@ -135,6 +135,8 @@ export class NotificationStatusWriter {
   private latest: Notification;
   private pages: JournalPage[];
   private pagesLoaded: boolean;
+  /** What the pages hold, computed once per set of pages (not at every write). */
+  private index: { counted: number; pages: number; index: PageIndex } | undefined;
   private queue: Pending[] = [];
   private scheduled = false;
   private writing = false;
@@ -282,7 +284,11 @@ export class NotificationStatusWriter {
   private budgeted(whole: NotificationStatusBlock): { status: NotificationStatusBlock; pages: JournalPage[] } {
     const budget = this.o.budget ?? STATUS_BUDGET;
     const overhead = jsonBytes({ ...this.stored, status: undefined });
-    const result = spill(storedStatus(whole, this.pages), overhead, budget);
+    const counted = countedPages(whole);
+    if (this.index?.counted !== counted || this.index.pages !== this.pages.length) {
+      this.index = { counted, pages: this.pages.length, index: pageIndex(this.pages, counted) };
+    }
+    const result = spill(storedStatus(whole, this.pages, this.index.index), overhead, budget);
     const bytes = overhead + jsonBytes(result.status);
     if (bytes > HARD_OBJECT_LIMIT) {
       throw new JournalWriteError(

@@ -60,6 +60,9 @@ large.before(async () => {
       .catch(() => undefined);
   watch(RESOURCES.notifications, 'notification');
   watch(RESOURCES.configMaps, 'page', `${LABELS.role}=${ROLES.journalPage}`);
+  // Admitted the way the store does it, before the API component's own store reconcilers start.
+  const seg = await env.segment('seg-big');
+  for (const h of ['src-big', 'dst-big-1', 'dst-big-2']) await env.host(h, seg);
   await env.startEngine('engine-large-1', { config });
   const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
   repo = createCrRepository({
@@ -99,10 +102,6 @@ async function get(path: string, version = '1.3'): Promise<{ status: number; jso
 }
 
 large('finishes with every vmove and progress line served, and no write over the object limit', async () => {
-  const seg = await env.segment('seg-big');
-  await env.host('src-big', seg);
-  await env.host('dst-big-1', seg);
-  await env.host('dst-big-2', seg);
   const s = env.sim.state;
   for (let i = 0; i < VMS; i++) s.addServer({ name: `vm-${i}`, host: 'src-big', metadata: { HA_Enabled: 'True' } });
   s.failHost('src-big');
