@@ -9,10 +9,9 @@
 // src/store/journal-pages.ts); the journal always sees the whole status.
 
 import { randomUUID } from 'node:crypto';
-import type { VMoveRecord, WorkflowTaskRecord } from '../model/types.ts';
+import type { NotificationStatusBlock, VMoveRecord, WorkflowTaskRecord } from '../model/types.ts';
 import type { EffectJournal, NewVMove, ProgressRecorder, VMoveJournal, Clock } from './workflows/context.ts';
-import type { EffectRecord, NotificationStatusWriter } from './status-writer.ts';
-import { engineOf } from './status-writer.ts';
+import type { EffectRecord, EngineBookkeeping, NotificationStatusWriter } from './status-writer.ts';
 import { pythonStrDatetime, rfc3339Seconds } from './timefmt.ts';
 
 /** Python's str(float) for the progress values the workflows use: 1 → "1.0", 0.3 → "0.3". */
@@ -28,6 +27,11 @@ export interface RunJournal {
   progress: ProgressRecorder;
   vmoves: VMoveJournal;
   effects: EffectJournal;
+}
+
+function effectsOf(status: NotificationStatusBlock): Record<string, EffectRecord> {
+  const engine = status.engine as EngineBookkeeping | undefined;
+  return engine && typeof engine === 'object' ? (engine.effects ?? {}) : {};
 }
 
 export function createRunJournal(
@@ -144,12 +148,12 @@ export function createRunJournal(
   const effects: EffectJournal = {
     intend: (key, data) => recordEffect(key, 'intended', data),
     done: (key, data) => recordEffect(key, 'done', data),
+    // Reads take a copy of one record, not of the whole status (a large host's status holds thousands).
     get: (key) => {
-      const e = engineOf(structuredClone(status())).effects?.[key];
-      return e ? { state: e.state, at: e.at, ...(e.data ? { data: e.data } : {}) } : undefined;
+      const e = effectsOf(status())[key];
+      return e ? structuredClone({ state: e.state, at: e.at, ...(e.data ? { data: e.data } : {}) }) : undefined;
     },
-    keys: (prefix) =>
-      Object.keys(engineOf(structuredClone(status())).effects ?? {}).filter((k) => k.startsWith(prefix)),
+    keys: (prefix) => Object.keys(effectsOf(status())).filter((k) => k.startsWith(prefix)),
   };
 
   return { progress, vmoves, effects };
