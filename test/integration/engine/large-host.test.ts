@@ -137,7 +137,7 @@ large('finishes with every vmove and progress line served, and no write over the
         assert.is(page.status, 200, JSON.stringify(page.json));
         all.push(...page.json.vmoves);
         if (page.json.vmoves.length < 100) return all;
-        marker = page.json.vmoves.at(-1).uuid;
+        marker = String(page.json.vmoves.at(-1).id); // Masakari's marker is the vmove id
       }
     },
     (all) => all.length === VMS,
