@@ -140,14 +140,13 @@ large('finishes with every vmove and progress line served, and no write over the
         marker = String(page.json.vmoves.at(-1).id); // Masakari's marker is the vmove id
       }
     },
-    (all) => all.length === VMS,
+    // the notification and its pages reach the facade on two watches: wait until both are current
+    (all) => all.length === VMS && all.every((m) => m.status === 'succeeded'),
     60_000,
   );
   assert.is(new Set(moves.map((m) => m.instance_uuid)).size, VMS);
-  assert.ok(
-    moves.every((m) => m.status === 'succeeded' && m.dest_host?.startsWith('dst-big')),
-    'every move succeeded',
-  );
+  const elsewhere = moves.filter((m) => !m.dest_host?.startsWith('dst-big'));
+  assert.equal(elsewhere, [], 'every move landed on a healthy host');
   const failedOnly = await get(`/v1/notifications/${uuid}/vmoves?status=failed`);
   assert.equal(failedOnly.json.vmoves, []);
   const oldest = moves.reduce((a, b) => (a.id < b.id ? a : b));
