@@ -231,7 +231,7 @@ async function main(): Promise<void> {
   const results: RecoveryResult[] = [];
   const report = (r: RecoveryResult): void => {
     console.log(
-      `recovery (${r.mode}) n=${r.instances} threads=${r.threads} latency=${latency}ms: ` +
+      `recovery (${r.mode}) n=${r.instances} threads=${r.threads} latency=${r.latencyMs}ms: ` +
         `measured ${(r.measuredMs / 1000).toFixed(2)} s, limit ${(r.limitMs / 1000).toFixed(2)} s, ` +
         `ratio ${r.ratio.toFixed(2)}, target ${(r.targetMs / 1000).toFixed(2)} s ${r.withinTarget ? 'met' : 'MISSED'}`,
     );
