@@ -4,6 +4,8 @@
 // COMPUTE_HOST notification to the moment GET /v1/notifications/{id} reports
 // `finished`; that adds the facade, the CR write, the engine's watch pick-up,
 // the journal's API-server writes and the final status to the workflow time.
+// It also reads etcd's /metrics before and after each recovery: how much the
+// recovery grew etcd's database and how many bytes the API server sent it.
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -22,8 +24,44 @@ const READY_TIMEOUT_MS = 120_000;
 
 export interface E2eResult {
   instances: number;
+  latencyMs: number;
   measuredMs: number;
   evacuateCalls: number;
+  etcd: EtcdGrowth;
+}
+
+/** What one recovery cost etcd, from etcd's own /metrics (client URL). */
+export interface EtcdGrowth {
+  /** etcd_mvcc_db_total_size_in_bytes after minus before (the database file; grows in pages). */
+  dbGrowthBytes: number;
+  /** etcd_network_client_grpc_received_bytes_total after minus before: what the API server sent etcd. */
+  receivedBytes: number;
+  /** etcd_mvcc_put_total after minus before: revisions written. */
+  puts: number;
+}
+
+async function etcdMetrics(etcdUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${etcdUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  const want = [
+    'etcd_mvcc_db_total_size_in_bytes',
+    'etcd_network_client_grpc_received_bytes_total',
+    'etcd_mvcc_put_total',
+  ];
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const [name, value] = line.split(' ');
+    if (name && value && want.includes(name)) out[name] = Number(value);
+  }
+  return out;
+}
+
+function growth(before: Record<string, number>, after: Record<string, number>): EtcdGrowth {
+  const d = (k: string) => (after[k] ?? 0) - (before[k] ?? 0);
+  return {
+    dbGrowthBytes: d('etcd_mvcc_db_total_size_in_bytes'),
+    receivedBytes: d('etcd_network_client_grpc_received_bytes_total'),
+    puts: d('etcd_mvcc_put_total'),
+  };
 }
 
 async function freePort(): Promise<number> {
@@ -80,12 +118,16 @@ function stopProcess(p: ChildProcess): Promise<void> {
 }
 
 /** One end-to-end run per size, each on a fresh operator, simulator and namespace of one control plane. */
-export async function benchmarkRecoveryE2e(sizes: number[], latencyMs: number): Promise<E2eResult[]> {
+export async function benchmarkRecoveryE2e(
+  sizes: Array<{ instances: number; latencyMs: number }>,
+): Promise<E2eResult[]> {
   const controlPlane = await startControlPlane();
   const results: E2eResult[] = [];
   try {
-    for (const [i, instances] of sizes.entries()) {
-      results.push(await runOne(controlPlane.kubeconfigPath, `bench-recovery-${i}`, instances, latencyMs));
+    for (const [i, { instances, latencyMs }] of sizes.entries()) {
+      results.push(
+        await runOne(controlPlane.kubeconfigPath, controlPlane.etcdUrl, `bench-recovery-${i}`, instances, latencyMs),
+      );
     }
   } finally {
     await controlPlane.stop();
@@ -95,6 +137,7 @@ export async function benchmarkRecoveryE2e(sizes: number[], latencyMs: number): 
 
 async function runOne(
   kubeconfigPath: string,
+  etcdUrl: string,
   namespace: string,
   instances: number,
   latencyMs: number,
@@ -143,6 +186,7 @@ async function runOne(
       throw new Error(`host create: ${host.status} ${JSON.stringify(host.body)}`);
     sim.state.failHost(FAILED);
 
+    const etcdBefore = await etcdMetrics(etcdUrl);
     const started = performance.now();
     const posted = await api(base, 'POST', '/notifications', {
       notification: {
@@ -167,7 +211,8 @@ async function runOne(
     }
     const measuredMs = performance.now() - started;
     const evacuateCalls = Object.values(sim.state.actionCounts.evacuate ?? {}).reduce((a, b) => a + b, 0);
-    return { instances, measuredMs, evacuateCalls };
+    const etcd = growth(etcdBefore, await etcdMetrics(etcdUrl));
+    return { instances, latencyMs, measuredMs, evacuateCalls, etcd };
   } finally {
     await stopProcess(operator);
     sim.state.clearTimers();

@@ -27,7 +27,10 @@
 // the two. Its limit and target are the same.
 //
 // Usage: node --import tsx bench/recovery/run.ts [--mode workflow|e2e|both] [--latency-ms 2000]
-//        [--sizes 10,100] [--threads 3] [--no-write]   (writes the "Recovery" section of docs/benchmarks.md)
+//        [--sizes 10,100,60@200] [--threads 3] [--no-write]   (writes the "Recovery" section of docs/benchmarks.md)
+//        A size "n@ms" has its own evacuation latency: 60@200 is the 60-server host with 0.2 s evacuations.
+//        --mode e2e --section write-volume --sizes 200@0 writes the "Journal write volume" section instead:
+//        the bytes a recovery sends into etcd, from etcd's /metrics.
 
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +41,7 @@ import { startSimulator } from '../../src/simulator/server.ts';
 import { runHostFailure } from '../../src/engine/workflows/host-failure.ts';
 import { MemoryEngine } from '../../src/engine/workflows/testing/memory-context.ts';
 import { benchmarkRecoveryE2e } from './e2e.ts';
+import type { E2eResult } from './e2e.ts';
 
 export interface RecoveryResult {
   /** 'workflow': from runHostFailure's start; 'e2e': from the POST of the notification. */
@@ -156,10 +160,41 @@ export function recoverySection(results: RecoveryResult[], when: Date): string {
   ].join('\n');
 }
 
+/** Bytes a host recovery sends into etcd, from etcd's own metrics (`--section write-volume`). */
+export function writeVolumeSection(results: E2eResult[], when: Date): string {
+  const mib = (b: number) => (b / 2 ** 20).toFixed(1);
+  return [
+    '## Journal write volume',
+    '',
+    'What one host recovery costs etcd, produced by `bench/recovery/run.ts --mode e2e --section write-volume`',
+    `on ${when.toISOString().slice(0, 16).replace('T', ' ')} UTC (shared 2-core machine): the whole operator on a`,
+    'local control plane, Nova played by the simulator, from the POST of the COMPUTE_HOST notification to',
+    "`finished`. Read from etcd's own `/metrics` on its client URL before and after: the growth of",
+    '`etcd_mvcc_db_total_size_in_bytes` (the database file, which grows in whole pages and is not given back',
+    'until a defragmentation), the bytes etcd received from the API server',
+    '(`etcd_network_client_grpc_received_bytes_total`, i.e. every object version written) and the revisions',
+    'written (`etcd_mvcc_put_total`). Everything in the namespace counts (Notification, journal pages, Events,',
+    'HaHost flags, leases).',
+    '',
+    '| instances | evacuation latency (s) | recovery (s) | etcd database growth (MiB) | bytes sent to etcd (MiB) | revisions written |',
+    '|---:|---:|---:|---:|---:|---:|',
+    ...results.map(
+      (r) =>
+        `| ${r.instances} | ${(r.latencyMs / 1000).toFixed(1)} | ${(r.measuredMs / 1000).toFixed(1)} | ${mib(r.etcd.dbGrowthBytes)} | ${mib(r.etcd.receivedBytes)} | ${r.etcd.puts} |`,
+    ),
+    '',
+  ].join('\n');
+}
+
 /** Replaces (or appends) the "## Recovery" section of docs/benchmarks.md, keeping the other sections. */
 export function writeRecoverySection(path: string, section: string): void {
+  writeSection(path, 'Recovery', section);
+}
+
+/** Replaces (or appends) the "## <title>" section of docs/benchmarks.md, keeping the other sections. */
+export function writeSection(path: string, title: string, section: string): void {
   const existing = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n\n';
-  const start = existing.search(/^## Recovery\s*$/m);
+  const start = existing.search(new RegExp(`^## ${title}\\s*$`, 'm'));
   let next: string;
   if (start < 0) {
     next = `${existing.trimEnd()}\n\n${section}`;
@@ -175,7 +210,8 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       'latency-ms': { type: 'string', default: '2000' },
-      sizes: { type: 'string', default: '10,100' },
+      sizes: { type: 'string', default: '10,100,60@200' },
+      section: { type: 'string', default: 'recovery' },
       threads: { type: 'string', default: '3' },
       'no-write': { type: 'boolean', default: false },
       mode: { type: 'string', default: 'workflow' },
@@ -185,26 +221,43 @@ async function main(): Promise<void> {
   if (!['workflow', 'e2e', 'both'].includes(mode)) throw new Error(`--mode must be workflow, e2e or both, got ${mode}`);
   const latency = Number(values['latency-ms']);
   const threads = Number(values.threads);
-  const sizes = String(values.sizes).split(',').map(Number);
+  // "n" uses --latency-ms; "n@ms" its own evacuation latency (60@200: the 60-server host of issue 8).
+  const sizes = String(values.sizes)
+    .split(',')
+    .map((s) => {
+      const [n, ms] = s.split('@');
+      return { instances: Number(n), latencyMs: ms === undefined ? latency : Number(ms) };
+    });
   const results: RecoveryResult[] = [];
   const report = (r: RecoveryResult): void => {
     console.log(
-      `recovery (${r.mode}) n=${r.instances} threads=${r.threads} latency=${latency}ms: ` +
+      `recovery (${r.mode}) n=${r.instances} threads=${r.threads} latency=${r.latencyMs}ms: ` +
         `measured ${(r.measuredMs / 1000).toFixed(2)} s, limit ${(r.limitMs / 1000).toFixed(2)} s, ` +
         `ratio ${r.ratio.toFixed(2)}, target ${(r.targetMs / 1000).toFixed(2)} s ${r.withinTarget ? 'met' : 'MISSED'}`,
     );
     results.push(r);
   };
-  if (mode !== 'e2e') for (const n of sizes) report(await benchmarkRecovery(n, latency, threads));
+  if (mode !== 'e2e') for (const s of sizes) report(await benchmarkRecovery(s.instances, s.latencyMs, threads));
+  const volumes: E2eResult[] = [];
   if (mode !== 'workflow') {
     // The operator runs with masakari.conf defaults: host_failure_recovery_threads = 3.
-    for (const r of await benchmarkRecoveryE2e(sizes, latency)) {
-      report(judge('e2e', r.instances, 3, latency, r.measuredMs, r.evacuateCalls));
+    for (const r of await benchmarkRecoveryE2e(sizes)) {
+      report(judge('e2e', r.instances, 3, r.latencyMs, r.measuredMs, r.evacuateCalls));
+      console.log(
+        `  etcd: database +${(r.etcd.dbGrowthBytes / 2 ** 20).toFixed(1)} MiB, ` +
+          `received ${(r.etcd.receivedBytes / 2 ** 20).toFixed(1)} MiB in ${r.etcd.puts} puts`,
+      );
+      volumes.push(r);
     }
   }
   if (!values['no-write']) {
     const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-    writeRecoverySection(join(root, 'docs', 'benchmarks.md'), recoverySection(results, new Date()));
+    const doc = join(root, 'docs', 'benchmarks.md');
+    if (values.section === 'write-volume') {
+      writeSection(doc, 'Journal write volume', writeVolumeSection(volumes, new Date()));
+    } else {
+      writeRecoverySection(doc, recoverySection(results, new Date()));
+    }
   }
   if (results.some((r) => !r.withinTarget)) process.exitCode = 1;
 }

@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESOURCES } from '../k8s/resources.ts';
-import type { Notification, VMoveRecord } from '../model/types.ts';
-import { capVMoves, createRunJournal, MAX_DETAILS_PER_TASK, MAX_RUNS_KEPT, MAX_VMOVES_KEPT } from './journal.ts';
+import type { Notification } from '../model/types.ts';
+import { createRunJournal } from './journal.ts';
 import { FakeNova } from './testing/fake-nova.ts';
 import { counterIds, notification, workflowContext, world } from './testing/fixtures.ts';
 
@@ -84,52 +84,6 @@ test('effects: intend then done keeps the data, keys by prefix', async () => {
   assert.is(ctx.effects.get('evacuate:a')?.state, 'done');
   assert.equal(ctx.effects.keys('lock:'), ['lock:a']);
   assert.is(ctx.effects.get('missing'), undefined);
-});
-
-test('history caps: only the last MAX_RUNS_KEPT runs of details are kept', async () => {
-  const w = world();
-  const run = MAX_RUNS_KEPT + 3;
-  const base = notification('n1', 'COMPUTE_HOST', {});
-  const older = Array.from({ length: run }, (_, r) => ({
-    name: 'T',
-    progress: 1,
-    progressDetails: [],
-    state: 'SUCCESS',
-    run: r,
-  }));
-  const { ctx } = workflowContext(
-    w,
-    { ...base, status: { ...base.status, recoveryWorkflowDetails: older } },
-    new FakeNova(),
-    { run },
-  );
-  await ctx.progress.start('T2');
-  const runs = new Set(
-    w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status?.recoveryWorkflowDetails?.map((d) => d.run),
-  );
-  assert.is(runs.size, MAX_RUNS_KEPT);
-  assert.ok(runs.has(run));
-  assert.not.ok(runs.has(0));
-});
-
-test('history caps: progress lines per task keep the newest MAX_DETAILS_PER_TASK', async () => {
-  const { ctx, stored } = setup();
-  for (let i = 0; i < MAX_DETAILS_PER_TASK + 5; i++) void ctx.progress.update('Big', `line ${i}`, 0.5);
-  await ctx.progress.update('Big', 'last', 1.0);
-  const big = stored().status?.recoveryWorkflowDetails?.find((d) => d.name === 'Big');
-  assert.is(big?.progressDetails.length, MAX_DETAILS_PER_TASK);
-  assert.is(big?.progressDetails.at(-1)?.message, 'last');
-});
-
-test('history caps: vmoves beyond MAX_VMOVES_KEPT drop the oldest runs first, never the current run', () => {
-  const mk = (run: number, i: number) => ({ id: i, uuid: `${run}-${i}`, instanceUuid: `i${i}`, run }) as VMoveRecord;
-  const all = [
-    ...Array.from({ length: MAX_VMOVES_KEPT }, (_, i) => mk(0, i)),
-    ...Array.from({ length: 10 }, (_, i) => mk(1, i)),
-  ];
-  const capped = capVMoves(all, 1);
-  assert.is(capped.length, MAX_VMOVES_KEPT);
-  assert.is(capped.filter((m) => m.run === 1).length, 10);
 });
 
 test.run();

@@ -3,26 +3,16 @@
 // Notification's status through a NotificationStatusWriter (each method
 // resolves once its write is durable).
 //
-// Stored history is capped so a status stays far below etcd's object limit
-// (~1.5 MiB) whatever happens:
-// - recoveryWorkflowDetails keeps the entries of the last MAX_RUNS_KEPT runs,
-//   and at most MAX_DETAILS_PER_TASK progress lines per task entry (the
-//   oldest lines of a task are dropped first);
-// - vmoves keeps every move of the current run, and moves of earlier runs
-//   only while the total stays under MAX_VMOVES_KEPT (oldest runs go first).
-// Masakari keeps all of it forever in SQL (B15); these caps are a documented
-// difference (docs/compatibility.md).
+// Nothing is dropped: Masakari keeps every run's progress lines and vmoves
+// in SQL, and so do we. What does not fit the Notification's byte budget is
+// moved by the status writer into journal pages (src/engine/status-budget.ts,
+// src/store/journal-pages.ts); the journal always sees the whole status.
 
 import { randomUUID } from 'node:crypto';
-import type { VMoveRecord, WorkflowTaskRecord } from '../model/types.ts';
+import type { NotificationStatusBlock, VMoveRecord, WorkflowTaskRecord } from '../model/types.ts';
 import type { EffectJournal, NewVMove, ProgressRecorder, VMoveJournal, Clock } from './workflows/context.ts';
-import type { EffectRecord, NotificationStatusWriter } from './status-writer.ts';
-import { engineOf } from './status-writer.ts';
+import type { EffectRecord, EngineBookkeeping, NotificationStatusWriter } from './status-writer.ts';
 import { pythonStrDatetime, rfc3339Seconds } from './timefmt.ts';
-
-export const MAX_RUNS_KEPT = 8;
-export const MAX_DETAILS_PER_TASK = 2000;
-export const MAX_VMOVES_KEPT = 2000;
 
 /** Python's str(float) for the progress values the workflows use: 1 → "1.0", 0.3 → "0.3". */
 export function pythonFloat(p: number): string {
@@ -37,6 +27,11 @@ export interface RunJournal {
   progress: ProgressRecorder;
   vmoves: VMoveJournal;
   effects: EffectJournal;
+}
+
+function effectsOf(status: NotificationStatusBlock): Record<string, EffectRecord> {
+  const engine = status.engine as EngineBookkeeping | undefined;
+  return engine && typeof engine === 'object' ? (engine.effects ?? {}) : {};
 }
 
 export function createRunJournal(
@@ -60,12 +55,6 @@ export function createRunJournal(
           details.push(e);
         }
         fn(e);
-        if (e.progressDetails.length > MAX_DETAILS_PER_TASK) {
-          e.progressDetails.splice(0, e.progressDetails.length - MAX_DETAILS_PER_TASK);
-        }
-        const runs = [...new Set(details.map((d) => d.run ?? 0))].sort((a, b) => b - a);
-        const keep = new Set(runs.slice(0, MAX_RUNS_KEPT));
-        s.recoveryWorkflowDetails = details.filter((d) => keep.has(d.run ?? 0));
       })
       .then(() => undefined);
 
@@ -123,7 +112,6 @@ export function createRunJournal(
           const all = (s.vmoves ??= []);
           const present = new Set(runMoves(all).map((m) => m.instanceUuid));
           for (const f of fresh) if (!present.has(f.instanceUuid)) all.push(structuredClone(f));
-          s.vmoves = capVMoves(all, run);
         });
       }
       const byInstance = new Map(runMoves(status().vmoves).map((m) => [m.instanceUuid, m]));
@@ -160,23 +148,13 @@ export function createRunJournal(
   const effects: EffectJournal = {
     intend: (key, data) => recordEffect(key, 'intended', data),
     done: (key, data) => recordEffect(key, 'done', data),
+    // Reads take a copy of one record, not of the whole status (a large host's status holds thousands).
     get: (key) => {
-      const e = engineOf(structuredClone(status())).effects?.[key];
-      return e ? { state: e.state, at: e.at, ...(e.data ? { data: e.data } : {}) } : undefined;
+      const e = effectsOf(status())[key];
+      return e ? structuredClone({ state: e.state, at: e.at, ...(e.data ? { data: e.data } : {}) }) : undefined;
     },
-    keys: (prefix) =>
-      Object.keys(engineOf(structuredClone(status())).effects ?? {}).filter((k) => k.startsWith(prefix)),
+    keys: (prefix) => Object.keys(effectsOf(status())).filter((k) => k.startsWith(prefix)),
   };
 
   return { progress, vmoves, effects };
-}
-
-/** Drops the oldest runs' moves beyond MAX_VMOVES_KEPT; never a move of the current run. */
-export function capVMoves(all: VMoveRecord[], currentRun: number): VMoveRecord[] {
-  if (all.length <= MAX_VMOVES_KEPT) return all;
-  const current = all.filter((m) => (m.run ?? 0) === currentRun);
-  const older = all.filter((m) => (m.run ?? 0) !== currentRun).sort((a, b) => (b.run ?? 0) - (a.run ?? 0));
-  const room = Math.max(MAX_VMOVES_KEPT - current.length, 0);
-  const keep = new Set([...current, ...older.slice(0, room)]);
-  return all.filter((m) => keep.has(m));
 }

@@ -40,6 +40,7 @@ import { createRunJournal } from './journal.ts';
 import type { IdSource } from './journal.ts';
 import { lockKey, sweepLeftoverLocks, unreleasedLocks } from './locks.ts';
 import { countFinalStatus } from './metrics.ts';
+import { statusPatch } from './status-patch.ts';
 import { engineOf, JournalWriteError, NotificationStatusWriter, NotOwnerError, ownsRun } from './status-writer.ts';
 import type { EngineBookkeeping, StatusGuard } from './status-writer.ts';
 import { parseGeneratedTime, rfc3339Seconds } from './timefmt.ts';
@@ -415,6 +416,8 @@ export class NotificationProcessor {
     let workflow: Workflow | undefined;
     let outcome: Outcome;
     try {
+      // A resumed run (or a retry) needs its whole journal, pages included, before the workflow reads it.
+      await writer.load();
       if (resumed) await this.sweepLocks(writer, log, requestId, signal);
       if (plan.kind === 'error') {
         outcome = { status: 'error', reason: plan.reason };
@@ -586,7 +589,7 @@ export class NotificationProcessor {
     const reason: unknown = signal.reason;
     if (reason instanceof HandedOver && reason.releaseLocks) {
       const deadline = AbortSignal.timeout(RELEASE_LOCKS_TIMEOUT_MS);
-      const releaser = this.writer(writer.current(), ownsRun(token), deadline, log);
+      const releaser = this.writer(writer, ownsRun(token), deadline, log);
       await this.refreshWriter(releaser, n);
       await this.sweepLocks(releaser, log, requestId, deadline).catch((err) =>
         log.warn({ err }, 'could not release locks at shutdown'),
@@ -604,7 +607,7 @@ export class NotificationProcessor {
     const term = this.term?.signal;
     if (!term) return;
     const sweeper = this.writer(
-      writer.current(),
+      writer,
       (x) => (phaseOf(x) === 'failed' ? undefined : `notification is '${phaseOf(x)}'`),
       term,
       log,
@@ -625,6 +628,7 @@ export class NotificationProcessor {
     signal: AbortSignal,
   ): Promise<void> {
     const nova = this.d.nova;
+    await writer.load();
     const current = writer.current();
     if (!nova || unreleasedLocks(current).length === 0) return;
     const result = await sweepLeftoverLocks(
@@ -751,7 +755,7 @@ export class NotificationProcessor {
     } else if (phaseOf(n) === 'running') {
       // Interrupted earlier and never resumed: its locks are still ours to release.
       const sweeper = this.writer(
-        stored,
+        writer,
         (x) => (phaseOf(x) === 'failed' ? undefined : `notification is '${phaseOf(x)}'`),
         term,
         this.log,
@@ -762,11 +766,19 @@ export class NotificationProcessor {
 
   // ------------------------------------------------------------------ helpers
 
-  private writer(n: Notification, guard: StatusGuard, signal: AbortSignal, log: Logger): NotificationStatusWriter {
+  /** A writer for a notification as stored (from the cache), or taking over from another writer of it. */
+  private writer(
+    from: Notification | NotificationStatusWriter,
+    guard: StatusGuard,
+    signal: AbortSignal,
+    log: Logger,
+  ): NotificationStatusWriter {
+    const handover = from instanceof NotificationStatusWriter;
     return new NotificationStatusWriter({
       kube: this.d.kube,
       namespace: this.d.namespace,
-      initial: n,
+      initial: handover ? from.storedObject() : from,
+      ...(handover ? { pages: from.journalPages() } : {}),
       guard,
       clock: this.d.clock,
       log,
@@ -775,22 +787,24 @@ export class NotificationProcessor {
     });
   }
 
-  /** One resourceVersion-checked status write from the cached object; throws the 409 to the caller. */
+  /** One resourceVersion-checked status patch from the cached object; throws the 409 to the caller. */
   private async casStatus(
     n: Notification,
     mutate: (s: NotificationStatusBlock, e: EngineBookkeeping) => void,
   ): Promise<Notification> {
-    const body = structuredClone(n);
-    const status = (body.status ??= {});
+    const status = structuredClone(n.status ?? {});
     mutate(status, engineOf(status));
-    const stored = await this.d.kube.replaceStatus<Notification>(
+    const patch = statusPatch(
+      n.status as Record<string, unknown> | undefined,
+      status as Record<string, unknown>,
+      n.metadata.resourceVersion,
+    );
+    const stored = await this.d.kube.jsonPatch<Notification>(
       RESOURCES.notifications,
       this.d.namespace,
       n.metadata.name ?? '',
-      body,
-      {
-        fieldManager: FIELD_MANAGERS.engine,
-      },
+      patch,
+      { fieldManager: FIELD_MANAGERS.engine, status: true },
     );
     this.d.notifications.upsertLocal(stored);
     return stored;

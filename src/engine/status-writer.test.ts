@@ -64,11 +64,11 @@ test('the guard fences off a writer whose run was taken over or ended', async ()
 
 test('transient errors are retried with backoff; a permanent one rejects with JournalWriteError', async () => {
   const { w, writer } = setup();
-  w.kube.failNext('replaceStatus', new KubeError(0, 'Timeout', 'timeout'));
-  w.kube.failNext('replaceStatus', new KubeError(503, 'ServiceUnavailable', 'etcd'));
+  w.kube.failNext('patchStatus', new KubeError(0, 'Timeout', 'timeout'));
+  w.kube.failNext('patchStatus', new KubeError(503, 'ServiceUnavailable', 'etcd'));
   await writer.mutate((s) => (s.message = 'ok'));
   assert.equal(w.clock.sleeps, [200, 400]);
-  w.kube.failNext('replaceStatus', new KubeError(422, 'Invalid', 'status.vmoves: bad'));
+  w.kube.failNext('patchStatus', new KubeError(422, 'Invalid', 'status.vmoves: bad'));
   const err = await writer.mutate((s) => (s.message = 'bad')).catch((e) => e);
   assert.instance(err, JournalWriteError);
   assert.match(err.message, 'status.vmoves: bad');
@@ -78,6 +78,57 @@ test('a deleted notification stops the writer', async () => {
   const { w, writer } = setup();
   await w.kube.delete(RESOURCES.notifications, NS, 'n1');
   assert.instance(await writer.mutate(() => {}).catch((e) => e), NotOwnerError);
+});
+
+test('over its byte budget the writer moves history into journal pages; a new writer reads them back', async () => {
+  const { w } = setup();
+  const budget = { maxObjectBytes: 6_000, targetObjectBytes: 2_000, maxPageBytes: 4_000 };
+  const writer = new NotificationStatusWriter({
+    kube: w.kube,
+    namespace: NS,
+    initial: w.kube.peek<Notification>(RESOURCES.notifications, 'n1'),
+    guard: ownsRun('me'),
+    clock: w.clock,
+    log: quietLog,
+    budget,
+  });
+  for (let i = 0; i < 100; i++) {
+    await writer.mutate((s) => {
+      const d = (s.recoveryWorkflowDetails ??= [
+        { name: 'T', progress: 0, progressDetails: [], state: 'RUNNING', run: 0 },
+      ]);
+      d[0]?.progressDetails.push({ timestamp: 't', progress: '0.5', message: `line ${i} ${'x'.repeat(40)}` });
+    });
+  }
+  const stored = w.kube.peek<Notification>(RESOURCES.notifications, 'n1');
+  assert.ok(JSON.stringify(stored).length <= budget.maxObjectBytes, 'the stored object stays within its budget');
+  const pages = w.kube.snapshot('configmaps');
+  assert.ok(pages.length >= 2);
+  assert.is((stored.status?.engine as { journalPages?: number }).journalPages, pages.length);
+  assert.is(writer.current().status?.recoveryWorkflowDetails?.[0]?.progressDetails.length, 100);
+  // every status write was a patch of what changed, never the whole history
+  const sizes = w.kube.patches.map((p) => p.bytes).sort((a, b) => a - b);
+  assert.ok((sizes.at(-1) ?? 0) <= budget.targetObjectBytes, `largest patch ${sizes.at(-1)} bytes`);
+  assert.ok(
+    (sizes[Math.floor(sizes.length / 2)] ?? 0) < 300,
+    `median patch ${sizes[Math.floor(sizes.length / 2)]} bytes`,
+  );
+
+  const resumed = new NotificationStatusWriter({
+    kube: w.kube,
+    namespace: NS,
+    initial: stored,
+    guard: ownsRun('me'),
+    clock: w.clock,
+    log: quietLog,
+    budget,
+  });
+  await resumed.load();
+  const lines = resumed.current().status?.recoveryWorkflowDetails?.[0]?.progressDetails ?? [];
+  assert.equal(
+    lines.map((l) => l.message.split(' ')[1]),
+    Array.from({ length: 100 }, (_, i) => String(i)),
+  );
 });
 
 test.run();

@@ -1,25 +1,41 @@
 // Durable, coalesced writes of one Notification's status.
 //
-// Every mutation is a function applied to a copy of the latest status; the
-// result is written with PUT /status carrying metadata.resourceVersion, so a
-// concurrent writer makes the API server answer 409. On 409 the writer
-// re-reads the object, re-checks its guard (is this engine still the owner of
-// a running notification?) and re-applies every mutation of the batch: the
-// mutations are deterministic given the status (any ids and uuids they insert
-// were chosen before the call), so re-applying them is safe.
+// Every mutation is a function applied to a copy of the latest (assembled)
+// status. The writer then derives what is to be stored: history a journal
+// page already holds is left out, and when the object would exceed its byte
+// budget (src/engine/status-budget.ts) settled history moves into new pages
+// first (src/store/journal-pages.ts). The status goes out as a JSON patch of
+// only what changed, on the status subresource, carrying
+// metadata.resourceVersion (src/engine/status-patch.ts), so a concurrent
+// writer makes the API server answer 409. On 409 the writer re-reads the object (and its pages, when the
+// other writer added some), re-checks its guard (is this engine still the
+// owner of a running notification?) and re-applies every mutation of the
+// batch: the mutations are deterministic given the status (any ids and uuids
+// they insert were chosen before the call), so re-applying them is safe.
 //
 // Mutations that arrive while a write is in flight, or within COALESCE_MS of
 // each other, go out together in the next write, and each caller's promise
 // resolves only when the write that carried its mutation succeeded. That is
-// how three concurrent evacuations share writes instead of queueing one PUT
-// per progress line.
+// how three concurrent evacuations share writes instead of queueing one
+// write per progress line.
 
 import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
-import { KubeError, isConflict, isNotFound } from '../k8s/client.ts';
+import { KubeError, isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { FIELD_MANAGERS } from '../model/constants.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
+import type { JournalPage } from '../store/journal-pages.ts';
+import {
+  assembleNotification,
+  countedPages,
+  pageObject,
+  readPages,
+  notificationUuidOf,
+} from '../store/journal-pages.ts';
+import type { PageIndex, StatusBudget } from './status-budget.ts';
+import { HARD_OBJECT_LIMIT, jsonBytes, pageIndex, spill, STATUS_BUDGET, storedStatus } from './status-budget.ts';
+import { statusPatch } from './status-patch.ts';
 import type { Clock } from './workflows/context.ts';
 
 /** Window in which separate mutations are merged into one write. */
@@ -97,44 +113,82 @@ interface Pending {
 export interface StatusWriterOptions {
   kube: KubeClient;
   namespace: string;
+  /** The object as stored (e.g. from the informer); its pages are read by load() or before the first write. */
   initial: Notification;
+  /** The pages of `initial` when already known (a writer taking over from another one). */
+  pages?: readonly JournalPage[];
   guard: StatusGuard;
   clock: Clock;
   log: Logger;
   /** Aborted when this engine must stop writing (leadership lost, shutdown, expiry). */
   signal?: AbortSignal;
-  /** Called with every object this writer stored (the informer's upsertLocal). */
+  /** Called with every object this writer stored, as stored (the informer's upsertLocal). */
   onWritten?: (n: Notification) => void;
+  /** Default STATUS_BUDGET. */
+  budget?: StatusBudget;
 }
 
 export class NotificationStatusWriter {
+  /** The object as last stored (or read): what the API server holds. */
+  private stored: Notification;
+  /** `stored` with its pages put back: the whole status the workflows see. */
   private latest: Notification;
+  private pages: JournalPage[];
+  private pagesLoaded: boolean;
+  /** What the pages hold, computed once per set of pages (not at every write). */
+  private index: { counted: number; pages: number; index: PageIndex } | undefined;
   private queue: Pending[] = [];
   private scheduled = false;
   private writing = false;
   private readonly name: string;
 
   constructor(private readonly o: StatusWriterOptions) {
-    this.latest = o.initial;
+    this.stored = o.initial;
+    this.pages = [...(o.pages ?? [])];
+    this.pagesLoaded = o.pages !== undefined || countedPages(o.initial.status) === 0;
+    this.latest = assembleNotification(o.initial, this.pages);
     this.name = o.initial.metadata.name ?? '';
   }
 
   /** The first NotOwnerError or JournalWriteError a write hit: the run must stop writing. */
   fatal: NotOwnerError | JournalWriteError | undefined;
 
-  /** Replaces the writer's copy with a newer object (e.g. from the informer). */
-  reset(n: Notification): void {
-    const have = Number(this.latest.metadata.resourceVersion ?? 0);
-    const got = Number(n.metadata.resourceVersion ?? 0);
-    if (!(got < have)) this.latest = n;
+  /** Reads the notification's journal pages, if it has any this writer has not read yet. */
+  async load(): Promise<void> {
+    if (this.pagesLoaded && countedPages(this.stored.status) <= this.pages.length) return;
+    this.pages = await this.withTransientRetries('read the journal pages of', () =>
+      readPages(this.o.kube, this.o.namespace, notificationUuidOf(this.stored)),
+    );
+    this.pagesLoaded = true;
+    this.latest = assembleNotification(this.stored, this.pages);
   }
 
-  /** The object as last read or written by this writer. */
+  /** The journal pages this writer knows (to hand over to another writer of the same notification). */
+  journalPages(): readonly JournalPage[] {
+    return this.pages;
+  }
+
+  /** The object as the API server holds it (status without what the pages hold). */
+  storedObject(): Notification {
+    return this.stored;
+  }
+
+  /** Replaces the writer's copy with a newer stored object (e.g. from the informer). */
+  reset(n: Notification): void {
+    const have = Number(this.stored.metadata.resourceVersion ?? 0);
+    const got = Number(n.metadata.resourceVersion ?? 0);
+    if (got < have) return;
+    this.stored = n;
+    if (countedPages(n.status) > this.pages.length) this.pagesLoaded = false;
+    this.latest = assembleNotification(n, this.pages);
+  }
+
+  /** The object as last read or written by this writer, with its whole status (pages included). */
   current(): Notification {
     return this.latest;
   }
 
-  /** Applies `mutate` durably; resolves with the stored object that includes it. */
+  /** Applies `mutate` durably; resolves with the stored object that includes it (whole status). */
   mutate(mutate: StatusMutation, guard: StatusGuard = this.o.guard): Promise<Notification> {
     return new Promise<Notification>((resolve, reject) => {
       this.queue.push({ mutate, guard, resolve, reject });
@@ -157,10 +211,8 @@ export class NotificationStatusWriter {
     if (batch.length === 0) return;
     this.writing = true;
     try {
-      const stored = await this.writeBatch(batch);
-      this.latest = stored;
-      this.o.onWritten?.(stored);
-      for (const p of batch) p.resolve(stored);
+      const whole = await this.writeBatch(batch);
+      for (const p of batch) p.resolve(whole);
     } catch (err) {
       if ((err instanceof NotOwnerError || err instanceof JournalWriteError) && !this.fatal) this.fatal = err;
       for (const p of batch) p.reject(err);
@@ -175,27 +227,43 @@ export class NotificationStatusWriter {
     let transient = 0;
     for (;;) {
       if (this.o.signal?.aborted) throw this.o.signal.reason ?? new NotOwnerError('writer cancelled');
+      try {
+        await this.load();
+      } catch (err) {
+        if (isNotFound(err)) throw new NotOwnerError(`${this.name}: notification was deleted`);
+        throw err;
+      }
       for (const p of batch) {
         const refusal = p.guard(this.latest);
         if (refusal) throw new NotOwnerError(`${this.name}: ${refusal}`);
       }
-      const body = structuredClone(this.latest);
-      const status = (body.status ??= {});
-      const engine = engineOf(status);
-      for (const p of batch) p.mutate(status, engine);
+      const whole = structuredClone(this.latest.status ?? {});
+      const engine = engineOf(whole);
+      for (const p of batch) p.mutate(whole, engine);
       try {
-        return await this.o.kube.replaceStatus<Notification>(
+        const { status, pages } = this.budgeted(whole);
+        for (const page of pages) await this.writePage(page);
+        const patch = statusPatch(
+          this.stored.status as Record<string, unknown> | undefined,
+          status as Record<string, unknown>,
+          this.stored.metadata.resourceVersion,
+        );
+        const stored = await this.o.kube.jsonPatch<Notification>(
           RESOURCES.notifications,
           this.o.namespace,
           this.name,
-          body,
-          {
-            fieldManager: FIELD_MANAGERS.engine,
-          },
+          patch,
+          { fieldManager: FIELD_MANAGERS.engine, status: true },
         );
+        this.pages.push(...pages);
+        this.stored = stored;
+        this.latest = assembleNotification(stored, this.pages);
+        this.o.onWritten?.(stored);
+        return this.latest;
       } catch (err) {
-        if (isConflict(err) && ++conflicts <= MAX_CONFLICTS) {
-          this.latest = await this.reread();
+        if (err instanceof JournalWriteError) throw err;
+        if (isConflict(err) && !isAlreadyExists(err) && ++conflicts <= MAX_CONFLICTS) {
+          this.reset(await this.reread());
           continue;
         }
         if (isNotFound(err)) throw new NotOwnerError(`${this.name}: notification was deleted`);
@@ -212,14 +280,68 @@ export class NotificationStatusWriter {
     }
   }
 
+  /** The status to store for `whole`: without what pages hold, and under the byte budget. */
+  private budgeted(whole: NotificationStatusBlock): { status: NotificationStatusBlock; pages: JournalPage[] } {
+    const budget = this.o.budget ?? STATUS_BUDGET;
+    const overhead = jsonBytes({ ...this.stored, status: undefined });
+    const counted = countedPages(whole);
+    if (this.index?.counted !== counted || this.index.pages !== this.pages.length) {
+      this.index = { counted, pages: this.pages.length, index: pageIndex(this.pages, counted) };
+    }
+    const result = spill(storedStatus(whole, this.pages, this.index.index), overhead, budget);
+    const bytes = overhead + jsonBytes(result.status);
+    if (bytes > HARD_OBJECT_LIMIT) {
+      throw new JournalWriteError(
+        `notification ${this.name}: its status would be ${bytes} bytes even with its history in journal pages ` +
+          `(limit ${HARD_OBJECT_LIMIT}); not written`,
+      );
+    }
+    return result;
+  }
+
+  /**
+   * Creates one page. A page with this seq may exist already without being
+   * counted (a status write after its create failed): it is replaced.
+   */
+  private async writePage(page: JournalPage): Promise<void> {
+    const body = pageObject(this.stored, page);
+    if (jsonBytes(body) > HARD_OBJECT_LIMIT) {
+      throw new JournalWriteError(`notification ${this.name}: journal page ${page.seq} would exceed the object limit`);
+    }
+    try {
+      await this.o.kube.create(RESOURCES.configMaps, this.o.namespace, body, { fieldManager: FIELD_MANAGERS.engine });
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      // Counted by another writer meanwhile: never overwrite it; start over from the newer status.
+      const fresh = await this.reread();
+      if (countedPages(fresh.status) > page.seq) {
+        throw new KubeError(409, 'Conflict', `journal page ${page.seq} of ${this.name} was written by another writer`);
+      }
+      await this.o.kube.replace(RESOURCES.configMaps, this.o.namespace, body.metadata.name ?? '', body, {
+        fieldManager: FIELD_MANAGERS.engine,
+      });
+    }
+  }
+
   private async reread(): Promise<Notification> {
+    try {
+      return await this.withTransientRetries('re-read', () =>
+        this.o.kube.get<Notification>(RESOURCES.notifications, this.o.namespace, this.name),
+      );
+    } catch (err) {
+      if (isNotFound(err)) throw new NotOwnerError(`${this.name}: notification was deleted`);
+      throw err;
+    }
+  }
+
+  private async withTransientRetries<T>(what: string, call: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.o.kube.get<Notification>(RESOURCES.notifications, this.o.namespace, this.name);
+        return await call();
       } catch (err) {
-        if (isNotFound(err)) throw new NotOwnerError(`${this.name}: notification was deleted`);
+        if (isNotFound(err)) throw err;
         if (!isTransient(err) || attempt >= MAX_TRANSIENT_ATTEMPTS) {
-          throw new JournalWriteError(`could not re-read notification ${this.name}: ${(err as Error).message}`, err);
+          throw new JournalWriteError(`could not ${what} notification ${this.name}: ${(err as Error).message}`, err);
         }
         await this.o.clock.sleep(200 * 2 ** (attempt - 1), this.o.signal);
       }

@@ -32,6 +32,8 @@ export const LABELS = {
   hostUuid: `${GROUP}/host-uuid`,
   /** On internal bookkeeping ConfigMaps: what the object is for. */
   role: `${GROUP}/role`,
+  /** On a Notification's journal pages (src/store/journal-pages.ts): the notification_uuid they belong to. */
+  notificationUuid: `${GROUP}/notification-uuid`,
   managedBy: 'app.kubernetes.io/managed-by',
 } as const;
 

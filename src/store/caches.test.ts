@@ -6,6 +6,7 @@ import type { Informer, InformerOptions } from '../runtime/types.ts';
 import { withoutManagedFields } from '../runtime/informer.ts';
 import { createStoreCaches, INDEX } from './caches.ts';
 import type { InformerFactory } from './caches.ts';
+import type { ConfigMap } from './configmap.ts';
 
 type Cached = FailoverSegment | HaHost | Notification;
 
@@ -49,7 +50,7 @@ test('managedFields are dropped by the informer itself, sharing the rest of the 
 
 test('the store caches add no transform of their own (one shared cache per kind can serve every component)', () => {
   const seen = captureOptions();
-  assert.equal([...seen.keys()].sort(), ['failoversegments', 'hahosts', 'notifications']);
+  assert.equal([...seen.keys()].sort(), ['configmaps', 'failoversegments', 'hahosts', 'notifications']);
   for (const [plural, opts] of seen) assert.is(opts.transform, undefined, plural);
 });
 
@@ -59,6 +60,19 @@ test('the host indexes read the cached object', () => {
   assert.equal(opts.indexes![INDEX.uuid]!(cached), ['6b2c8f0e-0d1c-4c39-9d4f-3f1f6a1b2c3d']);
   assert.equal(opts.indexes![INDEX.name]!(cached), ['compute-1']);
   assert.equal(opts.indexes![INDEX.segmentRef]!(cached), ['seg']);
+});
+
+test('the journal page cache holds only journal pages, findable by notification and by vmove uuid', () => {
+  const opts = captureOptions().get('configmaps') as unknown as InformerOptions<ConfigMap>;
+  assert.is(opts.labelSelector, 'masakari.openkeel.io/role=notification-journal');
+  const page: ConfigMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'journal-n-0', labels: { 'masakari.openkeel.io/notification-uuid': 'n' } },
+    data: { page: JSON.stringify({ seq: 0, vmoves: [{ uuid: 'm1' }, { uuid: 'm2' }] }) },
+  };
+  assert.equal(opts.indexes?.[INDEX.notificationUuid]?.(page), ['n']);
+  assert.equal(opts.indexes?.[INDEX.vmove]?.(page), ['m1', 'm2']);
 });
 
 test.run();

@@ -8,6 +8,8 @@ import { RESOURCES } from '../k8s/resources.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import { hostSegmentUuid, objectId, objectUuid } from './mapping.ts';
 import { LABELS } from '../model/constants.ts';
+import type { ConfigMap } from './configmap.ts';
+import { pageOf, pageSelector } from './journal-pages.ts';
 
 export const INDEX = {
   uuid: 'uuid',
@@ -22,17 +24,21 @@ export const INDEX = {
   hostUuid: 'hostUuid',
   /** Notifications by spec.hostname. */
   hostname: 'hostname',
-  /** Notifications by the uuids of their VM moves. */
+  /** Notifications by the uuids of their VM moves; journal pages by the uuids of the moves they hold. */
   vmove: 'vmove',
+  /** Journal pages by the notification_uuid they belong to. */
+  notificationUuid: 'notificationUuid',
 } as const;
 
 export interface StoreCaches {
   segments: Informer<FailoverSegment>;
   hosts: Informer<HaHost>;
   notifications: Informer<Notification>;
+  /** History of large notifications that does not fit their status (src/store/journal-pages.ts). */
+  journalPages: Informer<ConfigMap>;
 }
 
-export type InformerFactory = <T extends FailoverSegment | HaHost | Notification>(
+export type InformerFactory = <T extends FailoverSegment | HaHost | Notification | ConfigMap>(
   ref: ResourceRef,
   opts: InformerOptions<T>,
 ) => Informer<T>;
@@ -72,6 +78,14 @@ export function createStoreCaches(factory: InformerFactory, namespace: string): 
         [INDEX.hostUuid]: (n) => present(n.status?.sourceHostUuid, n.metadata.labels?.[LABELS.hostUuid]),
         [INDEX.hostname]: (n) => present(n.spec?.hostname),
         [INDEX.vmove]: (n) => present(...(n.status?.vmoves ?? []).map((v) => v.uuid)),
+      },
+    }),
+    journalPages: factory<ConfigMap>(RESOURCES.configMaps, {
+      namespace,
+      labelSelector: pageSelector(),
+      indexes: {
+        [INDEX.notificationUuid]: (cm) => present(cm.metadata.labels?.[LABELS.notificationUuid]),
+        [INDEX.vmove]: (cm) => present(...(pageOf(cm)?.vmoves ?? []).map((v) => v.uuid)),
       },
     }),
   };

@@ -1,5 +1,5 @@
 // The few ConfigMap fields the store's bookkeeping objects use
-// (name claims, id sequences, notification fingerprints).
+// (name claims, id sequences, notification fingerprints, journal pages).
 import type { ObjectMeta } from '../model/types.ts';
 
 export interface ConfigMap {
@@ -14,4 +14,6 @@ export const ROLES = {
   nameClaim: 'name-claim',
   idSequence: 'id-sequence',
   fingerprints: 'notification-fingerprints',
+  /** Recovery history of a Notification that does not fit its status (src/store/journal-pages.ts). */
+  journalPage: 'notification-journal',
 } as const;

@@ -18,7 +18,8 @@ import { Controller } from '../runtime/controller.ts';
 import { informerReady } from '../runtime/types.ts';
 import { runLeaderElection } from '../runtime/leaderelection.ts';
 import type { InformerFactory } from './caches.ts';
-import { createStoreCaches } from './caches.ts';
+import { createStoreCaches, INDEX } from './caches.ts';
+import { sweepOrphanPages } from './journal-pages.ts';
 import { DEFAULT_CLAIM_GRACE_MS, NameClaims } from './claims.ts';
 import { createIdAllocator } from './ids.ts';
 import { Lifecycle } from './lifecycle.ts';
@@ -30,6 +31,8 @@ export type { IdAllocator } from './ids.ts';
 /** Lease held by the replica that runs the store reconcilers. */
 export const STORE_LEASE_NAME = 'masakari-store-reconcilers';
 const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
+/** A journal page is created before its notification's status counts it; younger ones are never orphans. */
+const ORPHAN_PAGE_GRACE_MS = 10 * 60_000;
 /** Workers per store controller: admission is a handful of small API calls, so a few suffice. */
 const RECONCILE_WORKERS = 2;
 
@@ -73,8 +76,11 @@ export type CrRepositoryHandle = Repository & {
   settle(): Promise<void>;
   /** True while every cache is serving: synced, and its watch not failing for long (runtime informerReady). */
   ready(): boolean;
-  /** Removes stale name claims now (the reconcilers also do it periodically); returns how many. */
-  sweepOrphans(): Promise<number>;
+  /**
+   * Removes stale name claims and the journal pages of deleted notifications
+   * now (the reconcilers also do it periodically); returns how many.
+   */
+  sweepOrphans(opts?: { pageGraceMs?: number }): Promise<number>;
 };
 
 /** Leader election on a coordination.k8s.io Lease in the store's namespace, timed by [operator] lease_*. */
@@ -152,14 +158,26 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
             opts.makeController ??
             ((name, reconcile) =>
               new Controller({ name, reconcile, workers: RECONCILE_WORKERS, log, metrics: opts.metrics })),
-          sweep: () => claims.sweep(),
+          sweep: () => sweepAll(),
           sweepIntervalMs: opts.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
           log,
         });
 
+  // Journal pages of deleted notifications (no garbage collector in every cluster): the sweep's second half.
+  const sweepPages = (graceMs: number) =>
+    sweepOrphanPages(
+      kube,
+      namespace,
+      (uuid) => caches.notifications.byIndex(INDEX.uuid, uuid).length > 0,
+      new Date(),
+      graceMs,
+    );
+  const sweepAll = async (o: { pageGraceMs?: number } = {}) =>
+    (await claims.sweep()) + (await sweepPages(o.pageGraceMs ?? ORPHAN_PAGE_GRACE_MS));
+
   const stopping = new AbortController();
   let leading: Promise<void> | undefined;
-  const informers = [caches.segments, caches.hosts, caches.notifications];
+  const informers = [caches.segments, caches.hosts, caches.notifications, caches.journalPages];
 
   return Object.assign(repo, {
     async start(): Promise<void> {
@@ -181,6 +199,6 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
       await leading;
     },
     ready: () => informers.every(informerReady),
-    sweepOrphans: () => claims.sweep(),
+    sweepOrphans: (o?: { pageGraceMs?: number }) => sweepAll(o),
   });
 }

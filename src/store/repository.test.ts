@@ -5,10 +5,11 @@ import * as assert from 'uvu/assert';
 import { DuplicateNotificationError, NameTakenError, NotFoundInStoreError } from '../domain/repository.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { FINALIZERS, LABELS } from '../model/constants.ts';
-import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
+import type { FailoverSegment, HaHost, Notification, VMoveRecord } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
 import { claimObjectName, fingerprintObjectName } from './names.ts';
 import { encodeBook, payloadHash } from './fingerprints.ts';
+import { pageObject } from './journal-pages.ts';
 import { NS, hostInput, segmentInput, storeFixture } from './testing/fixture.ts';
 
 async function rejects(fn: () => Promise<unknown>, kind: new (...a: never[]) => Error): Promise<void> {
@@ -322,6 +323,74 @@ test('vmoves are read from the notification status', async () => {
   assert.is(repo.listVMoves(n.notification_uuid)[0]?.created_at, '2026-01-01T00:00:01');
   assert.is(repo.getVMove('vm-uuid')?.notification_uuid, n.notification_uuid);
   assert.is(repo.getVMove('nope'), undefined);
+});
+
+test('history moved into journal pages is served as if it were in the status', async () => {
+  const { kube, repo } = storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const n = await repo.createNotification(
+    { ...notification(h.uuid, s.uuid, '2026-01-01T00:00:00'), type: 'COMPUTE_HOST', payload: { event: 'STOPPED' } },
+    180,
+  );
+  const move = (id: number, status: VMoveRecord['status']): VMoveRecord => ({
+    id,
+    uuid: `vm-${id}`,
+    instanceUuid: `i-${id}`,
+    instanceName: null,
+    sourceHost: 'compute-1',
+    destHost: null,
+    startTime: null,
+    endTime: null,
+    type: 'evacuation',
+    status,
+    message: null,
+    createdAt: '2026-01-01T00:00:01Z',
+    updatedAt: null,
+    run: 0,
+  });
+  const line = (m: string) => ({ timestamp: '2026-01-01 00:00:01.000000', progress: '0.5', message: m });
+  const stored = kube.peek<Notification>(RESOURCES.notifications, NS, n.k8sName)!;
+  await kube.create(RESOURCES.configMaps, NS, {
+    ...pageObject(stored, {
+      seq: 0,
+      vmoves: [move(1, 'succeeded'), move(2, 'ongoing')],
+      lines: [{ name: 'EvacuateInstancesTask', run: 0, details: [line('first')] }],
+    }),
+  });
+  // a page not counted by the status yet (its status write never happened) is ignored
+  await kube.create(RESOURCES.configMaps, NS, pageObject(stored, { seq: 1, vmoves: [move(9, 'failed')] }));
+  await kube.mergePatch<Notification>(
+    RESOURCES.notifications,
+    NS,
+    n.k8sName,
+    {
+      status: {
+        vmoves: [move(2, 'succeeded'), move(3, 'pending')],
+        recoveryWorkflowDetails: [
+          { name: 'EvacuateInstancesTask', progress: 0.5, state: 'RUNNING', run: 0, progressDetails: [line('second')] },
+        ],
+        engine: { journalPages: 1 },
+      },
+    },
+    { status: true },
+  );
+  const moves = repo.listVMoves(n.notification_uuid);
+  assert.equal(
+    moves.map((m) => [m.uuid, m.status]),
+    [
+      ['vm-1', 'succeeded'],
+      ['vm-2', 'succeeded'],
+      ['vm-3', 'pending'],
+    ],
+  );
+  assert.is(repo.getVMove('vm-1')?.notification_uuid, n.notification_uuid);
+  assert.is(repo.getVMove('vm-9'), undefined);
+  const details = repo.getNotification(n.notification_uuid)?.recovery_workflow_details;
+  assert.equal(
+    details?.[0]?.progressDetails.map((d) => d.message),
+    ['first', 'second'],
+  );
 });
 
 test.run();

@@ -42,6 +42,8 @@ import {
 } from './mapping.ts';
 import { notificationObjectName, restObjectName } from './names.ts';
 import { nowRfc3339 } from './time.ts';
+import type { JournalPage } from './journal-pages.ts';
+import { assembleNotification, countedPages, notificationUuidOf, pageOf } from './journal-pages.ts';
 
 /** Attempts for an object update that keeps meeting 409 (someone else wrote it between our read and write). */
 const MAX_UPDATE_ATTEMPTS = 10;
@@ -180,21 +182,37 @@ export class CrRepository implements Repository {
     return this.notificationIndex.unfinishedCount(hostUuid);
   }
 
-  getNotification(uuid: string): NotificationRecord | undefined {
+  /** The notification with the history its journal pages hold put back (src/store/journal-pages.ts). */
+  private wholeNotification(uuid: string): Notification | undefined {
     const n = this.notificationObject(uuid);
+    if (!n || countedPages(n.status) === 0) return n;
+    const pages = this.deps.caches.journalPages
+      .byIndex(INDEX.notificationUuid, uuid)
+      .map(pageOf)
+      .filter((p): p is JournalPage => p !== undefined);
+    return assembleNotification(n, pages);
+  }
+
+  getNotification(uuid: string): NotificationRecord | undefined {
+    const n = this.wholeNotification(uuid);
     return n && toNotificationRecord(n);
   }
 
   listVMoves(notificationUuid: string): VMoveRecordView[] {
-    const n = this.notificationObject(notificationUuid);
+    const n = this.wholeNotification(notificationUuid);
     return (n?.status?.vmoves ?? []).map((v) => toVMoveView(notificationUuid, v));
   }
 
   getVMove(uuid: string): VMoveRecordView | undefined {
-    for (const n of this.deps.caches.notifications.byIndex(INDEX.vmove, uuid)) {
-      if (!isAdmitted(n)) continue;
-      const v = n.status?.vmoves?.find((m) => m.uuid === uuid);
-      if (v) return toVMoveView(n.status?.uuid ?? '', v);
+    // The move is in its notification's status, or in one of its journal pages (the status copy is newer).
+    const owners = new Set(this.deps.caches.notifications.byIndex(INDEX.vmove, uuid).map(notificationUuidOf));
+    for (const cm of this.deps.caches.journalPages.byIndex(INDEX.vmove, uuid)) {
+      owners.add(cm.metadata.labels?.[LABELS.notificationUuid] ?? '');
+    }
+    for (const owner of owners) {
+      const n = owner ? this.wholeNotification(owner) : undefined;
+      const v = n?.status?.vmoves?.find((m) => m.uuid === uuid);
+      if (v) return toVMoveView(n?.status?.uuid ?? owner, v);
     }
     return undefined;
   }

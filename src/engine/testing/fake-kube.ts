@@ -4,7 +4,7 @@
 // and informers see every write through a synchronous "watch".
 
 import { KubeError } from '../../k8s/client.ts';
-import type { KubeClient, KubeList, ResourceRef } from '../../k8s/client.ts';
+import type { JsonPatchOp, KubeClient, KubeList, ResourceRef } from '../../k8s/client.ts';
 import type { Informer, InformerEvent, KubeObjectLike } from '../../runtime/types.ts';
 
 type Obj = KubeObjectLike & {
@@ -14,12 +14,42 @@ type Obj = KubeObjectLike & {
 };
 type Listener = (type: 'upsert' | 'delete', obj: Obj) => void;
 
+function applyJsonPatch(doc: Obj, ops: JsonPatchOp[]): Obj {
+  for (const o of ops) {
+    const keys = o.path
+      .split('/')
+      .slice(1)
+      .map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const last = keys.pop() as string;
+    let parent = doc as unknown as Record<string, unknown>;
+    for (const k of keys) {
+      if (typeof parent[k] !== 'object' || parent[k] === null) {
+        throw new KubeError(422, 'Invalid', `path ${o.path} does not exist`);
+      }
+      parent = parent[k] as Record<string, unknown>;
+    }
+    if (o.op === 'remove') {
+      if (Array.isArray(parent)) parent.splice(Number(last), 1);
+      else delete parent[last];
+    } else if (Array.isArray(parent) && o.op !== 'test') {
+      if (last === '-') parent.push(structuredClone(o.value));
+      else if (o.op === 'add') parent.splice(Number(last), 0, structuredClone(o.value));
+      else parent[Number(last)] = structuredClone(o.value);
+    } else if (o.op === 'test') {
+      if (JSON.stringify(parent[last]) !== JSON.stringify(o.value)) throw new KubeError(422, 'Invalid', 'test failed');
+    } else parent[last] = structuredClone(o.value);
+  }
+  return doc;
+}
+
 export class FakeKube implements KubeClient {
   private rv = 100;
   private readonly store = new Map<string, Obj>();
   private readonly listeners = new Map<string, Listener[]>();
   private readonly failures: Array<{ op: string; plural?: string; err: KubeError }> = [];
   readonly writes: Array<{ op: string; plural: string; name: string }> = [];
+  /** Every status merge patch, with its size on the wire. */
+  readonly patches: Array<{ plural: string; name: string; bytes: number }> = [];
 
   private k(ref: ResourceRef, name: string): string {
     return `${ref.plural}/${name}`;
@@ -35,7 +65,7 @@ export class FakeKube implements KubeClient {
   }
 
   /** The next matching call throws err. */
-  failNext(op: 'get' | 'replaceStatus' | 'create' | 'replace', err: KubeError, plural?: string): void {
+  failNext(op: 'get' | 'replaceStatus' | 'patchStatus' | 'create' | 'replace', err: KubeError, plural?: string): void {
     this.failures.push({ op, err, ...(plural ? { plural } : {}) });
   }
 
@@ -78,9 +108,15 @@ export class FakeKube implements KubeClient {
     return structuredClone(o) as unknown as T;
   }
 
-  async list<T>(ref: ResourceRef): Promise<KubeList<T>> {
+  async list<T>(ref: ResourceRef, _ns?: string, opts: { labelSelector?: string } = {}): Promise<KubeList<T>> {
+    // Equality selectors only (a=b,c=d), as the engine uses them.
+    const wanted = (opts.labelSelector ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((term) => term.split('=') as [string, string]);
     const items = [...this.store.entries()]
       .filter(([k]) => k.startsWith(`${ref.plural}/`))
+      .filter(([, v]) => wanted.every(([key, value]) => v.metadata.labels?.[key] === value))
       .map(([, v]) => structuredClone(v));
     return { metadata: { resourceVersion: String(this.rv) }, items: items as unknown as T[] };
   }
@@ -93,7 +129,7 @@ export class FakeKube implements KubeClient {
     return this.seed(ref, body);
   }
 
-  private cas(ref: ResourceRef, name: string, body: Obj, statusOnly: boolean): Obj {
+  private cas(ref: ResourceRef, name: string, body: Obj, statusOnly: boolean, op?: string): Obj {
     const cur = this.store.get(this.k(ref, name));
     if (!cur) throw new KubeError(404, 'NotFound', `${ref.plural} "${name}" not found`);
     if (body.metadata.resourceVersion && body.metadata.resourceVersion !== cur.metadata.resourceVersion) {
@@ -113,7 +149,7 @@ export class FakeKube implements KubeClient {
     }
     next.metadata.resourceVersion = String(++this.rv);
     this.store.set(this.k(ref, name), next);
-    this.writes.push({ op: statusOnly ? 'replaceStatus' : 'replace', plural: ref.plural, name });
+    this.writes.push({ op: op ?? (statusOnly ? 'replaceStatus' : 'replace'), plural: ref.plural, name });
     this.emit(ref.plural, 'upsert', next);
     return structuredClone(next);
   }
@@ -138,8 +174,23 @@ export class FakeKube implements KubeClient {
   async mergePatch<T>(): Promise<T> {
     throw new Error('FakeKube.mergePatch is not used by the engine');
   }
-  async jsonPatch<T>(): Promise<T> {
-    throw new Error('FakeKube.jsonPatch is not used by the engine');
+
+  /** JSON patch on /status; a patched metadata.resourceVersion is a precondition, as on the API server. */
+  async jsonPatch<T>(
+    ref: ResourceRef,
+    _ns: string | undefined,
+    name: string,
+    ops: JsonPatchOp[],
+    opts: { status?: boolean } = {},
+  ): Promise<T> {
+    if (!opts.status) throw new Error('FakeKube.jsonPatch: the engine patches status only');
+    this.maybeFail('patchStatus', ref.plural);
+    const cur = this.store.get(this.k(ref, name));
+    if (!cur) throw new KubeError(404, 'NotFound', `${ref.plural} "${name}" not found`);
+    const body = applyJsonPatch(structuredClone(cur), ops);
+    const next = this.cas(ref, name, body, true, 'patchStatus');
+    this.patches.push({ plural: ref.plural, name, bytes: JSON.stringify(ops).length });
+    return next as unknown as T;
   }
   async apply<T>(): Promise<T> {
     throw new Error('FakeKube.apply is not used by the engine');

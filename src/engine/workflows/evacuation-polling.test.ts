@@ -39,8 +39,8 @@ test('settle polling: first look after 100 ms, then x1.5 up to verify_interval',
 });
 
 test('settle polling with an expected duration: first look just before it, then short polls', async () => {
-  const times = await probeTimes(settleSchedule(1, 90, 2_000), 2_050);
-  assert.equal(times, [1_800, 1_900, 2_050]);
+  const times = await probeTimes(settleSchedule(1, 90, 2_000), 2_020);
+  assert.equal(times, [1_900, 1_950, 2_025]);
 });
 
 test('service-down polling probes at growing intervals capped at verify_interval', async () => {

@@ -28,6 +28,7 @@ import { createNovaClient } from '../../../src/openstack/index.ts';
 import type { NovaClient } from '../../../src/openstack/types.ts';
 import * as assert from 'uvu/assert';
 import { startSimulator } from '../../../src/simulator/server.ts';
+import { assembleNotification, countedPages, notificationUuidOf, readPages } from '../../../src/store/journal-pages.ts';
 import type { Simulator } from '../../../src/simulator/server.ts';
 
 /** Masakari's timings shrunk so a test takes seconds; the semantics are the same. */
@@ -82,6 +83,7 @@ export interface EngineEnv {
   /** Does what the store's reconciler does for a kubectl-created notification: assigns uuid, id and source host. */
   admit(name: string): Promise<void>;
   startEngine(identity: string, o?: { config?: Config; nova?: NovaClient | null }): Promise<RunningEngine>;
+  /** The notification with its whole status (journal pages included). */
   get(name: string): Promise<Notification>;
   getHost(name: string): Promise<HaHost>;
   close(): Promise<void>;
@@ -216,7 +218,12 @@ export async function engineEnv(
       );
       return running;
     },
-    get: (name) => kube.get<Notification>(RESOURCES.notifications, namespace, name),
+    // As the API presents it: with the history its journal pages hold (src/store/journal-pages.ts).
+    get: async (name) => {
+      const n = await kube.get<Notification>(RESOURCES.notifications, namespace, name);
+      if (countedPages(n.status) === 0) return n;
+      return assembleNotification(n, await readPages(kube, namespace, notificationUuidOf(n)));
+    },
     getHost: (name) => kube.get<HaHost>(RESOURCES.hosts, namespace, `host-${name}`),
     async close() {
       await Promise.allSettled(engines.map((e) => e.stop()));

@@ -46,18 +46,19 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
     resource: `${resource}/status`,
     verbs: ['update', 'patch'],
     why:
-      'replaceStatus (update): src/engine/status-writer.ts, src/engine/host-flags.ts, src/engine/notification-processor.ts; ' +
-      'mergePatch with status (patch): src/store/repository.ts, src/reconcilers/admission.ts',
+      'replaceStatus (update): src/engine/host-flags.ts; jsonPatch with status (patch): src/engine/status-writer.ts, ' +
+      'src/engine/notification-processor.ts; mergePatch with status (patch): src/store/repository.ts, src/reconcilers/admission.ts',
   })),
   {
     subjects: BOTH,
     scope: 'crNamespace',
     apiGroup: '',
     resource: 'configmaps',
-    verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
     why:
       'name claims (src/store/claims.ts: create, get, list for the sweep, patch, delete), id sequences ' +
-      '(src/store/ids.ts: get, create, replace = update), fingerprints (src/store/fingerprint-book.ts: get, create, replace)',
+      '(src/store/ids.ts: get, create, replace = update), fingerprints (src/store/fingerprint-book.ts: get, create, replace), ' +
+      'journal pages (src/store/journal-pages.ts, src/store/caches.ts: list, watch, delete; src/engine/status-writer.ts: create, replace = update)',
   },
   {
     subjects: BOTH,

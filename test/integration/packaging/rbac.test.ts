@@ -217,7 +217,6 @@ test('RBAC applied for real: kubectl auth can-i allows what the code needs and d
       ['controller', ['create', 'leases.coordination.k8s.io'], leases.namespace],
       ['controller', ['update', 'leases.coordination.k8s.io'], leases.namespace],
       ['controller', ['list', 'leases.coordination.k8s.io'], 'default'],
-      ['controller', ['watch', 'configmaps']],
       ['controller', ['escalate', 'roles.rbac.authorization.k8s.io']],
       ['controller', ['*', '*']],
     ];
