@@ -30,6 +30,8 @@ export const LABELS = {
   segmentUuid: `${GROUP}/segment-uuid`,
   /** On Notification: the uuid of the source host. */
   hostUuid: `${GROUP}/host-uuid`,
+  /** On a notification's duplicate claim (src/store/intake.ts): the uuid of the Notification it stands for. */
+  notificationUuid: `${GROUP}/notification-uuid`,
   /** On internal bookkeeping ConfigMaps: what the object is for. */
   role: `${GROUP}/role`,
   managedBy: 'app.kubernetes.io/managed-by',
@@ -70,7 +72,7 @@ export const FIELD_MANAGERS = {
 export const FINALIZERS = {
   /** On FailoverSegment: its hosts are removed before the segment goes away. */
   segmentCascade: `${GROUP}/cascade-hosts`,
-  /** On HaHost: the host's name claim and fingerprints are released. */
+  /** On HaHost: the host's name claim is released. */
   hostCleanup: `${GROUP}/release-claims`,
 } as const;
 

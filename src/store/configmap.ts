@@ -1,5 +1,5 @@
 // The few ConfigMap fields the store's bookkeeping objects use
-// (name claims, id sequences, notification fingerprints).
+// (name claims, id sequences, notification duplicate claims).
 import type { ObjectMeta } from '../model/types.ts';
 
 export interface ConfigMap {
@@ -13,5 +13,5 @@ export interface ConfigMap {
 export const ROLES = {
   nameClaim: 'name-claim',
   idSequence: 'id-sequence',
-  fingerprints: 'notification-fingerprints',
+  notificationClaim: 'notification-claim',
 } as const;

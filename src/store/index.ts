@@ -22,7 +22,7 @@ import { createStoreCaches } from './caches.ts';
 import { DEFAULT_CLAIM_GRACE_MS, NameClaims } from './claims.ts';
 import { createIdAllocator } from './ids.ts';
 import { Lifecycle } from './lifecycle.ts';
-import { CrRepository, DEFAULT_PENDING_FINGERPRINT_MS } from './repository.ts';
+import { CrRepository, DEFAULT_PENDING_CLAIM_MS } from './repository.ts';
 
 export { createIdAllocator } from './ids.ts';
 export type { IdAllocator } from './ids.ts';
@@ -54,7 +54,7 @@ export interface CrRepositoryOptions {
   /** Age before an orphaned name claim may be removed; default 120 s. */
   claimGraceMs?: number;
   sweepIntervalMs?: number;
-  pendingFingerprintMs?: number;
+  pendingClaimMs?: number;
   validators?: SpecValidators;
   /** Default: private list+watch informers (src/runtime/informer.ts); processes pass their SharedInformerFactory's. */
   informerFactory?: InformerFactory;
@@ -117,7 +117,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
     hosts: createIdAllocator(kube, namespace, 'hosts', blockSize),
     notifications: createIdAllocator(kube, namespace, 'notifications', blockSize),
   };
-  const pendingFingerprintMs = opts.pendingFingerprintMs ?? DEFAULT_PENDING_FINGERPRINT_MS;
+  const pendingClaimMs = opts.pendingClaimMs ?? DEFAULT_PENDING_CLAIM_MS;
   const apiLifecycle = new Lifecycle({ kube, namespace, claims, caches, log, fieldManager: FIELD_MANAGERS.api });
   const repo = new CrRepository({
     kube,
@@ -127,7 +127,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
     claims,
     lifecycle: apiLifecycle,
     ids,
-    pendingFingerprintMs,
+    pendingClaimMs,
   });
 
   const reconcilers =
@@ -144,7 +144,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
             ids,
             validators: opts.validators ?? MASAKARI_VALIDATORS,
             duplicateWindowSeconds: config.DEFAULT.duplicate_notification_detection_interval,
-            pendingFingerprintMs,
+            pendingClaimMs,
             now: () => new Date(),
             confirmedClaims: new Map(),
           },
