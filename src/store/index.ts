@@ -22,7 +22,9 @@ import { createStoreCaches } from './caches.ts';
 import { DEFAULT_CLAIM_GRACE_MS, NameClaims } from './claims.ts';
 import { createIdAllocator } from './ids.ts';
 import { Lifecycle } from './lifecycle.ts';
+import { sweepNotificationClaims } from './intake.ts';
 import { CrRepository, DEFAULT_PENDING_CLAIM_MS } from './repository.ts';
+import { runRetention } from './retention.ts';
 
 export { createIdAllocator } from './ids.ts';
 export type { IdAllocator } from './ids.ts';
@@ -30,6 +32,9 @@ export type { IdAllocator } from './ids.ts';
 /** Lease held by the replica that runs the store reconcilers. */
 export const STORE_LEASE_NAME = 'masakari-store-reconcilers';
 const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
+/** The retention task runs this often on the leader, the first time a minute after it starts leading. */
+const DEFAULT_RETENTION_INTERVAL_MS = 3_600_000;
+const DEFAULT_RETENTION_FIRST_AFTER_MS = 60_000;
 /** Workers per store controller: admission is a handful of small API calls, so a few suffice. */
 const RECONCILE_WORKERS = 2;
 
@@ -54,6 +59,9 @@ export interface CrRepositoryOptions {
   /** Age before an orphaned name claim may be removed; default 120 s. */
   claimGraceMs?: number;
   sweepIntervalMs?: number;
+  /** Period of the notification retention task (default 1 h) and delay of its first pass (default 1 min). */
+  retentionIntervalMs?: number;
+  retentionFirstAfterMs?: number;
   pendingClaimMs?: number;
   validators?: SpecValidators;
   /** Default: private list+watch informers (src/runtime/informer.ts); processes pass their SharedInformerFactory's. */
@@ -73,7 +81,7 @@ export type CrRepositoryHandle = Repository & {
   settle(): Promise<void>;
   /** True while every cache is serving: synced, and its watch not failing for long (runtime informerReady). */
   ready(): boolean;
-  /** Removes stale name claims now (the reconcilers also do it periodically); returns how many. */
+  /** Removes stale name claims now (the reconcilers also do it periodically); returns how many. Duplicate claims are swept by the reconcilers only. */
   sweepOrphans(): Promise<number>;
 };
 
@@ -152,8 +160,23 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
             opts.makeController ??
             ((name, reconcile) =>
               new Controller({ name, reconcile, workers: RECONCILE_WORKERS, log, metrics: opts.metrics })),
-          sweep: () => claims.sweep(),
+          sweep: async () => (await claims.sweep()) + (await sweepNotificationClaims(kube, namespace, new Date(), log)),
           sweepIntervalMs: opts.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
+          retention: {
+            run: (signal) =>
+              runRetention(
+                {
+                  kube,
+                  namespace,
+                  retentionDays: config.operator.notification_retention_days,
+                  windowSeconds: config.DEFAULT.duplicate_notification_detection_interval,
+                  log: log.child({ component: 'retention' }),
+                },
+                signal,
+              ),
+            intervalMs: opts.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
+            firstAfterMs: opts.retentionFirstAfterMs ?? DEFAULT_RETENTION_FIRST_AFTER_MS,
+          },
           log,
         });
 
