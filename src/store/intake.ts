@@ -330,6 +330,7 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
   const sleep = req.sleep ?? defaultSleep;
   const graceMs = req.decisionGraceMs ?? DECISION_GRACE_MS;
   let waitingFor: { rv: string | undefined; since: number } | undefined;
+  let waits = 0;
 
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     let mine = await session.create(name, bucketText);
@@ -371,7 +372,8 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
       await session.remove(other);
       continue;
     }
-    await sleep(Math.min(200, 5 * round));
+    // Polling backs off (5, 10, 20 … 200 ms): a storm of identical requests must not hammer the API server.
+    await sleep(Math.min(200, 5 * 2 ** Math.min(6, waits++)));
     round--; // waiting for a decision is not a competing write
   }
   throw new IntakeContendedError(`notification claim ${name}: ${MAX_ROUNDS} competing writes`);
