@@ -58,7 +58,7 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
     why:
       'name claims (src/store/claims.ts: create, get, list for the sweep, patch, delete), id sequences ' +
       '(src/store/ids.ts: get, create, replace = update), duplicate claims (src/store/intake.ts: create, get, ' +
-        'replace = update, delete; list for the sweep)',
+      'replace = update, delete; list for the sweep)',
   },
   {
     subjects: BOTH,
