@@ -59,12 +59,14 @@ export const DEFAULT_PENDING_CLAIM_MS = 300_000;
 export const INTAKE_RETRY_AFTER_SECONDS = 2;
 
 /**
- * An API server failure during intake (timeout, 5xx, 429, quota exceeded) or
- * a claim that kept contending: retryable, so 503 with Retry-After rather than
- * 500; masakari-monitors retries it. Domain errors pass through.
+ * An API server failure during intake (no answer or timeout, 5xx, 429; etcd
+ * out of space is a 5xx) or a claim that kept contending: retryable, so 503
+ * with Retry-After rather than 500; masakari-monitors retries it. Anything
+ * else (domain errors, a 4xx from the API server) passes through.
  */
 function intakeError(e: unknown): unknown {
-  if (e instanceof KubeError || e instanceof IntakeContendedError) {
+  const transient = e instanceof KubeError && (e.code === 0 || e.code === 429 || e.code >= 500);
+  if (transient || e instanceof IntakeContendedError) {
     return new StoreUnavailableError(`notification intake: ${e.message}`, INTAKE_RETRY_AFTER_SECONDS);
   }
   return e;

@@ -89,7 +89,7 @@ growth('1,000 distinct VM notifications for one host, 8 in flight: under 20 KB o
       180,
     );
   // Warm-up outside the measurement: id blocks, first objects of each kind.
-  for (let i = 0; i < 20; i++) await post(-1 - i);
+  for (let i = 0; i < 20; i++) await post(NOTIFICATIONS + i);
   await repo.settle();
 
   const before = await etcdMetric(cp, 'etcd_mvcc_db_total_size_in_bytes');
