@@ -2,6 +2,7 @@
 // masakari-operator: the one entry point.
 //   masakari-operator [run]     start the components named by MASAKARI_COMPONENTS
 //   masakari-operator import    copy segments and hosts from a running Masakari (src/cli/import/)
+//   masakari-operator purge     delete notifications that ended long ago (src/cli/purge/)
 //   masakari-operator help      usage
 //   masakari-operator version   print the version
 // In the image: node dist/src/main.js; in development: node --import tsx src/main.ts.
@@ -21,6 +22,7 @@ const USAGE = `usage: masakari-operator [command]
 commands:
   run       start the components named by MASAKARI_COMPONENTS (default)
   import    copy segments and hosts from a running Masakari (import --help)
+  purge     delete notifications that ended more than N days ago (purge --help)
   help      show this text
   version   print the version
 
@@ -67,6 +69,10 @@ const COMMANDS: Record<string, Command> = {
   import: async (args) => {
     const { runImportCommand } = await import('./cli/import/command.ts');
     return runImportCommand(args);
+  },
+  purge: async (args) => {
+    const { runPurgeCommand } = await import('./cli/purge/command.ts');
+    return runPurgeCommand(args);
   },
   help: async () => {
     process.stdout.write(USAGE);

@@ -12,6 +12,7 @@ import type { Harness } from './testing/harness.ts';
 import type { TokenIdentity, TokenValidator } from './auth.ts';
 import { NovaForbidden, NovaError } from '../openstack/types.ts';
 import { Forbidden, UnexpectedApiError } from '../domain/errors.ts';
+import { StoreUnavailableError } from '../domain/repository.ts';
 import { NovaComputeHostChecker } from '../domain/compute-host-checker.ts';
 import type { NovaClient } from '../openstack/types.ts';
 
@@ -318,6 +319,33 @@ pipeline('Nova refusing the host check is a 403; Nova failing is the 500 Masakar
     down.json.masakariFault.message,
     "Unexpected API Error. Please report this at https://bugs.launchpad.net/masakari/ and attach the Masakari API log if possible.\n<class 'novaclient.exceptions.ClientException'>",
   );
+});
+
+pipeline('an API server failure while storing a notification is a 503 with Retry-After, not a 500', async ({ h }) => {
+  const seg = (await h.request('POST', '/v1/segments', { body: segmentBody('s503') })).json.segment.uuid;
+  h.compute.known.add('compute-503');
+  await h.request('POST', `/v1/segments/${seg}/hosts`, { body: hostBody('compute-503') });
+  const original = h.repo.createNotification.bind(h.repo);
+  h.repo.createNotification = async () => {
+    throw new StoreUnavailableError('notification intake: etcdserver: mvcc: database space exceeded', 2);
+  };
+  try {
+    const r = await h.request('POST', '/v1/notifications', {
+      body: {
+        notification: {
+          type: 'PROCESS',
+          hostname: 'compute-503',
+          generated_time: '2026-01-01T00:00:00',
+          payload: { process_name: 'nova-compute', event: 'STOPPED' },
+        },
+      },
+    });
+    assert.is(r.status, 503);
+    assert.is(r.headers['retry-after'], '2');
+    assert.is(r.json.serviceUnavailable.code, 503);
+  } finally {
+    h.repo.createNotification = original;
+  }
 });
 
 pipeline('a chunked body over the limit is refused with a 413 fault', async ({ h }) => {

@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { HaService } from '../domain/ha-service.ts';
 import type { Repository } from '../domain/repository.ts';
-import { MasakariError, PolicyNotAuthorized } from '../domain/errors.ts';
+import { MasakariError, PolicyNotAuthorized, ServiceUnavailable } from '../domain/errors.ts';
 import * as msg from '../domain/messages.ts';
 import { parseJsonBody } from '../domain/json-body.ts';
 import type { ApiVersion } from '../domain/api-version.ts';
@@ -404,7 +404,9 @@ export function createApiApp(opts: ApiAppOptions): Express {
       if (e instanceof MasakariError) {
         if (!(e instanceof PolicyNotAuthorized) && e.status >= 500)
           log.error({ err: e, requestId: req.requestId }, e.message);
-        return { reply: fault(e.status, e.message), route };
+        const reply = fault(e.status, e.message);
+        if (e instanceof ServiceUnavailable) reply.headers['retry-after'] = String(e.retryAfterSeconds);
+        return { reply, route };
       }
       log.error({ err: e, requestId: req.requestId }, 'unexpected error in API method');
       const kind = e instanceof Error ? e.name : typeof e;

@@ -87,6 +87,8 @@ export interface Config {
     retry_period: number; // 2
     /** Integer ids reserved per process at a time (see docs/design.md). */
     id_block_size: number; // 20
+    /** Days after which finished/failed/ignored notifications are deleted; <= 0 keeps them forever. */
+    notification_retention_days: number; // 30
     // Added by the process shell (src/main.ts):
     /** pino level: trace, debug, info, warn, error, fatal (MASAKARI_LOG_LEVEL). */
     log_level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'; // 'info'

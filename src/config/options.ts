@@ -384,6 +384,11 @@ export const OPTIONS: OptionTable = {
       parser: integer({ min: 1, max: 10000 }),
       help: 'Integer ids a process reserves at a time for new objects.',
     },
+    notification_retention_days: {
+      default: 30,
+      parser: integer(),
+      help: 'Notifications that ended (finished, failed, ignored) more than this many days ago are deleted, with their vmoves, by an hourly task on the store leader; 0 or negative keeps them forever, as Masakari does. `masakari-operator purge` does the same on demand.',
+    },
     log_level: {
       default: 'info',
       parser: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal']),

@@ -152,3 +152,15 @@ export class UnexpectedApiError extends MasakariError {
     super(500, msg.unexpectedApiError(kind));
   }
 }
+
+// 503: the store's API server failed during a write that is safe to retry
+// (Masakari would answer 500 for a database error; a 503 with Retry-After
+// tells masakari-monitors and other clients to try again).
+export class ServiceUnavailable extends MasakariError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(503, message);
+  }
+}

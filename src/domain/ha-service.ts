@@ -6,7 +6,12 @@
 import { pyJsonDumps } from './pyjson.ts';
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from './records.ts';
 import type { NewHost, NewSegment, Repository } from './repository.ts';
-import { DuplicateNotificationError, NameTakenError, NotFoundInStoreError } from './repository.ts';
+import {
+  DuplicateNotificationError,
+  NameTakenError,
+  NotFoundInStoreError,
+  StoreUnavailableError,
+} from './repository.ts';
 import type { NotificationType, RecoveryMethod } from '../model/types.ts';
 import type { ComputeHostChecker } from './compute-host-checker.ts';
 import { boolFromStringStrict, InvalidBooleanString } from './booleans.ts';
@@ -25,6 +30,7 @@ import {
   NotificationNotFound,
   NotificationWithoutVMoves,
   SegmentNotFound,
+  ServiceUnavailable,
   VMoveNotFound,
 } from './errors.ts';
 import * as msg from './messages.ts';
@@ -435,6 +441,7 @@ export class HaService {
       );
     } catch (e) {
       if (e instanceof DuplicateNotificationError) throw new DuplicateNotification(hostname, type);
+      if (e instanceof StoreUnavailableError) throw new ServiceUnavailable(e.message, e.retryAfterSeconds);
       throw e;
     }
   }

@@ -15,6 +15,16 @@ export class NameTakenError extends Error {}
 export class DuplicateNotificationError extends Error {}
 /** Thrown when the object vanished or changed underneath (after bounded internal retries). */
 export class NotFoundInStoreError extends Error {}
+/** The store cannot answer now (its API server failed or timed out); retrying later may succeed. */
+export class StoreUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+    this.name = 'StoreUnavailableError';
+  }
+}
 
 export interface NewSegment {
   name: string;

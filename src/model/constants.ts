@@ -30,10 +30,13 @@ export const LABELS = {
   segmentUuid: `${GROUP}/segment-uuid`,
   /** On Notification: the uuid of the source host. */
   hostUuid: `${GROUP}/host-uuid`,
+  /**
+   * On a notification's duplicate claim (src/store/intake.ts) and journal pages
+   * (src/store/journal-pages.ts): the uuid of the Notification they belong to.
+   */
+  notificationUuid: `${GROUP}/notification-uuid`,
   /** On internal bookkeeping ConfigMaps: what the object is for. */
   role: `${GROUP}/role`,
-  /** On a Notification's journal pages (src/store/journal-pages.ts): the notification_uuid they belong to. */
-  notificationUuid: `${GROUP}/notification-uuid`,
   managedBy: 'app.kubernetes.io/managed-by',
 } as const;
 
@@ -72,7 +75,7 @@ export const FIELD_MANAGERS = {
 export const FINALIZERS = {
   /** On FailoverSegment: its hosts are removed before the segment goes away. */
   segmentCascade: `${GROUP}/cascade-hosts`,
-  /** On HaHost: the host's name claim and fingerprints are released. */
+  /** On HaHost: the host's name claim is released. */
   hostCleanup: `${GROUP}/release-claims`,
 } as const;
 

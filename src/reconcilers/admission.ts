@@ -33,7 +33,7 @@ export interface AdmissionDeps {
   validators: SpecValidators;
   /** [DEFAULT] duplicate_notification_detection_interval, for kubectl-created notifications. */
   duplicateWindowSeconds: number;
-  pendingFingerprintMs: number;
+  pendingClaimMs: number;
   now: () => Date;
   /**
    * uid → generation whose name claim this process has confirmed, so a

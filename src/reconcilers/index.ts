@@ -1,6 +1,7 @@
 // The kubectl/GitOps path: three reconcilers (segments, hosts, notifications)
 // fed by the store's informer caches, plus the periodic sweep of orphaned
-// name claims. Informer handlers only enqueue keys; all work happens in the
+// name claims and expired duplicate claims, and the notification retention
+// task (src/store/retention.ts). Informer handlers only enqueue keys; all work happens in the
 // controllers' workers. Built per leadership term: start(signal) runs until
 // the signal aborts (leadership lost or shutdown).
 import type { Logger } from 'pino';
@@ -23,9 +24,11 @@ export type ControllerFactory = (name: string, reconcile: Reconciler) => Queuein
 export interface StoreReconcilersOptions {
   deps: AdmissionDeps;
   makeController: ControllerFactory;
-  /** Removes stale name claims; returns how many. */
+  /** Removes stale name claims and expired duplicate claims; returns how many. */
   sweep: () => Promise<number>;
   sweepIntervalMs: number;
+  /** Deletes notifications past [operator] notification_retention_days (a no-op when disabled). */
+  retention?: { run: (signal: AbortSignal) => Promise<unknown>; intervalMs: number; firstAfterMs: number };
   log: Logger;
 }
 
@@ -95,12 +98,40 @@ export class StoreReconcilers {
     };
     sweep();
     const timer = setInterval(sweep, this.opts.sweepIntervalMs);
+    const stopRetention = this.scheduleRetention(signal);
     try {
       await Promise.all(Object.values(controllers).map((c) => c.start(signal)));
     } finally {
       clearInterval(timer);
+      stopRetention();
       if (this.active === controllers) this.active = undefined;
     }
+  }
+
+  /** Runs the retention task periodically while leading, never two passes at once; returns the canceller. */
+  private scheduleRetention(signal: AbortSignal): () => void {
+    const retention = this.opts.retention;
+    if (!retention) return () => undefined;
+    let running = false;
+    const pass = () => {
+      if (running || signal.aborted) return;
+      running = true;
+      retention
+        .run(signal)
+        .catch((err: unknown) => this.opts.log.warn({ err }, 'notification retention pass failed; next one retries'))
+        .finally(() => {
+          running = false;
+        });
+    };
+    let interval: NodeJS.Timeout | undefined;
+    const first = setTimeout(() => {
+      pass();
+      interval = setInterval(pass, retention.intervalMs);
+    }, retention.firstAfterMs);
+    return () => {
+      clearTimeout(first);
+      if (interval) clearInterval(interval);
+    };
   }
 
   private enqueue(kind: 'segments' | 'hosts' | 'notifications', name: string | undefined): void {

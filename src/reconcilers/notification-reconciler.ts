@@ -1,7 +1,8 @@
 // Notifications created with kubectl/GitOps go through the same intake as a
 // POST /v1/notifications: the source host must exist (Ready=False
 // HostNotFound otherwise) and not be on maintenance (HostOnMaintenance), and
-// the same per-host fingerprint book decides duplicates (DuplicateNotification).
+// the same duplicate claims decide duplicates (DuplicateNotification,
+// src/store/intake.ts).
 // An admitted one gets uuid/id, sourceHostUuid, failoverSegmentUuid and phase
 // new in status; the engine starts only once status.uuid and sourceHostUuid
 // are there. Once admitted, a notification is the engine's: this reconciler
@@ -13,7 +14,7 @@ import type { ReconcileResult } from '../runtime/types.ts';
 import { duplicateNotification, hostNotFoundByName, hostOnMaintenance } from '../domain/messages.ts';
 import { INDEX } from '../store/caches.ts';
 import { payloadHash } from '../store/fingerprints.ts';
-import { findCachedDuplicate, reserveFingerprint } from '../store/intake.ts';
+import { claimNotification, findCachedDuplicate } from '../store/intake.ts';
 import { REASONS, effectiveFlags, hostSegmentUuid, isAdmitted, objectUuid, readyCondition } from '../store/mapping.ts';
 import type { AdmissionDeps } from './admission.ts';
 import { admittedStatus, chooseId, chooseUuid, ensureMetadata, flagNotReady, patchStatus } from './admission.ts';
@@ -74,7 +75,7 @@ export async function reconcileNotification(deps: AdmissionDeps, name: string): 
     );
   if (findCachedDuplicate(caches.notifications.byIndex(INDEX.hostUuid, hostUuid), candidate, window, name))
     return duplicate();
-  const outcome = await reserveFingerprint({
+  const outcome = await claimNotification({
     kube: deps.kube,
     namespace: deps.namespace,
     host,
@@ -85,11 +86,11 @@ export async function reconcileNotification(deps: AdmissionDeps, name: string): 
     uuid,
     exists: async (other) =>
       other !== name && (await deps.lifecycle.fresh(RESOURCES.notifications, other)) !== undefined,
-    pendingMs: deps.pendingFingerprintMs,
+    pendingMs: deps.pendingClaimMs,
     now: deps.now,
   });
-  // 'pending': an API request is creating the same notification right now; that one wins.
-  if (outcome.kind !== 'reserved') return duplicate();
+  // Accepted for another name: an API request is creating the same notification right now; that one wins.
+  if (outcome.kind !== 'accepted' || outcome.name !== name) return duplicate();
 
   const id = await chooseId(n, caches.notifications, deps.ids.notifications);
   n = await ensureMetadata(deps, RESOURCES.notifications, n, {

@@ -118,7 +118,7 @@ test('a kubectl notification is admitted with host/segment uuids and phase new, 
   assert.is(n1.status?.failoverSegmentUuid, s.uuid);
   assert.is(repo.listNotifications().length, 1);
 
-  // the same notification again is a duplicate, through the same fingerprint book as the REST path
+  // the same notification again is a duplicate, through the same duplicate claims as the REST path
   await kube.create(RESOURCES.notifications, NS, notification('n2', 'compute-1'));
   await reconcileNotification(admission, 'n2');
   assert.is(readyCondition(kube.peek<Notification>(RESOURCES.notifications, NS, 'n2')!)?.reason, REASONS.duplicate);

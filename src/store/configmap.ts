@@ -1,5 +1,5 @@
 // The few ConfigMap fields the store's bookkeeping objects use
-// (name claims, id sequences, notification fingerprints, journal pages).
+// (name claims, id sequences, notification duplicate claims, journal pages).
 import type { ObjectMeta } from '../model/types.ts';
 
 export interface ConfigMap {
@@ -13,7 +13,7 @@ export interface ConfigMap {
 export const ROLES = {
   nameClaim: 'name-claim',
   idSequence: 'id-sequence',
-  fingerprints: 'notification-fingerprints',
+  notificationClaim: 'notification-claim',
   /** Recovery history of a Notification that does not fit its status (src/store/journal-pages.ts). */
   journalPage: 'notification-journal',
 } as const;

@@ -1,16 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  MAX_BOOK_ENTRIES,
-  canonicalJson,
-  decodeBook,
-  encodeBook,
-  findDuplicate,
-  isDuplicateOf,
-  payloadHash,
-  prune,
-} from './fingerprints.ts';
-import type { Fingerprint } from './fingerprints.ts';
+import { bucketOf, canonicalJson, isDuplicateOf, payloadHash } from './fingerprints.ts';
 
 const h = payloadHash({ event: 'STOPPED', host_status: 'NORMAL' });
 const base = { type: 'COMPUTE_HOST', payloadHash: h, generatedTime: '2026-01-02T03:00:00' };
@@ -36,38 +26,21 @@ test('not a duplicate when type or payload differ', () => {
   assert.not.ok(isDuplicateOf({ ...base, payloadHash: payloadHash({ event: 'STARTED' }) }, base, 180));
 });
 
-const fp = (name: string, recordedAt: string): Fingerprint => ({ ...base, name, uuid: name, recordedAt });
-
-test('prune keeps entries written within max(window, 10 min) and drops older ones', () => {
-  const now = new Date('2026-01-02T04:00:00Z');
-  const book = {
-    maxWindowSeconds: 180,
-    entries: [fp('old', '2026-01-02T03:40:00Z'), fp('recent', '2026-01-02T03:55:00Z')],
-  };
-  assert.equal(
-    prune(book, now).entries.map((e) => e.name),
-    ['recent'],
-  );
-  // a larger window seen once keeps more history
-  assert.equal(
-    prune({ ...book, maxWindowSeconds: 3600 }, now).entries.map((e) => e.name),
-    ['old', 'recent'],
-  );
-});
-
-test('prune caps a flooded book to its newest entries', () => {
-  const now = new Date('2026-01-02T04:00:00Z');
-  const entries = Array.from({ length: MAX_BOOK_ENTRIES + 5 }, (_, i) => fp(`n${i}`, '2026-01-02T03:59:00Z'));
-  const pruned = prune({ maxWindowSeconds: 180, entries }, now).entries;
-  assert.is(pruned.length, MAX_BOOK_ENTRIES);
-  assert.is(pruned[0]?.name, 'n5');
-});
-
-test('the book round-trips through ConfigMap data and tolerates garbage', () => {
-  const book = { maxWindowSeconds: 180, entries: [fp('a', '2026-01-02T03:55:00Z')] };
-  assert.equal(decodeBook(encodeBook(book)), book);
-  assert.equal(decodeBook({ 'fingerprints.json': '{nope' }), { maxWindowSeconds: 0, entries: [] });
-  assert.is(findDuplicate(book, base, 180)?.name, 'a');
+test('buckets are one window wide: same bucket is always a duplicate, two buckets apart never', () => {
+  assert.is(bucketOf('1970-01-01T00:03:00', 180), 1n);
+  assert.is(bucketOf('1970-01-01T00:05:59.999999', 180), 1n);
+  assert.is(bucketOf('1970-01-01T00:06:00', 180), 2n);
+  // floor, not truncation, before 1970
+  assert.is(bucketOf('1969-12-31T23:59:59', 180), -1n);
+  // a window of 0: one bucket per microsecond
+  assert.is(bucketOf('1970-01-01T00:00:01.000002', 0), 1_000_002n);
+  assert.is(bucketOf('not a time', 180), undefined);
+  const at = (t: string) => ({ ...base, generatedTime: t });
+  // same bucket, either order
+  assert.ok(isDuplicateOf(at('2026-01-02T03:05:59'), at('2026-01-02T03:03:00'), 180));
+  assert.ok(isDuplicateOf(at('2026-01-02T03:03:00'), at('2026-01-02T03:05:59'), 180));
+  // two buckets apart, earlier stored: never
+  assert.not.ok(isDuplicateOf(at('2026-01-02T03:06:00'), at('2026-01-02T03:02:59'), 180));
 });
 
 test.run();

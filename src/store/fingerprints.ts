@@ -1,33 +1,12 @@
-// Masakari's duplicate-notification rule, made atomic.
+// Masakari's duplicate-notification rule, the pure part.
 //
 // Rule (masakari/ha/api.py _is_duplicate_notification): a new notification is
 // a duplicate when a stored one has the same type, the same source host uuid,
 // an identical payload, and generated_time >= new.generated_time - window,
-// whatever its status. A sliding window cannot become a deterministic object
-// name, so creators of one host's notifications serialise on a per-host
-// ConfigMap instead: each appends its fingerprint with a resourceVersion-
-// checked update; a concurrent creator gets 409, re-reads, and re-checks.
-// This file holds the pure part (matching, pruning, encoding).
+// whatever its status. How the rule is made atomic across API replicas with
+// small create-if-absent claims is in intake.ts.
 import { createHash } from 'node:crypto';
 import { toEpochMicros } from './time.ts';
-
-export interface Fingerprint {
-  type: string;
-  /** sha256 of the canonical JSON of the payload. */
-  payloadHash: string;
-  generatedTime: string;
-  /** metadata.name of the Notification this fingerprint stands for. */
-  name: string;
-  uuid: string;
-  /** When the fingerprint was written (RFC 3339, this process's clock). */
-  recordedAt: string;
-}
-
-export interface FingerprintBook {
-  /** Largest duplicate window (seconds) any writer has used: pruning keeps at least this much history. */
-  maxWindowSeconds: number;
-  entries: Fingerprint[];
-}
 
 /** JSON with object keys sorted at every level, so equal payloads hash equally whatever their key order. */
 export function canonicalJson(value: unknown): string {
@@ -60,61 +39,18 @@ export function isDuplicateOf(candidate: Candidate, existing: Candidate, windowS
   return oldAt >= newAt - BigInt(Math.round(windowSeconds * 1e6));
 }
 
-export function findDuplicate(
-  book: FingerprintBook,
-  candidate: Candidate,
-  windowSeconds: number,
-): Fingerprint | undefined {
-  return book.entries.find((e) => isDuplicateOf(candidate, e, windowSeconds));
-}
-
 /**
- * Minimum time a fingerprint is kept after it was written, whatever the
- * window. Older notifications are checked through the informer cache (every
- * replica has long since seen them), so the book only needs to cover writes
- * that may still be in flight or not yet watched.
+ * The time bucket of a generated_time: floor(t / window), t in microseconds
+ * since the epoch. Two notifications in one bucket are always duplicates of
+ * each other (their times differ by less than the window); in buckets two or
+ * more apart, the earlier is never a duplicate of the later. A window of 0
+ * gives one bucket per microsecond. Undefined for an unparseable time.
  */
-export const MIN_RETENTION_SECONDS = 600;
-
-/**
- * Hard cap on a book's entries (about 250 bytes each, far below a
- * ConfigMap's 1 MiB) against a flood of distinct notifications from one
- * host; the oldest go first, and those are already in every cache.
- */
-export const MAX_BOOK_ENTRIES = 2000;
-
-/**
- * Drops fingerprints written longer ago than the retention: the largest window
- * ever used, and at least MIN_RETENTION_SECONDS. Pruning uses the WRITE time,
- * not generated_time, because a new notification may carry any generated_time
- * (the sender's clock), so no generated_time is ever safely "too old".
- */
-export function prune(book: FingerprintBook, now: Date): FingerprintBook {
-  const keepMs = Math.max(book.maxWindowSeconds, MIN_RETENTION_SECONDS) * 1000;
-  const entries = book.entries.filter((e) => {
-    const at = Date.parse(e.recordedAt);
-    return Number.isNaN(at) || now.getTime() - at <= keepMs;
-  });
-  return { ...book, entries: entries.slice(-MAX_BOOK_ENTRIES) };
-}
-
-export const FINGERPRINTS_KEY = 'fingerprints.json';
-
-export function decodeBook(data: Record<string, string> | undefined): FingerprintBook {
-  const raw = data?.[FINGERPRINTS_KEY];
-  if (!raw) return { maxWindowSeconds: 0, entries: [] };
-  try {
-    const parsed = JSON.parse(raw) as Partial<FingerprintBook>;
-    return {
-      maxWindowSeconds: typeof parsed.maxWindowSeconds === 'number' ? parsed.maxWindowSeconds : 0,
-      entries: Array.isArray(parsed.entries) ? parsed.entries : [],
-    };
-  } catch {
-    // A hand-edited, unreadable book is replaced on the next write; the cache check still applies meanwhile.
-    return { maxWindowSeconds: 0, entries: [] };
-  }
-}
-
-export function encodeBook(book: FingerprintBook): Record<string, string> {
-  return { [FINGERPRINTS_KEY]: JSON.stringify(book) };
+export function bucketOf(generatedTime: string, windowSeconds: number): bigint | undefined {
+  const t = toEpochMicros(generatedTime);
+  if (t === undefined) return undefined;
+  const width = BigInt(Math.max(1, Math.round(windowSeconds * 1e6)));
+  const q = t / width;
+  // BigInt division truncates toward zero; times before 1970 need the floor.
+  return t < 0n && q * width !== t ? q - 1n : q;
 }

@@ -23,7 +23,9 @@ import { sweepOrphanPages } from './journal-pages.ts';
 import { DEFAULT_CLAIM_GRACE_MS, NameClaims } from './claims.ts';
 import { createIdAllocator } from './ids.ts';
 import { Lifecycle } from './lifecycle.ts';
-import { CrRepository, DEFAULT_PENDING_FINGERPRINT_MS } from './repository.ts';
+import { sweepNotificationClaims } from './intake.ts';
+import { CrRepository, DEFAULT_PENDING_CLAIM_MS } from './repository.ts';
+import { runRetention } from './retention.ts';
 
 export { createIdAllocator } from './ids.ts';
 export type { IdAllocator } from './ids.ts';
@@ -33,6 +35,9 @@ export const STORE_LEASE_NAME = 'masakari-store-reconcilers';
 const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
 /** A journal page is created before its notification's status counts it; younger ones are never orphans. */
 const ORPHAN_PAGE_GRACE_MS = 10 * 60_000;
+/** The retention task runs this often on the leader, the first time a minute after it starts leading. */
+const DEFAULT_RETENTION_INTERVAL_MS = 3_600_000;
+const DEFAULT_RETENTION_FIRST_AFTER_MS = 60_000;
 /** Workers per store controller: admission is a handful of small API calls, so a few suffice. */
 const RECONCILE_WORKERS = 2;
 
@@ -57,7 +62,10 @@ export interface CrRepositoryOptions {
   /** Age before an orphaned name claim may be removed; default 120 s. */
   claimGraceMs?: number;
   sweepIntervalMs?: number;
-  pendingFingerprintMs?: number;
+  /** Period of the notification retention task (default 1 h) and delay of its first pass (default 1 min). */
+  retentionIntervalMs?: number;
+  retentionFirstAfterMs?: number;
+  pendingClaimMs?: number;
   validators?: SpecValidators;
   /** Default: private list+watch informers (src/runtime/informer.ts); processes pass their SharedInformerFactory's. */
   informerFactory?: InformerFactory;
@@ -78,7 +86,8 @@ export type CrRepositoryHandle = Repository & {
   ready(): boolean;
   /**
    * Removes stale name claims and the journal pages of deleted notifications
-   * now (the reconcilers also do it periodically); returns how many.
+   * now (the reconcilers also do it periodically); returns how many. Duplicate
+   * claims are swept by the reconcilers only.
    */
   sweepOrphans(opts?: { pageGraceMs?: number }): Promise<number>;
 };
@@ -123,7 +132,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
     hosts: createIdAllocator(kube, namespace, 'hosts', blockSize),
     notifications: createIdAllocator(kube, namespace, 'notifications', blockSize),
   };
-  const pendingFingerprintMs = opts.pendingFingerprintMs ?? DEFAULT_PENDING_FINGERPRINT_MS;
+  const pendingClaimMs = opts.pendingClaimMs ?? DEFAULT_PENDING_CLAIM_MS;
   const apiLifecycle = new Lifecycle({ kube, namespace, claims, caches, log, fieldManager: FIELD_MANAGERS.api });
   const repo = new CrRepository({
     kube,
@@ -133,7 +142,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
     claims,
     lifecycle: apiLifecycle,
     ids,
-    pendingFingerprintMs,
+    pendingClaimMs,
   });
 
   const reconcilers =
@@ -150,7 +159,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
             ids,
             validators: opts.validators ?? MASAKARI_VALIDATORS,
             duplicateWindowSeconds: config.DEFAULT.duplicate_notification_detection_interval,
-            pendingFingerprintMs,
+            pendingClaimMs,
             now: () => new Date(),
             confirmedClaims: new Map(),
           },
@@ -158,8 +167,23 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
             opts.makeController ??
             ((name, reconcile) =>
               new Controller({ name, reconcile, workers: RECONCILE_WORKERS, log, metrics: opts.metrics })),
-          sweep: () => sweepAll(),
+          sweep: async () => (await sweepAll()) + (await sweepNotificationClaims(kube, namespace, new Date(), log)),
           sweepIntervalMs: opts.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
+          retention: {
+            run: (signal) =>
+              runRetention(
+                {
+                  kube,
+                  namespace,
+                  retentionDays: config.operator.notification_retention_days,
+                  windowSeconds: config.DEFAULT.duplicate_notification_detection_interval,
+                  log: log.child({ component: 'retention' }),
+                },
+                signal,
+              ),
+            intervalMs: opts.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
+            firstAfterMs: opts.retentionFirstAfterMs ?? DEFAULT_RETENTION_FIRST_AFTER_MS,
+          },
           log,
         });
 

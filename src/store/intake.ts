@@ -1,98 +1,389 @@
-// Atomic duplicate detection for one notification: append its fingerprint
-// to the source host's book with a compare-and-swap, or find the fingerprint
-// that makes it a duplicate. Used by the REST create path (repository.ts) and
-// by the reconciler that admits kubectl-created Notifications, so both paths
-// serialise on the same per-host object.
+// Atomic duplicate detection for one notification, in a constant number of
+// small writes. The one protocol behind POST /v1/notifications
+// (repository.ts) and kubectl/GitOps-created Notifications
+// (src/reconcilers/notification-reconciler.ts); `masakari-operator import`
+// copies no notifications, so it has none.
+//
+// The rule (masakari/ha/api.py _is_duplicate_notification): a notification
+// is a duplicate when a stored one has the same type, source host and
+// payload, and generated_time >= new.generated_time - window, whatever its
+// status. See fingerprints.ts.
+//
+// Claims. Time is cut into buckets of one window (fingerprints.ts bucketOf).
+// Each (type, host, payload) and bucket has at most one claim: a small
+// ConfigMap (notificationClaimName) created if absent, holding the
+// generated_time, the metadata.name and uuid of the Notification it stands
+// for, and a state: `deciding`, then `accepted`. A claim that yields is
+// deleted. Every state change is a compare-and-swap on the claim's
+// resourceVersion (update to accepted, or delete), so each claim is decided
+// exactly once, by whoever's swap lands first.
+//
+// Which claims can conflict. For a notification at t in bucket b:
+//   - another in bucket b is always a duplicate of it, either way round;
+//   - one in b-1 at l is a duplicate of it when l >= t - window ("in window");
+//     it is then also one of the b-1 one, the condition is symmetric;
+//   - one in b+1 or later makes it a duplicate (later times always count);
+//   - one in b-2 or earlier never does.
+// So a claim's decision reads its two neighbours, b-1 and b+1, AFTER its own
+// claim exists (b+2 and beyond: see "not covered" below).
+//
+// Deciding claim C (bucket b), lower neighbour first in priority:
+//   - a lower claim L (b-1) in window: accepted -> C yields; deciding -> C
+//     waits until L is decided (L's decider yields C itself, by the next rule)
+//     or, if L stays deciding for DECISION_GRACE_MS (its creator crashed), C
+//     deletes L (L is a duplicate of C, so refusing it is a valid decision);
+//   - an upper claim U (b+1): accepted -> C yields; deciding and C in U's
+//     window -> C deletes U (U yields to the lower claim); deciding and out of
+//     window -> ignored (U does not depend on C: order C first);
+//   - otherwise C is accepted.
+//
+// Why two racing neighbours never both get in. Say C in b and U in b+1 are in
+// each other's window. Each creates its claim before it reads the other's
+// bucket; etcd is linearizable, so at least one of the two reads sees the
+// other claim. If C's reader sees U deciding, it deletes U (compare-and-swap):
+// either that lands and U can no longer be accepted, or U was accepted first
+// and C re-reads and yields. If U's reader sees C deciding, it waits for C's
+// decision instead of accepting. If only U's reader sees C and C is accepted,
+// U yields. If only C's reader sees U and U is accepted, C yields. A decision
+// never rests on a read older than the claim's own creation, so whoever
+// decides (the creator, or a racer finishing a crashed creator's claim) decides
+// validly. Same bucket: create-if-absent admits one claim; the others wait for
+// its decision and then count as its duplicates (accepted) or try again (it
+// yielded). The only waits are higher-on-lower, so there is no wait cycle.
+//
+// Not covered by claims, covered by the informer cache instead: a stored
+// notification two or more buckets LATER than the new one (a sender replaying
+// an old event), and anything older than the claims' lifetime. The cache holds
+// every notification within milliseconds of its creation; the claims only have
+// to cover that gap and concurrent creates.
+//
+// Accepted means "the Notification with the recorded name must exist": the
+// REST path creates it (its create is create-if-absent by name, so if a
+// racer finishes the same claim only one create succeeds and answers 202),
+// the reconciler admits the kubectl-created object. An accepted claim whose
+// Notification is missing counts as a create in flight for pendingMs, then as
+// a deleted notification (the claim is removed).
+//
+// Lifetime: the sweeper (sweepNotificationClaims) removes claims older than
+// max(window, CLAIM_MIN_AGE_MS); retention and purge remove a notification's
+// claim with it (deleteClaimOf). A claim never grows: one small object per
+// accepted notification, written twice.
+import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
+import { listAllPages } from '../k8s/list-pages.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { API_VERSION, FIELD_MANAGERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { HaHost, Notification } from '../model/types.ts';
+import type { ConfigMap } from './configmap.ts';
+import { ROLES } from './configmap.ts';
+import type { Candidate } from './fingerprints.ts';
+import { bucketOf, isDuplicateOf, payloadHash } from './fingerprints.ts';
 import { readyCondition } from './mapping.ts';
-import { readBook, writeBook, type BookVersion } from './fingerprint-book.ts';
-import type { Candidate, Fingerprint, FingerprintBook } from './fingerprints.ts';
-import { decodeBook, isDuplicateOf, payloadHash, prune } from './fingerprints.ts';
-import { nowRfc3339 } from './time.ts';
+import { notificationClaimName, shortHash } from './names.ts';
 
-/** Attempts to append to a host's book; each conflict means another notification of that host got in first. */
-const MAX_BOOK_ATTEMPTS = 200;
+/** How long a claim may stay `deciding` before others treat its creator as crashed. */
+export const DECISION_GRACE_MS = 10_000;
+/** Claims are kept at least this long after their creation, whatever the window (the cache covers older ones). */
+export const CLAIM_MIN_AGE_MS = 600_000;
+/** Rounds of create / re-read before giving up with a retryable error; each round means a competing write. */
+const MAX_ROUNDS = 50;
 
-export type IntakeOutcome =
-  /** Our fingerprint is in the book: create the Notification under its name. */
-  | { kind: 'reserved'; entry: Fingerprint }
-  /** An existing Notification makes ours a duplicate. */
-  | { kind: 'duplicate'; of: Fingerprint }
-  /** A fingerprint inside the window points at a Notification that does not exist yet: its creator crashed or is in flight. */
-  | { kind: 'pending'; of: Fingerprint };
+const STATE = { deciding: 'deciding', accepted: 'accepted' } as const;
 
-export interface IntakeRequest {
+export type ClaimOutcome =
+  /** Create (REST) or admit (kubectl) the Notification `name`; `generatedTime` is the recorded one. */
+  | { kind: 'accepted'; name: string; uuid: string; generatedTime: string }
+  /** A stored or concurrently accepted notification makes this one a duplicate. */
+  | { kind: 'duplicate' };
+
+/** Too many competing writes, or a claim that could not be resolved: the caller answers 503 (retry). */
+export class IntakeContendedError extends Error {}
+
+export interface ClaimRequest {
   kube: KubeClient;
   namespace: string;
   host: HaHost;
   hostUuid: string;
   candidate: Candidate;
   windowSeconds: number;
-  /** Name and uuid our Notification has (or will have). */
+  /** metadata.name and uuid our Notification has (kubectl) or will have (REST). */
   name: string;
   uuid: string;
   /** Does a Notification with this metadata.name exist? (cache first, then the API server) */
   exists: (name: string) => Promise<boolean>;
-  /** Past this age a fingerprint without its Notification means "deleted", not "pending". */
+  /** An accepted claim without its Notification counts as in flight for this long, then as deleted. */
   pendingMs: number;
   now: () => Date;
+  decisionGraceMs?: number;
+  sleep?: (ms: number) => Promise<void>;
 }
 
-/**
- * The last version of each host's book this process wrote. The first attempt
- * of the next intake for that host starts from it instead of reading the book
- * again, saving a round trip; this is safe because the write is a
- * compare-and-swap: if anyone wrote the book since, the write fails with a
- * conflict and the next attempt reads it fresh.
- */
-const lastWritten = new Map<string, BookVersion>();
-const LAST_WRITTEN_MAX = 10_000;
+interface ClaimData {
+  state: string;
+  generatedTime: string;
+  notification: string;
+  uuid: string;
+}
 
-export async function reserveFingerprint(req: IntakeRequest): Promise<IntakeOutcome> {
-  const { kube, namespace, host, hostUuid, candidate, windowSeconds } = req;
-  const cacheKey = `${namespace}/${hostUuid}`;
-  for (let attempt = 1; attempt <= MAX_BOOK_ATTEMPTS; attempt++) {
-    // First attempt without a read: from the version we last wrote, or — for a
-    // host we have not written yet — assuming it has no book (most hosts get
-    // their first notification here). A wrong guess only costs the failed
-    // compare-and-swap; the next attempt reads the book.
-    const cached = attempt === 1 ? (lastWritten.get(cacheKey) ?? { book: decodeBook(undefined) }) : undefined;
-    lastWritten.delete(cacheKey);
-    const base = cached ?? (await readBook(kube, namespace, hostUuid));
-    const now = req.now();
-    const mine = base.book.entries.find((e) => e.name === req.name);
-    if (mine) return { kind: 'reserved', entry: mine };
-    let entries = base.book.entries;
-    for (const match of entries.filter((e) => isDuplicateOf(candidate, e, windowSeconds))) {
-      if (await req.exists(match.name)) return { kind: 'duplicate', of: match };
-      const age = now.getTime() - Date.parse(match.recordedAt);
-      if (!(age > req.pendingMs)) return { kind: 'pending', of: match };
-      // Older than any retry of its creator: that notification was deleted and no longer counts.
-      entries = entries.filter((e) => e !== match);
-    }
-    const entry: Fingerprint = { ...candidate, name: req.name, uuid: req.uuid, recordedAt: nowRfc3339(now) };
-    const book: FingerprintBook = prune(
-      { maxWindowSeconds: Math.max(base.book.maxWindowSeconds, windowSeconds), entries: [...entries, entry] },
-      now,
-    );
-    const written = await writeBook(kube, namespace, host, hostUuid, base, book);
-    if (written) {
-      if (lastWritten.size >= LAST_WRITTEN_MAX) lastWritten.clear();
-      lastWritten.set(cacheKey, written);
-      return { kind: 'reserved', entry };
-    }
-    if (attempt > 3) await jitter(attempt);
+const dataOf = (c: ConfigMap): ClaimData => ({
+  state: c.data?.state ?? STATE.deciding,
+  generatedTime: c.data?.generatedTime ?? '',
+  notification: c.data?.notification ?? '',
+  uuid: c.data?.uuid ?? '',
+});
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** What a neighbour or same-bucket claim means right now. */
+type Standing =
+  /** Decided in: its Notification exists. */
+  | 'present'
+  /** Decided in, its Notification not created yet (in flight, or its creator died after deciding). */
+  | 'pending'
+  | 'deciding'
+  /** Gone, or stood for a Notification deleted since: counts as absent. */
+  | 'absent';
+
+class ClaimSession {
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly graceMs: number;
+  private readonly type: string;
+
+  constructor(private readonly req: ClaimRequest) {
+    this.sleep = req.sleep ?? defaultSleep;
+    this.graceMs = req.decisionGraceMs ?? DECISION_GRACE_MS;
+    this.type = req.candidate.type;
   }
-  throw new Error(
-    `notification intake for host ${host.spec.name}: ${MAX_BOOK_ATTEMPTS} conflicting writes of its fingerprint book`,
-  );
+
+  claimName(bucket: bigint | string): string {
+    const { candidate, hostUuid, windowSeconds } = this.req;
+    return notificationClaimName(candidate.type, hostUuid, candidate.payloadHash, windowSeconds, bucket);
+  }
+
+  async get(name: string): Promise<ConfigMap | undefined> {
+    try {
+      return await this.req.kube.get<ConfigMap>(RESOURCES.configMaps, this.req.namespace, name);
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  async create(name: string, bucket: string): Promise<ConfigMap | undefined> {
+    const { kube, namespace, host, hostUuid, candidate, windowSeconds } = this.req;
+    const body: ConfigMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name,
+        labels: {
+          [LABELS.role]: ROLES.notificationClaim,
+          [LABELS.hostUuid]: hostUuid,
+          [LABELS.notificationUuid]: this.req.uuid,
+          [LABELS.managedBy]: MANAGED_BY,
+        },
+        // A real cluster's garbage collector removes the claims of a deleted host.
+        ...(host.metadata.uid
+          ? {
+              ownerReferences: [
+                {
+                  apiVersion: API_VERSION,
+                  kind: KINDS.host.kind,
+                  name: host.metadata.name ?? '',
+                  uid: host.metadata.uid,
+                },
+              ],
+            }
+          : {}),
+      },
+      data: {
+        state: STATE.deciding,
+        type: candidate.type,
+        generatedTime: candidate.generatedTime,
+        notification: this.req.name,
+        uuid: this.req.uuid,
+        bucket,
+        window: String(windowSeconds),
+      },
+    };
+    try {
+      return await kube.create<ConfigMap>(RESOURCES.configMaps, namespace, body, { fieldManager: FIELD_MANAGERS.api });
+    } catch (e) {
+      if (isAlreadyExists(e)) return undefined;
+      throw e;
+    }
+  }
+
+  /** Compare-and-swap to accepted; undefined when the claim changed or vanished meanwhile. */
+  async accept(claim: ConfigMap): Promise<ConfigMap | undefined> {
+    try {
+      return await this.req.kube.replace<ConfigMap>(
+        RESOURCES.configMaps,
+        this.req.namespace,
+        claim.metadata.name ?? '',
+        { ...claim, data: { ...claim.data, state: STATE.accepted } },
+        { fieldManager: FIELD_MANAGERS.api },
+      );
+    } catch (e) {
+      if (isConflict(e) || isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  /** Compare-and-swap delete (the claim yields); false when it changed meanwhile. */
+  async remove(claim: ConfigMap): Promise<boolean> {
+    return deleteExactly(this.req.kube, this.req.namespace, claim);
+  }
+
+  async standing(claim: ConfigMap): Promise<Standing> {
+    const d = dataOf(claim);
+    if (d.state !== STATE.accepted) return 'deciding';
+    if (await this.req.exists(d.notification)) return 'present';
+    const created = Date.parse(claim.metadata.creationTimestamp ?? '');
+    if (Number.isNaN(created) || this.req.now().getTime() - created <= this.req.pendingMs) return 'pending';
+    // Accepted long ago, Notification gone: it was deleted, and deleted notifications do not count.
+    await this.remove(claim);
+    return 'absent';
+  }
+
+  private candidateOf(claim: ConfigMap): Candidate {
+    return { type: this.type, payloadHash: this.req.candidate.payloadHash, generatedTime: dataOf(claim).generatedTime };
+  }
+
+  /**
+   * Decides `mine` (a deciding claim in bucket `bucket`): 'accept' or
+   * 'yield'. Reads the neighbours only after `mine` exists (see the header).
+   */
+  async decide(mine: ConfigMap, bucket: bigint): Promise<'accept' | 'yield'> {
+    const w = this.req.windowSeconds;
+    const me = this.candidateOf(mine);
+    let waitingFor: { rv: string | undefined; since: number } | undefined;
+    for (let round = 1; round <= MAX_ROUNDS * 4; round++) {
+      const [lower, upper] = await Promise.all([
+        this.get(this.claimName(bucket - 1n)),
+        this.get(this.claimName(bucket + 1n)),
+      ]);
+      if (upper) {
+        const s = await this.standing(upper);
+        if (s === 'present' || s === 'pending') return 'yield';
+        if (s === 'deciding' && isDuplicateOf(this.candidateOf(upper), me, w)) {
+          // The upper claim yields to us; if it was decided meanwhile, look again.
+          if (!(await this.remove(upper))) continue;
+        }
+      }
+      if (lower && isDuplicateOf(me, this.candidateOf(lower), w)) {
+        const s = await this.standing(lower);
+        if (s === 'present' || s === 'pending') return 'yield';
+        if (s === 'deciding') {
+          const now = Date.now();
+          if (!waitingFor || waitingFor.rv !== lower.metadata.resourceVersion) {
+            waitingFor = { rv: lower.metadata.resourceVersion, since: now };
+          }
+          if (now - waitingFor.since >= this.graceMs) {
+            // Its creator stopped deciding: refuse it (it is a duplicate of ours).
+            await this.remove(lower);
+            continue;
+          }
+          // Its decider may be deleting ours right now (lower claims win).
+          if (!(await this.get(mine.metadata.name ?? ''))) return 'yield';
+          await this.sleep(Math.min(200, 10 * round));
+          continue;
+        }
+      }
+      return 'accept';
+    }
+    throw new IntakeContendedError(`notification claim ${mine.metadata.name}: neighbours kept changing`);
+  }
+}
+
+/** Deletes exactly the version we looked at; true when it is gone, false when it changed meanwhile. */
+async function deleteExactly(kube: KubeClient, namespace: string, claim: ConfigMap): Promise<boolean> {
+  try {
+    await kube.delete(RESOURCES.configMaps, namespace, claim.metadata.name ?? '', {
+      preconditionResourceVersion: claim.metadata.resourceVersion,
+    });
+    return true;
+  } catch (e) {
+    if (isNotFound(e)) return true;
+    if (isConflict(e)) return false;
+    throw e;
+  }
+}
+
+const accepted = (c: ConfigMap): ClaimOutcome => {
+  const d = dataOf(c);
+  return { kind: 'accepted', name: d.notification, uuid: d.uuid, generatedTime: d.generatedTime };
+};
+
+/**
+ * Claims the notification's (type, host, payload, bucket), or finds what
+ * makes it a duplicate. See the header for the protocol.
+ */
+export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome> {
+  const session = new ClaimSession(req);
+  const bucket = bucketOf(req.candidate.generatedTime, req.windowSeconds);
+  // An unparseable time has no neighbours; it still gets its own exact-text claim.
+  const bucketLabel = bucket === undefined ? `t${shortHash(req.candidate.generatedTime)}` : undefined;
+  const name = session.claimName(bucketLabel ?? (bucket as bigint));
+  const bucketText = bucketLabel ?? String(bucket);
+  const sleep = req.sleep ?? defaultSleep;
+  const graceMs = req.decisionGraceMs ?? DECISION_GRACE_MS;
+  let waitingFor: { rv: string | undefined; since: number } | undefined;
+  let waits = 0;
+
+  for (let round = 1; round <= MAX_ROUNDS; round++) {
+    let mine = await session.create(name, bucketText);
+    let existing: ConfigMap | undefined;
+    if (!mine) {
+      existing = await session.get(name);
+      if (!existing) continue; // yielded between our create and our read: try again
+      // Our own earlier attempt (a reconciler retry, or a create interrupted after the claim): carry on with it.
+      if (dataOf(existing).notification === req.name) {
+        if (dataOf(existing).state === STATE.accepted) return accepted(existing);
+        mine = existing;
+      }
+    }
+    if (mine) {
+      const verdict = bucket === undefined ? 'accept' : await session.decide(mine, bucket);
+      if (verdict === 'yield') {
+        await session.remove(mine);
+        return { kind: 'duplicate' };
+      }
+      const written = await session.accept(mine);
+      if (written) return accepted(written);
+      // Someone decided our claim first: a lower neighbour made it yield, or a racer finished it.
+      const now = await session.get(name);
+      if (now && dataOf(now).notification === req.name && dataOf(now).state === STATE.accepted) return accepted(now);
+      return { kind: 'duplicate' };
+    }
+
+    const other = existing as ConfigMap;
+    const standing = await session.standing(other);
+    if (standing === 'present') return { kind: 'duplicate' };
+    if (standing === 'pending') return accepted(other);
+    if (standing === 'absent') continue;
+    // Deciding: wait for its decider; past the grace its creator is gone and the claim yields to ours.
+    const now = Date.now();
+    if (!waitingFor || waitingFor.rv !== other.metadata.resourceVersion) {
+      waitingFor = { rv: other.metadata.resourceVersion, since: now };
+    }
+    if (now - waitingFor.since >= graceMs) {
+      await session.remove(other);
+      continue;
+    }
+    // Polling backs off (5, 10, 20 … 200 ms): a storm of identical requests must not hammer the API server.
+    await sleep(Math.min(200, 5 * 2 ** Math.min(6, waits++)));
+    round--; // waiting for a decision is not a competing write
+  }
+  throw new IntakeContendedError(`notification claim ${name}: ${MAX_ROUNDS} competing writes`);
 }
 
 /**
  * The same rule against stored Notifications of the host (the informer
- * cache): covers history older than the book's retention. Notifications
- * being deleted or flagged Ready=False do not count; neither does `self`.
+ * cache): covers history older than the claims' lifetime and stored
+ * notifications far later than the new one. Notifications being deleted or
+ * flagged Ready=False do not count; neither does `self`.
  */
 export function findCachedDuplicate(
   hostNotifications: Notification[],
@@ -113,8 +404,54 @@ export function findCachedDuplicate(
   );
 }
 
-/** Spreads retries on a hot book so N writers do not collide in lockstep (only after a few conflicts). */
-function jitter(attempt: number): Promise<void> {
-  const ms = Math.random() * Math.min(100, attempt * 5);
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Removes claims older than max(their window, CLAIM_MIN_AGE_MS): by then their
+ * Notification is in every replica's cache. Lists in pages; returns how many
+ * were removed. The store reconcilers run this periodically (leader only).
+ */
+export async function sweepNotificationClaims(
+  kube: KubeClient,
+  namespace: string,
+  now: Date,
+  log: Logger,
+): Promise<number> {
+  const list = await listAllPages<ConfigMap>(kube, RESOURCES.configMaps, namespace, {
+    labelSelector: `${LABELS.role}=${ROLES.notificationClaim}`,
+  });
+  let removed = 0;
+  for (const claim of list.items) {
+    const created = Date.parse(claim.metadata.creationTimestamp ?? '');
+    const windowMs = Number(claim.data?.window ?? 0) * 1000;
+    const keepMs = Math.max(Number.isFinite(windowMs) ? windowMs : 0, CLAIM_MIN_AGE_MS);
+    if (!Number.isNaN(created) && now.getTime() - created <= keepMs) continue;
+    if (await deleteExactly(kube, namespace, claim)) removed++;
+  }
+  if (removed) log.debug({ removed }, 'removed expired notification claims');
+  return removed;
+}
+
+/**
+ * Removes the claim that stands for `n` (retention, purge), if it is still
+ * there: its name follows from the notification and the window, and its data
+ * must name `n` (a later claim of the same bucket belongs to another).
+ */
+export async function deleteClaimOf(
+  kube: KubeClient,
+  namespace: string,
+  n: Notification,
+  windowSeconds: number,
+): Promise<void> {
+  const hostUuid = n.status?.sourceHostUuid ?? n.metadata.labels?.[LABELS.hostUuid];
+  const bucket = bucketOf(n.spec.generatedTime, windowSeconds);
+  if (!hostUuid || bucket === undefined) return;
+  const name = notificationClaimName(n.spec.type, hostUuid, payloadHash(n.spec.payload), windowSeconds, bucket);
+  let claim: ConfigMap;
+  try {
+    claim = await kube.get<ConfigMap>(RESOURCES.configMaps, namespace, name);
+  } catch (e) {
+    if (isNotFound(e)) return;
+    throw e;
+  }
+  if (claim.data?.notification !== n.metadata.name) return;
+  await deleteExactly(kube, namespace, claim);
 }

@@ -5,10 +5,10 @@
 // and an HaHost masakari.openkeel.io/release-claims. Deleting one through the
 // REST API runs the whole sequence at once: delete (the finalizer keeps the
 // object, now marked deleting, hence invisible), remove dependents (hosts of
-// the segment; the name claim and fingerprint book of a host), then remove the
+// the segment; the name claim of a host), then remove the
 // finalizer. A delete issued with kubectl stops after the first step; the
 // store reconciler then runs the same finishXxx() functions. ownerReferences
-// (host → segment, claim/book → owner) are set anyway so that a real
+// (host → segment, claim → owner) are set anyway so that a real
 // cluster's garbage collector agrees.
 import type { Logger } from 'pino';
 import type { KubeClient, ResourceRef } from '../k8s/client.ts';
@@ -18,7 +18,6 @@ import { FINALIZERS, LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, MasakariObject } from '../model/types.ts';
 import type { NameClaims } from './claims.ts';
 import type { StoreCaches } from './caches.ts';
-import { fingerprintObjectName } from './names.ts';
 import { objectUuid } from './mapping.ts';
 
 const MAX_ATTEMPTS = 10;
@@ -62,12 +61,14 @@ export class Lifecycle {
     this.deps.caches.hosts.deleteLocal(host.metadata.name ?? '', last?.metadata.resourceVersion);
   }
 
-  /** Releases what the host held (name claim, fingerprint book), then lets it go; returns its last written version. */
+  /**
+   * Releases what the host held (its name claim), then lets it go; returns
+   * its last written version. Its notifications' duplicate claims expire by
+   * themselves (src/store/intake.ts); notifications outlive their host.
+   */
   async finishHostDeletion(host: HaHost): Promise<HaHost | undefined> {
     const name = host.metadata.name ?? '';
     await this.deps.claims.release('host', host.spec.name, name);
-    const uuid = objectUuid(host);
-    if (uuid) await this.deleteIgnoringMissing(RESOURCES.configMaps, fingerprintObjectName(uuid));
     return this.removeFinalizer(RESOURCES.hosts, host, FINALIZERS.hostCleanup);
   }
 
@@ -111,14 +112,6 @@ export class Lifecycle {
       // 409 here means the uid precondition failed: a new object of that name, not ours to delete.
       if (isConflict(e)) return;
       throw e;
-    }
-  }
-
-  private async deleteIgnoringMissing(ref: ResourceRef, name: string): Promise<void> {
-    try {
-      await this.deps.kube.delete(ref, this.deps.namespace, name);
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
     }
   }
 

@@ -52,9 +52,23 @@ export function notificationObjectName(hostname: string, type: string, uuid: str
   return restObjectName(`${hostname} ${type}`, uuid, 'notification');
 }
 
-/** Per-host ConfigMap holding recent notification fingerprints (duplicate detection). */
-export function fingerprintObjectName(hostUuid: string): string {
-  return `fingerprints-${hostUuid}`;
+/**
+ * metadata.name of a duplicate-detection claim (src/store/intake.ts):
+ * `dup-<hash of type, host uuid, payload hash and window>-<bucket>`, e.g.
+ * `dup-3f2a9c1b5d41402abc12e0aa-11241790`. A negative bucket (a time before
+ * 1970) is written `m<n>`. The window is part of the hash so replicas that
+ * disagree on it never read each other's buckets as their own.
+ */
+export function notificationClaimName(
+  type: string,
+  hostUuid: string,
+  payloadHash: string,
+  windowSeconds: number,
+  bucket: bigint | string,
+): string {
+  const key = shortHash(`${type}\n${hostUuid}\n${payloadHash}\n${windowSeconds}`, 24);
+  const b = typeof bucket === 'string' ? bucket : bucket < 0n ? `m${-bucket}` : String(bucket);
+  return `dup-${key}-${b}`;
 }
 
 export type IdKind = 'segments' | 'hosts' | 'notifications' | 'vmoves';

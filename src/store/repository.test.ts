@@ -2,14 +2,21 @@
 // behaviours are proven against a real API server in test/integration/store.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DuplicateNotificationError, NameTakenError, NotFoundInStoreError } from '../domain/repository.ts';
+import {
+  DuplicateNotificationError,
+  NameTakenError,
+  NotFoundInStoreError,
+  StoreUnavailableError,
+} from '../domain/repository.ts';
+import { KubeError } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { FINALIZERS, LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, Notification, VMoveRecord } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
-import { claimObjectName, fingerprintObjectName } from './names.ts';
-import { encodeBook, payloadHash } from './fingerprints.ts';
+import { claimObjectName, notificationClaimName } from './names.ts';
+import { bucketOf, payloadHash } from './fingerprints.ts';
 import { pageObject } from './journal-pages.ts';
+import { ROLES } from './configmap.ts';
 import { NS, hostInput, segmentInput, storeFixture } from './testing/fixture.ts';
 
 async function rejects(fn: () => Promise<unknown>, kind: new (...a: never[]) => Error): Promise<void> {
@@ -119,7 +126,7 @@ test('a stale claim whose owner is gone is taken over on create', async () => {
   );
 });
 
-test('hosts: unique names across segments, ownerReference to the segment, delete releases claim and book', async () => {
+test('hosts: unique names across segments, ownerReference to the segment, delete releases the name claim', async () => {
   const { kube, repo } = storeFixture();
   const s1 = await repo.createSegment(segmentInput('s1'));
   const s2 = await repo.createSegment(segmentInput('s2'));
@@ -145,11 +152,16 @@ test('hosts: unique names across segments, ownerReference to the segment, delete
     },
     180,
   );
-  assert.ok(kube.peek(RESOURCES.configMaps, NS, fingerprintObjectName(h.uuid)));
+  const dupClaims = () =>
+    kube
+      .all<ConfigMap>(RESOURCES.configMaps, NS)
+      .filter((c) => c.metadata.labels?.[LABELS.role] === ROLES.notificationClaim);
+  assert.is(dupClaims().length, 1);
+  // the duplicate claim belongs to the host on a cluster with a garbage collector
+  assert.is(dupClaims()[0]?.metadata.ownerReferences?.[0]?.kind, 'HaHost');
   await repo.deleteHost(h.uuid);
   assert.is(kube.peek(RESOURCES.hosts, NS, h.k8sName), undefined);
   assert.is(kube.peek(RESOURCES.configMaps, NS, claimObjectName('host', 'compute-1')), undefined);
-  assert.is(kube.peek(RESOURCES.configMaps, NS, fingerprintObjectName(h.uuid)), undefined);
   assert.is(repo.getHost(h.uuid), undefined);
   // Notifications outlive their host, as in Masakari.
   assert.is(repo.listNotifications().length, 1);
@@ -232,30 +244,34 @@ test('50 concurrent identical notifications → exactly one created', async () =
   assert.is(kube.all(RESOURCES.notifications, NS).length, 1);
 });
 
-test('a fingerprint left by a crashed creator is finished by the retry, under the recorded uuid', async () => {
+/** A duplicate claim as a creator that crashed would have left it. */
+async function leftClaim(
+  kube: ReturnType<typeof storeFixture>['kube'],
+  hostUuid: string,
+  n: ReturnType<typeof notification>,
+  state: 'deciding' | 'accepted',
+  notificationName: string,
+  uuid: string,
+) {
+  const bucket = bucketOf(n.generated_time, 180)!;
+  await kube.create<ConfigMap>(RESOURCES.configMaps, NS, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: notificationClaimName(n.type, hostUuid, payloadHash(n.payload), 180, bucket),
+      labels: { [LABELS.role]: ROLES.notificationClaim },
+    },
+    data: { state, generatedTime: n.generated_time, notification: notificationName, uuid, window: '180' },
+  });
+}
+
+test('an accepted claim left by a crashed creator is finished by the retry, under the recorded uuid', async () => {
   const { kube, repo } = storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const n = notification(h.uuid, s.uuid, '2026-01-01T00:00:00');
   const uuid = '99999999-0000-4000-8000-000000000000';
-  await kube.create<ConfigMap>(RESOURCES.configMaps, NS, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: fingerprintObjectName(h.uuid) },
-    data: encodeBook({
-      maxWindowSeconds: 180,
-      entries: [
-        {
-          type: 'PROCESS',
-          payloadHash: payloadHash(n.payload),
-          generatedTime: n.generated_time,
-          name: 'crashed-notif',
-          uuid,
-          recordedAt: new Date().toISOString(),
-        },
-      ],
-    }),
-  });
+  await leftClaim(kube, h.uuid, n, 'accepted', 'crashed-notif', uuid);
   const created = await repo.createNotification({ ...n, generated_time: '2026-01-01T00:01:00' }, 180);
   assert.is(created.notification_uuid, uuid);
   assert.is(created.k8sName, 'crashed-notif');
@@ -263,31 +279,45 @@ test('a fingerprint left by a crashed creator is finished by the retry, under th
   await rejects(() => repo.createNotification(n, 180), DuplicateNotificationError);
 });
 
-test('a fingerprint older than the pending time whose notification is gone no longer counts', async () => {
-  const { kube, repo } = storeFixture({ pendingFingerprintMs: 1000 });
+test('a claim left deciding by a crashed creator is taken over after the decision grace', async () => {
+  const { kube, repo } = storeFixture({ claimDecisionGraceMs: 50 });
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const n = notification(h.uuid, s.uuid, '2026-01-01T00:00:00');
-  await kube.create<ConfigMap>(RESOURCES.configMaps, NS, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: fingerprintObjectName(h.uuid) },
-    data: encodeBook({
-      maxWindowSeconds: 180,
-      entries: [
-        {
-          type: 'PROCESS',
-          payloadHash: payloadHash(n.payload),
-          generatedTime: n.generated_time,
-          name: 'deleted',
-          uuid: 'u',
-          recordedAt: new Date(Date.now() - 60_000).toISOString(),
-        },
-      ],
-    }),
-  });
+  await leftClaim(kube, h.uuid, n, 'deciding', 'never-created', 'u');
+  const created = await repo.createNotification(n, 180);
+  assert.is.not(created.k8sName, 'never-created');
+  await rejects(() => repo.createNotification(n, 180), DuplicateNotificationError);
+  assert.is(kube.all(RESOURCES.notifications, NS).length, 1);
+});
+
+test('an accepted claim older than the pending time whose notification is gone no longer counts', async () => {
+  const { kube, repo } = storeFixture({ pendingClaimMs: 1000, now: () => new Date(Date.now() + 60_000) });
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const n = notification(h.uuid, s.uuid, '2026-01-01T00:00:00');
+  await leftClaim(kube, h.uuid, n, 'accepted', 'deleted', 'u');
   const created = await repo.createNotification(n, 180);
   assert.is.not(created.k8sName, 'deleted');
+});
+
+test('an API server failure during intake is StoreUnavailableError (503 with Retry-After), not a bare error', async () => {
+  const { kube, repo } = storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const create = kube.create.bind(kube);
+  kube.create = async () => {
+    throw new KubeError(500, 'InternalError', 'etcdserver: mvcc: database space exceeded');
+  };
+  try {
+    const err = await repo
+      .createNotification(notification(h.uuid, s.uuid, '2026-01-01T00:00:00'), 180)
+      .catch((e: unknown) => e);
+    assert.instance(err, StoreUnavailableError);
+    assert.ok((err as StoreUnavailableError).retryAfterSeconds > 0);
+  } finally {
+    kube.create = create;
+  }
 });
 
 test('vmoves are read from the notification status', async () => {

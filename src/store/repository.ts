@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { KubeClient, ResourceRef } from '../k8s/client.ts';
-import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
+import { KubeError, isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { ANNOTATIONS, API_VERSION, FIELD_MANAGERS, FINALIZERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type {
@@ -21,7 +21,7 @@ import type {
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
 import type { NewHost, NewNotification, NewSegment, NotificationPageQuery, Repository } from '../domain/repository.ts';
 import { NotificationIndex } from './notification-index.ts';
-import { DuplicateNotificationError, NotFoundInStoreError } from '../domain/repository.ts';
+import { DuplicateNotificationError, NotFoundInStoreError, StoreUnavailableError } from '../domain/repository.ts';
 import { duplicateNotification } from '../domain/messages.ts';
 import type { StoreCaches } from './caches.ts';
 import { INDEX } from './caches.ts';
@@ -29,9 +29,8 @@ import type { NameClaims } from './claims.ts';
 import type { IdAllocator } from './ids.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { admittedConditions } from './conditions.ts';
-import type { Fingerprint } from './fingerprints.ts';
 import { payloadHash } from './fingerprints.ts';
-import { findCachedDuplicate, reserveFingerprint } from './intake.ts';
+import { claimNotification, findCachedDuplicate, IntakeContendedError } from './intake.ts';
 import {
   effectiveFlags,
   isAdmitted,
@@ -52,12 +51,28 @@ const MAX_CREATE_ATTEMPTS = 3;
 /** The system-assigned status of a create is re-tried on top of someone else's unrelated write this many times. */
 const ADMIT_ATTEMPTS = 5;
 /**
- * How long a fingerprint whose Notification does not exist counts as "a
- * create still to finish" (the creator crashed, or is in flight) rather than
- * "a notification someone deleted". masakari-monitors retries a failed POST
- * for about two minutes (api_retry_max x api_retry_interval).
+ * How long an accepted duplicate claim whose Notification does not exist
+ * counts as "a create still to finish" (the creator crashed, or is in flight)
+ * rather than "a notification someone deleted". masakari-monitors retries a
+ * failed POST for about two minutes (api_retry_max x api_retry_interval).
  */
-export const DEFAULT_PENDING_FINGERPRINT_MS = 300_000;
+export const DEFAULT_PENDING_CLAIM_MS = 300_000;
+/** Retry-After (seconds) of the 503 an intake answers when the API server fails or claims keep contending. */
+export const INTAKE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * An API server failure during intake (no answer or timeout, 5xx, 429; etcd
+ * out of space is a 5xx) or a claim that kept contending: retryable, so 503
+ * with Retry-After rather than 500; masakari-monitors retries it. Anything
+ * else (domain errors, a 4xx from the API server) passes through.
+ */
+function intakeError(e: unknown): unknown {
+  const transient = e instanceof KubeError && (e.code === 0 || e.code === 429 || e.code >= 500);
+  if (transient || e instanceof IntakeContendedError) {
+    return new StoreUnavailableError(`notification intake: ${e.message}`, INTAKE_RETRY_AFTER_SECONDS);
+  }
+  return e;
+}
 
 export interface CrRepositoryDeps {
   kube: KubeClient;
@@ -67,7 +82,9 @@ export interface CrRepositoryDeps {
   claims: NameClaims;
   lifecycle: Lifecycle;
   ids: { segments: IdAllocator; hosts: IdAllocator; notifications: IdAllocator };
-  pendingFingerprintMs?: number;
+  pendingClaimMs?: number;
+  /** How long a `deciding` duplicate claim is waited for before its creator counts as crashed (intake.ts). */
+  claimDecisionGraceMs?: number;
   now?: () => Date;
 }
 
@@ -96,7 +113,7 @@ function hostSpec(base: HaHostSpec, p: HostPatch): HaHostSpec {
 
 export class CrRepository implements Repository {
   private readonly now: () => Date;
-  private readonly pendingFingerprintMs: number;
+  private readonly pendingClaimMs: number;
   private readonly pendingAdmissions = new Set<Promise<unknown>>();
 
   /** Sorted notification list + unfinished count per host, kept current from the cache's events. */
@@ -105,7 +122,7 @@ export class CrRepository implements Repository {
   constructor(private readonly deps: CrRepositoryDeps) {
     this.notificationIndex = new NotificationIndex(deps.caches.notifications);
     this.now = deps.now ?? (() => new Date());
-    this.pendingFingerprintMs = deps.pendingFingerprintMs ?? DEFAULT_PENDING_FINGERPRINT_MS;
+    this.pendingClaimMs = deps.pendingClaimMs ?? DEFAULT_PENDING_CLAIM_MS;
   }
 
   // ------------------------------------------------------------------ reads
@@ -388,7 +405,7 @@ export class CrRepository implements Repository {
     const candidate = { type: n.type, payloadHash: payloadHash(n.payload), generatedTime: n.generated_time };
     const duplicate = () => new DuplicateNotificationError(duplicateNotification(host.spec.name, n.type));
 
-    // Notifications older than the fingerprint book's retention are long in every replica's cache.
+    // Notifications older than the claims' lifetime are long in every replica's cache.
     if (
       findCachedDuplicate(
         this.deps.caches.notifications.byIndex(INDEX.hostUuid, n.source_host_uuid),
@@ -400,22 +417,27 @@ export class CrRepository implements Repository {
     }
 
     const uuid = randomUUID();
-    const outcome = await reserveFingerprint({
-      kube: this.deps.kube,
-      namespace: this.deps.namespace,
-      host,
-      hostUuid: n.source_host_uuid,
-      candidate,
-      windowSeconds,
-      name: notificationObjectName(host.spec.name, n.type, uuid),
-      uuid,
-      exists: (name) => this.notificationExists(name),
-      pendingMs: this.pendingFingerprintMs,
-      now: this.now,
-    });
-    if (outcome.kind === 'duplicate') throw duplicate();
-    // 'pending': its creator crashed (or is still at it): finish that create, exactly once (see materialise).
-    return this.materialise(outcome.kind === 'reserved' ? outcome.entry : outcome.of, host, n, duplicate);
+    try {
+      const outcome = await claimNotification({
+        kube: this.deps.kube,
+        namespace: this.deps.namespace,
+        host,
+        hostUuid: n.source_host_uuid,
+        candidate,
+        windowSeconds,
+        name: notificationObjectName(host.spec.name, n.type, uuid),
+        uuid,
+        exists: (name) => this.notificationExists(name),
+        pendingMs: this.pendingClaimMs,
+        decisionGraceMs: this.deps.claimDecisionGraceMs,
+        now: this.now,
+      });
+      if (outcome.kind === 'duplicate') throw duplicate();
+      // Our claim, or one accepted by a request that has not created its Notification (yet): create it, exactly once.
+      return await this.materialise(outcome, host, n, duplicate);
+    } catch (e) {
+      throw intakeError(e);
+    }
   }
 
   private async notificationExists(name: string): Promise<boolean> {
@@ -424,12 +446,12 @@ export class CrRepository implements Repository {
   }
 
   /**
-   * Creates the Notification a fingerprint stands for. Whoever's create
-   * succeeds answers 202; a concurrent creator of the same fingerprint gets
+   * Creates the Notification an accepted claim stands for. Whoever's create
+   * succeeds answers 202; a concurrent creator of the same claim gets
    * AlreadyExists and answers 409 duplicate, so exactly one request wins.
    */
   private async materialise(
-    fp: Fingerprint,
+    fp: { name: string; uuid: string; generatedTime: string },
     host: HaHost,
     n: NewNotification,
     duplicate: () => Error,

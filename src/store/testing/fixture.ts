@@ -14,7 +14,9 @@ import { FakeInformer, FakeKube } from './fake-kube.ts';
 
 export const NS = 'unit';
 
-export function storeFixture(opts: { claimGraceMs?: number; pendingFingerprintMs?: number; now?: () => Date } = {}) {
+export function storeFixture(
+  opts: { claimGraceMs?: number; pendingClaimMs?: number; claimDecisionGraceMs?: number; now?: () => Date } = {},
+) {
   const kube = new FakeKube();
   const log = pino({ level: 'silent' });
   const factory: InformerFactory = (ref, o) => new FakeInformer(kube, ref, o);
@@ -35,7 +37,8 @@ export function storeFixture(opts: { claimGraceMs?: number; pendingFingerprintMs
     claims,
     lifecycle,
     ids,
-    pendingFingerprintMs: opts.pendingFingerprintMs,
+    pendingClaimMs: opts.pendingClaimMs,
+    claimDecisionGraceMs: opts.claimDecisionGraceMs,
     now,
   });
   const admission: AdmissionDeps = {
@@ -48,7 +51,7 @@ export function storeFixture(opts: { claimGraceMs?: number; pendingFingerprintMs
     ids,
     validators: MASAKARI_VALIDATORS,
     duplicateWindowSeconds: 180,
-    pendingFingerprintMs: opts.pendingFingerprintMs ?? 300_000,
+    pendingClaimMs: opts.pendingClaimMs ?? 300_000,
     now,
     confirmedClaims: new Map(),
   };

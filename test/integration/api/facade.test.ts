@@ -15,6 +15,11 @@ import { loadConfig } from '../../../src/config/load.ts';
 import { createComponent } from '../../../src/api/component.ts';
 import type { ApiComponent } from '../../../src/api/component.ts';
 import type { NovaClient, NovaService } from '../../../src/openstack/types.ts';
+import { RESOURCES } from '../../../src/k8s/resources.ts';
+import { LABELS } from '../../../src/model/constants.ts';
+import type { Notification } from '../../../src/model/types.ts';
+import { runPurgeCommand } from '../../../src/cli/purge/command.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const COMPUTES = ['compute-1', 'compute-2'];
 
@@ -124,6 +129,77 @@ facade('concurrent identical notifications: exactly one is accepted', async ({ a
   const statuses = results.map((r) => r.status).sort();
   assert.equal(statuses, [202, 409, 409, 409, 409, 409]);
 });
+
+facade(
+  'a notification removed by masakari-operator purge answers 404; a running one of the same age stays',
+  async ({ api, ns }) => {
+    // compute-1 is registered by the first test of this suite.
+    const kube = createKubeClient(ns.kc);
+    const longAgo = new Date(Date.now() - 40 * 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const made: Record<string, string> = {};
+    for (const [label, phase, time] of [
+      ['done', 'finished', '2026-03-01T00:00:00'],
+      ['busy', 'running', '2026-03-02T00:00:00'],
+    ] as const) {
+      const n = await call(api, 'POST', '/v1/notifications', notification('compute-1', time));
+      assert.is(n.status, 202);
+      const uuid: string = n.json.notification.notification_uuid;
+      made[label] = uuid;
+      const obj = await eventuallyFound(kube, ns.namespace, uuid);
+      await kube.mergePatch(
+        RESOURCES.notifications,
+        ns.namespace,
+        obj,
+        { status: { phase, updatedAt: longAgo } },
+        { status: true },
+      );
+    }
+    let out = '';
+    const dry = await runPurgeCommand(['--age-in-days', '30', '--dry-run', '--namespace', ns.namespace], {
+      env: {},
+      kube,
+      stdout: (t) => (out += t),
+    });
+    assert.is(dry, 0);
+    assert.match(
+      out,
+      /^Would delete 1 notification that ended more than 30 days ago \(finished: 1, failed: 0, ignored: 0;/,
+    );
+    assert.is((await call(api, 'GET', `/v1/notifications/${made.done}`)).status, 200, 'a dry run deletes nothing');
+    assert.is(
+      await runPurgeCommand(['--age-in-days', '30', '--namespace', ns.namespace], {
+        env: {},
+        kube,
+        stdout: () => undefined,
+      }),
+      0,
+    );
+    await eventually(
+      'the purged notification answers 404',
+      async () => (await call(api, 'GET', `/v1/notifications/${made.done}`)).status,
+      (status) => status === 404,
+    );
+    assert.is((await call(api, 'GET', `/v1/notifications/${made.busy}`)).status, 200, 'a running notification is kept');
+    await kube.close();
+  },
+);
+
+/** metadata.name of the Notification with this Masakari uuid, once its status write has landed. */
+async function eventuallyFound(
+  kube: ReturnType<typeof createKubeClient>,
+  namespace: string,
+  uuid: string,
+): Promise<string> {
+  const found = await eventually(
+    `notification ${uuid}`,
+    async () =>
+      (
+        await kube.list<Notification>(RESOURCES.notifications, namespace, { labelSelector: `${LABELS.uuid}=${uuid}` })
+      ).items.find((n) => n.status?.uuid === uuid),
+    (n) => n !== undefined,
+  );
+  return found!.metadata.name ?? '';
+}
 
 facade('concurrent creates of one segment name: exactly one wins', async ({ api }) => {
   const results = await Promise.all(

@@ -57,7 +57,8 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
     verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
     why:
       'name claims (src/store/claims.ts: create, get, list for the sweep, patch, delete), id sequences ' +
-      '(src/store/ids.ts: get, create, replace = update), fingerprints (src/store/fingerprint-book.ts: get, create, replace), ' +
+      '(src/store/ids.ts: get, create, replace = update), duplicate claims (src/store/intake.ts: create, get, ' +
+      'replace = update, delete; list for the sweep), ' +
       'journal pages (src/store/journal-pages.ts, src/store/caches.ts: list, watch, delete; src/engine/status-writer.ts: create, replace = update)',
   },
   {

@@ -1,0 +1,151 @@
+// Retention: which notifications are deleted (terminal and ended long enough
+// ago), which are kept (new, running, error however old; terminal but recent),
+// and that their duplicate claims go with them.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { pino } from 'pino';
+import { RESOURCES } from '../k8s/resources.ts';
+import { LABELS } from '../model/constants.ts';
+import type { Notification, NotificationStatus } from '../model/types.ts';
+import type { ConfigMap } from './configmap.ts';
+import { ROLES } from './configmap.ts';
+import { purgeNotifications, runRetention } from './retention.ts';
+import { NS, hostInput, segmentInput, storeFixture } from './testing/fixture.ts';
+
+const DAY = 86_400_000;
+const NOW = new Date('2026-03-01T00:00:00Z');
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** Notifications created through the repository (so they have claims), then moved to `phase` at `endedDaysAgo`. */
+async function scenario(rows: Array<[string, NotificationStatus, number]>) {
+  const f = storeFixture();
+  const s = await f.repo.createSegment(segmentInput('s'));
+  const h = await f.repo.createHost(s.uuid, hostInput('compute-1'));
+  const names: Record<string, string> = {};
+  for (const [label, phase, endedDaysAgo] of rows) {
+    const n = await f.repo.createNotification(
+      {
+        type: 'PROCESS',
+        hostname: 'compute-1',
+        generated_time: '2026-01-01T00:00:00',
+        payload: { process_name: label, event: 'STOPPED' },
+        source_host_uuid: h.uuid,
+        failover_segment_uuid: s.uuid,
+      },
+      180,
+    );
+    await f.repo.settle();
+    await f.kube.mergePatch(
+      RESOURCES.notifications,
+      NS,
+      n.k8sName,
+      { status: { phase, updatedAt: iso(NOW.getTime() - endedDaysAgo * DAY) } },
+      { status: true },
+    );
+    names[label] = n.k8sName;
+  }
+  const left = () =>
+    f.kube
+      .all<Notification>(RESOURCES.notifications, NS)
+      .map((n) => Object.entries(names).find(([, k]) => k === n.metadata.name)?.[0])
+      .sort();
+  const claims = () =>
+    f.kube
+      .all<ConfigMap>(RESOURCES.configMaps, NS)
+      .filter((c) => c.metadata.labels?.[LABELS.role] === ROLES.notificationClaim).length;
+  return { ...f, left, claims, hostUuid: h.uuid, segUuid: s.uuid };
+}
+
+const ROWS: Array<[string, NotificationStatus, number]> = [
+  ['finished-old', 'finished', 40],
+  ['failed-old', 'failed', 31],
+  ['ignored-old', 'ignored', 100],
+  ['finished-recent', 'finished', 29],
+  ['running-old', 'running', 400],
+  ['new-old', 'new', 400],
+  ['error-old', 'error', 400],
+];
+
+test('retention deletes terminal notifications that ended before the period, and nothing else', async () => {
+  const f = await scenario(ROWS);
+  assert.is(f.claims(), ROWS.length);
+  const log = pino({ level: 'silent' });
+  const result = await runRetention({
+    kube: f.kube,
+    namespace: NS,
+    retentionDays: 30,
+    windowSeconds: 180,
+    log,
+    now: () => NOW,
+  });
+  assert.is(result?.deleted, 3);
+  assert.equal(result?.matched, { finished: 1, failed: 1, ignored: 1 });
+  // a running (or new, or error) notification older than the period is kept
+  assert.equal(f.left(), ['error-old', 'finished-recent', 'new-old', 'running-old']);
+  // their duplicate claims went with them
+  assert.is(f.claims(), 4);
+});
+
+test('retention of 0 or less is disabled', async () => {
+  const f = await scenario(ROWS);
+  const log = pino({ level: 'silent' });
+  for (const retentionDays of [0, -1]) {
+    assert.is(await runRetention({ kube: f.kube, namespace: NS, retentionDays, windowSeconds: 180, log }), undefined);
+  }
+  assert.is(f.left().length, ROWS.length);
+});
+
+test('a dry run counts and deletes nothing; max rows bounds a real run', async () => {
+  const f = await scenario(ROWS);
+  const dry = await purgeNotifications({
+    kube: f.kube,
+    namespace: NS,
+    ageInDays: 30,
+    now: NOW,
+    windowSeconds: 180,
+    dryRun: true,
+  });
+  assert.equal(dry, { examined: 7, matched: { finished: 1, failed: 1, ignored: 1 }, deleted: 0 });
+  assert.is(f.left().length, ROWS.length);
+  const one = await purgeNotifications({
+    kube: f.kube,
+    namespace: NS,
+    ageInDays: 30,
+    now: NOW,
+    windowSeconds: 180,
+    maxRows: 1,
+    sleep: async () => undefined,
+  });
+  assert.is(one.deleted, 1);
+  assert.is(f.left().length, ROWS.length - 1);
+});
+
+test('after a purge the notification is gone from the API and an identical one is accepted again', async () => {
+  const f = await scenario([['done', 'finished', 0.5]]);
+  const [record] = f.repo.listNotifications();
+  const result = await purgeNotifications({
+    kube: f.kube,
+    namespace: NS,
+    ageInDays: 0,
+    now: NOW,
+    windowSeconds: 180,
+    sleep: async () => undefined,
+  });
+  assert.is(result.deleted, 1);
+  assert.is(f.repo.getNotification(record!.notification_uuid), undefined);
+  // no claim left behind to call the same notification a duplicate
+  const again = await f.repo.createNotification(
+    {
+      type: 'PROCESS',
+      hostname: 'compute-1',
+      generated_time: '2026-01-01T00:00:00',
+      payload: { process_name: 'done', event: 'STOPPED' },
+      source_host_uuid: f.hostUuid,
+      failover_segment_uuid: f.segUuid,
+    },
+    180,
+  );
+  assert.is.not(again.notification_uuid, record!.notification_uuid);
+});
+
+test.run();
