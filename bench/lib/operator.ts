@@ -43,7 +43,16 @@ export interface BenchOperator {
   /** From spawn to the first 200 from /readyz (the process's start, its initial lists, its components). */
   readyMs: number;
   output(): string;
+  /** Why the process is gone (exit code or signal, and a V8 out-of-memory error if it printed one), or undefined while it runs. */
+  gone(): string | undefined;
   stop(): Promise<void>;
+}
+
+/** An exited child described for a results table. */
+function goneReason(child: ChildProcess, out: string): string | undefined {
+  if (child.exitCode === null && child.signalCode === null) return undefined;
+  const how = child.signalCode ? `killed by ${child.signalCode}` : `exited with ${child.exitCode}`;
+  return /heap out of memory|Allocation failed/i.test(out) ? `${how} (V8 heap out of memory)` : how;
 }
 
 export async function startBenchOperator(o: {
@@ -94,7 +103,8 @@ export async function startBenchOperator(o: {
   const metricsUrl = `http://127.0.0.1:${metricsPort}`;
   const deadline = started + o.readyTimeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`operator (${o.components}) exited with ${child.exitCode}\n${out}`);
+    const reason = goneReason(child, out);
+    if (reason) throw new Error(`operator (${o.components}) ${reason} before Ready\n${out.slice(-4000)}`);
     const ok = await fetch(`${metricsUrl}/readyz`, { signal: AbortSignal.timeout(2_000) })
       .then((r) => r.status === 200)
       .catch(() => false);
@@ -112,6 +122,7 @@ export async function startBenchOperator(o: {
     pid: child.pid as number,
     readyMs: performance.now() - started,
     output: () => out,
+    gone: () => goneReason(child, out),
     stop,
   };
 }

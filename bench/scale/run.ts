@@ -43,7 +43,10 @@ import { scrape } from '../lib/prometheus.ts';
 import { makeTemplates, seedFromTemplates, TEMPLATE_HOST, type SeededHost } from './seed.ts';
 import { parseSize, shape, sizeLabel } from './sizes.ts';
 
-const READY_TIMEOUT_MS = 15 * 60_000;
+const READY_TIMEOUT_MS = 10 * 60_000;
+const NO_LOAD: LoadResult = { requests: 0, errors: 0, seconds: 0, rps: NaN, p50ms: NaN, p99ms: NaN };
+const NO_COUNT: CountedResult = { sent: 0, seconds: 0, p50ms: NaN, p99ms: NaN, maxMs: NaN, statuses: {} };
+const notMeasured = () => ({ readyMs: NaN, memory: { idle: NaN, loaded: NaN, peak: NaN } });
 const LIST_PATH = '/v1/notifications?limit=100';
 
 interface ProcessMemory {
@@ -61,6 +64,8 @@ interface ScaleResult {
   engine: { readyMs: number; memory: ProcessMemory };
   list: LoadResult;
   intake: CountedResult;
+  /** What went wrong (a process that did not start or died), for the table's footnotes. */
+  notes: string[];
   reference?: { list: LoadResult; intake: CountedResult; memoryMiB: number; rows: number };
 }
 
@@ -149,51 +154,62 @@ async function measureOurs(size: number): Promise<ScaleResult> {
     console.log(`seeding (${WIDTH} in flight)...`);
     const seeded = await seedFromTemplates(kube, namespace, { segments, hosts, notifications, width: WIDTH });
     const etcdMiB = (await scrape(`${cp.etcdUrl}/metrics`, 'etcd_mvcc_db_total_size_in_bytes')) / 2 ** 20;
-    const loadBefore = loadAverage();
 
-    console.log('cold start: api...');
-    const api = await startBenchOperator({
-      ...common,
-      components: 'api',
-      nodeOptions: deployedNodeOptions('api'),
-      readyTimeoutMs: READY_TIMEOUT_MS,
-    });
-    started.push(api);
-    console.log(`  api ready in ${(api.readyMs / 1000).toFixed(1)} s; engine...`);
-    const engine = await startBenchOperator({
-      ...common,
-      components: 'engine,remediation',
-      nodeOptions: deployedNodeOptions('engine,remediation'),
-      readyTimeoutMs: READY_TIMEOUT_MS,
-    });
-    started.push(engine);
-    console.log(`  engine ready in ${(engine.readyMs / 1000).toFixed(1)} s`);
-    await sleep(5000);
-    const apiIdle = await memoryMiB(api.pid);
-    const engineIdle = await memoryMiB(engine.pid);
-
-    console.log(`GET ${LIST_PATH} for ${SECONDS} s...`);
-    const list = await listLoad(api.apiUrl);
-    console.log(`intake: ${INTAKE_COUNT} at ${RATE}/s...`);
-    const pick = (i: number) => (seeded.hosts[(i * 7919) % seeded.hosts.length] as SeededHost).name;
-    const intake = await intakeLoad(api.apiUrl, pick, 0);
-    await sleep(3000);
     const result: ScaleResult = {
       size,
       seedSeconds: { hosts: seeded.hostSeconds, notifications: seeded.notificationSeconds },
       etcdMiB,
-      loadBefore,
-      api: {
-        readyMs: api.readyMs,
-        memory: { idle: apiIdle, loaded: await memoryMiB(api.pid), peak: await peakRssMiB(api.pid) },
-      },
-      engine: {
-        readyMs: engine.readyMs,
-        memory: { idle: engineIdle, loaded: await memoryMiB(engine.pid), peak: await peakRssMiB(engine.pid) },
-      },
-      list,
-      intake,
+      loadBefore: loadAverage(),
+      api: notMeasured(),
+      engine: notMeasured(),
+      list: NO_LOAD,
+      intake: NO_COUNT,
+      notes: [],
     };
+    const start = async (components: string): Promise<BenchOperator | undefined> => {
+      console.log(`cold start: ${components}...`);
+      try {
+        const p = await startBenchOperator({
+          ...common,
+          components,
+          nodeOptions: deployedNodeOptions(components),
+          readyTimeoutMs: READY_TIMEOUT_MS,
+        });
+        started.push(p);
+        console.log(`  ready in ${(p.readyMs / 1000).toFixed(1)} s`);
+        return p;
+      } catch (e) {
+        const first = (e as Error).message.split('\n')[0] ?? '';
+        console.log((e as Error).message);
+        result.notes.push(`${components}: ${first.replace(/^operator \([^)]*\) /, '')}`);
+        return undefined;
+      }
+    };
+    const api = await start('api');
+    const engine = await start('engine,remediation');
+    await sleep(5000);
+    const idle = { api: await memoryMiB(api?.pid), engine: await memoryMiB(engine?.pid) };
+    if (api) {
+      console.log(`GET ${LIST_PATH} for ${SECONDS} s...`);
+      result.list = await listLoad(api.apiUrl);
+      console.log(`intake: ${INTAKE_COUNT} at ${RATE}/s...`);
+      const pick = (i: number) => (seeded.hosts[(i * 7919) % seeded.hosts.length] as SeededHost).name;
+      result.intake = await intakeLoad(api.apiUrl, pick, 0);
+      if (result.list.errors) result.notes.push(`list: ${result.list.errors} failed requests`);
+      await sleep(3000);
+    }
+    for (const [key, p] of [
+      ['api', api],
+      ['engine', engine],
+    ] as const) {
+      if (!p) continue;
+      result[key] = {
+        readyMs: p.readyMs,
+        memory: { idle: idle[key], loaded: await memoryMiB(p.pid), peak: await peakRssMiB(p.pid) },
+      };
+      const gone = p.gone();
+      if (gone) result.notes.push(`${p.components}: ${gone} during the run`);
+    }
     console.log(JSON.stringify(result));
     return result;
   } finally {
@@ -306,6 +322,7 @@ function render(results: ScaleResult[], when: Date): string {
         )
         .join('; ') +
       '.',
+    ...results.flatMap((r) => r.notes.map((n) => `- ${sizeLabel(r.size)}: ${n}`)),
     '',
     ...targets,
     '',
