@@ -1,5 +1,6 @@
 // docs/benchmarks.md is one file with a section per benchmark; each
 // benchmark rewrites only its own "## <heading>" section.
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -21,4 +22,19 @@ export function replaceSection(doc: string, heading: string, section: string): s
 export function writeSection(heading: string, section: string, file = BENCHMARKS_MD): void {
   const doc = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
   writeFileSync(file, replaceSection(doc, heading, section));
+}
+
+/** The commit the benchmark ran on (short hash, "+ local changes" when the tree is dirty), or "unknown". */
+export function sourceRevision(): string {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  try {
+    const hash = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: root,
+      encoding: 'utf8',
+    }).trim();
+    return dirty ? `${hash} + local changes` : hash;
+  } catch {
+    return 'unknown';
+  }
 }

@@ -13,7 +13,10 @@
 //      warm-up: p50/p99;
 //   4. intake: POST /v1/notifications (VM notifications to seeded hosts,
 //      each a different instance, so none is a duplicate) at `--rate`/s,
-//      open loop, for `--intake-count` requests: p50/p99 and statuses;
+//      open loop, for `--intake-count` requests: p50/p99 and statuses. The
+//      default 2/s is well under either server's capacity (the reference
+//      takes about 10/s on a quiet machine), so it measures the work of one
+//      request, not a queue;
 //   5. resident set of each process: after Ready (idle), after the load,
 //      and the peak (VmHWM).
 //
@@ -21,8 +24,8 @@
 // same N notifications inserted into its database, measured with the same
 // list and intake loads.
 //
-//   node --import tsx bench/scale/run.ts [--sizes 1k,10k,100k] [--seconds 15] [--rate 10]
-//        [--intake-count 150] [--width 16] [--no-reference] [--no-write]
+//   node --import tsx bench/scale/run.ts [--sizes 1k,10k,100k] [--seconds 15] [--rate 2]
+//        [--intake-count 60] [--width 16] [--no-reference] [--no-write]
 //
 // Writes the "Scale" section of docs/benchmarks.md (not with --no-write).
 import os from 'node:os';
@@ -34,7 +37,7 @@ import { RESOURCES } from '../../src/k8s/resources.ts';
 import { startSimulator } from '../../src/simulator/server.ts';
 import { startReferenceMasakari } from '../../test/e2e/support/reference-masakari.ts';
 import { e2eVenv } from '../../test/e2e/support/python-env.ts';
-import { writeSection } from '../lib/docs.ts';
+import { sourceRevision, writeSection } from '../lib/docs.ts';
 import { closedLoop, fixedRate, type CountedResult, type LoadResult } from '../lib/load.ts';
 import { compile, deployedNodeOptions, startBenchOperator, type BenchOperator } from '../lib/operator.ts';
 import { loadAverage, memoryMiB, peakRssMiB } from '../lib/proc.ts';
@@ -73,8 +76,8 @@ const { values } = parseArgs({
   options: {
     sizes: { type: 'string', default: '1k,10k,100k' },
     seconds: { type: 'string', default: '15' },
-    rate: { type: 'string', default: '10' },
-    'intake-count': { type: 'string', default: '150' },
+    rate: { type: 'string', default: '2' },
+    'intake-count': { type: 'string', default: '60' },
     width: { type: 'string', default: '16' },
     'no-reference': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
@@ -260,7 +263,7 @@ const statuses = (r: CountedResult) =>
     .map(([k, v]) => `${k}: ${v}`)
     .join(', ');
 
-function render(results: ScaleResult[], when: Date): string {
+function render(results: ScaleResult[], when: Date, revision: string): string {
   const rows = results.flatMap((r) => {
     const ref = r.reference;
     return [
@@ -291,7 +294,7 @@ function render(results: ScaleResult[], when: Date): string {
   return [
     '## Scale',
     '',
-    `Produced by \`bench/scale/run.ts --sizes ${results.map((r) => sizeLabel(r.size)).join(',')}\` on ${when.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.cpus().length} cores`,
+    `Produced by \`bench/scale/run.ts --sizes ${results.map((r) => sizeLabel(r.size)).join(',')}\` at commit ${revision} on ${when.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.cpus().length} cores`,
     `(load average before each cold start: ${results.map((r) => `${sizeLabel(r.size)} ${f(r.loadBefore, 1)}`).join(', ')}; the machine is shared).`,
     '',
     '- **Stored objects** per size N: N notifications (all `finished`) on N/10 hosts in N/1000 segments (at least one).',
@@ -330,6 +333,7 @@ function render(results: ScaleResult[], when: Date): string {
 }
 
 async function main(): Promise<void> {
+  const revision = sourceRevision();
   const venv = values['no-reference'] ? undefined : await e2eVenv();
   console.log('compiling (the operator runs from dist/, as in the image)...');
   compile();
@@ -338,10 +342,11 @@ async function main(): Promise<void> {
     const r = await measureOurs(size);
     if (venv) r.reference = await measureReference(size, venv);
     results.push(r);
+    // After each size, so a long run that is stopped still leaves the sizes it finished.
+    const section = render(results, new Date(), revision);
+    console.log(section);
+    if (!values['no-write']) writeSection('Scale', section);
   }
-  const section = render(results, new Date());
-  console.log(section);
-  if (!values['no-write']) writeSection('Scale', section);
 }
 
 await main();

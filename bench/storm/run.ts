@@ -26,7 +26,7 @@ import { RESOURCES } from '../../src/k8s/resources.ts';
 import { startSimulator } from '../../src/simulator/server.ts';
 import { startReferenceMasakari } from '../../test/e2e/support/reference-masakari.ts';
 import { e2eVenv } from '../../test/e2e/support/python-env.ts';
-import { writeSection } from '../lib/docs.ts';
+import { sourceRevision, writeSection } from '../lib/docs.ts';
 import { fixedCount, type CountedResult } from '../lib/load.ts';
 import { compile, deployedNodeOptions, startBenchOperator } from '../lib/operator.ts';
 import { loadAverage, memoryMiB, peakRssMiB } from '../lib/proc.ts';
@@ -184,7 +184,7 @@ const statusText = (r: CountedResult) =>
     .map(([k, v]) => `${k}: ${v}`)
     .join(', ');
 
-function render(ours: StormResult, ref: CountedResult | undefined, when: Date): string {
+function render(ours: StormResult, ref: CountedResult | undefined, when: Date, revision: string): string {
   const ok = accepted(ours.run);
   const rate = ok / ours.run.seconds;
   const growth = ours.etcdAfter.total - ours.etcdBefore.total;
@@ -195,7 +195,7 @@ function render(ours: StormResult, ref: CountedResult | undefined, when: Date): 
   return [
     '## Storm',
     '',
-    `Produced by \`bench/storm/run.ts --count ${COUNT} --reference-count ${REFERENCE_COUNT}\` on ${when.toISOString().slice(0, 16).replace('T', ' ')} UTC,`,
+    `Produced by \`bench/storm/run.ts --count ${COUNT} --reference-count ${REFERENCE_COUNT}\` at commit ${revision} on ${when.toISOString().slice(0, 16).replace('T', ' ')} UTC,`,
     `${os.cpus().length} cores (load average before the storm: ${f(ours.loadBefore)}; the machine is shared).`,
     '',
     `- **Load**: VM notifications (\`LIFECYCLE\`/\`STOPPED_FAILED\`, each a different instance, so none is a`,
@@ -231,12 +231,13 @@ function render(ours: StormResult, ref: CountedResult | undefined, when: Date): 
 }
 
 async function main(): Promise<void> {
+  const revision = sourceRevision();
   const venv = values['no-reference'] ? undefined : await e2eVenv();
   console.log('compiling (the facade runs from dist/, as in the image)...');
   compile();
   const ours = await measureOurs();
   const ref = venv ? await measureReference(venv) : undefined;
-  const section = render(ours, ref, new Date());
+  const section = render(ours, ref, new Date(), revision);
   console.log(section);
   if (!values['no-write']) writeSection('Storm', section);
 }
