@@ -290,7 +290,7 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
             ]
           : []),
       ]
-    : ['The 100k size was not part of this run, so the targets below are not judged.'];
+    : ['The targets are set for 100k notifications on 10k hosts; that size was not part of this run.'];
   return [
     '## Scale',
     '',
