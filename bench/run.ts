@@ -4,7 +4,8 @@
 //   bench/scale     1k, 10k and 100k notifications stored: memory, list and intake latency, cold start
 //   bench/storm     20,000 VM notifications for one host: 5xx, etcd growth per notification, rate
 // `make bench BENCH=scale,storm` (or `bench/run.ts --only scale,storm`) runs some of them.
-// Each also runs on its own, with more options: node --import tsx bench/<name>/run.ts --help
+// Each also runs on its own, with more options (listed in its header comment):
+//   node_modules/.bin/node --import tsx bench/<name>/run.ts [options]
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
