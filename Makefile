@@ -46,8 +46,8 @@ envtest: ## build kube-apiserver and etcd into ~/.cache/masakari-operator/envtes
 image: ## build the container image $(IMAGE) (needs a Docker engine)
 	docker build -t $(IMAGE) .
 
-bench: deps build ## run the benchmarks in bench/ (results in bench/results/)
-	$(TSX) bench/run.ts
+bench: deps build ## run the benchmarks in bench/ (results in docs/benchmarks.md); BENCH=scale,storm runs some
+	$(TSX) bench/run.ts $(if $(BENCH),--only $(BENCH))
 
 config-docs: deps ## regenerate the option reference in docs/configuration.md
 	$(TSX) src/config/docs.ts

@@ -2,7 +2,7 @@
 // (npm test = all). Runs on the Node 24 from node_modules/.bin (npm puts it
 // first in PATH).
 //
-//   unit         uvu over src/**/*.test.ts
+//   unit         uvu over src/**/*.test.ts and bench/**/*.test.ts
 //   integration  starts ONE local control plane (src/controlplane), runs uvu over
 //                test/integration/**/*.test.ts with MASAKARI_TEST_KUBECONFIG set, stops it
 //   e2e          the same over test/e2e/**/*.test.ts (none there: nothing to run)
@@ -270,6 +270,8 @@ async function main() {
   }
   if (mode === 'unit' || mode === 'all') {
     await uvuSuite('unit', 'src', filter, { timeoutMs: timeouts.unit });
+    // the benchmarks' pure helpers (percentiles, Prometheus parsing, ...); the benchmarks themselves are `make bench`
+    await uvuSuite('bench unit', 'bench', filter, { timeoutMs: timeouts.unit });
   }
   for (const suite of ['integration', 'e2e']) {
     if (mode !== suite && mode !== 'all') continue;

@@ -17,7 +17,6 @@
 // --node-options S    V8/Node flags for the facade instead of the deployed ones
 // --env K=V           extra environment for the facade (repeatable)
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { loadAll } from 'js-yaml';
@@ -27,6 +26,7 @@ import { startReferenceMasakari } from '../../test/e2e/support/reference-masakar
 import { e2eVenv } from '../../test/e2e/support/python-env.ts';
 import { freePort } from '../../test/e2e/support/net.ts';
 import { closedLoop, sequential, type LoadResult } from '../lib/load.ts';
+import { cpuMs, memoryMiB } from '../lib/proc.ts';
 import {
   InspectorSession,
   installGcCounter,
@@ -124,58 +124,6 @@ async function intake(base: string, n: number) {
 type IntakeResult = Awaited<ReturnType<typeof intake>>;
 
 const fmt = (x: number, d = 1) => x.toFixed(d);
-
-/** A process and its descendants (Linux /proc): masakari-api serves from a worker it forks. */
-function processTree(pid: number): number[] {
-  const pids = [pid];
-  for (let i = 0; i < pids.length; i++) {
-    try {
-      const children = readFileSync(`/proc/${pids[i]}/task/${pids[i]}/children`, 'utf8').trim();
-      if (children) pids.push(...children.split(/\s+/).map(Number));
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return pids;
-}
-
-/** CPU time (user + system, all threads) a process tree has used so far, in ms (100 ticks/s), or NaN. */
-function cpuMs(pid: number | undefined): number {
-  if (!pid) return NaN;
-  let total = 0;
-  for (const p of processTree(pid)) {
-    try {
-      // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) * 10;
-    } catch {
-      if (p === pid) return NaN;
-    }
-  }
-  return total;
-}
-
-/**
- * Memory a process tree occupies, in MiB (Linux /proc), or NaN when unknown:
- * the resident set of the process plus the private pages of each descendant
- * (a forked worker shares the rest with its parent, and a container's memory
- * counts a shared page once).
- */
-async function memoryMiB(pid: number | undefined): Promise<number> {
-  if (!pid) return NaN;
-  try {
-    const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    let kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
-    for (const child of processTree(pid).slice(1)) {
-      const rollup = await readFile(`/proc/${child}/smaps_rollup`, 'utf8').catch(() => '');
-      for (const m of rollup.matchAll(/^Private_(?:Clean|Dirty):\s+(\d+) kB/gm)) kb += Number(m[1]);
-    }
-    return kb / 1024;
-  } catch {
-    return NaN;
-  }
-}
 
 /**
  * A closed-loop result with the server's CPU time per request and, for ours,

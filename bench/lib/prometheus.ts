@@ -1,0 +1,52 @@
+// Reading one sample out of a Prometheus text exposition (format 0.0.4), e.g.
+// etcd's etcd_mvcc_db_total_size_in_bytes from its /metrics.
+
+/** The labels of a sample line's `{...}` part; values keep their escapes resolved. */
+export function parseLabels(text: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  const re = /\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?/gy;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    labels[m[1] as string] = (m[2] as string).replace(/\\(.)/g, (_s, c: string) => (c === 'n' ? '\n' : c));
+  }
+  return labels;
+}
+
+/**
+ * The value of the first sample of `name` whose labels include `labels`, or
+ * undefined when there is none. Comments (# HELP, # TYPE) and other metrics
+ * are skipped; `name` must match exactly (etcd_x does not match etcd_x_total).
+ */
+export function sampleValue(exposition: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const raw of exposition.split('\n')) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#') || !line.startsWith(name)) continue;
+    const rest = line.slice(name.length);
+    let labelText = '';
+    let valueText: string;
+    if (rest.startsWith('{')) {
+      const close = rest.lastIndexOf('}');
+      if (close < 0) continue;
+      labelText = rest.slice(1, close);
+      valueText = rest.slice(close + 1);
+    } else if (/^\s/.test(rest)) {
+      valueText = rest;
+    } else {
+      continue; // a longer metric name with this prefix
+    }
+    const have = parseLabels(labelText);
+    if (!Object.entries(labels).every(([k, v]) => have[k] === v)) continue;
+    const value = valueText.trim().split(/\s+/)[0] ?? '';
+    return value === '+Inf' ? Infinity : value === '-Inf' ? -Infinity : Number(value);
+  }
+  return undefined;
+}
+
+/** Fetches `url` (a /metrics endpoint) and reads one sample; throws when it is missing. */
+export async function scrape(url: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const r = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  if (r.status !== 200) throw new Error(`${url}: HTTP ${r.status}`);
+  const value = sampleValue(await r.text(), name, labels);
+  if (value === undefined) throw new Error(`${url}: no sample ${name}`);
+  return value;
+}
