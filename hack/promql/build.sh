@@ -10,7 +10,7 @@
 # Bump with: cd hack/promql && go get github.com/prometheus/prometheus@vX.Y.Z && go mod tidy
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-version=$(awk '$1 == "github.com/prometheus/prometheus" { print $2; exit }' "$here/go.mod")
+version=$(awk '$1 == "github.com/prometheus/prometheus" { print $2; exit } $1 == "require" && $2 == "github.com/prometheus/prometheus" { print $3; exit }' "$here/go.mod")
 [ -n "$version" ] || { echo "build.sh: cannot read the prometheus version from $here/go.mod" >&2; exit 1; }
 src=$(cat "$here/main.go" "$here/go.sum" | sha256sum | cut -c1-12)
 cache=${MASAKARI_ASSETS:-${XDG_CACHE_HOME:-$HOME/.cache}/masakari-operator/envtest}

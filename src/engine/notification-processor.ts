@@ -43,6 +43,7 @@ import { countFinalStatus } from './metrics.ts';
 import { engineOf, JournalWriteError, NotificationStatusWriter, NotOwnerError, ownsRun } from './status-writer.ts';
 import type { EngineBookkeeping, StatusGuard } from './status-writer.ts';
 import { parseGeneratedTime, rfc3339Seconds } from './timefmt.ts';
+import { syncNotificationConditions } from '../store/conditions.ts';
 
 /** Index of the segments informer: status.uuid → FailoverSegment. */
 export const SEGMENT_UUID_INDEX = 'uuid';
@@ -783,6 +784,7 @@ export class NotificationProcessor {
     const body = structuredClone(n);
     const status = (body.status ??= {});
     mutate(status, engineOf(status));
+    syncNotificationConditions(body, this.d.clock.now());
     const stored = await this.d.kube.replaceStatus<Notification>(
       RESOURCES.notifications,
       this.d.namespace,

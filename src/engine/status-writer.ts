@@ -20,6 +20,7 @@ import { KubeError, isConflict, isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { FIELD_MANAGERS } from '../model/constants.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
+import { syncNotificationConditions } from '../store/conditions.ts';
 import type { Clock } from './workflows/context.ts';
 
 /** Window in which separate mutations are merged into one write. */
@@ -183,6 +184,7 @@ export class NotificationStatusWriter {
       const status = (body.status ??= {});
       const engine = engineOf(status);
       for (const p of batch) p.mutate(status, engine);
+      syncNotificationConditions(body, this.o.clock.now());
       try {
         return await this.o.kube.replaceStatus<Notification>(
           RESOURCES.notifications,

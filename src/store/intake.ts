@@ -5,7 +5,7 @@
 // serialise on the same per-host object.
 import type { KubeClient } from '../k8s/client.ts';
 import type { HaHost, Notification } from '../model/types.ts';
-import { readyCondition } from './mapping.ts';
+import { isRefused } from './mapping.ts';
 import { readBook, writeBook, type BookVersion } from './fingerprint-book.ts';
 import type { Candidate, Fingerprint, FingerprintBook } from './fingerprints.ts';
 import { decodeBook, isDuplicateOf, payloadHash, prune } from './fingerprints.ts';
@@ -104,7 +104,7 @@ export function findCachedDuplicate(
     (o) =>
       o.metadata.name !== self &&
       !o.metadata.deletionTimestamp &&
-      readyCondition(o)?.status !== 'False' &&
+      !isRefused(o) &&
       isDuplicateOf(
         candidate,
         { type: o.spec.type, payloadHash: payloadHash(o.spec.payload), generatedTime: o.spec.generatedTime },
