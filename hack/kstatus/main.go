@@ -16,6 +16,7 @@ import (
 	"os"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 )
 
@@ -31,8 +32,9 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
+	// apimachinery's decoder keeps integers int64, as kstatus's field accessors expect
 	var obj map[string]interface{}
-	if err := json.Unmarshal(data, &obj); err != nil {
+	if err := utiljson.Unmarshal(data, &obj); err != nil {
 		fail(fmt.Errorf("stdin is not a JSON object: %w", err))
 	}
 	items := []interface{}{obj}
