@@ -193,6 +193,13 @@ t('a notification is Progressing/InProgress while new, Healthy/Current once fini
   assert.equal([v.argo, v.ks], ['Healthy', 'Current'], `finished: ${JSON.stringify(v.detail)}`);
   const waited = await env.kubectl(['wait', '--for=condition=Ready', '--timeout=10s', `notification/${name}`]);
   assert.is(waited.code, 0, waited.stderr);
+  // the specific event reasons, as docs/operations.md shows them with `kubectl events --for`
+  await eventually(
+    'RecoveryStarted, ServiceDisabled and RecoveryFinished events',
+    () => env.kubectl(['events', '--for', `notification/${name}`]),
+    (r) =>
+      r.code === 0 && ['RecoveryStarted', 'ServiceDisabled', 'RecoveryFinished'].every((x) => r.stdout.includes(x)),
+  );
 });
 
 t('a failed recovery is Degraded (Argo CD) and Failed (kstatus), and not Ready', async ({ env }) => {
