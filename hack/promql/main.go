@@ -22,10 +22,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "promql: stdin is not a JSON array of strings:", err)
 		os.Exit(2)
 	}
+	// default options: the functions and syntax a stock Prometheus accepts
+	p := parser.NewParser(parser.Options{})
 	results := make([]*string, len(exprs))
 	failed := false
 	for i, e := range exprs {
-		if _, err := parser.ParseExpr(e); err != nil {
+		if _, err := p.ParseExpr(e); err != nil {
 			msg := err.Error()
 			results[i] = &msg
 			failed = true
