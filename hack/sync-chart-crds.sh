@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Copies the CRDs (crds/*.yaml, the single source) into the two places that
-# ship them: the Helm chart's crds/ and kustomize's config/crd/bases/ (kustomize
+# ship them: the Helm chart's files/crds/ (rendered by templates/crds.yaml) and kustomize's config/crd/bases/ (kustomize
 # loads files only from inside a kustomization's directory, so it cannot point
 # at ../../crds). Copies whose source is gone are removed. Run it after
 # changing a CRD; test/integration/packaging/chart-crds.test.ts fails until you do.
@@ -10,7 +10,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 src="$root/crds"
-targets=("$root/charts/masakari-operator/crds" "$root/config/crd/bases")
+targets=("$root/charts/masakari-operator/files/crds" "$root/config/crd/bases")
 
 if [ "${1:-}" = "--check" ]; then
   status=0

@@ -18,6 +18,7 @@ import type { EngineEvents } from './notification-processor.ts';
 import { countEvacuation, instrumentNova, registerEngineMetrics } from './metrics.ts';
 import { runHostFailure } from './workflows/host-failure.ts';
 import { fencingProofFor, type FencingProof } from '../remediation/fencing.ts';
+import { EVENT_REASONS } from './event-reasons.ts';
 
 const describeProof = (p: FencingProof): string => `${p.kind}: ${p.source}`;
 
@@ -26,16 +27,18 @@ const ENGINE_WORKERS = 2;
 
 /** The Event `action` for each reason the engine reports. */
 const ACTIONS: Record<string, string> = {
-  Running: 'Recover',
-  Resumed: 'Recover',
-  Finished: 'Recover',
-  Ignored: 'Decide',
-  Error: 'Recover',
-  Failed: 'Recover',
-  Expired: 'Expire',
-  ServersUnlocked: 'Unlock',
-  UnlockFailed: 'Unlock',
-  OnMaintenance: 'SetMaintenance',
+  [EVENT_REASONS.recoveryStarted]: 'Recover',
+  [EVENT_REASONS.recoveryResumed]: 'Recover',
+  [EVENT_REASONS.recoveryFinished]: 'Recover',
+  [EVENT_REASONS.recoveryIgnored]: 'Decide',
+  [EVENT_REASONS.recoveryError]: 'Recover',
+  [EVENT_REASONS.recoveryFailed]: 'Recover',
+  [EVENT_REASONS.recoveryExpired]: 'Expire',
+  [EVENT_REASONS.serversUnlocked]: 'Unlock',
+  [EVENT_REASONS.unlockFailed]: 'Unlock',
+  [EVENT_REASONS.hostOnMaintenance]: 'SetMaintenance',
+  [EVENT_REASONS.serviceDisabled]: 'DisableService',
+  [EVENT_REASONS.waitingForFencing]: 'Recover',
 };
 
 function eventSink(recorder: EventRecorder): EngineEvents {

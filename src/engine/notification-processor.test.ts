@@ -192,7 +192,7 @@ decisions('VM: a recoverable event runs the instance workflow to finished', asyn
       ['ConfirmInstanceActiveTask', 'SUCCESS', 0],
     ],
   );
-  assert.ok(h.events.some((e) => e.includes('n1 Normal Finished')));
+  assert.ok(h.events.some((e) => e.includes('n1 Normal RecoveryFinished')));
 });
 
 decisions('COMPUTE_HOST: host_status UNKNOWN or missing is ignored; STARTED finishes', async () => {
@@ -208,7 +208,7 @@ decisions('COMPUTE_HOST: host_status UNKNOWN or missing is ignored; STARTED fini
   assert.is(h.hostRuns.length, 0);
   assert.is(h.host().status?.onMaintenance, undefined);
   assert.not.ok(
-    h.events.some((e) => e.startsWith('host compute-1 Normal OnMaintenance')),
+    h.events.some((e) => e.startsWith('host compute-1 Normal HostOnMaintenance')),
     'no OnMaintenance Event on a host left in service',
   );
 });
@@ -235,7 +235,11 @@ decisions(
     assert.is(h.get('n1').status?.phase, 'finished');
     assert.equal(
       h.events.filter((e) => e.startsWith('host ')),
-      ['host compute-1 Normal Running', 'host compute-1 Normal OnMaintenance', 'host compute-1 Normal Finished'],
+      [
+        'host compute-1 Normal RecoveryStarted',
+        'host compute-1 Normal HostOnMaintenance',
+        'host compute-1 Normal RecoveryFinished',
+      ],
       'Events on the HaHost',
     );
   },
@@ -508,7 +512,7 @@ safety(
     assert.ok(cancelled);
     assert.is(h.nova.servers.get(SERVER)!.locked, false);
     assert.is(engineOfN(h.get('r')).effects?.[lockKey(SERVER)]?.state, 'done');
-    assert.ok(h.events.some((e) => e.startsWith('r Warning Expired')));
+    assert.ok(h.events.some((e) => e.startsWith('r Warning RecoveryExpired')));
   },
 );
 

@@ -44,6 +44,8 @@ import { statusPatch } from './status-patch.ts';
 import { engineOf, JournalWriteError, NotificationStatusWriter, NotOwnerError, ownsRun } from './status-writer.ts';
 import type { EngineBookkeeping, StatusGuard } from './status-writer.ts';
 import { parseGeneratedTime, rfc3339Seconds } from './timefmt.ts';
+import { syncNotificationConditions } from '../store/conditions.ts';
+import { EVENT_REASONS, finalStatusReason, SERVICE_DISABLING_TASKS } from './event-reasons.ts';
 
 /** Index of the segments informer: status.uuid → FailoverSegment. */
 export const SEGMENT_UUID_INDEX = 'uuid';
@@ -313,7 +315,7 @@ export class NotificationProcessor {
     if (this.fencingNotes.get(n.metadata.name ?? '') !== note) {
       this.fencingNotes.set(n.metadata.name ?? '', note);
       this.log.warn({ notification: uuid, host: n.spec.hostname }, note);
-      this.emit(n, 'Warning', 'WaitingForFencing', note);
+      this.emit(n, 'Warning', EVENT_REASONS.waitingForFencing, note);
     }
     return true;
   }
@@ -329,7 +331,7 @@ export class NotificationProcessor {
     const level = plan.status === 'ignored' ? 'warn' : 'info';
     this.log[level]({ notification: uuid, type: n.spec.type, status: plan.status }, plan.reason);
     countFinalStatus(n.spec.type, plan.status);
-    this.emit(stored, 'Normal', plan.status === 'ignored' ? 'Ignored' : 'Finished', plan.reason);
+    this.emit(stored, 'Normal', finalStatusReason(plan.status), plan.reason);
   }
 
   /**
@@ -366,7 +368,7 @@ export class NotificationProcessor {
     this.emit(
       stored,
       'Normal',
-      mode === 'resume' ? 'Resumed' : 'Running',
+      mode === 'resume' ? EVENT_REASONS.recoveryResumed : EVENT_REASONS.recoveryStarted,
       `Recovery run ${run} started by ${this.d.identity}`,
     );
     return stored;
@@ -484,7 +486,7 @@ export class NotificationProcessor {
         this.d.events.onHost(
           h,
           'Normal',
-          'OnMaintenance',
+          EVENT_REASONS.hostOnMaintenance,
           `Set host ${hostName} on maintenance (notification ${uuid}).`,
         );
     }
@@ -567,9 +569,14 @@ export class NotificationProcessor {
       log.warn(`Periodic task 'process_unfinished_notifications': Notification ${uuid} exits with status: failed.`);
     const started = Date.parse(engine.firstStartedAt ?? '');
     countFinalStatus(n.spec.type, status, Number.isNaN(started) ? undefined : (now.getTime() - started) / 1000);
-    const reason = { finished: 'Finished', ignored: 'Ignored', error: 'Error', failed: 'Failed' }[status];
     const message = outcome.detail ? `${outcome.reason} (${outcome.detail})` : outcome.reason;
-    this.emit(stored, status === 'error' || status === 'failed' ? 'Warning' : 'Normal', reason, message);
+    this.emitServiceDisabled(stored);
+    this.emit(
+      stored,
+      status === 'error' || status === 'failed' ? 'Warning' : 'Normal',
+      finalStatusReason(status),
+      message,
+    );
   }
 
   /**
@@ -650,7 +657,7 @@ export class NotificationProcessor {
       this.d.events.onNotification(
         writer.current(),
         'Normal',
-        'ServersUnlocked',
+        EVENT_REASONS.serversUnlocked,
         `Unlocked servers left locked by an interrupted run: ${result.unlocked.join(', ')}`,
       );
     }
@@ -658,7 +665,7 @@ export class NotificationProcessor {
       this.d.events.onNotification(
         writer.current(),
         'Warning',
-        'UnlockFailed',
+        EVENT_REASONS.unlockFailed,
         `Could not unlock servers (retried at the next sweep): ${result.failed.map((f) => `${f.server}: ${f.error}`).join('; ')}`,
       );
     }
@@ -746,7 +753,7 @@ export class NotificationProcessor {
       `Periodic task 'check_expired_notifications': Notification ${uuid} is expired.`,
     );
     countFinalStatus(n.spec.type, 'failed');
-    this.emit(stored, 'Warning', 'Expired', `Notification ${uuid} is expired.`);
+    this.emit(stored, 'Warning', EVENT_REASONS.recoveryExpired, `Notification ${uuid} is expired.`);
     this.lastChance.delete(key);
     const exec = this.executions.get(key);
     if (exec) {
@@ -794,6 +801,7 @@ export class NotificationProcessor {
   ): Promise<Notification> {
     const status = structuredClone(n.status ?? {});
     mutate(status, engineOf(status));
+    syncNotificationConditions(status, this.d.clock.now(), n.metadata.generation);
     const patch = statusPatch(
       n.status as Record<string, unknown> | undefined,
       status as Record<string, unknown>,
@@ -829,6 +837,16 @@ export class NotificationProcessor {
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
+  }
+
+  /** ServiceDisabled when the run that just ended disabled the host's compute service (its journal says so). */
+  private emitServiceDisabled(n: Notification): void {
+    const run = (n.status?.runs ?? 1) - 1;
+    const disabled = n.status?.recoveryWorkflowDetails?.find(
+      (e) => SERVICE_DISABLING_TASKS.has(e.name) && e.state === 'SUCCESS' && (e.run ?? 0) === run,
+    );
+    if (!disabled) return;
+    this.emit(n, 'Normal', EVENT_REASONS.serviceDisabled, `Disabled the compute service of host ${n.spec.hostname}.`);
   }
 
   /** A phase Event on the Notification and, when its source host is known, on the HaHost too. */

@@ -36,6 +36,7 @@ import {
 import type { PageIndex, StatusBudget } from './status-budget.ts';
 import { HARD_OBJECT_LIMIT, jsonBytes, pageIndex, spill, STATUS_BUDGET, storedStatus } from './status-budget.ts';
 import { statusPatch } from './status-patch.ts';
+import { syncNotificationConditions } from '../store/conditions.ts';
 import type { Clock } from './workflows/context.ts';
 
 /** Window in which separate mutations are merged into one write. */
@@ -240,6 +241,7 @@ export class NotificationStatusWriter {
       const whole = structuredClone(this.latest.status ?? {});
       const engine = engineOf(whole);
       for (const p of batch) p.mutate(whole, engine);
+      syncNotificationConditions(whole, this.o.clock.now(), this.latest.metadata.generation);
       try {
         const { status, pages } = this.budgeted(whole);
         for (const page of pages) await this.writePage(page);

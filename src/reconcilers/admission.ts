@@ -7,7 +7,14 @@ import type { Logger } from 'pino';
 import type { KubeClient, ResourceRef } from '../k8s/client.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { CONDITIONS, FIELD_MANAGERS, LABELS } from '../model/constants.ts';
-import type { Condition, FailoverSegment, HaHost, MasakariObject, OwnerReference } from '../model/types.ts';
+import type {
+  Condition,
+  FailoverSegment,
+  HaHost,
+  MasakariObject,
+  NotificationStatus,
+  OwnerReference,
+} from '../model/types.ts';
 import { NameTakenError } from '../domain/repository.ts';
 import type { ClaimKind } from '../store/names.ts';
 import type { Informer } from '../runtime/types.ts';
@@ -16,7 +23,7 @@ import { INDEX } from '../store/caches.ts';
 import type { NameClaims } from '../store/claims.ts';
 import type { IdAllocator } from '../store/ids.ts';
 import type { Lifecycle } from '../store/lifecycle.ts';
-import { admittedConditions, withReady } from '../store/conditions.ts';
+import { admittedConditions, notificationConditions, withReady } from '../store/conditions.ts';
 import { REASONS, objectId } from '../store/mapping.ts';
 import { removeCondition, sameConditions, setCondition } from '../runtime/conditions.ts';
 import { nowRfc3339 } from '../store/time.ts';
@@ -210,8 +217,11 @@ export function admittedStatus(
 ): Record<string, unknown> | undefined {
   const st = (obj.status ?? {}) as Record<string, unknown>;
   const generation = obj.metadata.generation;
-  const ready = admittedConditions(obj.status?.conditions, generation, now);
-  const conditions = withKstatus(ready, undefined, now);
+  const phase = fields.phase as NotificationStatus | undefined;
+  const conditions =
+    phase !== undefined
+      ? notificationConditions(obj.status?.conditions, phase, generation, now)
+      : withKstatus(admittedConditions(obj.status?.conditions, generation, now), undefined, now);
   const next: Record<string, unknown> = { ...fields, observedGeneration: generation };
   const observed = obj.status?.observedGeneration;
   if (observed !== undefined && generation !== undefined && observed < generation) next.updatedAt = nowRfc3339(now);

@@ -38,6 +38,8 @@ export interface QueueMetrics {
   retried(): void;
   queuedFor(seconds: number): void;
   workedFor(seconds: number): void;
+  /** Registers the source of the in-flight work's ages (seconds), read at scrape time. */
+  inFlight(source: () => number[]): void;
 }
 
 export const noQueueMetrics: QueueMetrics = {
@@ -46,7 +48,44 @@ export const noQueueMetrics: QueueMetrics = {
   retried: () => undefined,
   queuedFor: () => undefined,
   workedFor: () => undefined,
+  inFlight: () => undefined,
 };
+
+/** Per registry: queue name → ages of the keys its workers hold, for the scrape-time gauges. */
+const inFlightSources = new WeakMap<Registry, Map<string, () => number[]>>();
+
+/**
+ * client-go's workqueue_unfinished_work_seconds (the summed age of work in
+ * progress) and workqueue_longest_running_processor_seconds (the oldest): a
+ * reconcile stuck on a hung call shows here long before it ends and feeds
+ * workqueue_work_duration_seconds.
+ */
+function inFlightGauges(registry: Registry): Map<string, () => number[]> {
+  let sources = inFlightSources.get(registry);
+  if (sources) return sources;
+  const known = (sources = new Map());
+  inFlightSources.set(registry, known);
+  const scrape = (pick: (ages: number[]) => number) =>
+    function (this: Gauge<string>) {
+      this.reset();
+      for (const [name, source] of known) this.set({ name }, pick(source()));
+    };
+  new Gauge({
+    name: 'workqueue_unfinished_work_seconds',
+    help: 'How many seconds of work has been done that is in progress and has not been observed by work_duration.',
+    labelNames: ['name'],
+    registers: [registry],
+    collect: scrape((ages) => ages.reduce((a, b) => a + b, 0)),
+  });
+  new Gauge({
+    name: 'workqueue_longest_running_processor_seconds',
+    help: 'How many seconds has the longest running processor for workqueue been running.',
+    labelNames: ['name'],
+    registers: [registry],
+    collect: scrape((ages) => Math.max(0, ...ages)),
+  });
+  return known;
+}
 
 export function queueMetrics(registry: Registry, name: string): QueueMetrics {
   const depth = gauge(registry, 'workqueue_depth', 'Current depth of workqueue', ['name']);
@@ -74,6 +113,7 @@ export function queueMetrics(registry: Registry, name: string): QueueMetrics {
     retried: () => retries.inc({ name }),
     queuedFor: (s) => queued.observe({ name }, s),
     workedFor: (s) => work.observe({ name }, s),
+    inFlight: (source) => inFlightGauges(registry).set(name, source),
   };
 }
 

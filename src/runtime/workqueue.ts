@@ -40,6 +40,10 @@ export class WorkQueue {
     this.rateLimiter = opts.rateLimiter ?? defaultControllerRateLimiter();
     this.clock = opts.clock ?? systemClock;
     this.metrics = opts.metrics ?? noQueueMetrics;
+    this.metrics.inFlight(() => {
+      const now = this.clock.now();
+      return [...this.startedAt.values()].map((started) => (now - started) / 1000);
+    });
   }
 
   add(key: string): void {

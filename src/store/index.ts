@@ -20,6 +20,7 @@ import { runLeaderElection } from '../runtime/leaderelection.ts';
 import type { InformerFactory } from './caches.ts';
 import { createStoreCaches, INDEX } from './caches.ts';
 import { sweepOrphanPages } from './journal-pages.ts';
+import { registerStateMetrics } from './state-metrics.ts';
 import { DEFAULT_CLAIM_GRACE_MS, NameClaims } from './claims.ts';
 import { createIdAllocator } from './ids.ts';
 import { Lifecycle } from './lifecycle.ts';
@@ -119,6 +120,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
   const { kube, namespace, config, identity } = opts;
   const log = opts.log.child({ component: 'store' });
   const caches = createStoreCaches(opts.informerFactory ?? createInformerFactory({ kube, log }), namespace);
+  if (opts.metrics) registerStateMetrics(opts.metrics, caches);
   const claims = new NameClaims({
     kube,
     namespace,

@@ -79,7 +79,7 @@ import type { ConfigMap } from './configmap.ts';
 import { ROLES } from './configmap.ts';
 import type { Candidate } from './fingerprints.ts';
 import { bucketOf, isDuplicateOf, payloadHash } from './fingerprints.ts';
-import { readyCondition } from './mapping.ts';
+import { isRefused } from './mapping.ts';
 import { notificationClaimName, shortHash } from './names.ts';
 
 /** How long a claim may stay `deciding` before others treat its creator as crashed. */
@@ -395,7 +395,7 @@ export function findCachedDuplicate(
     (o) =>
       o.metadata.name !== self &&
       !o.metadata.deletionTimestamp &&
-      readyCondition(o)?.status !== 'False' &&
+      !isRefused(o) &&
       isDuplicateOf(
         candidate,
         { type: o.spec.type, payloadHash: payloadHash(o.spec.payload), generatedTime: o.spec.generatedTime },

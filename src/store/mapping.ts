@@ -26,6 +26,18 @@ export function readyCondition(obj: MasakariObject): Condition | undefined {
   return obj.status?.conditions?.find((c) => c.type === CONDITIONS.ready);
 }
 
+const REFUSALS = new Set<string>(Object.values(REASONS));
+
+/**
+ * Flagged by a reconciler: Ready=False with one of the admission refusals of
+ * REASONS. A Notification whose recovery failed is Ready=False too (its
+ * outcome, src/store/conditions.ts) but stays a Masakari notification.
+ */
+export function isRefused(obj: MasakariObject): boolean {
+  const ready = readyCondition(obj);
+  return ready?.status === 'False' && REFUSALS.has(ready.reason);
+}
+
 /** The Masakari integer id: status first, the label as the crash-recovery copy. */
 export function objectId(obj: MasakariObject): number | undefined {
   if (typeof obj.status?.id === 'number') return obj.status.id;
@@ -47,7 +59,7 @@ export function objectUuid(obj: MasakariObject): string | undefined {
 export function isAdmitted(obj: MasakariObject): boolean {
   if (obj.metadata.deletionTimestamp) return false;
   if (typeof obj.status?.id !== 'number' || !obj.status.uuid) return false;
-  return readyCondition(obj)?.status !== 'False';
+  return !isRefused(obj);
 }
 
 /**

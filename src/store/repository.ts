@@ -17,6 +17,7 @@ import type {
   HaHostSpec,
   MasakariObject,
   Notification,
+  NotificationStatus,
 } from '../model/types.ts';
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
 import type { NewHost, NewNotification, NewSegment, NotificationPageQuery, Repository } from '../domain/repository.ts';
@@ -28,7 +29,7 @@ import { INDEX } from './caches.ts';
 import type { NameClaims } from './claims.ts';
 import type { IdAllocator } from './ids.ts';
 import type { Lifecycle } from './lifecycle.ts';
-import { admittedConditions } from './conditions.ts';
+import { admittedConditions, notificationConditions } from './conditions.ts';
 import { payloadHash } from './fingerprints.ts';
 import { claimNotification, findCachedDuplicate, IntakeContendedError } from './intake.ts';
 import {
@@ -565,7 +566,15 @@ export class CrRepository implements Repository {
           {
             ...fields,
             observedGeneration: basis.metadata.generation,
-            conditions: admittedConditions(undefined, basis.metadata.generation, this.now()),
+            conditions:
+              'phase' in fields
+                ? notificationConditions(
+                    undefined,
+                    fields.phase as NotificationStatus,
+                    basis.metadata.generation,
+                    this.now(),
+                  )
+                : admittedConditions(undefined, basis.metadata.generation, this.now()),
           },
           basis.metadata.resourceVersion,
         );

@@ -84,14 +84,14 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/*
 "true" when the chart makes the webhook's CA and serving certificate itself:
-no certSecret, caBundle or cert-manager Certificate was given.
+no cert-manager, certSecret, caBundle or cert-manager Certificate was given.
 */}}
 {{- define "masakari-operator.webhookGeneratesCert" -}}
-{{- if not (or .Values.webhook.certSecret .Values.webhook.caBundle .Values.webhook.certManagerCertificate) }}true{{- end }}
+{{- if not (or .Values.webhook.certManager.enabled .Values.webhook.certSecret .Values.webhook.caBundle .Values.webhook.certManagerCertificate) }}true{{- end }}
 {{- end }}
 
 {{- define "masakari-operator.webhookCertSecretName" -}}
-{{- if include "masakari-operator.webhookGeneratesCert" . }}
+{{- if or .Values.webhook.certManager.enabled (include "masakari-operator.webhookGeneratesCert" .) }}
 {{- printf "%s-webhook-tls" (include "masakari-operator.fullname" .) }}
 {{- else }}
 {{- required "webhook.certSecret is required with webhook.caBundle or webhook.certManagerCertificate" .Values.webhook.certSecret }}

@@ -35,30 +35,67 @@ test('a valid FailoverSegment, HaHost and Notification are accepted', async ({ n
   ]);
 });
 
-test('segment columns: Name, Recovery Method, Enabled (defaulted to true), Age; wide adds Service Type, ID, UUID', async ({ ns }) => {
+test('segment columns: Name, Recovery Method, Enabled (defaulted to true), Ready, Age; wide adds Service Type, ID, UUID', async ({ ns }) => {
   const plain = await ns.kubectl(['get', 'fseg']);
-  assert.equal(headers(plain.stdout), ['NAME', 'NAME', 'RECOVERY METHOD', 'ENABLED', 'AGE']);
+  assert.equal(headers(plain.stdout), ['NAME', 'NAME', 'RECOVERY METHOD', 'ENABLED', 'READY', 'AGE']);
   const wide = await ns.kubectl(['get', 'segment', '-o', 'wide']);
-  assert.equal(headers(wide.stdout), ['NAME', 'NAME', 'RECOVERY METHOD', 'ENABLED', 'AGE', 'SERVICE TYPE', 'ID', 'UUID']);
+  assert.equal(headers(wide.stdout), [
+    'NAME',
+    'NAME',
+    'RECOVERY METHOD',
+    'ENABLED',
+    'READY',
+    'AGE',
+    'SERVICE TYPE',
+    'ID',
+    'UUID',
+  ]);
   const line = wide.stdout.split('\n').find((l) => l.startsWith('seg-a'));
-  assert.match(line ?? '', /^seg-a\s+Segment A\s+reserved_host\s+true\s+\S+\s+COMPUTE/);
+  assert.match(line ?? '', /^seg-a\s+Segment A\s+reserved_host\s+true\s+\s+\S+\s+COMPUTE/);
 });
 
-test('host columns: Host, Segment, Reserved and On Maintenance (effective, from status), Age', async ({ ns }) => {
+test('host columns: Host, Segment, Reserved and On Maintenance (effective, from status), Ready, Age', async ({ ns }) => {
   const co = ns.kc.makeApiClient(CustomObjectsApi);
   const ref = { group: GROUP, version: VERSION, namespace: ns.namespace, plural: 'hahosts', name: 'compute-1' };
   const current = (await co.getNamespacedCustomObject(ref)) as { status?: object };
   await co.replaceNamespacedCustomObjectStatus({
     ...ref,
-    body: { ...current, status: { reserved: true, onMaintenance: false, id: 7, uuid: '0b5c1d1e-7f9a-4d2b-9c3e-5f6a7b8c9d0e' } },
+    body: { ...current, status: {
+        reserved: true,
+        onMaintenance: false,
+        id: 7,
+        uuid: '0b5c1d1e-7f9a-4d2b-9c3e-5f6a7b8c9d0e',
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'False',
+            reason: 'SegmentNotFound',
+            message: 'waiting for its segment',
+            lastTransitionTime: '2026-01-02T03:04:05Z',
+          },
+        ],
+      },
+    },
   });
   const r = await ns.kubectl(['get', 'hh', '-o', 'wide']);
-  assert.equal(headers(r.stdout), ['NAME', 'HOST', 'SEGMENT', 'RESERVED', 'ON MAINTENANCE', 'AGE', 'TYPE', 'ID', 'UUID']);
+  assert.equal(headers(r.stdout), [
+    'NAME',
+    'HOST',
+    'SEGMENT',
+    'RESERVED',
+    'ON MAINTENANCE',
+    'READY',
+    'AGE',
+    'TYPE',
+    'ID',
+    'UUID',
+  ]);
   const cells = row(r.stdout, 'compute-1');
   assert.is(cells.HOST, 'compute-1');
   assert.is(cells.SEGMENT, 'seg-a');
   assert.is(cells.RESERVED, 'true');
   assert.is(cells['ON MAINTENANCE'], 'false');
+  assert.is(cells.READY, 'False');
   assert.is(cells.ID, '7');
 });
 

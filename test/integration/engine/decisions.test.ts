@@ -126,9 +126,9 @@ t('PROCESS: nova-compute disables the compute service; another process only sets
       (await env.kube.list<KubeEvent>(RESOURCES.events, env.namespace)).items.filter(
         (e) => e.regarding?.kind === 'HaHost' && e.regarding.name === 'host-compute-2',
       ),
-    (events) => events.some((e) => e.reason === 'OnMaintenance'),
+    (events) => events.some((e) => e.reason === 'HostOnMaintenance'),
   );
-  const onMaintenance = hostEvents.find((e) => e.reason === 'OnMaintenance');
+  const onMaintenance = hostEvents.find((e) => e.reason === 'HostOnMaintenance');
   assert.equal(
     [onMaintenance?.type, onMaintenance?.action, onMaintenance?.reportingInstance, onMaintenance?.regarding?.uid],
     ['Normal', 'SetMaintenance', 'engine-1', host.metadata.uid],

@@ -125,7 +125,7 @@ t(
         async () =>
           (
             await env.kube.list<{ reason?: string; regarding?: { name?: string } }>(RESOURCES.events, env.namespace)
-          ).items.filter((e) => e.reason === 'Expired' && e.regarding?.name === name),
+          ).items.filter((e) => e.reason === 'RecoveryExpired' && e.regarding?.name === name),
         (found) => found.length > 0,
         20_000,
       );

@@ -108,7 +108,7 @@ test('SIGKILL of the leading engine process mid-recovery: the other holds the Le
     e.namespace,
   );
   const mine = events.items.filter((ev) => ev.regarding?.name === name);
-  assert.ok(mine.some((ev) => ev.reason === 'Resumed' && ev.reportingInstance === other.identity));
+  assert.ok(mine.some((ev) => ev.reason === 'RecoveryResumed' && ev.reportingInstance === other.identity));
   rmSync(logPath, { force: true });
 });
 

@@ -52,8 +52,8 @@ test('one leader acts; stopping it mid-recovery hands the run to the other, whic
       env.namespace,
     );
     const mine = events.items.filter((e) => e.regarding?.name === name);
-    assert.ok(mine.some((e) => e.reason === 'Running' && e.reportingInstance === leader.identity));
-    assert.ok(mine.some((e) => e.reason === 'Resumed' && e.reportingInstance === other.identity));
+    assert.ok(mine.some((e) => e.reason === 'RecoveryStarted' && e.reportingInstance === leader.identity));
+    assert.ok(mine.some((e) => e.reason === 'RecoveryResumed' && e.reportingInstance === other.identity));
   } finally {
     env.sim.state.latencies.evacuate = 0;
     await env.close();

@@ -10,7 +10,7 @@ import { RESOURCES } from '../../../src/k8s/resources.ts';
 import type { ResourceRef } from '../../../src/k8s/client.ts';
 import { FIELD_MANAGERS } from '../../../src/model/constants.ts';
 import type { MasakariObject } from '../../../src/model/types.ts';
-import { readyCondition } from '../../../src/store/mapping.ts';
+import { isAdmitted, readyCondition } from '../../../src/store/mapping.ts';
 import type { OperatorEnv } from '../webhook/support.ts';
 import { eventually, operatorEnv } from '../webhook/support.ts';
 
@@ -53,7 +53,8 @@ async function settled(env: OperatorEnv): Promise<string[]> {
     await eventually(
       `${ref.plural}/${name} admitted`,
       () => get(env, ref, name),
-      (o) => readyCondition(o)?.status === 'True' && !!o.status?.uuid,
+      // a notification's Ready follows its recovery (no engine runs here): admitted is enough
+      (o) => isAdmitted(o) && !!o.status?.uuid,
     );
   }
   let before = await versions(env);

@@ -1,4 +1,4 @@
-// The CRDs ship three ways: crds/ (the source), the Helm chart's crds/ and
+// The CRDs ship three ways: crds/ (the source), the Helm chart's files/crds/ and
 // kustomize's config/crd/bases/. The copies must be byte-identical to the
 // source; hack/sync-chart-crds.sh makes them so.
 import { test } from 'uvu';
@@ -9,7 +9,7 @@ import { load } from 'js-yaml';
 import { CHART, CONFIG, ROOT, run } from './tools.ts';
 
 const SOURCE = join(ROOT, 'crds');
-const COPIES = [join(CHART, 'crds'), join(CONFIG, 'crd', 'bases')];
+const COPIES = [join(CHART, 'files', 'crds'), join(CONFIG, 'crd', 'bases')];
 const FIX = 'run hack/sync-chart-crds.sh';
 const yamlFiles = (dir: string) =>
   readdirSync(dir)

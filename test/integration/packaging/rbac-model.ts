@@ -72,12 +72,12 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
       '(src/engine/engine.ts), masakari-store-reconcilers (src/store/index.ts), the remediator (src/remediation/component.ts)',
   },
   {
-    subjects: BOTH,
+    subjects: ['controller'],
     scope: 'crNamespace',
     apiGroup: 'events.k8s.io',
     resource: 'events',
     verbs: ['create', 'patch'],
-    why: 'src/runtime/events.ts EventRecorder (create, then mergePatch for a series): engine, remediator',
+    why: 'src/runtime/events.ts EventRecorder (create, then mergePatch for a series): engine, remediator (the api writes none)',
   },
   {
     subjects: ['controller'],

@@ -81,11 +81,14 @@ export function assertRestricted(d: Manifest): void {
   const c = container(d);
   const name = d.metadata.name;
   assert.is(spec.securityContext?.runAsNonRoot, true, `${name}: pod runAsNonRoot`);
-  assert.is(spec.securityContext?.runAsUser, 65532, `${name}: pod runAsUser`);
+  // no UID, or a non-root one: the chart leaves it to the runtime (the image's
+  // numeric USER) or to OpenShift's SCC; kustomize pins the image's 65532
+  const podUid = spec.securityContext?.runAsUser;
+  assert.ok(podUid === undefined || Number(podUid) > 0, `${name}: pod runAsUser ${podUid}`);
   assert.equal(spec.securityContext?.seccompProfile, { type: 'RuntimeDefault' }, `${name}: pod seccompProfile`);
   const sc = c.securityContext ?? {};
   assert.is(sc.runAsNonRoot, true, `${name}: runAsNonRoot`);
-  assert.is(sc.runAsUser, 65532, `${name}: runAsUser`);
+  assert.ok(sc.runAsUser === undefined || Number(sc.runAsUser) > 0, `${name}: runAsUser ${sc.runAsUser}`);
   assert.is(sc.readOnlyRootFilesystem, true, `${name}: readOnlyRootFilesystem`);
   assert.is(sc.allowPrivilegeEscalation, false, `${name}: allowPrivilegeEscalation`);
   assert.equal(sc.capabilities, { drop: ['ALL'] }, `${name}: capabilities`);

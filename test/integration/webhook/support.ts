@@ -31,6 +31,8 @@ export interface OperatorEnv {
   kube: KubeClient;
   api: ApiComponent;
   sim: Simulator;
+  /** The API component's Prometheus registry (what its /metrics serves). */
+  metrics: Registry;
   /** Masakari REST call against the facade; the body is parsed JSON. */
   rest(method: string, path: string, body?: unknown): Promise<{ status: number; json: Doc }>;
   kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }>;
@@ -95,6 +97,7 @@ export async function operatorEnv(prefix: string): Promise<OperatorEnv> {
   const config = loadConfig({ env: {} }).config;
   config.DEFAULT.auth_strategy = 'noauth2';
   let api: ApiComponent | undefined;
+  const metrics = new Registry();
   const webhookName = `masakari-${ns.namespace}`;
   const close = async () => {
     await unregisterWebhookConfiguration(kube, webhookName).catch(() => undefined);
@@ -110,7 +113,7 @@ export async function operatorEnv(prefix: string): Promise<OperatorEnv> {
         kube,
         nova: createNovaClient(sim.clientCredentials, { timeoutMs: 2_000, maxRetries: 1 }),
         log: pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' }),
-        metrics: new Registry(),
+        metrics,
         identity: `${prefix}-api`,
         signal: new AbortController().signal,
       },
@@ -134,7 +137,7 @@ export async function operatorEnv(prefix: string): Promise<OperatorEnv> {
     );
     const rest = (method: string, path: string, body?: unknown) => call(started, method, path, body);
     await waitUntilEnforced({ rest, kube, ns });
-    return { ns, kube, api: started, sim, rest, kubectl: (args, stdin) => ns.kubectl(args, stdin), close };
+    return { ns, kube, api: started, sim, metrics, rest, kubectl: (args, stdin) => ns.kubectl(args, stdin), close };
   } catch (e) {
     await close();
     throw e;
