@@ -154,7 +154,7 @@ export class NotificationProcessor {
       signal,
       isGracefulStop: o.isGracefulStop ?? (() => false),
     };
-    this.log.info({ token: this.term.token }, 'engine leading: resuming and processing notifications');
+    this.log.info({ owner: this.term.token }, 'engine leading: resuming and processing notifications');
     for (const n of this.d.notifications.list()) if (n.metadata.name) this.d.enqueue(n.metadata.name);
   }
 
