@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { HaService } from '../domain/ha-service.ts';
 import type { Repository } from '../domain/repository.ts';
-import { MasakariError, PolicyNotAuthorized } from '../domain/errors.ts';
+import { HostNotFoundByName, MasakariError, PolicyNotAuthorized } from '../domain/errors.ts';
 import * as msg from '../domain/messages.ts';
 import { parseJsonBody } from '../domain/json-body.ts';
 import type { ApiVersion } from '../domain/api-version.ts';
@@ -192,6 +192,11 @@ function withVersionHeaders(reply: Reply, version: ApiVersion | undefined, inclu
   const headers: Record<string, string> = { ...reply.headers, vary: VERSION_HEADER };
   if (includeVersion) headers['openstack-api-version'] = `instance-ha ${versionString(version)}`;
   return { ...reply, headers };
+}
+
+/** An answer that only a lookup finding nothing produces, before anything was written. */
+function isLookupMiss(e: unknown): boolean {
+  return e instanceof MasakariError && (e.status === 404 || e instanceof HostNotFoundByName);
 }
 
 export function createApiApp(opts: ApiAppOptions): Express {
@@ -397,7 +402,10 @@ export function createApiApp(opts: ApiAppOptions): Express {
     }
 
     try {
-      const result = await dispatch(req, match, ctx, version, body);
+      const attempt = () => dispatch(req, match, ctx, version, body);
+      // Another replica may have written what this one has not cached yet: a not-found answer is
+      // checked against the API server first (read-your-writes across replicas).
+      const result = repo.withFreshReads ? await repo.withFreshReads(attempt, isLookupMiss) : await attempt();
       const reply = jsonReply(result.status, result.doc, responseContentType(req));
       return { reply: withVersionHeaders(reply, version), route };
     } catch (e) {
