@@ -65,7 +65,7 @@ const review = (name: string) =>
       kind: { group: 'masakari.openkeel.io', version: 'v1alpha1', kind: 'FailoverSegment' },
       resource: { group: 'masakari.openkeel.io', version: 'v1alpha1', resource: 'failoversegments' },
       operation: 'CREATE',
-      object: { spec: { name } },
+      object: { metadata: { name }, spec: { name } },
     },
   });
 
@@ -209,6 +209,17 @@ test('metric labels: only our kinds and the admission operations are label value
   assert.is(kindLabel({ toString: () => 'HaHost' }), OTHER_LABEL);
   assert.is(operationLabel('DELETE'), 'DELETE');
   assert.is(operationLabel('delete'), OTHER_LABEL);
+});
+
+test('fuzz regression: an object whose metadata is not an object is a 400, not an internal error', async () => {
+  const { parseAdmissionReview } = await import('./review.ts');
+  const body = JSON.parse(review('x'));
+  body.request.operation = 'DELETE';
+  body.request.object = null;
+  body.request.oldObject = { apiVersion: 'masakari.openkeel.io/v1alpha1', kind: 'HaHost', metadata: null, spec: 'a' };
+  assert.equal(parseAdmissionReview(body), { error: 'AdmissionReview.request.oldObject.metadata must be an object' });
+  body.request.oldObject.metadata = { name: 'h' };
+  assert.equal(parseAdmissionReview(body), { error: 'AdmissionReview.request.oldObject.spec must be an object' });
 });
 
 test.run();
