@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Creates (once) the small Python venv with schemathesis for the API fuzzing
-# suite (test/e2e/fuzz/). Prints the venv path. Pinned in
-# test/e2e/fuzz/requirements.txt; rebuilt when that file changes.
+# suite (test/fuzz/, `make fuzz`). Prints the venv path. Pinned in
+# test/fuzz/requirements.txt; rebuilt when that file changes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${MASAKARI_FUZZ_VENV:-$root/.cache/fuzz-venv}
-req="$root/test/e2e/fuzz/requirements.txt"
+req="$root/test/fuzz/requirements.txt"
 stamp="$venv/.requirements.sha256"
 want=$(sha256sum "$req" | cut -d' ' -f1)
 if [ -x "$venv/bin/st" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then

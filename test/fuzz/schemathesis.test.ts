@@ -7,13 +7,20 @@
 // - a negative-only run (every request invalid) changes no custom resource:
 //   a 4xx never writes.
 // The seed is fixed and printed, so a failure reproduces.
+//
+// Not part of `make test` yet: run it with `make fuzz`. On a loaded machine
+// the negative-mode run did not finish within its time budget, and the
+// request count per run depends on machine speed; both need tuning before
+// this suite can be a reliable gate.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { startStack, type Stack } from './support/stack.ts';
+import { startStack, type Stack } from '../e2e/support/stack.ts';
 import { createKubeClient } from '../../src/k8s/kube-client.ts';
 import { RESOURCES } from '../../src/k8s/resources.ts';
 
@@ -109,6 +116,9 @@ async function schemathesis(
     String(SEED),
     '--workers',
     '4',
+    // The coverage phase's negative cases trip a CPython 3.11 ast.parse bug inside hypothesis when run
+    // from several workers ("AST constructor recursion depth mismatch"): a tool error, not an API one.
+    ...(o.mode === 'negative' ? ['--phases', 'examples,fuzzing'] : []),
     '--request-timeout',
     '10',
     '--max-time',
@@ -121,7 +131,9 @@ async function schemathesis(
   ];
   process.stdout.write(`[fuzz] seed ${SEED}: st ${args.join(' ').replace(/X-Auth-Token: \S+/, 'X-Auth-Token: …')}\n`);
   try {
+    // schemathesis keeps a cache in its working directory: a temporary one, never the checkout.
     const r = await run(st, args, {
+      cwd: await mkdtemp(path.join(tmpdir(), 'schemathesis-')),
       timeout: RUN_TIMEOUT_MS,
       maxBuffer: 64 << 20,
       env: { ...process.env, NO_COLOR: '1' },
