@@ -9,7 +9,7 @@ VERSION  = $(shell $(NODE) -p "require('./package.json').version" 2>/dev/null ||
 IMAGE   ?= masakari-operator:$(VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help run test build lint typecheck envtest image bench clean deps config-docs
+.PHONY: help run test build lint typecheck envtest image bench clean deps config-docs fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -29,6 +29,9 @@ run: deps build $(if $(KUBECONFIG),,envtest) ## run everything locally: control 
 
 test: deps ## run every test suite (unit, integration, e2e); prints "N passed, N failed"
 	npm test
+
+fuzz: deps ## schemathesis over /v1/openapi.json against a running facade (test/fuzz/; installs its venv once)
+	$(NODE) --unhandled-rejections=strict --import tsx node_modules/uvu/bin.js test/fuzz
 
 build: deps ## compile src/ to dist/
 	npm run build

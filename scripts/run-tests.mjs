@@ -9,6 +9,8 @@
 //   all          lint (eslint .), format (prettier --check .), typecheck (tsc --noEmit),
 //                then unit, integration, e2e
 //
+// Every uvu run (and each Node process it starts) runs with --unhandled-rejections=strict.
+//
 // --filter REGEX keeps only the test files whose path (relative to the suite's
 // dir) matches. Every uvu run's Total/Passed/Skipped is added up; lint, format
 // and typecheck count as one check each. The last line is exactly
@@ -42,6 +44,9 @@ let running;
 /** @type {{ stop(): Promise<void> } | undefined} */
 let controlPlane;
 let interrupted = false;
+
+/** Node flag making an unhandled promise rejection an uncaught exception (see uvuSuite). */
+const STRICT_REJECTIONS = '--unhandled-rejections=strict';
 
 /** How long a test process may live on after printing its report before it is stopped. */
 const LINGER_MS = 15_000;
@@ -161,7 +166,14 @@ async function uvuSuite(name, dir, filter, { env = {}, timeoutMs }) {
   const pattern = `^(${files.map(escapeRegex).join('|')})$`;
   const [node, uvu] = bin('uvu/bin.js');
   const args = ['--import', 'tsx', uvu, dir, pattern, ...(process.stdout.isTTY ? [] : ['--no-color'])];
-  const r = await run(node, args, { env, timeoutMs, reportDone: /Duration:\s+\S+/ });
+  // A promise rejected with no handler is a crash in production (src/main.ts exits on it), so every
+  // test process, and every Node process a test starts (NODE_OPTIONS is inherited), treats it as one.
+  const nodeOptions = [process.env.NODE_OPTIONS, STRICT_REJECTIONS].filter(Boolean).join(' ');
+  const r = await run(node, args, {
+    env: { ...env, NODE_OPTIONS: nodeOptions },
+    timeoutMs,
+    reportDone: /Duration:\s+\S+/,
+  });
   const { total, passed, skipped } = parseUvu(r.out);
   if (total === undefined || passed === undefined) {
     results.push({

@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { HaService } from '../domain/ha-service.ts';
 import type { Repository } from '../domain/repository.ts';
-import { MasakariError, PolicyNotAuthorized, ServiceUnavailable } from '../domain/errors.ts';
+import { HostNotFoundByName, MasakariError, PolicyNotAuthorized, ServiceUnavailable } from '../domain/errors.ts';
 import * as msg from '../domain/messages.ts';
 import { parseJsonBody } from '../domain/json-body.ts';
 import type { ApiVersion } from '../domain/api-version.ts';
@@ -192,6 +192,31 @@ function withVersionHeaders(reply: Reply, version: ApiVersion | undefined, inclu
   const headers: Record<string, string> = { ...reply.headers, vary: VERSION_HEADER };
   if (includeVersion) headers['openstack-api-version'] = `instance-ha ${versionString(version)}`;
   return { ...reply, headers };
+}
+
+/** How long a connection closed after an early error may take to go (the client reads the answer meanwhile). */
+const CLOSE_LINGER_MS = 2_000;
+
+/**
+ * After an error answered before the body was read (401, 413, 415...): the
+ * connection is closed once the answer is out, rather than reading whatever
+ * the client still sends (a slow or huge body would hold the socket). The
+ * write side ends first so the client gets the answer; the socket goes
+ * CLOSE_LINGER_MS later whatever the client does.
+ */
+function closeWithoutReading(req: IncomingMessage, res: ServerResponse): void {
+  res.setHeader('connection', 'close');
+  const socket = req.socket as IncomingMessage['socket'] | null;
+  if (!socket) return;
+  res.once('finish', () => {
+    socket.end();
+    setTimeout(() => socket.destroy(), CLOSE_LINGER_MS).unref();
+  });
+}
+
+/** An answer that only a lookup finding nothing produces, before anything was written. */
+function isLookupMiss(e: unknown): boolean {
+  return e instanceof MasakariError && (e.status === 404 || e instanceof HostNotFoundByName);
 }
 
 export function createApiApp(opts: ApiAppOptions): Express {
@@ -397,7 +422,10 @@ export function createApiApp(opts: ApiAppOptions): Express {
     }
 
     try {
-      const result = await dispatch(req, match, ctx, version, body);
+      const attempt = () => dispatch(req, match, ctx, version, body);
+      // Another replica may have written what this one has not cached yet: a not-found answer is
+      // checked against the API server first (read-your-writes across replicas).
+      const result = repo.withFreshReads ? await repo.withFreshReads(attempt, isLookupMiss) : await attempt();
       const reply = jsonReply(result.status, result.doc, responseContentType(req));
       return { reply: withVersionHeaders(reply, version), route };
     } catch (e) {
@@ -500,7 +528,10 @@ export function createApiApp(opts: ApiAppOptions): Express {
         reply = faultReply(500, msg.unexpectedApiError(e instanceof Error ? e.name : typeof e));
         route = 'error';
       }
-      if (!rawReq.complete) rawReq.resume();
+      if (!rawReq.complete) {
+        if (reply.status >= 400) closeWithoutReading(rawReq, res);
+        else rawReq.resume();
+      }
       send(res, reply, head);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       metrics.observe(req.method, route, reply.status, seconds);

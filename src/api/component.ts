@@ -7,6 +7,8 @@ import type { AppContext, Component } from '../app/component.ts';
 import { untilSyncedOrShutdown } from '../app/first-sync.ts';
 import { sharedFactoryOf } from '../runtime/shared-informers.ts';
 import { createCrRepository } from '../store/index.ts';
+import { limitConnections } from './connections.ts';
+import type { ConnectionLimits } from './connections.ts';
 import type { Repository } from '../domain/repository.ts';
 import { HaService } from '../domain/ha-service.ts';
 import { NoComputeHostChecker, NovaComputeHostChecker } from '../domain/compute-host-checker.ts';
@@ -31,6 +33,8 @@ export interface ApiComponentOptions {
   repository?: ApiRepository;
   /** Overrides the listen address (tests use 127.0.0.1:0). */
   listen?: { host: string; port: number };
+  /** Overrides the REST port's connection limits (tests). */
+  connectionLimits?: ConnectionLimits;
   /** Overrides MASAKARI_WEBHOOK_LISTEN/_CERT_DIR (tests: 127.0.0.1:0, self-signed); false: no webhook. */
   webhook?: WebhookSettings | false;
 }
@@ -102,9 +106,8 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
   });
 
   const server = http.createServer(app);
-  // Slow or idle clients must not hold sockets forever.
-  server.requestTimeout = 60_000;
-  server.headersTimeout = 30_000;
+  // Slow or idle clients must not hold sockets forever, nor crowd out the others (connections.ts).
+  limitConnections(server, opts.connectionLimits);
   const host = opts.listen?.host ?? config.DEFAULT.masakari_api_listen;
   const port = opts.listen?.port ?? config.DEFAULT.masakari_api_listen_port;
   try {

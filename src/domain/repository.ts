@@ -63,6 +63,13 @@ export interface NotificationPageQuery {
 }
 
 export interface Repository {
+  /**
+   * Read-your-writes across replicas: runs attempt; when it fails with an error `retryable` accepts after
+   * a lookup missed this replica's cache, reads the missed objects from the source of truth and runs
+   * attempt once more if any was found (src/store/fresh-reads.ts). Absent: a single-replica store.
+   */
+  withFreshReads?<T>(attempt: () => Promise<T>, retryable: (e: unknown) => boolean): Promise<T>;
+
   listSegments(): SegmentRecord[];
   getSegment(uuid: string): SegmentRecord | undefined;
   createSegment(s: NewSegment): Promise<SegmentRecord>; // NameTakenError

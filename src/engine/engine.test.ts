@@ -194,4 +194,57 @@ test("the engine's cache holds no finished notification: it watches unfinished o
   await e.stop();
 });
 
+test('a leader whose Lease is no longer held sends no Nova side effect: the run is cancelled, nothing unlocked (hypothesis 4)', async () => {
+  const w = world();
+  const nova = new FakeNova();
+  nova.addServer(makeServer('s1'));
+  w.kube.seed(RESOURCES.segments, segment('seg', 'seg-uuid'));
+  w.kube.seed(RESOURCES.hosts, host('compute-1', 'host-uuid-1', 'seg-uuid'));
+  // A Lease that this engine holds until `held` turns false, as after a stall past its duration:
+  // the leading signal has not aborted yet (the renew loop has not run), only the hold knows.
+  let held = true;
+  const runner: EngineLeaderRunner = async ({ lead, signal }) => {
+    await lead(signal, { held: () => held });
+  };
+  let locked = false;
+  let refused: unknown;
+  let cancelled = false;
+  const workflow: HostWorkflow = async (ctx) => {
+    await ctx.nova.lockServer('s1');
+    locked = true;
+    await eventually('the lease to be lost', () => !held);
+    refused = await ctx.nova.evacuate('s1', undefined).catch((e: unknown) => e);
+    cancelled = ctx.signal.aborted;
+    // What the evacuation procedure does on a cancelled run: try to unlock what it locked.
+    await ctx.nova.unlockServer('s1').catch(() => undefined);
+    throw ctx.signal.reason;
+  };
+  const calls: string[] = [];
+  const e = createEngine({
+    kube: w.kube,
+    namespace: NS,
+    config: testConfig(),
+    nova,
+    log: quietLog,
+    identity: 'engine-a',
+    informerFactory: (ref, opts) => new FakeInformer(w.kube, ref.plural, opts.indexes ?? {}),
+    makeController: fakeController(calls),
+    runLeader: runner,
+    events: { onNotification: () => {}, onHost: () => {} },
+    hostWorkflow: workflow,
+    vmoveIds: counterIds,
+  });
+  await e.start();
+  w.kube.seed(RESOURCES.notifications, notification('n1', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' }));
+  await eventually('the server is locked', () => locked);
+  held = false;
+  await eventually('the run is cancelled', () => refused !== undefined);
+  assert.is((refused as Error).name, 'LeaseNotHeld');
+  assert.ok(cancelled, 'the run signal aborts before the refusal is seen');
+  assert.is(nova.count('evacuate'), 0);
+  assert.is(nova.count('unlockServer'), 0, 'no unlock after a lost lease');
+  assert.is(nova.servers.get('s1')?.locked, true);
+  await e.stop();
+});
+
 test.run();

@@ -14,6 +14,7 @@ import type { NovaClient } from '../openstack/types.ts';
 import type { Informer, InformerOptions, Reconciler } from '../runtime/types.ts';
 import { informerReady } from '../runtime/types.ts';
 import { isUnfinishedNotification, UNFINISHED_FIELD_SELECTOR } from '../model/notification-phase.ts';
+import type { LeaseHold } from '../runtime/leaderelection.ts';
 import { systemClock } from './clock.ts';
 import { HOST_NAME_INDEX, HOST_UUID_INDEX } from './host-flags.ts';
 import type { IdSource } from './journal.ts';
@@ -39,11 +40,14 @@ export interface EngineController {
   start(signal: AbortSignal): Promise<void>;
 }
 
-/** Runs `lead(signal)` while this process holds the Lease `name`; resolves when `signal` aborts. */
+/**
+ * Runs `lead(signal, hold)` while this process holds the Lease `name`; resolves when `signal` aborts.
+ * hold.held() says, at any instant, whether the Lease is still ours (src/runtime/leaderelection.ts).
+ */
 export type EngineLeaderRunner = (args: {
   name: string;
   identity: string;
-  lead: (signal: AbortSignal) => Promise<void>;
+  lead: (signal: AbortSignal, hold?: LeaseHold) => Promise<void>;
   signal: AbortSignal;
 }) => Promise<void>;
 
@@ -129,10 +133,13 @@ export function createEngine(o: EngineOptions): Engine {
   notifications.on('update', onNotification);
   notifications.on('delete', onNotification);
 
-  const lead = async (signal: AbortSignal): Promise<void> => {
+  const lead = async (signal: AbortSignal, hold?: LeaseHold): Promise<void> => {
     const c = o.makeController(ENGINE_CONTROLLER_NAME, (key) => processor.reconcile(key));
     controller = c;
-    processor.startLeading(signal, { isGracefulStop: () => stopping.signal.aborted });
+    processor.startLeading(signal, {
+      isGracefulStop: () => stopping.signal.aborted,
+      ...(hold ? { holdsLease: () => hold.held() } : {}),
+    });
     const d = o.config.DEFAULT;
     try {
       await Promise.all([
@@ -175,10 +182,10 @@ export function createEngine(o: EngineOptions): Engine {
           name: ENGINE_LEASE_NAME,
           identity: o.identity,
           signal: stopping.signal,
-          lead: async (signal) => {
+          lead: async (signal, hold) => {
             leading = true;
             try {
-              await lead(signal);
+              await lead(signal, hold);
             } finally {
               leading = false;
             }

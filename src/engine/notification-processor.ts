@@ -41,6 +41,7 @@ import type { IdSource } from './journal.ts';
 import { lockKey, sweepLeftoverLocks, unreleasedLocks } from './locks.ts';
 import { countFinalStatus } from './metrics.ts';
 import { statusPatch } from './status-patch.ts';
+import { fenceNova } from './nova-fence.ts';
 import { engineOf, JournalWriteError, NotificationStatusWriter, NotOwnerError, ownsRun } from './status-writer.ts';
 import type { EngineBookkeeping, StatusGuard } from './status-writer.ts';
 import { parseGeneratedTime, rfc3339Seconds } from './timefmt.ts';
@@ -139,7 +140,8 @@ export class NotificationProcessor {
    * tells the periodic task that the notification is waiting, not stuck.
    */
   private readonly fencingNotes = new Map<string, string>();
-  private term: { token: string; signal: AbortSignal; isGracefulStop: () => boolean } | undefined;
+  private term:
+    { token: string; signal: AbortSignal; isGracefulStop: () => boolean; holdsLease: () => boolean } | undefined;
   private readonly log: Logger;
 
   constructor(private readonly d: ProcessorDeps) {
@@ -150,14 +152,17 @@ export class NotificationProcessor {
    * Called when this process becomes leader; `signal` aborts when it stops
    * leading. `isGracefulStop` tells, when that happens, whether it is this
    * process shutting down (still holding the Lease) rather than a lost Lease.
+   * `holdsLease` is asked right before every Nova side effect of a run
+   * (nova-fence.ts): false cancels the run instead of sending the call.
    */
-  startLeading(signal: AbortSignal, o: { isGracefulStop?: () => boolean } = {}): void {
+  startLeading(signal: AbortSignal, o: { isGracefulStop?: () => boolean; holdsLease?: () => boolean } = {}): void {
     this.term = {
       token: `${this.d.identity}#${randomUUID().slice(0, 8)}`,
       signal,
       isGracefulStop: o.isGracefulStop ?? (() => false),
+      holdsLease: o.holdsLease ?? (() => true),
     };
-    this.log.info({ token: this.term.token }, 'engine leading: resuming and processing notifications');
+    this.log.info({ owner: this.term.token }, 'engine leading: resuming and processing notifications');
     for (const n of this.d.notifications.list()) if (n.metadata.name) this.d.enqueue(n.metadata.name);
   }
 
@@ -392,7 +397,16 @@ export class NotificationProcessor {
     if (term?.aborted) onTermEnd();
     else term?.addEventListener('abort', onTermEnd, { once: true });
     const exec: Execution = { abort, hostUuid, done: Promise.resolve() };
-    exec.done = this.execute(n, token, resumed, plan, abort.signal)
+    const holdsLease = this.term?.holdsLease ?? (() => false);
+    const nova =
+      this.d.nova &&
+      fenceNova(this.d.nova, holdsLease, (err) => {
+        if (!abort.signal.aborted) {
+          this.log.warn({ notification: n.status?.uuid }, `${err.message}; cancelling the run`);
+          abort.abort(new HandedOver('engine Lease no longer held'));
+        }
+      });
+    exec.done = this.execute(n, token, resumed, plan, abort.signal, nova)
       .catch((err) => this.log.error({ err, notification: n.status?.uuid }, 'recovery execution crashed'))
       .finally(() => {
         term?.removeEventListener('abort', onTermEnd);
@@ -409,6 +423,7 @@ export class NotificationProcessor {
     resumed: boolean,
     plan: Plan | { kind: 'error'; reason: string },
     signal: AbortSignal,
+    nova: NovaClient | undefined,
   ): Promise<void> {
     const uuid = n.status?.uuid ?? '';
     const run = (n.status?.runs ?? 1) - 1;
@@ -420,13 +435,13 @@ export class NotificationProcessor {
     try {
       // A resumed run (or a retry) needs its whole journal, pages included, before the workflow reads it.
       await writer.load();
-      if (resumed) await this.sweepLocks(writer, log, requestId, signal);
+      if (resumed) await this.sweepLocks(writer, log, requestId, signal, nova);
       if (plan.kind === 'error') {
         outcome = { status: 'error', reason: plan.reason };
       } else if (plan.kind === 'final') {
         // Only reachable on resume: e.g. the segment was disabled while the run was interrupted.
         outcome = { status: plan.status, reason: plan.reason, ...(plan.message ? { message: plan.message } : {}) };
-      } else if (!this.d.nova) {
+      } else if (!nova) {
         workflow = plan.workflow;
         outcome = {
           status: 'error',
@@ -434,11 +449,11 @@ export class NotificationProcessor {
         };
       } else {
         workflow = plan.workflow;
-        outcome = await this.runWorkflow(n, plan, run, writer, requestId, signal, log);
+        outcome = await this.runWorkflow(n, plan, run, writer, requestId, signal, log, nova);
       }
     } catch (err) {
       if (signal.aborted || err instanceof NotOwnerError)
-        return this.cancelled(n, token, writer, signal, log, requestId);
+        return this.cancelled(n, token, writer, signal, log, requestId, nova);
       if (err instanceof JournalWriteError) {
         log.error({ err }, 'journal write failed; the run will be taken over again');
         this.d.enqueueAfter(n.metadata.name ?? '', RESUME_AFTER_WRITE_FAILURE_MS);
@@ -452,9 +467,9 @@ export class NotificationProcessor {
         this.d.enqueueAfter(n.metadata.name ?? '', RESUME_AFTER_WRITE_FAILURE_MS);
         return;
       }
-      return this.cancelled(n, token, writer, signal, log, requestId);
+      return this.cancelled(n, token, writer, signal, log, requestId, nova);
     }
-    await this.sweepLocks(writer, log, requestId, signal);
+    await this.sweepLocks(writer, log, requestId, signal, nova);
     await this.finish(n, writer, outcome, log);
   }
 
@@ -466,6 +481,7 @@ export class NotificationProcessor {
     requestId: string,
     signal: AbortSignal,
     log: Logger,
+    nova: NovaClient,
   ): Promise<Outcome> {
     const uuid = n.status?.uuid ?? '';
     const flags = new HaHostFlags({
@@ -502,7 +518,7 @@ export class NotificationProcessor {
         recoveryMethod: segment?.spec.recoveryMethod ?? 'auto',
       },
       run: r,
-      nova: this.d.nova as NovaClient,
+      nova,
       config: this.d.config,
       clock: this.d.clock,
       log: log.child({ run: r }),
@@ -592,13 +608,14 @@ export class NotificationProcessor {
     signal: AbortSignal,
     log: Logger,
     requestId: string,
+    nova: NovaClient | undefined,
   ): Promise<void> {
     const reason: unknown = signal.reason;
     if (reason instanceof HandedOver && reason.releaseLocks) {
       const deadline = AbortSignal.timeout(RELEASE_LOCKS_TIMEOUT_MS);
       const releaser = this.writer(writer, ownsRun(token), deadline, log);
       await this.refreshWriter(releaser, n);
-      await this.sweepLocks(releaser, log, requestId, deadline).catch((err) =>
+      await this.sweepLocks(releaser, log, requestId, deadline, nova).catch((err) =>
         log.warn({ err }, 'could not release locks at shutdown'),
       );
       log.info('run handed over at shutdown; the servers it had locked were unlocked');
@@ -620,7 +637,7 @@ export class NotificationProcessor {
       log,
     );
     await this.refreshWriter(sweeper, n);
-    await this.sweepLocks(sweeper, log, requestId, term);
+    await this.sweepLocks(sweeper, log, requestId, term, nova);
   }
 
   private async refreshWriter(w: NotificationStatusWriter, n: Notification): Promise<void> {
@@ -633,8 +650,8 @@ export class NotificationProcessor {
     log: Logger,
     requestId: string,
     signal: AbortSignal,
+    nova: NovaClient | undefined,
   ): Promise<void> {
-    const nova = this.d.nova;
     await writer.load();
     const current = writer.current();
     if (!nova || unreleasedLocks(current).length === 0) return;
@@ -767,11 +784,23 @@ export class NotificationProcessor {
         term,
         this.log,
       );
-      await this.sweepLocks(sweeper, this.log.child({ notification: uuid }), `req-${randomUUID()}`, term);
+      await this.sweepLocks(
+        sweeper,
+        this.log.child({ notification: uuid }),
+        `req-${randomUUID()}`,
+        term,
+        this.fencedNova(),
+      );
     }
   }
 
   // ------------------------------------------------------------------ helpers
+
+  /** Nova for work outside a run (the expiry sweep): side effects only while the Lease is held. */
+  private fencedNova(): NovaClient | undefined {
+    const holdsLease = this.term?.holdsLease ?? (() => false);
+    return this.d.nova && fenceNova(this.d.nova, holdsLease, (err) => this.log.warn(err.message));
+  }
 
   /** A writer for a notification as stored (from the cache), or taking over from another writer of it. */
   private writer(

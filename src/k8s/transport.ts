@@ -19,7 +19,12 @@ export interface TransportOptions {
   userAgent?: string;
   /** Attempts per request, including the first; default 3. */
   maxAttempts?: number;
+  /** Wraps every attempt of a non-streaming request (fault injection in tests: src/k8s/fault-injection.ts). */
+  intercept?: TransportInterceptor;
 }
+
+/** Runs one attempt of `call`: calling `send` sends it; throwing instead is a failed attempt. */
+export type TransportInterceptor = (call: HttpCall, send: () => Promise<string>) => Promise<string>;
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -47,6 +52,7 @@ export class KubeTransport {
   private readonly timeoutMs: number;
   private readonly maxAttempts: number;
   private readonly userAgent: string;
+  private readonly intercept: TransportInterceptor | undefined;
   private dispatcherPromise: Promise<Dispatcher> | undefined;
   private auth: { headers: Promise<Record<string, string>>; at: number } | undefined;
 
@@ -60,6 +66,7 @@ export class KubeTransport {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxAttempts = Math.max(1, opts.maxAttempts ?? 3);
     this.userAgent = opts.userAgent ?? 'masakari-operator';
+    this.intercept = opts.intercept;
   }
 
   /** Sends a request and parses the JSON answer; non-2xx throws KubeError. */
@@ -125,7 +132,7 @@ export class KubeTransport {
     let refreshedAuth = false;
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
       try {
-        return await this.sendOnce(call);
+        return await (this.intercept ? this.intercept(call, () => this.sendOnce(call)) : this.sendOnce(call));
       } catch (err) {
         const e = err as KubeError & { retryAfterMs?: number; cause?: unknown };
         lastError = e;

@@ -58,4 +58,32 @@ test('passwords, secrets and tokens are never written', () => {
   assert.match(text, '"accept":"application/json"');
 });
 
+test('sensitive keys are redacted at any depth, os_privileged_user_password included', () => {
+  const { log, lines } = capture();
+  log.info(
+    {
+      config: {
+        DEFAULT: { os_privileged_user_password: 'p3', os_privileged_user_name: 'admin' },
+        keystone_authtoken: { auth: { nested: { deeper: { password: 'p4', Secret_Key: 's2' } } } },
+      },
+      list: [{ credential: 'c1' }, { auth_token: 't2' }],
+    },
+    'loaded',
+  );
+  const text = JSON.stringify(lines);
+  for (const secret of ['p3', 'p4', 's2', 'c1', 't2']) assert.not.match(text, `"${secret}"`);
+  assert.match(text, '"os_privileged_user_name":"admin"');
+  assert.match(text, '"os_privileged_user_password":"[redacted]"');
+});
+
+test('redaction leaves objects without sensitive keys untouched (no copy)', async () => {
+  const { redactSensitive } = await import('./logger.ts');
+  const plain = { a: { b: [1, { c: 'x' }] } };
+  assert.is(redactSensitive(plain), plain);
+  const deep: Record<string, unknown> = {};
+  let at = deep;
+  for (let i = 0; i < 20; i++) at = (at.next = {}) as Record<string, unknown>;
+  assert.ok(JSON.stringify(redactSensitive(deep)).includes('[redacted]'), 'bounded depth');
+});
+
 test.run();

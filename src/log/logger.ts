@@ -17,20 +17,44 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
-// Never write these, even at trace level: the keys under which tokens,
-// passwords and application-credential secrets travel.
-const REDACT = [
-  'password',
-  '*.password',
-  'application_credential_secret',
-  '*.application_credential_secret',
-  'token',
-  '*.token',
-  'headers["x-auth-token"]',
-  'headers["x-subject-token"]',
-  '*.headers["x-auth-token"]',
-  '*.headers["x-subject-token"]',
-];
+// Never write these, even at trace level: any key that names a password, a
+// secret, a token or a credential, at any depth (os_privileged_user_password,
+// auth.password, headers["x-auth-token"], application_credential_secret, a
+// config section's nested options...). pino's own redact paths name fixed
+// paths only (one level of "*"), so the walk is ours; it copies only objects
+// that hold such a key and stops at REDACT_MAX_DEPTH (deeper values are
+// replaced too: a log line has no business carrying them). Child logger
+// bindings are not walked (pino offers no hook for them): bind no secrets.
+const SENSITIVE_KEY = /password|secret|token|credential/i;
+const CENSOR = '[redacted]';
+const REDACT_MAX_DEPTH = 8;
+
+/** value with every sensitive key's value censored; the same object when there is none. */
+export function redactSensitive(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= REDACT_MAX_DEPTH) return CENSOR;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item, i) => {
+      const r = redactSensitive(item, depth + 1);
+      if (r !== item) (copy ??= [...value])[i] = r;
+    });
+    return copy ?? value;
+  }
+  // Errors keep pino's error serializer (message, stack); other class instances are left as they are.
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const r =
+      SENSITIVE_KEY.test(key) && item !== undefined && item !== null ? CENSOR : redactSensitive(item, depth + 1);
+    if (r !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = r;
+  }
+  return copy ?? value;
+}
+
+const redactObject = (o: Record<string, unknown>): Record<string, unknown> =>
+  redactSensitive(o) as Record<string, unknown>;
 
 export function createLogger(opts: LoggerOptions): Logger {
   return pino(
@@ -39,8 +63,7 @@ export function createLogger(opts: LoggerOptions): Logger {
       level: opts.level,
       base: { identity: opts.identity, version: opts.version },
       timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: REDACT, censor: '[redacted]' },
+      formatters: { level: (label) => ({ level: label }), log: redactObject },
     },
     opts.destination ?? pino.destination({ dest: 1, sync: true }),
   );

@@ -3,7 +3,18 @@
 // by someone else is considered expired when we have seen the same record,
 // unchanged, for its leaseDuration by OUR clock (never by comparing the
 // remote renewTime with our time, so clock skew between nodes cannot make
-// two leaders).
+// two leaders). Every duration is measured on the monotonic clock
+// (performance.now): a wall-clock jump (NTP step, a VM resumed) changes
+// neither when a follower takes over nor how long a leader believes it still
+// leads. The wall clock only writes the Lease's acquireTime/renewTime.
+//
+// Fencing: the lead work gets a LeaseHold. held() is true only while the last
+// successful renewal started less than renewDeadline ago (monotonic), which
+// stays below leaseDuration, the time any follower waits after seeing that
+// renewal. So a leader that was stalled (SIGSTOP, a long GC pause, a frozen
+// VM) past its lease finds held() false the moment it runs again, before its
+// renew loop has noticed anything; the engine checks it right before every
+// Nova side effect. A renewal that finds another holder steps down at once.
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { KubeClient } from '../k8s/client.ts';
@@ -21,7 +32,7 @@ export interface LeaderElectionOptions {
   /** This candidate (pod name or hostname + pid); unique among candidates. */
   identity: string;
   /** Runs while we lead; its signal aborts when leadership ends. Awaited before the lease is released. */
-  onStartedLeading: (signal: AbortSignal) => Promise<void> | void;
+  onStartedLeading: (signal: AbortSignal, hold: LeaseHold) => Promise<void> | void;
   onStoppedLeading: () => void;
   onNewLeader?: (identity: string) => void;
   /** Aborting it stops campaigning; a leader steps down and releases the lease. */
@@ -38,8 +49,15 @@ export interface LeaderElectionOptions {
   releaseOnCancel?: boolean;
   log: Logger;
   metrics?: Registry;
-  /** Local clock; injectable for tests. */
+  /** Wall clock (ms), for the Lease's timestamps only; injectable for tests. */
   now?: () => number;
+  /** Monotonic clock (ms) for every duration; default performance.now. Injectable for tests. */
+  monotonicNow?: () => number;
+}
+
+/** Whether this process may still act as leader right now (see the header: fencing). */
+export interface LeaseHold {
+  held(): boolean;
 }
 
 interface LeaseSpec {
@@ -73,6 +91,11 @@ class LeaderElector {
   private readonly retryMs: number;
   private readonly jitter: number;
   private readonly now: () => number;
+  private readonly mono: () => number;
+  /** Monotonic time at which the last successful acquire/renew attempt started. */
+  private renewedAt = -Infinity;
+  /** Set when a renewal found the Lease held by someone else. */
+  private takenOver = false;
   private readonly log: Logger;
   private readonly setStatus: (leading: boolean) => void;
   /** The last lease record we saw, and when (our clock) we first saw it that way. */
@@ -86,6 +109,7 @@ class LeaderElector {
     this.retryMs = o.retryPeriodMs ?? 2_000;
     this.jitter = o.jitterFactor ?? 1.2;
     this.now = o.now ?? Date.now;
+    this.mono = o.monotonicNow ?? (() => performance.now());
     if (this.renewDeadlineMs >= this.leaseMs) throw new Error('leader election: renewDeadline must be < leaseDuration');
     if (this.retryMs * this.jitter >= this.renewDeadlineMs) {
       throw new Error('leader election: retryPeriod * jitter must be < renewDeadline');
@@ -119,9 +143,14 @@ class LeaderElector {
     const leading = new AbortController();
     this.log.info('became leader');
     this.setStatus(true);
+    let lost = false;
+    this.takenOver = false;
+    const hold: LeaseHold = {
+      held: () => !lost && !this.takenOver && this.mono() - this.renewedAt < this.renewDeadlineMs,
+    };
     const work = (async () => {
       try {
-        await this.o.onStartedLeading(leading.signal);
+        await this.o.onStartedLeading(leading.signal, hold);
       } catch (err) {
         this.log.error({ err }, 'lead work failed');
       }
@@ -130,7 +159,6 @@ class LeaderElector {
     void work.then(() => {
       workEnded = true;
     });
-    let lost = false;
     const stop = AbortSignal.any([this.o.signal, leading.signal]);
     while (!stop.aborted && !workEnded) {
       await sleepUnlessAborted(this.retryMs, stop);
@@ -158,12 +186,16 @@ class LeaderElector {
 
   /** Renews every retryPeriod until success; false once renewDeadline passed without one. */
   private async renew(stop: AbortSignal): Promise<boolean> {
-    const deadline = this.now() + this.renewDeadlineMs;
+    const deadline = this.renewedAt + this.renewDeadlineMs;
     while (!stop.aborted) {
-      const remaining = deadline - this.now();
+      const remaining = deadline - this.mono();
       if (remaining <= 0) return false;
       if (await this.tryAcquireOrRenew(remaining)) return true;
-      await sleepUnlessAborted(Math.min(this.retryMs, Math.max(0, deadline - this.now())), stop);
+      if (this.takenOver) {
+        this.log.warn('the lease is held by another candidate; stepping down now');
+        return false;
+      }
+      await sleepUnlessAborted(Math.min(this.retryMs, Math.max(0, deadline - this.mono())), stop);
     }
     return true;
   }
@@ -180,8 +212,8 @@ class LeaderElector {
 
   private async attempt(): Promise<boolean> {
     const { kube, namespace, name, identity } = this.o;
-    const now = this.now();
-    const stamp = microTime(new Date(now));
+    const now = this.mono();
+    const stamp = microTime(new Date(this.now()));
     const leaseSeconds = Math.ceil(this.leaseMs / 1000);
     let lease: Lease;
     try {
@@ -203,6 +235,7 @@ class LeaderElector {
           spec,
         });
         this.see(created, now);
+        this.renewedAt = now;
         return true;
       } catch (e) {
         if (isAlreadyExists(e)) return false;
@@ -213,7 +246,11 @@ class LeaderElector {
     this.see(lease, now);
     const holder = old.holderIdentity ?? '';
     const expiresAt = this.observedAt + (old.leaseDurationSeconds ?? leaseSeconds) * 1000;
-    if (holder !== '' && holder !== identity && expiresAt > now) return false;
+    if (holder !== '' && holder !== identity && expiresAt > now) {
+      // Ours until a moment ago (renewedAt is set): someone else took it while we were not looking.
+      if (this.renewedAt > -Infinity) this.takenOver = true;
+      return false;
+    }
 
     const renewing = holder === identity;
     const spec: LeaseSpec = {
@@ -226,6 +263,7 @@ class LeaderElector {
     try {
       const updated = await kube.replace<Lease>(RESOURCES.leases, namespace, name, { ...lease, spec });
       this.see(updated, now);
+      this.renewedAt = now;
       return true;
     } catch (err) {
       if (isConflict(err)) return false; // lost the race to another candidate

@@ -26,6 +26,7 @@ import { DuplicateNotificationError, NotFoundInStoreError, StoreUnavailableError
 import { duplicateNotification } from '../domain/messages.ts';
 import type { StoreCaches } from './caches.ts';
 import { INDEX } from './caches.ts';
+import { recordMiss, withFreshReads } from './fresh-reads.ts';
 import type { NameClaims } from './claims.ts';
 import type { IdAllocator } from './ids.ts';
 import type { Lifecycle } from './lifecycle.ts';
@@ -129,7 +130,9 @@ export class CrRepository implements Repository {
   // ------------------------------------------------------------------ reads
 
   private segmentObject(uuid: string): FailoverSegment | undefined {
-    return this.deps.caches.segments.byIndex(INDEX.uuid, uuid).find(isAdmitted);
+    const seg = this.deps.caches.segments.byIndex(INDEX.uuid, uuid).find(isAdmitted);
+    if (!seg) recordMiss('segment', uuid);
+    return seg;
   }
 
   /** A host is visible when it is admitted and so is its segment (a segment being deleted hides its hosts). */
@@ -140,11 +143,20 @@ export class CrRepository implements Repository {
   };
 
   private hostObject(uuid: string): HaHost | undefined {
-    return this.deps.caches.hosts.byIndex(INDEX.uuid, uuid).find(this.hostVisible);
+    const host = this.deps.caches.hosts.byIndex(INDEX.uuid, uuid).find(this.hostVisible);
+    if (!host) recordMiss('host', uuid);
+    return host;
   }
 
   private notificationObject(uuid: string): Notification | undefined {
-    return this.deps.caches.notifications.byIndex(INDEX.uuid, uuid).find(isAdmitted);
+    const n = this.deps.caches.notifications.byIndex(INDEX.uuid, uuid).find(isAdmitted);
+    if (!n) recordMiss('notification', uuid);
+    return n;
+  }
+
+  /** Read-your-writes across replicas (fresh-reads.ts): a request failing on a cache miss is retried once after reading the API server. */
+  withFreshReads<T>(attempt: () => Promise<T>, retryable: (e: unknown) => boolean): Promise<T> {
+    return withFreshReads(this.deps, attempt, retryable);
   }
 
   listSegments(): SegmentRecord[] {

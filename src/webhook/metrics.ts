@@ -1,8 +1,29 @@
 // Webhook metrics: how many reviews were allowed, denied or failed, per kind
 // and operation, and how long they took (the API server gives up after the
 // configuration's timeoutSeconds).
+//
+// Label values are bounded: request.kind.kind and request.operation come from
+// whoever can reach the webhook port, so anything but our own kinds and the
+// four admission operations is counted as "other". Otherwise each made-up
+// kind would add a time series for the life of the process.
 import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
+import { KINDS } from '../model/constants.ts';
+
+/** The label value for kinds and operations we do not know. */
+export const OTHER_LABEL = 'other';
+const KNOWN_KINDS: ReadonlySet<string> = new Set(Object.values(KINDS).map((k) => k.kind));
+const KNOWN_OPERATIONS: ReadonlySet<string> = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
+
+/** kind, or "other" for any kind that is not one of ours. */
+export function kindLabel(kind: unknown): string {
+  return typeof kind === 'string' && KNOWN_KINDS.has(kind) ? kind : OTHER_LABEL;
+}
+
+/** operation, or "other" for anything but an admission operation. */
+export function operationLabel(operation: unknown): string {
+  return typeof operation === 'string' && KNOWN_OPERATIONS.has(operation) ? operation : OTHER_LABEL;
+}
 
 const LABELS = ['kind', 'operation', 'result'] as const;
 
@@ -34,7 +55,9 @@ export function createWebhookMetrics(registry: Registry | undefined): WebhookMet
       registers: [registry],
     });
   return {
-    observe(kind, operation, result, seconds) {
+    observe(rawKind, rawOperation, result, seconds) {
+      const kind = kindLabel(rawKind);
+      const operation = operationLabel(rawOperation);
       reviews.inc({ kind, operation, result });
       duration.observe({ kind, operation }, seconds);
     },

@@ -69,8 +69,15 @@ export function parseAdmissionReview(body: unknown): { request: AdmissionRequest
     return { error: 'AdmissionReview.request.resource must have group, version and resource' };
   }
   for (const field of ['object', 'oldObject'] as const) {
-    if (r[field] !== undefined && r[field] !== null && !isRecord(r[field])) {
-      return { error: `AdmissionReview.request.${field} must be an object` };
+    const obj = r[field];
+    if (obj === undefined || obj === null) continue;
+    if (!isRecord(obj)) return { error: `AdmissionReview.request.${field} must be an object` };
+    // What the API server always sends for our kinds; anyone else posting here gets a 400, not a crash.
+    if (!isRecord(obj.metadata)) return { error: `AdmissionReview.request.${field}.metadata must be an object` };
+    for (const part of ['spec', 'status'] as const) {
+      if (obj[part] !== undefined && obj[part] !== null && !isRecord(obj[part])) {
+        return { error: `AdmissionReview.request.${field}.${part} must be an object` };
+      }
     }
   }
   return { request: r as unknown as AdmissionRequest };

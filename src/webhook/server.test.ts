@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import type { AdmissionRequest, Verdict } from './review.ts';
 import { allow, deny } from './review.ts';
+import { kindLabel, operationLabel, OTHER_LABEL } from './metrics.ts';
 import { startWebhookServer } from './server.ts';
 import type { WebhookServer } from './server.ts';
 import { selfSignedKeyPair } from './tls.ts';
@@ -64,7 +65,7 @@ const review = (name: string) =>
       kind: { group: 'masakari.openkeel.io', version: 'v1alpha1', kind: 'FailoverSegment' },
       resource: { group: 'masakari.openkeel.io', version: 'v1alpha1', resource: 'failoversegments' },
       operation: 'CREATE',
-      object: { spec: { name } },
+      object: { metadata: { name }, spec: { name } },
     },
   });
 
@@ -176,6 +177,49 @@ test('a missing or mismatched certificate fails the start naming the directory',
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('made-up kinds in AdmissionReviews are counted as "other": metric labels stay bounded', async () => {
+  const metrics = new Registry();
+  const server = await startWebhookServer({ listen: { host: '127.0.0.1', port: 0 }, rules, log, metrics });
+  try {
+    const ca = server.caPem!;
+    for (let i = 0; i < 50; i++) {
+      const body = JSON.parse(review('fine'));
+      body.request.kind.kind = `Kind${i}`;
+      assert.is((await post(server, ca, JSON.stringify(body))).status, 200);
+    }
+    assert.is((await post(server, ca, review('fine'))).status, 200);
+    const counted = await metrics.getSingleMetricAsString('masakari_webhook_reviews_total');
+    const series = counted.split('\n').filter((l) => l.startsWith('masakari_webhook_reviews_total{'));
+    assert.equal(series.sort(), [
+      'masakari_webhook_reviews_total{kind="FailoverSegment",operation="CREATE",result="allowed"} 1',
+      'masakari_webhook_reviews_total{kind="other",operation="CREATE",result="allowed"} 50',
+    ]);
+    const durations = await metrics.getSingleMetricAsString('masakari_webhook_review_duration_seconds');
+    assert.not.match(durations, 'Kind1');
+  } finally {
+    await server.stop();
+  }
+});
+
+test('metric labels: only our kinds and the admission operations are label values', () => {
+  assert.is(kindLabel('HaHost'), 'HaHost');
+  assert.is(kindLabel('Pod'), OTHER_LABEL);
+  assert.is(kindLabel({ toString: () => 'HaHost' }), OTHER_LABEL);
+  assert.is(operationLabel('DELETE'), 'DELETE');
+  assert.is(operationLabel('delete'), OTHER_LABEL);
+});
+
+test('fuzz regression: an object whose metadata is not an object is a 400, not an internal error', async () => {
+  const { parseAdmissionReview } = await import('./review.ts');
+  const body = JSON.parse(review('x'));
+  body.request.operation = 'DELETE';
+  body.request.object = null;
+  body.request.oldObject = { apiVersion: 'masakari.openkeel.io/v1alpha1', kind: 'HaHost', metadata: null, spec: 'a' };
+  assert.equal(parseAdmissionReview(body), { error: 'AdmissionReview.request.oldObject.metadata must be an object' });
+  body.request.oldObject.metadata = { name: 'h' };
+  assert.equal(parseAdmissionReview(body), { error: 'AdmissionReview.request.oldObject.spec must be an object' });
 });
 
 test.run();

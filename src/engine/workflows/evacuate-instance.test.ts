@@ -3,8 +3,7 @@ import * as assert from 'uvu/assert';
 import { RecoveryFailed } from './context.ts';
 import type { FakeServer } from './evacuation-fake-nova.ts';
 import { novaServerError } from './evacuation-fake-nova.ts';
-import type { NovaError } from '../../openstack/types.ts';
-import { NovaBadRequest, NovaConflict, NovaForbidden, NovaNotFound } from '../../openstack/types.ts';
+import { NovaBadRequest, NovaError, NovaConflict, NovaForbidden, NovaNotFound } from '../../openstack/types.ts';
 import { scenario } from './evacuation-scenario.ts';
 import { planEvacuation } from './evacuate-instance.ts';
 import { runHostFailure } from './host-failure.ts';
@@ -216,6 +215,42 @@ test('unlock failures are retried and never fail the move', async () => {
   });
   assert.is(move.status, 'succeeded');
   assert.is(after.locked, false);
+});
+
+/** Nova performs the evacuate, then the answer is lost on the way back (a timeout to the client). */
+function loseEvacuateAnswer(s: ReturnType<typeof scenario>, o: { act: boolean }): void {
+  const evacuate = s.nova.evacuate.bind(s.nova);
+  s.nova.evacuate = async (id, target, call) => {
+    if (o.act) await evacuate(id, target, call);
+    throw new NovaError(0, 'POST /servers/{server_id}/action timed out after 60000 ms');
+  };
+}
+
+test('an evacuate whose answer was lost after Nova accepted it is confirmed, not failed (hypothesis 5)', async () => {
+  let nova: ReturnType<typeof scenario>['nova'] | undefined;
+  const { move, after, error } = await evacuateOne({}, (s) => {
+    nova = s.nova;
+    loseEvacuateAnswer(s, { act: true });
+  });
+  assert.is(error, undefined);
+  assert.is(move.status, 'succeeded');
+  assert.is(after.host, 'compute-2');
+  assert.is(after.locked, false);
+  assert.is(nova!.evacuations.length, 1, 'sent once, never again');
+});
+
+test('an unanswered evacuate that Nova never saw fails the move with the transport error, after asking Nova', async () => {
+  let nova: ReturnType<typeof scenario>['nova'] | undefined;
+  const { move, after, calls } = await evacuateOne({}, (s) => {
+    nova = s.nova;
+    loseEvacuateAnswer(s, { act: false });
+  });
+  assert.is(move.status, 'failed');
+  assert.match(move.message ?? '', 'timed out');
+  assert.is(after.host, 'compute-1');
+  assert.is(after.locked, false);
+  assert.is(nova!.evacuations.length, 0);
+  assert.ok(calls.filter((c) => c === 'listMigrations').length >= 1, 'Nova was asked');
 });
 
 test.run();

@@ -32,6 +32,8 @@
 //   it; an evacuation migration that failed → the move fails (same attempt) or
 //   the next attempt may evacuate again. Only when none holds is evacuate sent
 //   again. A server that is no longer on the failed host is never evacuated.
+//   The same questions are asked right after an evacuate that got no answer
+//   (acceptedDespite): a lost response is not taken for a refusal.
 // - The move goes ongoing (start_time) together with those intents, just
 //   before the lock, rather than right before the evacuate call: one durable
 //   write instead of three (see run()). A failure before the evacuate call
@@ -58,6 +60,9 @@ const SHUTDOWN = 4;
 const MIGRATION_CLOCK_SKEW_MS = 5_000;
 /** How long each unlock attempt may take; unlock runs even when the run is being cancelled. */
 const UNLOCK_TIMEOUT_MS = 10_000;
+
+/** How many times Nova is asked whether it accepted an evacuate whose answer was lost. */
+const LOST_ANSWER_LOOKS = 3;
 
 export type EvacuationResult = 'succeeded' | 'failed';
 
@@ -261,7 +266,11 @@ export class EvacuationProcedure {
           await ctx.nova.resetState(uuid, 'error', this.call);
         }
         evacuationStarted = true;
-        await ctx.nova.evacuate(uuid, this.target.host, this.call);
+        try {
+          await ctx.nova.evacuate(uuid, this.target.host, this.call);
+        } catch (err) {
+          if (!(await this.acceptedDespite(err, uuid, sourceHost, planned))) throw err;
+        }
         const sent = ctx.clock.now().getTime();
         confirmed = await this.confirm(uuid, sourceHost, stateAtEvacuation(planned), false, this.fastestMs);
         const took = ctx.clock.now().getTime() - sent;
@@ -352,6 +361,49 @@ export class EvacuationProcedure {
     if (!latest) return 'not-started';
     if (['failed', 'error', 'cancelled'].includes(latest.status)) return 'failed';
     return latest.status === 'done' || latest.status === 'completed' ? 'moved' : 'in-progress';
+  }
+
+  /**
+   * After an evacuate that got no answer (a timeout or dropped connection once
+   * the request was sent, or a 5xx from a proxy that may have forwarded it),
+   * asks Nova whether it accepted the request before the move is failed. Nova
+   * records an accepted evacuation before it answers (nova/compute/api.py
+   * API.evacuate: an `evacuation` migration in status accepted, then
+   * task_state rebuilding), so a server on another host, rebuilding, or with
+   * a migration newer than our intent means it did. A request still on its
+   * way through Nova's API may not show yet, hence a few looks,
+   * verify_interval apart. True: confirm as usual; false: the move fails with
+   * the original error. A failed migration fails the move.
+   */
+  private async acceptedDespite(
+    err: unknown,
+    uuid: string,
+    sourceHost: string,
+    intent: EvacuateIntent,
+  ): Promise<boolean> {
+    const { ctx } = this;
+    if (!(err instanceof NovaError) || ctx.signal.aborted) return false;
+    if (err.status !== 0 && err.status < 500) return false;
+    for (let look = 1; look <= LOST_ANSWER_LOOKS; look++) {
+      let seen: PriorEvacuation;
+      try {
+        seen = await this.inspect(await ctx.nova.getServer(uuid, this.call), sourceHost, intent);
+      } catch (lookErr) {
+        if (ctx.signal.aborted) throw lookErr;
+        ctx.log.warn({ instance: uuid, err: errorText(lookErr) }, 'Could not ask Nova about an unanswered evacuate');
+        return false;
+      }
+      if (seen === 'failed') throw new InstanceEvacuateFailed(uuid);
+      if (seen !== 'not-started') {
+        ctx.log.warn(
+          { instance: uuid, err: errorText(err), seen },
+          'Evacuate got no answer, but Nova accepted it; confirming the evacuation',
+        );
+        return true;
+      }
+      if (look < LOST_ANSWER_LOOKS) await ctx.clock.sleep(ctx.config.DEFAULT.verify_interval * 1000, ctx.signal);
+    }
+    return false;
   }
 
   /** The intent of a new attempt; an earlier attempt may have reset the server to error, so keep the states it saw first. */

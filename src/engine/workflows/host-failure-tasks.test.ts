@@ -195,4 +195,34 @@ test('Evacuate: at most host_failure_recovery_threads evacuations in flight', as
   nova.stop();
 });
 
+test('a failing "Evacuation of instance started" write while Nova is still evacuating is no unhandled rejection', async () => {
+  // Hypothesis 1 of the fault review: the status write rode along unawaited and, when it failed
+  // before the evacuation returned, Node saw a rejection without a handler and main.ts exited.
+  const { engine, nova } = scenario({ servers: [{}, {}], evacuateMs: 60 });
+  const ctx = engine.context();
+  const update = ctx.progress.update.bind(ctx.progress);
+  ctx.progress.update = async (task, message, progress) => {
+    if (message.startsWith('Evacuation of instance started')) {
+      await new Promise((r) => setTimeout(r, 5));
+      throw new Error('status write failed: API server unavailable');
+    }
+    return update(task, message, progress);
+  };
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    const err = await outcome(runHostFailure(ctx, engine.startFallbackRun));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(unhandled, []);
+    // The failed write still fails the run (Masakari's generic flow failure, with the write as its cause).
+    assert.instance(err, Error);
+    const chain = `${(err as Error).message} ${String((err as Error).cause)}`;
+    assert.match(chain, 'status write failed');
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+    nova.stop();
+  }
+});
+
 test.run();

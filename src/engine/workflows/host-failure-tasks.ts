@@ -210,13 +210,16 @@ export const evacuateInstancesTask: HostTask = {
     try {
       if (inputs.reservedHost) await takeReservedHost(ctx, inputs.reservedHost);
       await forEachBounded(todo, ctx.config.DEFAULT.host_failure_recovery_threads, ctx.signal, async (move) => {
-        // Not awaited first: the message rides along with the procedure's first journal write.
-        const announced = ctx.progress.update(task, `Evacuation of instance started: '${move.instanceUuid}'`, 0.5);
-        try {
-          await procedure.run(move);
-        } finally {
-          await announced;
-        }
+        // Not awaited first: the message rides along with the procedure's first journal write. Its
+        // outcome is held (a handler is attached at once) and looked at after the procedure: a rejection
+        // without a handler while Nova is still evacuating would end the process.
+        const announced = settled(
+          ctx.progress.update(task, `Evacuation of instance started: '${move.instanceUuid}'`, 0.5),
+        );
+        const evacuated = await settled(procedure.run(move).then(() => undefined));
+        const written = await announced;
+        if (!evacuated.ok) throw evacuated.error;
+        if (!written.ok) throw written.error;
       });
     } finally {
       release?.();
@@ -224,6 +227,14 @@ export const evacuateInstancesTask: HostTask = {
     await tallyMoves(ctx, host);
   },
 };
+
+/** A promise's outcome as a value, with its rejection handled from the start. */
+function settled(p: Promise<void>): Promise<{ ok: true } | { ok: false; error: unknown }> {
+  return p.then(
+    () => ({ ok: true as const }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
 
 /** Success or failure of the attempt, from this run's moves only (fixes B1). */
 async function tallyMoves(ctx: WorkflowContext, host: string): Promise<void> {

@@ -1,0 +1,149 @@
+// Leader election timing on the monotonic clock, and the LeaseHold that
+// fences a leader's side effects (hypothesis 4 of the fault review). The
+// Lease lives in a small in-memory store with resourceVersion conflicts.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { pino } from 'pino';
+import { KubeError } from '../k8s/client.ts';
+import type { KubeClient } from '../k8s/client.ts';
+import { runLeaderElection } from './leaderelection.ts';
+import type { LeaseHold } from './leaderelection.ts';
+
+const log = pino({ level: 'silent' });
+
+interface StoredLease {
+  metadata: { name: string; namespace?: string; resourceVersion?: string };
+  spec?: { holderIdentity?: string | null; renewTime?: string | null; [k: string]: unknown };
+}
+
+function leaseStore() {
+  let lease: StoredLease | undefined;
+  let rv = 0;
+  const store = {
+    get current() {
+      return lease;
+    },
+    put(l: StoredLease) {
+      lease = structuredClone({ ...l, metadata: { ...l.metadata, resourceVersion: String(++rv) } });
+      return structuredClone(lease);
+    },
+  };
+  const kube = {
+    async get() {
+      if (!lease) throw new KubeError(404, 'NotFound', 'lease not found');
+      return structuredClone(lease);
+    },
+    async create(_ref: unknown, _ns: unknown, body: StoredLease) {
+      if (lease) throw new KubeError(409, 'AlreadyExists', 'exists');
+      return store.put(body);
+    },
+    async replace(_ref: unknown, _ns: unknown, _name: unknown, body: StoredLease) {
+      if (lease && body.metadata.resourceVersion !== lease.metadata.resourceVersion) {
+        throw new KubeError(409, 'Conflict', 'resourceVersion changed');
+      }
+      return store.put(body);
+    },
+  } as unknown as KubeClient;
+  return { store, kube };
+}
+
+const timing = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100, jitterFactor: 1.2 };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('a wall-clock jump does not let a follower take over early: expiry is timed on the monotonic clock', async () => {
+  const { store, kube } = leaseStore();
+  // Held by someone else who has stopped renewing: a follower must still wait leaseDuration on ITS monotonic clock.
+  store.put({ metadata: { name: 'l', namespace: 'ns' }, spec: { holderIdentity: 'other', leaseDurationSeconds: 1 } });
+  let jump = 0;
+  const stop = new AbortController();
+  let ledAt: number | undefined;
+  const started = performance.now();
+  const done = runLeaderElection({
+    kube,
+    namespace: 'ns',
+    name: 'l',
+    identity: 'me',
+    signal: stop.signal,
+    log,
+    ...timing,
+    now: () => Date.now() + jump,
+    onStartedLeading: async (signal) => {
+      ledAt ??= performance.now() - started;
+      await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+    },
+    onStoppedLeading: () => undefined,
+  });
+  await sleep(150);
+  jump = 3_600_000; // the wall clock steps an hour ahead
+  await sleep(400);
+  assert.is(ledAt, undefined, 'not before the lease has been idle for its duration');
+  for (let i = 0; i < 40 && ledAt === undefined; i++) await sleep(50);
+  assert.ok(ledAt !== undefined && ledAt >= 1_000, `took over after ${ledAt} ms`);
+  stop.abort();
+  await done;
+});
+
+test('LeaseHold: held while renewals succeed; false as soon as the process was stalled past the renew deadline', async () => {
+  const { kube } = leaseStore();
+  let skew = 0;
+  const stop = new AbortController();
+  let hold: LeaseHold | undefined;
+  const done = runLeaderElection({
+    kube,
+    namespace: 'ns',
+    name: 'l',
+    identity: 'me',
+    signal: stop.signal,
+    log,
+    ...timing,
+    monotonicNow: () => performance.now() + skew,
+    onStartedLeading: async (signal, h) => {
+      hold = h;
+      await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+    },
+    onStoppedLeading: () => undefined,
+  });
+  for (let i = 0; i < 40 && !hold; i++) await sleep(25);
+  assert.ok(hold?.held(), 'held while leading');
+  await sleep(400);
+  assert.ok(hold!.held(), 'still held: renewals every retryPeriod');
+  // A stall: monotonic time moves on by more than the lease while nothing ran.
+  skew = 5_000;
+  assert.not.ok(hold!.held(), 'not held right after the stall, before any renewal was tried');
+  stop.abort();
+  await done;
+});
+
+test('a leader that finds the Lease taken by another steps down at once, not after the renew deadline', async () => {
+  const { store, kube } = leaseStore();
+  const stop = new AbortController();
+  let hold: LeaseHold | undefined;
+  let stoppedAt: number | undefined;
+  const done = runLeaderElection({
+    kube,
+    namespace: 'ns',
+    name: 'l',
+    identity: 'me',
+    signal: stop.signal,
+    log,
+    ...timing,
+    renewDeadlineMs: 900,
+    onStartedLeading: async (signal, h) => {
+      hold = h;
+      await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+    },
+    onStoppedLeading: () => (stoppedAt ??= performance.now()),
+  });
+  for (let i = 0; i < 40 && !hold; i++) await sleep(25);
+  const current = store.current!;
+  const takenAt = performance.now();
+  store.put({ ...current, spec: { ...current.spec, holderIdentity: 'other' } });
+  for (let i = 0; i < 40 && stoppedAt === undefined; i++) await sleep(25);
+  assert.ok(stoppedAt !== undefined, 'stepped down');
+  assert.ok(stoppedAt - takenAt < 500, `stepped down ${Math.round(stoppedAt - takenAt)} ms after the take-over`);
+  assert.not.ok(hold!.held());
+  stop.abort();
+  await done;
+});
+
+test.run();

@@ -1,0 +1,83 @@
+// Read-your-writes across API replicas. Each replica answers from its own
+// informer caches, which see another replica's write only when its watch
+// event arrives (usually milliseconds, seconds when the API server is busy).
+// So "POST a segment through replica A, then POST a host into it through
+// replica B" could be answered 404 by B. Masakari, reading one SQL database,
+// never does that.
+//
+// A request's lookups by uuid that miss the cache are recorded (per request,
+// through AsyncLocalStorage). When the request then fails with a not-found
+// error, the missed objects are read from the API server (a list by the uuid
+// label: a quorum read), the ones found are put into the cache, and the
+// request runs once more. A request whose lookups all hit never pays for it,
+// and the read is bounded: one list per missed uuid, at most MAX_MISSES.
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { KubeClient } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { LABELS } from '../model/constants.ts';
+import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
+import type { StoreCaches } from './caches.ts';
+import { isAdmitted } from './mapping.ts';
+
+export type MissedKind = 'segment' | 'host' | 'notification';
+
+/** Lookups per request that are checked against the API server; more is not a client's mistake. */
+const MAX_MISSES = 4;
+
+const misses = new AsyncLocalStorage<Map<string, MissedKind>>();
+
+/** Records a cache miss of a lookup by uuid, when inside withFreshReads. */
+export function recordMiss(kind: MissedKind, uuid: string): void {
+  const seen = misses.getStore();
+  if (seen && seen.size < MAX_MISSES) seen.set(uuid, kind);
+}
+
+const REFS = { segment: RESOURCES.segments, host: RESOURCES.hosts, notification: RESOURCES.notifications } as const;
+
+/**
+ * Runs attempt; if it fails with an error `retryable` accepts after lookups
+ * missed the cache, reads the missed objects from the API server and, when
+ * any was found, runs attempt once more. `retryable` must only accept errors
+ * thrown before the attempt changed anything (a lookup that found nothing).
+ */
+export async function withFreshReads<T>(
+  deps: { kube: KubeClient; namespace: string; caches: StoreCaches },
+  attempt: () => Promise<T>,
+  retryable: (e: unknown) => boolean,
+): Promise<T> {
+  const seen = new Map<string, MissedKind>();
+  try {
+    return await misses.run(seen, attempt);
+  } catch (e) {
+    if (seen.size === 0 || !retryable(e)) throw e;
+    if (!(await catchUp(deps, seen))) throw e;
+    return attempt();
+  }
+}
+
+/** Reads the missed objects from the API server into the caches; true when any was found. */
+async function catchUp(
+  { kube, namespace, caches }: { kube: KubeClient; namespace: string; caches: StoreCaches },
+  seen: Map<string, MissedKind>,
+): Promise<boolean> {
+  let found = false;
+  await Promise.all(
+    [...seen].map(async ([uuid, kind]) => {
+      const list = await kube.list<FailoverSegment | HaHost | Notification>(REFS[kind], namespace, {
+        labelSelector: `${LABELS.uuid}=${uuid}`,
+        limit: 2,
+      });
+      for (const obj of list.items) {
+        if (!isAdmitted(obj) || obj.metadata.deletionTimestamp) continue;
+        const { managedFields: _dropped, ...metadata } = obj.metadata;
+        const cached = { ...obj, metadata };
+        if (kind === 'segment') caches.segments.upsertLocal(cached as FailoverSegment);
+        else if (kind === 'host') caches.hosts.upsertLocal(cached as HaHost);
+        else caches.notifications.upsertLocal(cached as Notification);
+        found = true;
+      }
+    }),
+  );
+  return found;
+}
