@@ -187,6 +187,10 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       `  address = "${containerdSock}"`,
       '[plugins."io.containerd.grpc.v1.cri"]',
       `  sandbox_image = "${pauseImage}"`,
+      // This machine denies lowering oom_score_adj (no CAP_SYS_RESOURCE for
+      // it), so runc could not give the sandbox kubelet's -998; keep every
+      // container at or above containerd's own score instead.
+      '  restrict_oom_score_adj = true',
       '  [plugins."io.containerd.grpc.v1.cri".containerd]',
       '    snapshotter = "overlayfs"',
       '    default_runtime_name = "runc"',
@@ -361,6 +365,8 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       `--client-ca-file=${files.ca}`,
       `--kubelet-client-certificate=${files.kubeletClientCert}`,
       `--kubelet-client-key=${files.kubeletClientKey}`,
+      // The node name resolves nowhere; logs, exec and port-forward go to its IP.
+      '--kubelet-preferred-address-types=InternalIP',
       `--secure-port=${APISERVER_PORT}`,
       `--bind-address=${NODE_IP}`,
       `--advertise-address=${NODE_IP}`,
