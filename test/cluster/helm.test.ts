@@ -272,11 +272,12 @@ test('a host failure is recovered by the engine pod', async () => {
 test('deleting the engine leader pod mid-recovery: the other replica takes over in bound, each server evacuated once', async () => {
   const leader = await leaderPod();
   const id = await failHost('compute-b');
+  // Mid-recovery: the leader has sent evacuations, which the simulator takes 8 s to finish.
   await waitFor(
-    'the recovery running',
-    async () => ((await notificationStatus(id)) === 'running' ? true : undefined),
+    'the first evacuation of compute-b',
+    async () => ([...evacuationsOf('compute-b').values()].some((n) => n > 0) ? true : undefined),
     60_000,
-    500,
+    200,
   );
   const killedAt = Date.now();
   await kubectl(['delete', 'pod', leader, '-n', NS, '--grace-period=0', '--force', '--wait=false']);
