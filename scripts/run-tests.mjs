@@ -10,7 +10,7 @@
 //                cluster with it loaded (src/controlplane/cluster.ts; needs root), runs
 //                uvu over test/cluster/**/*.test.ts with MASAKARI_TEST_CLUSTER_* set, stops it
 //   all          lint (eslint .), format (prettier --check .), typecheck (tsc --noEmit),
-//                then unit, integration, e2e, cluster
+//                then unit, integration, e2e (not cluster, for now)
 //
 // --filter REGEX keeps only the test files whose path (relative to the suite's
 // dir) matches. Every uvu run's Total/Passed/Skipped is added up; lint, format
@@ -339,7 +339,9 @@ async function main() {
       uvuSuite(suite, dir, filter, { env: { MASAKARI_TEST_KUBECONFIG: cp.kubeconfigPath }, timeoutMs: timeouts.suite }),
     );
   }
-  if (mode === 'cluster' || mode === 'all') await clusterSuite(filter);
+  // Not part of `all` yet: it needs root, a 4-binary Go build and ~12 min, and
+  // has not yet passed twice in a row (docs/install.md lists what it covers).
+  if (mode === 'cluster') await clusterSuite(filter);
   // interrupted: the signal handler prints the summary and exits 130
   if (interrupted) return;
   const failed = summary();

@@ -11,6 +11,8 @@ const NS = 'masakari';
 const test = suite('kustomize config/default on a real node');
 
 test('kubectl apply -k config/default: every pod Ready under the restricted PSS', async () => {
+  // docs/install.md: before NodeHealthCheck, create its lease namespace yourself.
+  await kubectl(['create', 'namespace', 'medik8s-leases']);
   // --force-conflicts: the CRDs may remain from the Helm test, owned by helm's field manager.
   await kubectl(['apply', '--server-side', '--force-conflicts', '-k', `${ROOT}/config/default`]);
   const nsObj = await kubectlJson<{ metadata: { labels: Record<string, string> } }>(['get', 'namespace', NS]);
@@ -63,6 +65,7 @@ test('kubectl delete -k config/default removes the namespace and the CRDs', asyn
   );
   const crds = await kubectl(['get', 'crds', '-o', 'name']);
   assert.not.match(crds, /masakari\.openkeel\.io/);
+  await kubectl(['delete', 'namespace', 'medik8s-leases', '--wait=false']);
 });
 
 test.run();
