@@ -46,8 +46,8 @@ typecheck: deps ## tsc --noEmit over src/, test/, scripts/ and bench/
 envtest: ## build kube-apiserver and etcd into ~/.cache/masakari-operator/envtest (first time only)
 	hack/envtest/build.sh
 
-image: ## build the container image $(IMAGE) (needs a Docker engine)
-	docker build -t $(IMAGE) .
+image: ## build the container image $(IMAGE): docker if an engine answers, else buildah/podman (hack/image/build.sh)
+	hack/image/build.sh $(IMAGE)
 
 bench: deps build ## run the benchmarks in bench/ (results in docs/benchmarks.md); BENCH=scale,storm runs some
 	$(TSX) bench/run.ts $(if $(BENCH),--only $(BENCH))

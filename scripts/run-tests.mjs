@@ -6,8 +6,11 @@
 //   integration  starts ONE local control plane (src/controlplane), runs uvu over
 //                test/integration/**/*.test.ts with MASAKARI_TEST_KUBECONFIG set, stops it
 //   e2e          the same over test/e2e/**/*.test.ts (none there: nothing to run)
+//   cluster      builds the image (hack/image/build.sh), starts ONE real single-node
+//                cluster with it loaded (src/controlplane/cluster.ts; needs root), runs
+//                uvu over test/cluster/**/*.test.ts with MASAKARI_TEST_CLUSTER_* set, stops it
 //   all          lint (eslint .), format (prettier --check .), typecheck (tsc --noEmit),
-//                then unit, integration, e2e
+//                then unit, integration, e2e (not cluster, for now)
 //
 // Every uvu run (and each Node process it starts) runs with --unhandled-rejections=strict.
 //
@@ -21,7 +24,8 @@
 // MASAKARI_TEST_SUITE_TIMEOUT_MS (integration, e2e: 40 min each). A run past its
 // timeout is killed and counted as failed.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -34,7 +38,8 @@ const timeouts = {
   suite: Number(process.env.MASAKARI_TEST_SUITE_TIMEOUT_MS) || 40 * MIN,
 };
 
-const USAGE = 'usage: node scripts/run-tests.mjs <unit|integration|e2e|all> [--filter REGEX]';
+const USAGE = 'usage: node scripts/run-tests.mjs <unit|integration|e2e|cluster|all> [--filter REGEX]';
+const SUITES = ['unit', 'integration', 'e2e', 'cluster', 'all'];
 
 /** @type {{ name: string, passed: number, failed: number, skipped: number, note: string }[]} */
 const results = [];
@@ -224,6 +229,58 @@ async function withControlPlane(name, fn) {
   }
 }
 
+/**
+ * The cluster suite: the image, built from the Dockerfile and saved as a
+ * docker-archive, then ONE real cluster (src/controlplane/cluster.ts) with
+ * the image imported, shared by every test/cluster file.
+ */
+async function clusterSuite(filter) {
+  const dir = 'test/cluster';
+  if (interrupted) return;
+  if (!testFiles(join(ROOT, dir), filter).length) {
+    await uvuSuite('cluster', dir, filter, { timeoutMs: timeouts.suite });
+    return;
+  }
+  const image = `masakari-operator:${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}`;
+  const archive = join(tmpdir(), `masakari-operator-image-${process.pid}.tar`);
+  say(`\n=== cluster: building ${image}`);
+  const built = await run('bash', [join(ROOT, 'hack/image/build.sh'), image], {
+    env: { IMAGE_ARCHIVE: archive },
+    timeoutMs: timeouts.suite,
+  });
+  if (built.code !== 0) {
+    results.push({ name: 'cluster', passed: 0, failed: 1, skipped: 0, note: 'the image did not build' });
+    return;
+  }
+  let cluster;
+  try {
+    const { register } = await import('tsx/esm/api');
+    register();
+    const { startCluster } = await import('../src/controlplane/cluster.ts');
+    say('\n=== cluster: starting the single-node cluster');
+    cluster = await startCluster({ images: [archive], log: (line) => say(`[cluster] ${line}`) });
+  } catch (e) {
+    say(`[run-tests] cluster: the cluster did not start: ${e instanceof Error ? e.message : e}`);
+    results.push({ name: 'cluster', passed: 0, failed: 1, skipped: 0, note: 'cluster did not start' });
+    rmSync(archive, { force: true });
+    return;
+  }
+  controlPlane = cluster;
+  try {
+    await uvuSuite('cluster', dir, filter, {
+      env: {
+        MASAKARI_TEST_CLUSTER_KUBECONFIG: cluster.kubeconfigPath,
+        MASAKARI_TEST_CLUSTER_NODE_IP: cluster.nodeIp,
+      },
+      timeoutMs: timeouts.suite,
+    });
+  } finally {
+    await cluster.stop();
+    controlPlane = undefined;
+    rmSync(archive, { force: true });
+  }
+}
+
 function summary() {
   say('\n=== summary');
   let passed = 0;
@@ -261,7 +318,7 @@ function onSignal(signal) {
 async function main() {
   const { values, positionals } = parseArgs({ allowPositionals: true, options: { filter: { type: 'string' } } });
   const mode = positionals[0];
-  if (!['unit', 'integration', 'e2e', 'all'].includes(mode) || positionals.length > 1) {
+  if (!SUITES.includes(mode) || positionals.length > 1) {
     process.stderr.write(`${USAGE}\n`);
     process.exit(2);
   }
@@ -296,6 +353,9 @@ async function main() {
       uvuSuite(suite, dir, filter, { env: { MASAKARI_TEST_KUBECONFIG: cp.kubeconfigPath }, timeoutMs: timeouts.suite }),
     );
   }
+  // Not part of `all` yet: it needs root, a 4-binary Go build and ~12 min, and
+  // has not yet passed twice in a row (docs/install.md lists what it covers).
+  if (mode === 'cluster') await clusterSuite(filter);
   // interrupted: the signal handler prints the summary and exits 130
   if (interrupted) return;
   const failed = summary();

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { X509Certificate, createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
-import { derInteger, generateControlPlanePki } from './pki.ts';
+import { derInteger, generateClusterPki, generateControlPlanePki } from './pki.ts';
 
 const pki = generateControlPlanePki({ validDays: 30 });
 const ca = new X509Certificate(pki.ca.certPem);
@@ -65,6 +65,23 @@ test('every certificate serial is a positive 16-byte number', () => {
     assert.is(serial.length, 32, serial);
     assert.ok(parseInt(serial.slice(0, 2), 16) >= 0x40 && parseInt(serial.slice(0, 2), 16) < 0x80, serial);
   }
+});
+
+test('the test cluster API server certificate names the node IP and the kubernetes Service IP', () => {
+  const cluster = generateClusterPki({ nodeIp: '10.213.0.1', nodeName: 'node-a', serviceIp: '10.215.0.1' });
+  const clusterCa = new X509Certificate(cluster.ca.certPem);
+  const apiserver = new X509Certificate(cluster.serving.certPem);
+  for (const ip of ['10.213.0.1', '10.215.0.1', '127.0.0.1']) assert.is(apiserver.checkIP(ip), ip);
+  assert.is(apiserver.checkHost('kubernetes.default.svc'), 'kubernetes.default.svc');
+  assert.ok(apiserver.checkIssued(clusterCa));
+  const kubelet = new X509Certificate(cluster.kubeletServing.certPem);
+  assert.is(kubelet.checkIP('10.213.0.1'), '10.213.0.1');
+  assert.is(kubelet.checkHost('node-a'), 'node-a');
+  // The API server's client certificate towards kubelets: group system:masters, for client auth.
+  const client = new X509Certificate(cluster.kubeletClient.certPem);
+  assert.match(client.subject, /O=system:masters/);
+  assert.ok(client.keyUsage?.includes('1.3.6.1.5.5.7.3.2'));
+  assert.ok(client.checkIssued(clusterCa));
 });
 
 test.run();

@@ -223,3 +223,43 @@ export function generateControlPlanePki(opts: { validDays?: number } = {}): Cont
     },
   };
 }
+
+export interface ClusterPki extends ControlPlanePki {
+  /** The API server's client certificate towards kubelets (logs, exec, port-forward); group system:masters. */
+  kubeletClient: KeyPairPem;
+  /** The kubelet's serving certificate for nodeIp and nodeName. */
+  kubeletServing: KeyPairPem;
+}
+
+/**
+ * The PKI of the single-node test cluster (src/controlplane/cluster.ts): the
+ * API server is reached at the node IP by the node's components and, through
+ * the `kubernetes` Service IP, by pods, so both go into its certificate.
+ */
+export function generateClusterPki(opts: {
+  nodeIp: string;
+  nodeName: string;
+  serviceIp: string;
+  validDays?: number;
+}): ClusterPki {
+  const validDays = opts.validDays ?? 30;
+  const ca = issueCertificate({ commonName: 'masakari-operator-cluster-ca', isCa: true, validDays });
+  const issue = (commonName: string, extra: Partial<CertificateRequest> = {}): KeyPairPem => {
+    const c = issueCertificate({ commonName, isCa: false, validDays, issuer: ca.issuer, ...extra });
+    return { certPem: c.certPem, keyPem: c.keyPem };
+  };
+  const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return {
+    ca: { certPem: ca.certPem, keyPem: ca.keyPem },
+    serving: issue('kube-apiserver', {
+      dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
+      ipAddresses: ['127.0.0.1', opts.nodeIp, opts.serviceIp],
+    }),
+    kubeletClient: issue('kube-apiserver-kubelet-client', { organization: 'system:masters' }),
+    kubeletServing: issue(opts.nodeName, { dnsNames: [opts.nodeName], ipAddresses: [opts.nodeIp] }),
+    serviceAccount: {
+      publicKeyPem: sa.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      privateKeyPem: sa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    },
+  };
+}

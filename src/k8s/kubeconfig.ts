@@ -198,6 +198,8 @@ export class KubeConfig implements KubeConnectionConfig {
 
   /** client-node's KubeConfig over the same source, for exec plugins and auth providers. */
   private delegated(): Promise<KubeConnectionConfig> {
+    // An optional dependency: the container image leaves it out (it is about
+    // half of node_modules), so a kubeconfig that needs it says so plainly.
     this.delegate ??= import('@kubernetes/client-node').then(({ KubeConfig: Full }) => {
       const full = new Full();
       if (this.source.kind === 'cluster') full.loadFromCluster(this.source.root);
@@ -212,9 +214,20 @@ export class KubeConfig implements KubeConnectionConfig {
       }
       full.setCurrentContext(this.currentContext);
       return full;
-    });
+    }, clientNodeMissing);
     return this.delegate;
   }
+}
+
+function clientNodeMissing(err: unknown): never {
+  if ((err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') {
+    throw new Error(
+      'this kubeconfig user needs an exec plugin or auth provider, which masakari-operator resolves with the ' +
+        'optional package @kubernetes/client-node; it is not installed (the container image leaves it out): ' +
+        'install it, or use a token, token file or client certificate',
+    );
+  }
+  throw err;
 }
 
 /**

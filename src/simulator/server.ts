@@ -21,6 +21,11 @@ import { SimError, SimState } from './state.ts';
 export interface SimulatorOptions {
   /** 0 (default) picks a free port. */
   port?: number;
+  /**
+   * Address to listen on (default 127.0.0.1). The cluster tests use the test
+   * node's local-only IP, which pods can reach and 127.0.0.1 is not.
+   */
+  host?: string;
   latencyMs?: Partial<SimLatencies>;
   hosts?: string[];
   servers?: SimServerInput[];
@@ -180,10 +185,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
   const authUrl = `${url}/identity/v3`;
   const adminPassword = opts.adminPassword ?? 'admin-secret';
 

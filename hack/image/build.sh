@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Builds the container image from the repository's Dockerfile (what
+# `make image` runs). Prints the image reference.
+#
+#   build.sh IMAGE              e.g. masakari-operator:0.1.0
+#   IMAGE_TOOL=docker|buildah|podman   force an engine; by default docker when
+#                               `docker info` answers (a CLI without an engine
+#                               does not count), else buildah, else podman,
+#                               else buildah installed from Debian
+#   BASE_IMAGE=REF              base for the Dockerfile's BASE_IMAGE; by default
+#                               the Dockerfile's pinned public node image, except
+#                               with buildah/podman when no registry answers:
+#                               then hack/image/build-base.sh builds one locally
+#   IMAGE_ARCHIVE=FILE          also write the image as a docker-archive tarball
+#                               (what `ctr images import` loads into a node)
+#
+# buildah and podman run the build with host networking (npm ci reaches the
+# npm registry) and chroot isolation (no nested runc needed).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+source "$here/common.sh"
+image=${1:?usage: build.sh IMAGE}
+version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$root/package.json")
+revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+
+tool=${IMAGE_TOOL:-}
+if [ -z "$tool" ]; then
+  if command -v docker >/dev/null && docker info >/dev/null 2>&1; then tool=docker
+  elif command -v buildah >/dev/null; then tool=buildah
+  elif command -v podman >/dev/null; then tool=podman
+  else ensure_packages buildah; tool=buildah
+  fi
+fi
+
+base_args=()
+if [ -n "${BASE_IMAGE:-}" ]; then
+  base_args=(--build-arg "BASE_IMAGE=$BASE_IMAGE")
+elif [ "$tool" != docker ]; then
+  default_base=$(sed -n 's/^ARG BASE_IMAGE=//p' "$root/Dockerfile")
+  if ! "$tool" pull --quiet "$default_base" >/dev/null 2>&1; then
+    echo "build.sh: cannot pull $default_base; building a local base (hack/image/build-base.sh)" >&2
+    base_args=(--build-arg "BASE_IMAGE=$(IMAGE_TOOL=$tool "$here/build-base.sh")")
+  fi
+fi
+
+labels=(--build-arg "VERSION=$version" --build-arg "REVISION=$revision")
+# The CA bundle the host's npm trusts (a TLS-intercepting proxy's CA, say),
+# as the Dockerfile's npm-ca build secret; an empty file when there is none.
+ca=$(npm config get cafile 2>/dev/null || true)
+[ -n "$ca" ] && [ "$ca" != null ] && [ -s "$ca" ] || ca=${NODE_EXTRA_CA_CERTS:-}
+secret_file=$(mktemp)
+trap 'rm -f "$secret_file"' EXIT
+[ -n "$ca" ] && [ -s "$ca" ] && cat "$ca" >"$secret_file"
+secret=(--secret "id=npm-ca,src=$secret_file")
+echo "building $image with $tool..." >&2
+case "$tool" in
+  docker) DOCKER_BUILDKIT=1 docker build "${base_args[@]}" "${labels[@]}" "${secret[@]}" -t "$image" "$root" >&2 ;;
+  buildah) buildah build --layers --pull=never --network host --isolation chroot "${base_args[@]}" "${labels[@]}" "${secret[@]}" -t "$image" "$root" >&2 ;;
+  podman) podman build --layers --pull=never --network host --isolation chroot "${base_args[@]}" "${labels[@]}" "${secret[@]}" -t "$image" "$root" >&2 ;;
+  *) echo "build.sh: IMAGE_TOOL must be docker, buildah or podman" >&2; exit 1 ;;
+esac
+
+if [ -n "${IMAGE_ARCHIVE:-}" ]; then
+  # A fully qualified name, so containerd (which normalises `name:tag` to
+  # docker.io/library/name:tag) finds the image the chart asks for.
+  qualified=$image
+  case "${image%%/*}" in *.*|*:*|localhost) ;; *) [[ "$image" == */* ]] && qualified=docker.io/$image || qualified=docker.io/library/$image ;; esac
+  rm -f "$IMAGE_ARCHIVE"
+  case "$tool" in
+    docker) docker tag "$image" "$qualified" && docker save -o "$IMAGE_ARCHIVE" "$qualified" ;;
+    *) "$tool" push --quiet "$image" "docker-archive:$IMAGE_ARCHIVE:$qualified" >&2 ;;
+  esac
+fi
+echo "$image"

@@ -1,0 +1,154 @@
+// What the cluster tests (test/cluster/) share: the cluster the runner
+// started (scripts/run-tests.mjs cluster), kubectl and helm against it, the
+// OpenStack CLI, and polling.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { runPathScript } from '../../../src/controlplane/binaries.ts';
+import { kubectlBinary } from '../../support/kubectl.ts';
+
+const exec = promisify(execFile);
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** Set by the runner: the admin kubeconfig and the node IP (reachable from pods and from here). */
+export function clusterEnv(): { kubeconfig: string; nodeIp: string } {
+  const kubeconfig = process.env.MASAKARI_TEST_CLUSTER_KUBECONFIG;
+  const nodeIp = process.env.MASAKARI_TEST_CLUSTER_NODE_IP;
+  if (!kubeconfig || !nodeIp)
+    throw new Error('MASAKARI_TEST_CLUSTER_KUBECONFIG/_NODE_IP unset: run through `scripts/run-tests.mjs cluster`');
+  return { kubeconfig, nodeIp };
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function runTool(
+  bin: string,
+  args: string[],
+  opts: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<RunResult> {
+  const { kubeconfig } = clusterEnv();
+  const child = execFile(bin, args, {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, KUBECONFIG: kubeconfig, ...opts.env },
+    timeout: opts.timeoutMs ?? 120_000,
+    maxBuffer: 32 << 20,
+  });
+  if (opts.input !== undefined) child.stdin?.end(opts.input);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+  return { code, stdout, stderr };
+}
+
+/** kubectl against the test cluster; resolves whatever the exit code (check .code). */
+export async function kubectlRaw(
+  args: string[],
+  opts: { input?: string; timeoutMs?: number } = {},
+): Promise<RunResult> {
+  return runTool(await kubectlBinary(), args, opts);
+}
+
+/** kubectl that must succeed; returns stdout. */
+export async function kubectl(args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<string> {
+  const r = await kubectlRaw(args, opts);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (exit ${r.code}): ${r.stderr || r.stdout}`);
+  return r.stdout;
+}
+
+export async function kubectlJson<T = Record<string, unknown>>(args: string[]): Promise<T> {
+  return JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
+}
+
+let helmPath: Promise<string> | undefined;
+
+/** helm (hack/helm/build.sh builds it from Go modules once) that must succeed; returns stdout. */
+export async function helm(args: string[], timeoutMs = 300_000): Promise<string> {
+  helmPath ??= runPathScript(path.join(ROOT, 'hack', 'helm', 'build.sh'), 30 * 60_000);
+  const r = await runTool(await helmPath, args, { timeoutMs });
+  if (r.code !== 0) throw new Error(`helm ${args.join(' ')} failed (exit ${r.code}): ${r.stderr || r.stdout}`);
+  return r.stdout;
+}
+
+let venv: Promise<string> | undefined;
+
+/** The real `openstack` CLI (scripts/e2e-venv.sh) with the given OS_* environment; JSON output parsed. */
+export async function openstack(osEnv: Record<string, string>, args: string[]): Promise<unknown> {
+  venv ??= exec('bash', [path.join(ROOT, 'scripts/e2e-venv.sh')], { maxBuffer: 16 << 20, timeout: 20 * 60_000 }).then(
+    (r) => r.stdout.trim().split('\n').pop() as string,
+  );
+  const r = await runTool(path.join(await venv, 'bin/openstack'), [...args, '-f', 'json'], {
+    env: osEnv,
+    timeoutMs: 60_000,
+  });
+  if (r.code !== 0) throw new Error(`openstack ${args.join(' ')} failed: ${r.stderr || r.stdout}`);
+  return r.stdout.trim() === '' ? null : JSON.parse(r.stdout);
+}
+
+/** Polls fn until it returns something other than undefined; the last error or value is in the timeout message. */
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  timeoutMs: number,
+  intervalMs = 1_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e instanceof Error ? e.message : String(e);
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+interface PodList {
+  items: {
+    metadata: { name: string; labels?: Record<string, string> };
+    status?: { phase?: string; conditions?: { type: string; status: string }[] };
+  }[];
+}
+
+/** Names of the namespace's pods matching selector, once exactly `count` exist and all are Ready. */
+export async function waitPodsReady(
+  ns: string,
+  selector: string,
+  count: number,
+  timeoutMs = 240_000,
+): Promise<string[]> {
+  return waitFor(
+    `${count} Ready pods ${selector} in ${ns}`,
+    async () => {
+      const pods = await kubectlJson<PodList>(['get', 'pods', '-n', ns, '-l', selector]);
+      const ready = pods.items.filter((p) =>
+        p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      );
+      if (pods.items.length === count && ready.length === count) return ready.map((p) => p.metadata.name);
+      throw new Error(`${ready.length}/${pods.items.length} ready`);
+    },
+    timeoutMs,
+    2_000,
+  );
+}
+
+/** A namespace under the restricted Pod Security Standard (enforced, not just warned). */
+export async function restrictedNamespace(ns: string): Promise<void> {
+  await kubectl(['create', 'namespace', ns]);
+  await kubectl([
+    'label',
+    'namespace',
+    ns,
+    'pod-security.kubernetes.io/enforce=restricted',
+    'pod-security.kubernetes.io/enforce-version=latest',
+  ]);
+}
