@@ -1,4 +1,4 @@
-// Test runner: `node scripts/run-tests.mjs <unit|integration|e2e|all> [--filter REGEX]`
+// Test runner: `node scripts/run-tests.mjs <unit|integration|e2e|openstack|all> [--filter REGEX]`
 // (npm test = all). Runs on the Node 24 from node_modules/.bin (npm puts it
 // first in PATH).
 //
@@ -6,6 +6,9 @@
 //   integration  starts ONE local control plane (src/controlplane), runs uvu over
 //                test/integration/**/*.test.ts with MASAKARI_TEST_KUBECONFIG set, stops it
 //   e2e          the same over test/e2e/**/*.test.ts (none there: nothing to run)
+//   openstack    the same over test/openstack/**/*.test.ts, plus ONE real mini OpenStack
+//                (src/openstack-cloud: Keystone, Placement, Nova with fake computes; its
+//                venv built on first use) whose control API is MASAKARI_TEST_OPENSTACK_CONTROL
 //   all          lint (eslint .), format (prettier --check .), typecheck (tsc --noEmit),
 //                then unit, integration, e2e
 //
@@ -32,7 +35,7 @@ const timeouts = {
   suite: Number(process.env.MASAKARI_TEST_SUITE_TIMEOUT_MS) || 40 * MIN,
 };
 
-const USAGE = 'usage: node scripts/run-tests.mjs <unit|integration|e2e|all> [--filter REGEX]';
+const USAGE = 'usage: node scripts/run-tests.mjs <unit|integration|e2e|openstack|all> [--filter REGEX]';
 
 /** @type {{ name: string, passed: number, failed: number, skipped: number, note: string }[]} */
 const results = [];
@@ -41,6 +44,8 @@ const results = [];
 let running;
 /** @type {{ stop(): Promise<void> } | undefined} */
 let controlPlane;
+/** @type {{ stop(): Promise<void> } | undefined} */
+let openstackCloud;
 let interrupted = false;
 
 /** How long a test process may live on after printing its report before it is stopped. */
@@ -212,6 +217,34 @@ async function withControlPlane(name, fn) {
   }
 }
 
+/** Starts the mini OpenStack and its control API, runs fn with the control URL, stops it. */
+async function withOpenStack(name, fn) {
+  if (interrupted) return;
+  let cloud;
+  let control;
+  try {
+    const { register } = await import('tsx/esm/api');
+    register();
+    const { startOpenStackCloud } = await import('../src/openstack-cloud/cloud.ts');
+    const { startCloudControl } = await import('../src/openstack-cloud/control.ts');
+    say(`\n=== ${name}: starting the mini OpenStack`);
+    cloud = await startOpenStackCloud({ log: (line) => say(`[openstack] ${line}`) });
+    control = await startCloudControl(cloud);
+  } catch (e) {
+    await cloud?.stop();
+    say(`[run-tests] ${name}: the mini OpenStack did not start: ${e instanceof Error ? e.message : e}`);
+    results.push({ name, passed: 0, failed: 1, skipped: 0, note: 'OpenStack did not start' });
+    return;
+  }
+  openstackCloud = { stop: () => control.close().then(() => cloud.stop()) };
+  try {
+    await fn(control.url);
+  } finally {
+    await openstackCloud.stop();
+    openstackCloud = undefined;
+  }
+}
+
 function summary() {
   say('\n=== summary');
   let passed = 0;
@@ -239,6 +272,7 @@ function onSignal(signal) {
   // let the stopped suite record what it reported, then stop the control plane
   const settled = Promise.race([current?.closed, new Promise((r) => setTimeout(r, 12_000))]);
   void settled
+    .then(() => openstackCloud?.stop())
     .then(() => controlPlane?.stop())
     .finally(() => {
       summary();
@@ -249,7 +283,7 @@ function onSignal(signal) {
 async function main() {
   const { values, positionals } = parseArgs({ allowPositionals: true, options: { filter: { type: 'string' } } });
   const mode = positionals[0];
-  if (!['unit', 'integration', 'e2e', 'all'].includes(mode) || positionals.length > 1) {
+  if (!['unit', 'integration', 'e2e', 'openstack', 'all'].includes(mode) || positionals.length > 1) {
     process.stderr.write(`${USAGE}\n`);
     process.exit(2);
   }
@@ -280,6 +314,16 @@ async function main() {
     }
     await withControlPlane(suite, (cp) =>
       uvuSuite(suite, dir, filter, { env: { MASAKARI_TEST_KUBECONFIG: cp.kubeconfigPath }, timeoutMs: timeouts.suite }),
+    );
+  }
+  if ((mode === 'openstack' || mode === 'all') && testFiles(join(ROOT, 'test/openstack'), filter).length) {
+    await withControlPlane('openstack', (cp) =>
+      withOpenStack('openstack', (controlUrl) =>
+        uvuSuite('openstack', 'test/openstack', filter, {
+          env: { MASAKARI_TEST_KUBECONFIG: cp.kubeconfigPath, MASAKARI_TEST_OPENSTACK_CONTROL: controlUrl },
+          timeoutMs: timeouts.suite,
+        }),
+      ),
     );
   }
   // interrupted: the signal handler prints the summary and exits 130
