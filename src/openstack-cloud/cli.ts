@@ -64,6 +64,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  say(e instanceof Error ? (e.stack ?? e.message) : String(e));
+  say(e instanceof Error ? `${e.stack ?? e.message}${e.cause ? `\ncause: ${String(e.cause)}` : ''}` : String(e));
   process.exit(1);
 });

@@ -247,6 +247,8 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
     PYTHONDONTWRITEBYTECODE: '1',
     // no proxies: everything is on loopback
     NO_PROXY: '127.0.0.1,localhost',
+    // sitecustomize: SQLite transactions BEGIN IMMEDIATE (see the file for why)
+    PYTHONPATH: join(repoRoot(), 'hack/openstack/sqlite-immediate'),
   };
   /** Starts a long-running process in its own group; its command line names dir (the watchdog checks that). */
   const launch = (name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv = pyEnv): ManagedProcess => {

@@ -4,6 +4,7 @@
 // member (role member), and the catalog: compute "nova" (the recording proxy;
 // Masakari finds Nova by compute:nova:publicURL), placement, image and network
 // (the stand-ins). It then serves as the harness's admin client for Nova.
+import { Agent, fetch } from 'undici';
 import { ADMIN_PASSWORD, MEMBER_PASSWORD, SERVICE_PASSWORD, type CloudPorts } from './config.ts';
 
 export const HARNESS_USER_AGENT = 'masakari-openstack-cloud';
@@ -22,13 +23,19 @@ export interface KeystoneAdmin {
   token(): Promise<string>;
 }
 
+/**
+ * Connections idle at most 500 ms, under gunicorn's 2 s keepalive: reusing a
+ * connection the server is closing fails a request it never saw.
+ */
+const dispatcher = new Agent({ keepAliveTimeout: 500, keepAliveMaxTimeout: 500 });
+
 async function call(
   url: string,
   method: string,
   token: string | undefined,
   body?: unknown,
   headers: Record<string, string> = {},
-): Promise<ApiResult & { headers: Headers }> {
+): Promise<ApiResult & { headers: { get(name: string): string | null } }> {
   const r = await fetch(url, {
     method,
     headers: {
@@ -40,6 +47,7 @@ async function call(
     },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(120_000),
+    dispatcher,
   });
   const text = await r.text();
   let parsed: unknown = text;

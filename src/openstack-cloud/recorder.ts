@@ -51,7 +51,17 @@ export async function startNovaRecorder(port: number, upstreamPort: number): Pro
       const body = Buffer.concat(chunks);
       const headers = { ...req.headers, host: `127.0.0.1:${upstreamPort}` };
       const up = request(
-        { host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers, timeout: 120_000 },
+        // agent: false, a fresh connection per request: a kept-alive one may be closed by
+        // gunicorn (keepalive 2 s) just as we reuse it, failing a request Nova never saw
+        {
+          host: '127.0.0.1',
+          port: upstreamPort,
+          method: req.method,
+          path: req.url,
+          headers,
+          timeout: 120_000,
+          agent: false,
+        },
         (upRes) => {
           const out: Buffer[] = [];
           upRes.on('data', (c: Buffer) => out.push(c));

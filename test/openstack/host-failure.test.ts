@@ -8,6 +8,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   bootFleet,
+  captureWorld,
+  saveTranscript,
   computeService,
   createSegment,
   deleteSegment,
@@ -97,8 +99,11 @@ async function scenario(
     await withAggregate(e, async (aggregate) => {
       fleet = await bootFleet(e, FAILED);
       await failHost(e, FAILED);
+      const world = await captureWorld(e, FAILED, fleet.all);
+      const since = (await e.cloud.exchanges(0)).last;
       const created = await notify(e, 'COMPUTE_HOST', FAILED, HOST_DOWN_PAYLOAD);
       const done = await waitNotification(e, created.notification_uuid);
+      await saveTranscript(e, `host-failure-${method}`, world, since);
       assert.is(done.status, 'finished', `notification ended ${done.status}: ${JSON.stringify(done)}`);
       await check(e, fleet, aggregate);
     });

@@ -263,3 +263,74 @@ export async function restoreHost(e: Env, host: string, serverIds: string[]): Pr
   const svc = await computeService(e, host);
   await e.cloud.admin('PUT', `/os-services/${svc.id}`, { status: 'enabled', forced_down: false }, '2.53');
 }
+
+/** The state of the servers and services a recorded scenario starts from, for the replay against the simulator. */
+export interface World {
+  failedHost: string;
+  hosts: string[];
+  services: { uuid: string; host: string }[];
+  servers: {
+    id: string;
+    name: string;
+    host: string;
+    vm_state: string;
+    task_state: string | null;
+    locked: boolean;
+    metadata: Record<string, string>;
+    project_id: string;
+  }[];
+}
+
+export async function captureWorld(e: Env, failedHost: string, ids: string[]): Promise<World> {
+  const svc = await e.cloud.admin('GET', '/os-services?binary=nova-compute');
+  const services = (svc.body as { services: { id: string; host: string }[] }).services.map((s) => ({
+    uuid: s.id,
+    host: s.host,
+  }));
+  const list = await servers(e, ids);
+  return {
+    failedHost,
+    hosts: services.map((s) => s.host),
+    services,
+    servers: list.map((s) => ({
+      id: s.id,
+      name: s.name,
+      host: s['OS-EXT-SRV-ATTR:host'] ?? '',
+      vm_state: s['OS-EXT-STS:vm_state'] ?? 'active',
+      task_state: s['OS-EXT-STS:task_state'] ?? null,
+      locked: Boolean(s.locked),
+      metadata: s.metadata ?? {},
+      project_id: s.tenant_id ?? '',
+    })),
+  };
+}
+
+/** Clients whose Nova calls are not the engine's: the harness, the CLI, keystoneauth/openstacksdk. */
+const NOT_THE_ENGINE = /masakari-openstack-cloud|openstacksdk|keystoneauth|python-requests|osc-lib|novaclient/i;
+
+/**
+ * With MASAKARI_RECORD_NOVA_TRANSCRIPT_DIR set, writes <dir>/<name>.json: the
+ * world before the notification and every Nova exchange the operator made
+ * since seq `since` (real Nova's answers), for src/simulator's replay test.
+ */
+export async function saveTranscript(e: Env, name: string, world: World, since: number): Promise<void> {
+  const dir = process.env.MASAKARI_RECORD_NOVA_TRANSCRIPT_DIR;
+  if (!dir) return;
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const { exchanges } = await e.cloud.exchanges(since);
+  const engine = exchanges
+    .filter((x) => !NOT_THE_ENGINE.test(x.userAgent))
+    .map(({ method, url, microversion, requestBody, status, responseBody }) => ({
+      method,
+      url,
+      microversion: microversion ?? null,
+      requestBody: requestBody ?? null,
+      status,
+      responseBody: responseBody ?? null,
+    }));
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    path.join(dir, `${name}.json`),
+    `${JSON.stringify({ nova: '34.0.0', scenario: name, world, exchanges: engine }, null, 1)}\n`,
+  );
+}
