@@ -6,7 +6,7 @@
 //   integration  starts ONE local control plane (src/controlplane), runs uvu over
 //                test/integration/**/*.test.ts with MASAKARI_TEST_KUBECONFIG set, stops it
 //   e2e          the same over test/e2e/**/*.test.ts (none there: nothing to run)
-//   openstack    the same over test/openstack/**/*.test.ts, plus ONE real mini OpenStack
+//   openstack    (not in all yet) the same over test/openstack/**/*.test.ts, plus ONE real mini OpenStack
 //                (src/openstack-cloud: Keystone, Placement, Nova with fake computes; its
 //                venv built on first use) whose control API is MASAKARI_TEST_OPENSTACK_CONTROL
 //   all          lint (eslint .), format (prettier --check .), typecheck (tsc --noEmit),
@@ -316,7 +316,8 @@ async function main() {
       uvuSuite(suite, dir, filter, { env: { MASAKARI_TEST_KUBECONFIG: cp.kubeconfigPath }, timeoutMs: timeouts.suite }),
     );
   }
-  if ((mode === 'openstack' || mode === 'all') && testFiles(join(ROOT, 'test/openstack'), filter).length) {
+  // not part of `all` yet: it joins make test once it has passed repeatedly within its time budget
+  if (mode === 'openstack' && testFiles(join(ROOT, 'test/openstack'), filter).length) {
     await withControlPlane('openstack', (cp) =>
       withOpenStack('openstack', (controlUrl) =>
         uvuSuite('openstack', 'test/openstack', filter, {
