@@ -113,12 +113,6 @@ async function scenario(
   }
 }
 
-test('auto: every HA server evacuated by the scheduler, original power state, owner lock kept, host disabled', async () => {
-  await scenario('auto', async (e, fleet) => {
-    await checkRecovered(e, fleet, ['cpu2', 'cpu3']);
-  });
-});
-
 test('reserved_host: every HA server on the reserved host, which joins the aggregate and is no longer reserved', async () => {
   await scenario('reserved_host', async (e, fleet, aggregate) => {
     await checkRecovered(e, fleet, ['cpu3']);
@@ -131,6 +125,12 @@ test('reserved_host: every HA server on the reserved host, which joins the aggre
       reserved: boolean;
     }[];
     assert.is(hosts.find((h) => h.name === 'cpu3')?.reserved, false);
+  });
+});
+
+test('auto: every HA server evacuated by the scheduler, original power state, owner lock kept, host disabled', async () => {
+  await scenario('auto', async (e, fleet) => {
+    await checkRecovered(e, fleet, ['cpu2', 'cpu3']);
   });
 });
 

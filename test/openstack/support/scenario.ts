@@ -87,7 +87,9 @@ export async function stopEnv(): Promise<void> {
 export async function openstack(e: Env, args: string[]): Promise<unknown> {
   const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...e.cloud.desc.adminEnv };
   try {
-    const r = await run(path.join(e.venv, 'bin/openstack'), [...args, '-f', 'json'], {
+    // delete commands print nothing and take no -f
+    const format = args.includes('delete') ? [] : ['-f', 'json'];
+    const r = await run(path.join(e.venv, 'bin/openstack'), [...args, ...format], {
       env: childEnv,
       timeout: 120_000,
     });
