@@ -2,8 +2,8 @@
 // scenarios (test/openstack, recorded with MASAKARI_RECORD_NOVA_TRANSCRIPT_DIR
 // against Nova 34.0.0) is replayed, in order, against the simulator seeded
 // with the same servers and services. Each answer must match real Nova's in
-// status, in the body's field names (two levels deep; a list by its first
-// element) and, for errors, in the fault text.
+// status, in the body's field names (two levels deep; a list by all its
+// elements) and, for errors, in the fault text.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -40,10 +40,11 @@ interface Transcript {
   }[];
 }
 
-/** Field paths of a body, two levels deep; an array stands for its first element ("servers[].id"). */
+/** Field paths of a body, two levels deep; an array stands for the union of its elements ("servers[].id"). */
 export function fieldPaths(body: unknown, prefix = '', depth = 2): string[] {
   if (depth === 0 || body === null || typeof body !== 'object') return [];
-  if (Array.isArray(body)) return body.length ? fieldPaths(body[0], `${prefix}[]`, depth) : [];
+  // every element's fields: list order and per-status fields differ between runs
+  if (Array.isArray(body)) return [...new Set(body.flatMap((e) => fieldPaths(e, `${prefix}[]`, depth)))].sort();
   const out: string[] = [];
   for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
     const p = prefix ? `${prefix}.${k}` : k;
