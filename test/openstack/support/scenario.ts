@@ -93,7 +93,8 @@ export async function openstack(e: Env, args: string[]): Promise<unknown> {
       env: childEnv,
       timeout: 120_000,
     });
-    return r.stdout.trim() === '' ? null : JSON.parse(r.stdout);
+    // delete commands print a plain-text confirmation ("Host deleted…"), not JSON
+    return r.stdout.trim() === '' || !format.length ? null : JSON.parse(r.stdout);
   } catch (err) {
     const x = err as { stderr?: string; stdout?: string; message: string };
     throw new Error(`openstack ${args.join(' ')} failed: ${x.stderr || x.stdout || x.message}`);
