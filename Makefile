@@ -9,7 +9,7 @@ VERSION  = $(shell $(NODE) -p "require('./package.json').version" 2>/dev/null ||
 IMAGE   ?= masakari-operator:$(VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help run test build lint typecheck envtest image bench clean deps config-docs fuzz
+.PHONY: help run test build lint typecheck envtest image bench clean deps config-docs fuzz openstack
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -42,6 +42,9 @@ lint: deps ## eslint and prettier --check
 
 typecheck: deps ## tsc --noEmit over src/, test/, scripts/ and bench/
 	npm run typecheck
+
+openstack: deps ## a real mini OpenStack (Keystone, Placement, Nova with fake computes) in the foreground; prints OS_* exports
+	$(TSX) src/openstack-cloud/cli.ts
 
 envtest: ## build kube-apiserver and etcd into ~/.cache/masakari-operator/envtest (first time only)
 	hack/envtest/build.sh

@@ -24,11 +24,17 @@ export interface ManagedProcess {
 }
 
 /** Starts bin in its own process group, stdout and stderr appended to logPath. */
-export function spawnInGroup(name: string, bin: string, args: string[], logPath: string): ManagedProcess {
+export function spawnInGroup(
+  name: string,
+  bin: string,
+  args: string[],
+  logPath: string,
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): ManagedProcess {
   const fd = openSync(logPath, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(bin, args, { detached: true, stdio: ['ignore', fd, fd] });
+    child = spawn(bin, args, { detached: true, stdio: ['ignore', fd, fd], env: options.env, cwd: options.cwd });
   } finally {
     closeSync(fd);
   }

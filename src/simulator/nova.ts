@@ -138,7 +138,30 @@ function serviceView(state: SimState, s: SimService, v: Version): Record<string,
   };
 }
 
-function serverView(req: SimRequest, s: SimServer, ctx: NovaCtx): Record<string, unknown> {
+/** Statuses whose servers carry "progress" (nova/api/openstack/compute/views/servers.py _progress_statuses). */
+const PROGRESS_STATUSES = new Set(['ACTIVE', 'BUILD', 'REBUILD', 'RESIZE', 'VERIFY_RESIZE', 'MIGRATING']);
+
+/** Nova's hostname for a server: its display name, lowercased, other characters as '-' (nova/utils.py sanitize_hostname). */
+function sanitizedHostname(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/[ _]/g, '-')
+    .replace(/[^\w.-]+/g, '')
+    .replace(/^[.-]+|[.-]+$/g, '')
+    .slice(0, 63);
+}
+
+/** host_status (2.16+): nova/compute/api.py get_instance_host_status. */
+function hostStatus(state: SimState, s: SimServer): string {
+  if (!s.host) return '';
+  const svc = state.serviceOf(s.host);
+  if (!svc) return '';
+  if (svc.forcedDown) return 'DOWN';
+  if (svc.disabled) return 'MAINTENANCE';
+  return state.isUp(svc) ? 'UP' : 'UNKNOWN';
+}
+
+function serverView(req: SimRequest, s: SimServer, ctx: NovaCtx, state: SimState): Record<string, unknown> {
   const link = `${req.origin}/compute/v2.1/servers/${s.id}`;
   const view: Record<string, unknown> = {
     id: s.id,
@@ -164,7 +187,6 @@ function serverView(req: SimRequest, s: SimServer, ctx: NovaCtx): Record<string,
       { rel: 'bookmark', href: link.replace('/v2.1', '') },
     ],
     'OS-DCF:diskConfig': 'MANUAL',
-    progress: 0,
     'OS-EXT-AZ:availability_zone': 'nova',
     config_drive: '',
     key_name: null,
@@ -182,7 +204,18 @@ function serverView(req: SimRequest, s: SimServer, ctx: NovaCtx): Record<string,
     view['OS-EXT-SRV-ATTR:host'] = s.host;
     view['OS-EXT-SRV-ATTR:hypervisor_hostname'] = s.node;
     view['OS-EXT-SRV-ATTR:instance_name'] = `instance-${s.id.slice(0, 8)}`;
+    if (atLeast(ctx.version, 3)) {
+      view['OS-EXT-SRV-ATTR:hostname'] = sanitizedHostname(s.name);
+      view['OS-EXT-SRV-ATTR:kernel_id'] = '';
+      view['OS-EXT-SRV-ATTR:launch_index'] = 0;
+      view['OS-EXT-SRV-ATTR:ramdisk_id'] = '';
+      view['OS-EXT-SRV-ATTR:reservation_id'] = `r-${s.id.replace(/-/g, '').slice(0, 8)}`;
+      view['OS-EXT-SRV-ATTR:root_device_name'] = '/dev/sda';
+      view['OS-EXT-SRV-ATTR:user_data'] = null;
+    }
+    if (atLeast(ctx.version, 16)) view.host_status = hostStatus(state, s);
   }
+  if (PROGRESS_STATUSES.has(view.status as string)) view.progress = 0;
   if (atLeast(ctx.version, 9)) view.locked = s.locked;
   if (atLeast(ctx.version, 73)) view.locked_reason = null;
   return view;
@@ -347,7 +380,7 @@ export function novaRouter(state: SimState): Router<NovaHandler> {
       (m) => `marker [${m}] not found`,
     );
     const servers = items.map((s) =>
-      detail ? serverView(req, s, ctx) : { id: s.id, name: s.name, links: serverView(req, s, ctx).links },
+      detail ? serverView(req, s, ctx, state) : { id: s.id, name: s.name, links: serverView(req, s, ctx, state).links },
     );
     return { status: 200, body: links ? { servers, servers_links: links } : { servers } };
   };
@@ -356,7 +389,7 @@ export function novaRouter(state: SimState): Router<NovaHandler> {
 
   r.add('GET', '/servers/:id', (req, { id }, ctx) => ({
     status: 200,
-    body: { server: serverView(req, visibleServer(state, id as string, ctx), ctx) },
+    body: { server: serverView(req, visibleServer(state, id as string, ctx), ctx, state) },
   }));
 
   r.add('POST', '/servers/:id/action', (req, { id }, ctx) => {

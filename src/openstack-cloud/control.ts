@@ -1,0 +1,92 @@
+// A small loopback HTTP API over a running mini cloud, so a process that does
+// not own it (the test files the runner starts, a second shell next to `make
+// openstack`) can kill and restart computes and read the Nova transcript.
+//
+//   GET  /cloud                     OS_* of admin and member, computes, URLs, work dir
+//   POST /computes/{host}/kill      SIGKILL that host's nova-compute
+//   POST /computes/{host}/start     start it again; answers once Nova sees it up
+//   GET  /computes                  [{host, running}]
+//   PUT  /endpoints/instance-ha     {"url": …}: the catalog's masakari endpoint
+//   GET  /nova/exchanges?since=N    what went through the nova-api proxy after seq N
+//   GET  /standins/unexpected       requests the Glance/Neutron stand-ins did not serve
+import { createServer, type Server } from 'node:http';
+import type { OpenStackCloud } from './cloud.ts';
+
+export interface CloudDescription {
+  adminEnv: Record<string, string>;
+  memberEnv: Record<string, string>;
+  computes: string[];
+  authUrl: string;
+  novaUrl: string;
+  dir: string;
+  timings: Record<string, number>;
+}
+
+export function describeCloud(cloud: OpenStackCloud): CloudDescription {
+  const { adminEnv, memberEnv, computes, authUrl, novaUrl, dir, timings } = cloud;
+  return { adminEnv, memberEnv, computes, authUrl, novaUrl, dir, timings };
+}
+
+export interface CloudControl {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startCloudControl(cloud: OpenStackCloud, port = 0): Promise<CloudControl> {
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const reply = (status: number, body: unknown) => {
+        const text = JSON.stringify(body);
+        res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+        res.end(text);
+      };
+      const url = new URL(req.url ?? '/', 'http://x');
+      const compute = /^\/computes\/([^/]+)\/(kill|start)$/.exec(url.pathname);
+      const handle = async (): Promise<[number, unknown]> => {
+        if (req.method === 'GET' && url.pathname === '/cloud') return [200, describeCloud(cloud)];
+        if (req.method === 'GET' && url.pathname === '/computes')
+          return [200, cloud.computes.map((host) => ({ host, running: cloud.computeRunning(host) }))];
+        if (req.method === 'POST' && compute) {
+          const host = decodeURIComponent(compute[1] ?? '');
+          if (!cloud.computes.includes(host)) return [404, { error: `no compute ${host}` }];
+          if (compute[2] === 'kill') await cloud.killCompute(host);
+          else await cloud.startCompute(host);
+          return [200, { host, running: cloud.computeRunning(host) }];
+        }
+        if (req.method === 'PUT' && url.pathname === '/endpoints/instance-ha') {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { url?: string };
+          if (!body.url) return [400, { error: 'url required' }];
+          await cloud.setMasakariEndpoint(body.url);
+          return [200, { url: body.url }];
+        }
+        if (req.method === 'GET' && url.pathname === '/nova/exchanges') {
+          const since = Number(url.searchParams.get('since') ?? 0) || 0;
+          return [200, { last: cloud.recorder.lastSeq(), exchanges: cloud.recorder.since(since) }];
+        }
+        if (req.method === 'GET' && url.pathname === '/standins/unexpected')
+          return [200, { glance: cloud.glance.unexpected, neutron: cloud.neutron.unexpected }];
+        return [404, { error: `no route ${req.method} ${url.pathname}` }];
+      };
+      handle().then(
+        ([status, body]) => reply(status, body),
+        (e: unknown) => reply(500, { error: e instanceof Error ? e.message : String(e) }),
+      );
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const addr = server.address();
+  const actual = typeof addr === 'object' && addr ? addr.port : port;
+  return {
+    url: `http://127.0.0.1:${actual}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

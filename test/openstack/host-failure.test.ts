@@ -1,0 +1,154 @@
+// Host failure on real Nova 34, for each recovery method, driven through our
+// facade with the real `openstack` CLI and checked through Nova's own API.
+// The failed host carries 8 servers: 4 ACTIVE, 1 SHUTOFF, 1 ERROR, 1 locked by
+// its owner (all HA_Enabled) and 1 without HA_Enabled, which stays where it is
+// (evacuate_all_instances = false). Its nova-compute is really SIGKILLed and
+// the notification is sent once Nova itself reports the service down.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  bootFleet,
+  captureWorld,
+  saveTranscript,
+  computeService,
+  createSegment,
+  deleteSegment,
+  evacuations,
+  failHost,
+  HOST_DISABLE_REASON,
+  HOST_DOWN_PAYLOAD,
+  notify,
+  openstack,
+  restoreHost,
+  servers,
+  stopEnv,
+  useEnv,
+  waitNotification,
+  type Env,
+  type Fleet,
+} from './support/scenario.ts';
+
+const test = suite('host failure on real Nova');
+
+test.after(async () => {
+  await stopEnv();
+});
+
+const FAILED = 'cpu1';
+const AGGREGATE = 'ha-aggregate';
+
+/** What Nova must show after a recovery that moved the fleet off FAILED. */
+async function checkRecovered(e: Env, fleet: Fleet, allowedTargets: string[]): Promise<void> {
+  const after = await servers(e, fleet.all);
+  for (const s of after) {
+    const want = fleet.expected.get(s.id);
+    if (!want) {
+      // the server without HA_Enabled stays on the failed host, untouched
+      assert.is(s['OS-EXT-SRV-ATTR:host'], FAILED, `${s.name} (no HA_Enabled) must not move`);
+      continue;
+    }
+    assert.ok(
+      allowedTargets.includes(s['OS-EXT-SRV-ATTR:host'] ?? ''),
+      `${s.name} is on ${s['OS-EXT-SRV-ATTR:host']}, expected one of ${allowedTargets.join(', ')}`,
+    );
+    assert.is(s.status, want, `${s.name} must end in its original status`);
+    assert.is(s['OS-EXT-STS:task_state'] ?? null, null, `${s.name} task_state`);
+    if (s.id === fleet.ownerLocked) {
+      assert.ok(s.locked, `${s.name}: the owner's lock must stay`);
+      assert.is(s.locked_reason, 'owner maintenance');
+    } else {
+      assert.not.ok(s.locked, `${s.name} left locked`);
+    }
+    const moves = await evacuations(e, s.id);
+    assert.is(moves.length, 1, `${s.name}: ${moves.length} evacuation migrations (${JSON.stringify(moves)})`);
+    assert.is(moves[0]?.source_compute, FAILED);
+  }
+  const svc = await computeService(e, FAILED);
+  assert.is(svc.status, 'disabled');
+  assert.is(svc.disabled_reason, HOST_DISABLE_REASON);
+}
+
+async function aggregateHosts(e: Env, id: number): Promise<string[]> {
+  const r = await e.cloud.admin('GET', `/os-aggregates/${id}`);
+  return (r.body as { aggregate: { hosts: string[] } }).aggregate.hosts;
+}
+
+async function withAggregate<T>(e: Env, fn: (id: number) => Promise<T>): Promise<T> {
+  const created = await e.cloud.admin('POST', '/os-aggregates', { aggregate: { name: `${AGGREGATE}-${Date.now()}` } });
+  const id = (created.body as { aggregate: { id: number } }).aggregate.id;
+  await e.cloud.admin('POST', `/os-aggregates/${id}/action`, { add_host: { host: FAILED } });
+  try {
+    return await fn(id);
+  } finally {
+    for (const h of await aggregateHosts(e, id)) {
+      await e.cloud.admin('POST', `/os-aggregates/${id}/action`, { remove_host: { host: h } });
+    }
+    await e.cloud.admin('DELETE', `/os-aggregates/${id}`);
+  }
+}
+
+async function scenario(
+  method: 'auto' | 'reserved_host' | 'auto_priority' | 'rh_priority',
+  check: (e: Env, fleet: Fleet, aggregate: number) => Promise<void>,
+): Promise<void> {
+  const e = await useEnv('openstack-host');
+  const reserved = method !== 'auto';
+  const segment = await createSegment(e, method, [{ name: 'cpu1' }, { name: 'cpu2' }, { name: 'cpu3', reserved }]);
+  let fleet: Fleet | undefined;
+  try {
+    await withAggregate(e, async (aggregate) => {
+      fleet = await bootFleet(e, FAILED);
+      await failHost(e, FAILED);
+      const world = await captureWorld(e, FAILED, fleet.all);
+      const since = (await e.cloud.exchanges(0)).last;
+      const created = await notify(e, 'COMPUTE_HOST', FAILED, HOST_DOWN_PAYLOAD);
+      const done = await waitNotification(e, created.notification_uuid);
+      await saveTranscript(e, `host-failure-${method}`, world, since);
+      assert.is(done.status, 'finished', `notification ended ${done.status}: ${JSON.stringify(done)}`);
+      await check(e, fleet, aggregate);
+    });
+  } finally {
+    await restoreHost(e, FAILED, fleet?.all ?? []);
+    await deleteSegment(e, segment);
+  }
+}
+
+test('reserved_host: every HA server on the reserved host, which joins the aggregate and is no longer reserved', async () => {
+  await scenario('reserved_host', async (e, fleet, aggregate) => {
+    await checkRecovered(e, fleet, ['cpu3']);
+    assert.ok(
+      (await aggregateHosts(e, aggregate)).includes('cpu3'),
+      'reserved host added to the failed host aggregate',
+    );
+    const hosts = (await openstack(e, ['segment', 'host', 'list', (await segmentOf(e, 'reserved_host')) ?? ''])) as {
+      name: string;
+      reserved: boolean;
+    }[];
+    assert.is(hosts.find((h) => h.name === 'cpu3')?.reserved, false);
+  });
+});
+
+test('auto: every HA server evacuated by the scheduler, original power state, owner lock kept, host disabled', async () => {
+  await scenario('auto', async (e, fleet) => {
+    await checkRecovered(e, fleet, ['cpu2', 'cpu3']);
+  });
+});
+
+async function segmentOf(e: Env, method: string): Promise<string | undefined> {
+  const segs = (await openstack(e, ['segment', 'list'])) as { uuid: string; recovery_method: string }[];
+  return segs.find((s) => s.recovery_method === method)?.uuid;
+}
+
+test('auto_priority: the scheduler places them (auto succeeds first)', async () => {
+  await scenario('auto_priority', async (e, fleet) => {
+    await checkRecovered(e, fleet, ['cpu2', 'cpu3']);
+  });
+});
+
+test('rh_priority: the reserved host takes them first', async () => {
+  await scenario('rh_priority', async (e, fleet) => {
+    await checkRecovered(e, fleet, ['cpu3']);
+  });
+});
+
+test.run();

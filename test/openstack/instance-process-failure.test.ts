@@ -1,0 +1,71 @@
+// Instance and process failures on real Nova 34, through the `openstack` CLI:
+// a VM notification makes the engine stop and start the server (Masakari's
+// instance failure flow) and it ends ACTIVE on its host; a process
+// notification disables the host's nova-compute service with Masakari's reason.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { bootServer, getServer, waitServers } from '../../src/openstack-cloud/servers.ts';
+import {
+  computeService,
+  createSegment,
+  deleteSegment,
+  notify,
+  stopEnv,
+  useEnv,
+  waitNotification,
+} from './support/scenario.ts';
+
+const test = suite('instance and process failure on real Nova');
+
+test.after(async () => {
+  await stopEnv();
+});
+
+test('a VM notification restarts the server: Nova saw os-stop then os-start from us, and it ends ACTIVE in place', async () => {
+  const e = await useEnv('openstack-instance');
+  const segment = await createSegment(e, 'auto', [{ name: 'cpu2' }]);
+  const id = await bootServer(e.cloud.admin, e.flavor, { name: 'instance-failure', host: 'cpu2' });
+  try {
+    await waitServers(e.cloud.admin, [id], 'ACTIVE');
+    const since = (await e.cloud.exchanges(0)).last;
+    const created = await notify(e, 'VM', 'cpu2', {
+      event: 'LIFECYCLE',
+      instance_uuid: id,
+      vir_domain_event: 'STOPPED_FAILED',
+    });
+    const done = await waitNotification(e, created.notification_uuid);
+    assert.is(done.status, 'finished', JSON.stringify(done));
+    const s = await getServer(e.cloud.admin, id);
+    assert.is(s.status, 'ACTIVE');
+    assert.is(s['OS-EXT-SRV-ATTR:host'], 'cpu2');
+    assert.is(s['OS-EXT-STS:task_state'] ?? null, null);
+    assert.not.ok(s.locked);
+    const actions = (await e.cloud.exchanges(since)).exchanges
+      .filter((x) => x.method === 'POST' && x.url.endsWith(`/servers/${id}/action`) && x.status === 202)
+      .map((x) => Object.keys(x.requestBody as object)[0]);
+    assert.ok(actions.includes('os-stop') && actions.includes('os-start'), `actions seen: ${actions.join(', ')}`);
+    assert.ok(actions.indexOf('os-stop') < actions.lastIndexOf('os-start'));
+  } finally {
+    await e.cloud.admin('DELETE', `/servers/${id}`);
+    await deleteSegment(e, segment);
+  }
+});
+
+test('a process notification disables the nova-compute service with Masakari reason', async () => {
+  const e = await useEnv('openstack-process');
+  const segment = await createSegment(e, 'auto', [{ name: 'cpu3' }]);
+  try {
+    const created = await notify(e, 'PROCESS', 'cpu3', { event: 'STOPPED', process_name: '/usr/bin/nova-compute' });
+    const done = await waitNotification(e, created.notification_uuid);
+    assert.is(done.status, 'finished', JSON.stringify(done));
+    const svc = await computeService(e, 'cpu3');
+    assert.is(svc.status, 'disabled');
+    assert.is(svc.disabled_reason, 'Masakari detected process failed.');
+  } finally {
+    const svc = await computeService(e, 'cpu3');
+    await e.cloud.admin('PUT', `/os-services/${svc.id}`, { status: 'enabled' }, '2.53');
+    await deleteSegment(e, segment);
+  }
+});
+
+test.run();

@@ -1,0 +1,71 @@
+// The mini OpenStack for the test files in test/openstack. Under the test
+// runner (`scripts/run-tests.mjs openstack`) one cloud serves the whole suite
+// and MASAKARI_TEST_OPENSTACK_CONTROL names its control API
+// (src/openstack-cloud/control.ts). A file run on its own starts a private
+// cloud that stops when the process exits.
+import { startOpenStackCloud } from '../../../src/openstack-cloud/cloud.ts';
+import { startCloudControl, type CloudDescription } from '../../../src/openstack-cloud/control.ts';
+import { novaCaller } from '../../../src/openstack-cloud/keystone-seed.ts';
+import type { NovaExchange } from '../../../src/openstack-cloud/recorder.ts';
+import type { NovaCall } from '../../../src/openstack-cloud/servers.ts';
+
+export interface TestCloud {
+  desc: CloudDescription;
+  /** Nova as the cloud admin (project admin). */
+  admin: NovaCall;
+  /** Nova as user member of project demo. */
+  member: NovaCall;
+  killCompute(host: string): Promise<void>;
+  startCompute(host: string): Promise<void>;
+  setMasakariEndpoint(url: string): Promise<void>;
+  /** Exchanges through the nova-api proxy after seq `since`, and the last seq. */
+  exchanges(since: number): Promise<{ last: number; exchanges: NovaExchange[] }>;
+}
+
+let shared: Promise<TestCloud> | undefined;
+
+async function controlUrl(): Promise<string> {
+  const given = process.env.MASAKARI_TEST_OPENSTACK_CONTROL;
+  if (given) return given;
+  const cloud = await startOpenStackCloud();
+  const control = await startCloudControl(cloud);
+  let stopping = false;
+  process.on('beforeExit', () => {
+    if (stopping) return;
+    stopping = true;
+    void control.close().then(() => cloud.stop());
+  });
+  return control.url;
+}
+
+async function call(url: string, method = 'GET', body?: unknown): Promise<unknown> {
+  const r = await fetch(url, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(300_000),
+  });
+  const parsed = (await r.json()) as unknown;
+  if (r.status !== 200) throw new Error(`${method} ${url}: ${r.status} ${JSON.stringify(parsed)}`);
+  return parsed;
+}
+
+export function useCloud(): Promise<TestCloud> {
+  shared ??= (async () => {
+    const url = await controlUrl();
+    const desc = (await call(`${url}/cloud`)) as CloudDescription;
+    const env = desc.adminEnv;
+    const keystone = desc.authUrl.replace(/\/v3$/, '');
+    return {
+      desc,
+      admin: novaCaller(keystone, desc.novaUrl, env.OS_USERNAME ?? 'admin', env.OS_PASSWORD ?? '', 'admin'),
+      member: novaCaller(keystone, desc.novaUrl, 'member', desc.memberEnv.OS_PASSWORD ?? '', 'demo'),
+      killCompute: async (host) => void (await call(`${url}/computes/${host}/kill`, 'POST')),
+      startCompute: async (host) => void (await call(`${url}/computes/${host}/start`, 'POST')),
+      setMasakariEndpoint: async (u) => void (await call(`${url}/endpoints/instance-ha`, 'PUT', { url: u })),
+      exchanges: async (since) =>
+        (await call(`${url}/nova/exchanges?since=${since}`)) as { last: number; exchanges: NovaExchange[] },
+    };
+  })();
+  return shared;
+}

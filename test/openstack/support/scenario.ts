@@ -1,0 +1,339 @@
+// Shared pieces of the real-Nova scenarios: the operator (keystone auth, its
+// facade registered as the catalog's instance-ha endpoint), the `openstack`
+// CLI with the masakari plugin, the servers a failed host carries, and the
+// checks made through Nova's own API afterwards.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import path from 'node:path';
+import { useNamespace, type TestNamespace } from '../../support/cluster.ts';
+import { startOperator, type OperatorProcess } from '../../e2e/support/stack.ts';
+import { e2eVenv } from '../../e2e/support/python-env.ts';
+import { useCloud, type TestCloud } from './cloud.ts';
+import {
+  bootServer,
+  deleteServers,
+  ensureFlavor,
+  getServer,
+  serverAction,
+  waitServers,
+  type NovaServer,
+} from '../../../src/openstack-cloud/servers.ts';
+
+const run = promisify(execFile);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export const HOST_DOWN_PAYLOAD = { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' };
+export const HOST_DISABLE_REASON = 'Masakari detected host failed.';
+
+export interface Env {
+  cloud: TestCloud;
+  ns: TestNamespace;
+  operator: OperatorProcess;
+  venv: string;
+  flavor: string;
+}
+
+/** Operator options the scenarios share: evacuate only HA_Enabled servers; fast polling. */
+export const OPERATOR_ENV: Record<string, string> = {
+  MASAKARI__HOST_FAILURE__EVACUATE_ALL_INSTANCES: 'false',
+  // the tests notify only once Nova itself reports the compute down, as a host monitor would
+  MASAKARI__DEFAULT__WAIT_PERIOD_AFTER_SERVICE_UPDATE: '0',
+  MASAKARI__DEFAULT__WAIT_PERIOD_AFTER_POWER_OFF: '60',
+  MASAKARI__DEFAULT__WAIT_PERIOD_AFTER_POWER_ON: '60',
+};
+
+let env: Promise<Env> | undefined;
+
+export async function startEngineProcess(
+  cloud: TestCloud,
+  ns: TestNamespace,
+  apiPort?: number,
+): Promise<OperatorProcess> {
+  return startOperator({
+    kubeconfigPath: ns.kubeconfigPath,
+    namespace: ns.namespace,
+    components: 'api,engine',
+    auth: 'keystone',
+    openstack: cloud.desc.adminEnv,
+    env: OPERATOR_ENV,
+    apiPort,
+  });
+}
+
+/** One operator and one namespace for every scenario of a test file. */
+export function useEnv(prefix: string): Promise<Env> {
+  env ??= (async () => {
+    const [cloud, venv, ns] = await Promise.all([useCloud(), e2eVenv(), useNamespace(prefix)]);
+    const operator = await startEngineProcess(cloud, ns);
+    await cloud.setMasakariEndpoint(`${operator.apiUrl}/v1`);
+    const flavor = await ensureFlavor(cloud.admin);
+    return { cloud, ns, operator, venv, flavor };
+  })();
+  return env;
+}
+
+/** Stops this file's operator (the next file's useEnv starts a fresh one). */
+export async function stopEnv(): Promise<void> {
+  if (!env) return;
+  const current = env;
+  env = undefined;
+  const e = await current.catch(() => undefined);
+  await e?.operator.stop();
+  await e?.ns.cleanup();
+}
+
+/** The real `openstack` CLI (python-masakariclient plugin) as the cloud admin; JSON output parsed. */
+export async function openstack(e: Env, args: string[]): Promise<unknown> {
+  const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...e.cloud.desc.adminEnv };
+  try {
+    // delete commands print nothing and take no -f
+    const format = args.includes('delete') ? [] : ['-f', 'json'];
+    const r = await run(path.join(e.venv, 'bin/openstack'), [...args, ...format], {
+      env: childEnv,
+      timeout: 120_000,
+    });
+    // delete commands print a plain-text confirmation ("Host deleted…"), not JSON
+    return r.stdout.trim() === '' || !format.length ? null : JSON.parse(r.stdout);
+  } catch (err) {
+    const x = err as { stderr?: string; stdout?: string; message: string };
+    throw new Error(`openstack ${args.join(' ')} failed: ${x.stderr || x.stdout || x.message}`);
+  }
+}
+
+export const uniq = (p: string) => `${p}-${randomBytes(3).toString('hex')}`;
+
+export interface Segment {
+  id: string;
+  name: string;
+}
+
+export async function createSegment(
+  e: Env,
+  method: string,
+  hosts: { name: string; reserved?: boolean }[],
+): Promise<Segment> {
+  const name = uniq(`seg-${method}`);
+  const seg = (await openstack(e, ['segment', 'create', name, method, 'COMPUTE'])) as { uuid: string };
+  for (const h of hosts) {
+    await openstack(e, [
+      'segment',
+      'host',
+      'create',
+      h.name,
+      'COMPUTE',
+      'SSH',
+      seg.uuid,
+      ...(h.reserved ? ['--reserved', 'True'] : []),
+    ]);
+  }
+  return { id: seg.uuid, name };
+}
+
+export async function deleteSegment(e: Env, seg: Segment): Promise<void> {
+  const hosts = (await openstack(e, ['segment', 'host', 'list', seg.id])) as { uuid: string }[];
+  for (const h of hosts) await openstack(e, ['segment', 'host', 'delete', seg.id, h.uuid]);
+  await openstack(e, ['segment', 'delete', seg.id]);
+}
+
+/** The servers a failed host carries, by role. */
+export interface Fleet {
+  active: string[];
+  shutoff: string;
+  error: string;
+  /** Locked by its owner (project admin) before the failure. */
+  ownerLocked: string;
+  /** Without HA_Enabled: stays where it is (evacuate_all_instances = false). */
+  nonHa: string;
+  all: string[];
+  /** The servers that must move, with the status each must end in. */
+  expected: Map<string, string>;
+}
+
+/** Boots the 8 servers of a failed host and brings each to its starting state. */
+export async function bootFleet(e: Env, host: string, activeCount = 4): Promise<Fleet> {
+  const { admin } = e.cloud;
+  const tag = uniq(host);
+  const activeIds = await Promise.all(
+    Array.from({ length: activeCount }, (_, i) => bootServer(admin, e.flavor, { name: `${tag}-active-${i}`, host })),
+  );
+  const [shutoff, error, ownerLocked, nonHa] = await Promise.all([
+    bootServer(admin, e.flavor, { name: `${tag}-shutoff`, host }),
+    bootServer(admin, e.flavor, { name: `${tag}-error`, host }),
+    // pinning a server to a host ("host", 2.74) is admin-only in Nova's default policy,
+    // so this server's owner is project admin; it locks the server itself (locked_by "owner")
+    bootServer(admin, e.flavor, { name: `${tag}-owner-locked`, host }),
+    bootServer(admin, e.flavor, { name: `${tag}-non-ha`, host, haEnabled: false }),
+  ]);
+  const all = [...activeIds, shutoff, error, ownerLocked, nonHa];
+  await waitServers(admin, all, 'ACTIVE');
+  await serverAction(admin, shutoff, { 'os-stop': null });
+  await serverAction(admin, error, { 'os-resetState': { state: 'error' } });
+  await serverAction(admin, ownerLocked, { lock: { locked_reason: 'owner maintenance' } });
+  await waitServers(admin, [shutoff], 'SHUTOFF');
+  await waitServers(admin, [error], 'ERROR');
+  const expected = new Map<string, string>([
+    ...activeIds.map((id) => [id, 'ACTIVE'] as [string, string]),
+    [shutoff, 'SHUTOFF'],
+    [error, 'ERROR'],
+    [ownerLocked, 'ACTIVE'],
+  ]);
+  return { active: activeIds, shutoff, error, ownerLocked, nonHa, all, expected };
+}
+
+export async function computeService(
+  e: Env,
+  host: string,
+): Promise<{ id: string; state: string; status: string; disabled_reason: string | null; forced_down: boolean }> {
+  const r = await e.cloud.admin('GET', `/os-services?binary=nova-compute&host=${host}`);
+  const svc = (
+    r.body as {
+      services: { id: string; state: string; status: string; disabled_reason: string | null; forced_down: boolean }[];
+    }
+  ).services[0];
+  if (!svc) throw new Error(`no nova-compute service on ${host}`);
+  return svc;
+}
+
+/** SIGKILLs the host's nova-compute and waits until Nova reports the service down (service_down_time). */
+export async function failHost(e: Env, host: string, timeoutMs = 90_000): Promise<void> {
+  await e.cloud.killCompute(host);
+  const deadline = Date.now() + timeoutMs;
+  while ((await computeService(e, host)).state !== 'down') {
+    if (Date.now() > deadline) throw new Error(`Nova still reports ${host} up ${timeoutMs} ms after its compute died`);
+    await sleep(1_000);
+  }
+}
+
+export interface NotificationView {
+  notification_uuid: string;
+  status: string;
+  recovery_workflow_details?: unknown;
+}
+
+export async function notify(e: Env, type: string, host: string, payload: unknown): Promise<NotificationView> {
+  return (await openstack(e, [
+    'notification',
+    'create',
+    type,
+    host,
+    new Date().toISOString().replace(/\.\d+Z$/, ''),
+    JSON.stringify(payload),
+  ])) as NotificationView;
+}
+
+export async function waitNotification(e: Env, id: string, timeoutMs = 300_000): Promise<NotificationView> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const n = (await openstack(e, ['notification', 'show', id])) as NotificationView;
+    if (['finished', 'error', 'failed', 'ignored'].includes(n.status)) return n;
+    if (Date.now() > deadline) throw new Error(`notification ${id} still ${n.status} after ${timeoutMs} ms`);
+    await sleep(2_000);
+  }
+}
+
+export interface Migration {
+  id: number;
+  instance_uuid: string;
+  migration_type: string;
+  status: string;
+  source_compute: string;
+  dest_compute: string | null;
+}
+
+export async function evacuations(e: Env, serverId: string): Promise<Migration[]> {
+  const r = await e.cloud.admin(
+    'GET',
+    `/os-migrations?instance_uuid=${serverId}&migration_type=evacuation`,
+    undefined,
+    '2.80',
+  );
+  return (r.body as { migrations: Migration[] }).migrations;
+}
+
+export async function servers(e: Env, ids: string[]): Promise<NovaServer[]> {
+  return Promise.all(ids.map((id) => getServer(e.cloud.admin, id)));
+}
+
+/**
+ * Undoes a host failure: deletes the scenario's servers, restarts the host's
+ * nova-compute (it deletes the evacuated copies it still held), re-enables
+ * the service.
+ */
+export async function restoreHost(e: Env, host: string, serverIds: string[]): Promise<void> {
+  await deleteServers(e.cloud.admin, serverIds).catch(() => undefined);
+  await e.cloud.startCompute(host);
+  const svc = await computeService(e, host);
+  await e.cloud.admin('PUT', `/os-services/${svc.id}`, { status: 'enabled', forced_down: false }, '2.53');
+}
+
+/** The state of the servers and services a recorded scenario starts from, for the replay against the simulator. */
+export interface World {
+  failedHost: string;
+  hosts: string[];
+  services: { uuid: string; host: string }[];
+  servers: {
+    id: string;
+    name: string;
+    host: string;
+    vm_state: string;
+    task_state: string | null;
+    locked: boolean;
+    metadata: Record<string, string>;
+    project_id: string;
+  }[];
+}
+
+export async function captureWorld(e: Env, failedHost: string, ids: string[]): Promise<World> {
+  const svc = await e.cloud.admin('GET', '/os-services?binary=nova-compute');
+  const services = (svc.body as { services: { id: string; host: string }[] }).services.map((s) => ({
+    uuid: s.id,
+    host: s.host,
+  }));
+  const list = await servers(e, ids);
+  return {
+    failedHost,
+    hosts: services.map((s) => s.host),
+    services,
+    servers: list.map((s) => ({
+      id: s.id,
+      name: s.name,
+      host: s['OS-EXT-SRV-ATTR:host'] ?? '',
+      vm_state: s['OS-EXT-STS:vm_state'] ?? 'active',
+      task_state: s['OS-EXT-STS:task_state'] ?? null,
+      locked: Boolean(s.locked),
+      metadata: s.metadata ?? {},
+      project_id: s.tenant_id ?? '',
+    })),
+  };
+}
+
+/** Clients whose Nova calls are not the engine's: the harness, the CLI, keystoneauth/openstacksdk. */
+const NOT_THE_ENGINE = /masakari-openstack-cloud|openstacksdk|keystoneauth|python-requests|osc-lib|novaclient/i;
+
+/**
+ * With MASAKARI_RECORD_NOVA_TRANSCRIPT_DIR set, writes <dir>/<name>.json: the
+ * world before the notification and every Nova exchange the operator made
+ * since seq `since` (real Nova's answers), for src/simulator's replay test.
+ */
+export async function saveTranscript(e: Env, name: string, world: World, since: number): Promise<void> {
+  const dir = process.env.MASAKARI_RECORD_NOVA_TRANSCRIPT_DIR;
+  if (!dir) return;
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const { exchanges } = await e.cloud.exchanges(since);
+  const engine = exchanges
+    .filter((x) => !NOT_THE_ENGINE.test(x.userAgent))
+    .map(({ method, url, microversion, requestBody, status, responseBody }) => ({
+      method,
+      url,
+      microversion: microversion ?? null,
+      requestBody: requestBody ?? null,
+      status,
+      responseBody: responseBody ?? null,
+    }));
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    path.join(dir, `${name}.json`),
+    `${JSON.stringify({ nova: '34.0.0', scenario: name, world, exchanges: engine }, null, 1)}\n`,
+  );
+}
