@@ -1,6 +1,6 @@
 // CONTRACT for configuration (the loader in src/config/load.ts fills it).
 // Group and option names are masakari.conf's, with the same snake_case names
-// and defaults (see /work/shared/spec/masakari-engine.md §6), so an operator's
+// and defaults (masakari/conf/*.py; docs/configuration.md lists them), so an operator's
 // masakari.conf knowledge carries over. OpenKeel-only settings live in the
 // `operator` group. Durations are in seconds, as in masakari.conf.
 

@@ -1,5 +1,5 @@
-// NovaClient (src/openstack/types.ts) over HTTP: the calls N1–N12 of
-// /work/shared/spec/masakari-engine.md §5.3, at microversion 2.53 or later.
+// NovaClient (src/openstack/types.ts) over HTTP: the Nova calls Masakari's
+// engine makes (masakari/compute/nova.py), at microversion 2.53 or later.
 // Timeouts and retries live in http.ts; this module builds requests, decides
 // which POST actions may be sent twice (ACTION_RETRY), follows pages and
 // translates errors the way masakari/compute/nova.py does.
