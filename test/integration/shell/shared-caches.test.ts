@@ -111,7 +111,9 @@ t('one watch per kind in the all-in-one process; readiness follows failing syncs
       60_000,
     );
 
+    // The store's journal-page cache (label-selected ConfigMaps, src/store/journal-pages.ts) is the fifth kind.
     assert.equal(Object.fromEntries([...kube.open].sort()), {
+      configmaps: 1,
       failoversegments: 1,
       hahosts: 1,
       masakariremediations: 1,
