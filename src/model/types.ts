@@ -55,6 +55,12 @@ export interface AssignedStatus {
   id?: number;
   /** Masakari updated_at (ISO 8601, second precision, UTC); null until first update. */
   updatedAt?: string | null;
+  /**
+   * Masakari created_at, copied from metadata.creationTimestamp at admission:
+   * a restore (Velero) re-creates the object with a new creationTimestamp
+   * but writes status back, so created_at survives it.
+   */
+  createdAt?: string;
   observedGeneration?: number;
   conditions?: Condition[];
 }

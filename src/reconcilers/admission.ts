@@ -205,7 +205,8 @@ export async function flagNotReady<T extends MasakariObject>(
 }
 
 /**
- * Status of an admitted object: ids, observedGeneration, Ready=True, and
+ * Status of an admitted object: ids, observedGeneration, Ready=True,
+ * createdAt (metadata.creationTimestamp, once, when status has none), and
  * updatedAt = now when the spec changed since the last admission (a
  * generation bump seen after the first one). Returns undefined if nothing
  * would change, so steady-state reconciles write nothing.
@@ -223,6 +224,8 @@ export function admittedStatus(
       ? notificationConditions(obj.status?.conditions, phase, generation, now)
       : withKstatus(admittedConditions(obj.status?.conditions, generation, now), undefined, now);
   const next: Record<string, unknown> = { ...fields, observedGeneration: generation };
+  // Recorded once: status survives a backup and restore, creationTimestamp does not.
+  if (!st.createdAt && obj.metadata.creationTimestamp) next.createdAt = obj.metadata.creationTimestamp;
   const observed = obj.status?.observedGeneration;
   if (observed !== undefined && generation !== undefined && observed < generation) next.updatedAt = nowRfc3339(now);
   const changed =

@@ -11,6 +11,7 @@ import { NS, hostInput, segmentInput, storeFixture } from '../store/testing/fixt
 import { reconcileHost } from './host-reconciler.ts';
 import { reconcileNotification } from './notification-reconciler.ts';
 import { reconcileSegment } from './segment-reconciler.ts';
+import { admittedStatus } from './admission.ts';
 
 const segment = (name: string, masakariName: string): FailoverSegment => ({
   apiVersion: API_VERSION,
@@ -174,6 +175,24 @@ test('refused objects carry kstatus conditions (Stalled, or Reconciling while wa
   await reconcileSegment(admission, 'later');
   await reconcileHost(admission, 'h1');
   assert.equal(types(kube.peek<HaHost>(RESOURCES.hosts, NS, 'h1')!), ['Ready=True']);
+});
+
+test('admission records created_at (metadata.creationTimestamp) in status once, so a restore keeps it', () => {
+  const seg: FailoverSegment = {
+    apiVersion: API_VERSION,
+    kind: 'FailoverSegment',
+    metadata: { name: 's', generation: 1, creationTimestamp: '2026-01-02T03:04:05Z' },
+    spec: { name: 's', recoveryMethod: 'auto', serviceType: 'COMPUTE' },
+  };
+  const now = new Date('2026-02-01T00:00:00Z');
+  assert.is(admittedStatus(seg, { uuid: 'u', id: 1 }, now)?.createdAt, '2026-01-02T03:04:05Z');
+  // restored: a new creationTimestamp, the recorded one kept
+  const restored: FailoverSegment = {
+    ...seg,
+    metadata: { ...seg.metadata, creationTimestamp: '2026-12-01T00:00:00Z' },
+    status: { uuid: 'u', id: 1, createdAt: '2026-01-02T03:04:05Z' },
+  };
+  assert.is(admittedStatus(restored, { uuid: 'u', id: 1 }, now)?.createdAt, undefined);
 });
 
 test.run();

@@ -6,6 +6,8 @@ import type { FailoverSegment } from '../model/types.ts';
 import { NameTakenError } from '../domain/repository.ts';
 import type { ConfigMap } from './configmap.ts';
 import { claimObjectName } from './names.ts';
+import { NameClaims } from './claims.ts';
+import { pino } from 'pino';
 import { NS, segmentInput, storeFixture } from './testing/fixture.ts';
 
 const claim = (name: string, ownerName: string): ConfigMap => ({
@@ -63,6 +65,56 @@ test('a re-created object of the same metadata.name (new uid) does not inherit t
   assert.is(
     kube.peek<ConfigMap>(RESOURCES.configMaps, NS, claimObjectName('segment', 'x'))?.data?.ownerUid,
     created.metadata.uid,
+  );
+});
+
+function restoredSegment(name: string, masakariName: string): FailoverSegment {
+  return {
+    apiVersion: 'masakari.openkeel.io/v1alpha1',
+    kind: 'FailoverSegment',
+    metadata: { name },
+    spec: { name: masakariName, recoveryMethod: 'auto', serviceType: 's' },
+  };
+}
+
+test('a restored claim (old uid, fresh creationTimestamp) is re-adopted by the same-named object carrying its name', async () => {
+  // default grace: the restored claim is young, so the stale-claim path cannot apply
+  const { kube, claims } = storeFixture();
+  await kube.create(RESOURCES.configMaps, NS, {
+    ...claim('rack-1', 'seg'),
+    data: { kind: 'segment', name: 'rack-1', ownerName: 'seg', ownerUid: 'uid-before-backup' },
+  });
+  await kube.create(RESOURCES.segments, NS, restoredSegment('seg', 'rack-1'));
+  const restored = kube.peek<FailoverSegment>(RESOURCES.segments, NS, 'seg')!;
+  // the sweep (even with no grace) does not take it for stale before the reconciler gets to it
+  const noGrace = new NameClaims({ kube, namespace: NS, log: pino({ level: 'silent' }), graceMs: 0 });
+  assert.is(await noGrace.sweep(), 0);
+  await claims.take('segment', 'rack-1', { name: 'seg', uid: restored.metadata.uid ?? '' });
+  const held = kube.peek<ConfigMap>(RESOURCES.configMaps, NS, claimObjectName('segment', 'rack-1'))!;
+  assert.is(held.data?.ownerUid, restored.metadata.uid);
+  assert.equal(
+    held.metadata.ownerReferences?.map((r) => r.uid),
+    [restored.metadata.uid],
+  );
+});
+
+test('a claim is not re-adopted by a same-named object that carries another Masakari name', async () => {
+  const { kube, claims } = storeFixture();
+  await kube.create(RESOURCES.configMaps, NS, {
+    ...claim('rack-1', 'seg'),
+    data: { kind: 'segment', name: 'rack-1', ownerName: 'seg', ownerUid: 'uid-before-backup' },
+  });
+  await kube.create(RESOURCES.segments, NS, restoredSegment('seg', 'rack-2'));
+  const other = kube.peek<FailoverSegment>(RESOURCES.segments, NS, 'seg')!;
+  try {
+    await claims.take('segment', 'rack-1', { name: 'seg', uid: other.metadata.uid ?? '' });
+    assert.unreachable('expected NameTakenError');
+  } catch (e) {
+    assert.instance(e, NameTakenError);
+  }
+  assert.is(
+    kube.peek<ConfigMap>(RESOURCES.configMaps, NS, claimObjectName('segment', 'rack-1'))?.data?.ownerUid,
+    'uid-before-backup',
   );
 });
 

@@ -88,6 +88,14 @@ export class NameClaims {
         if (owner.uid && !existing.data?.ownerUid) await this.bindOwner(kind, existing, owner as Required<ClaimOwner>);
         return;
       }
+      if (owner.uid && (await this.isRestoredClaimOf(kind, existing, owner as Required<ClaimOwner>))) {
+        this.opts.log.info(
+          { claim: objectName, owner: owner.name, previousUid: existing.data?.ownerUid },
+          're-adopting name claim of an earlier object of the same metadata.name (restored or re-created)',
+        );
+        if (await this.bindOwner(kind, existing, owner as Required<ClaimOwner>)) return;
+        continue; // changed meanwhile: look again
+      }
       if (!(await this.isStale(existing))) {
         throw new NameTakenError(
           `${kind} name ${JSON.stringify(name)} is already claimed by ${existing.data?.ownerName}`,
@@ -135,9 +143,31 @@ export class NameClaims {
   }
 
   /**
+   * A claim recorded for an earlier object of the same metadata.name (another
+   * uid) — what a backup and restore, or a delete and re-create, leaves — is
+   * the owner's own when the API server (not a cache) says the object of that
+   * name IS the owner (its uid) and carries the claimed Masakari name. Two
+   * objects of one metadata.name cannot exist at once, so the earlier holder
+   * is gone and nobody else can hold the name through this claim. Adopting
+   * needs no grace period: the grace protects in-flight creates whose owner
+   * does not exist yet, and this owner exists.
+   */
+  private async isRestoredClaimOf(kind: ClaimKind, claim: ConfigMap, owner: Required<ClaimOwner>): Promise<boolean> {
+    if (claim.data?.ownerName !== owner.name || claim.data.kind !== kind) return false;
+    let live: FailoverSegment | HaHost;
+    try {
+      live = await this.opts.kube.get<FailoverSegment | HaHost>(ownerResource(kind), this.opts.namespace, owner.name);
+    } catch (e) {
+      if (isNotFound(e)) return false;
+      throw e;
+    }
+    return live.metadata.uid === owner.uid && !live.metadata.deletionTimestamp && live.spec.name === claim.data.name;
+  }
+
+  /**
    * A claim is stale when it is older than the grace period and its owner no
-   * longer exists, is another object of the same name (different uid), or no
-   * longer carries the claimed name. Reads the owner from the API server, not
+   * longer exists or no longer carries the claimed name (an object of the same
+   * metadata.name with another uid that carries it is its restored owner). Reads the owner from the API server, not
    * a cache, so a fresh owner is never mistaken for a missing one.
    */
   async isStale(claim: ConfigMap): Promise<boolean> {
@@ -153,7 +183,8 @@ export class NameClaims {
       if (isNotFound(e)) return true;
       throw e;
     }
-    if (claim.data?.ownerUid && owner.metadata.uid !== claim.data.ownerUid) return true;
+    // Another uid but the same metadata.name and Masakari name: a restored or
+    // re-created owner, which re-adopts the claim (isRestoredClaimOf); not stale.
     return owner.spec.name !== claim.data?.name;
   }
 
@@ -199,8 +230,12 @@ export class NameClaims {
     };
   }
 
-  /** Records the owner's uid and ownerReference on a claim taken before the owner existed. */
-  private async bindOwner(kind: ClaimKind, claim: ConfigMap, owner: Required<ClaimOwner>): Promise<void> {
+  /**
+   * Records the owner's uid and ownerReference on a claim taken before the
+   * owner existed, or re-adopted (isRestoredClaimOf). False when the claim
+   * changed or vanished meanwhile.
+   */
+  private async bindOwner(kind: ClaimKind, claim: ConfigMap, owner: Required<ClaimOwner>): Promise<boolean> {
     try {
       // resourceVersion in a merge patch is a precondition: a concurrent change answers 409.
       await this.opts.kube.mergePatch(
@@ -216,9 +251,11 @@ export class NameClaims {
         },
         { fieldManager: FIELD_MANAGERS.reconciler },
       );
+      return true;
     } catch (e) {
       // Someone else changed or removed it meanwhile; the next pass looks again.
       if (!isConflict(e) && !isNotFound(e)) throw e;
+      return false;
     }
   }
 

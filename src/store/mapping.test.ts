@@ -76,4 +76,25 @@ test('a notification without a phase is new, with empty details', () => {
   assert.is(r.id, 7);
 });
 
+test('created_at is the one recorded in status (it survives a restore), else metadata.creationTimestamp', () => {
+  // a restore re-creates the object: new creationTimestamp, status written back
+  const restored = host({}, { ...admittedStatus, createdAt: '2025-05-06T07:08:09Z' });
+  restored.metadata.creationTimestamp = '2026-12-01T00:00:00Z';
+  assert.is(toHostRecord(restored).created_at, '2025-05-06T07:08:09');
+  // admitted before status.createdAt existed
+  assert.is(toHostRecord(host({}, admittedStatus)).created_at, '2026-01-02T03:04:05');
+  const n: Notification = {
+    apiVersion: 'masakari.openkeel.io/v1alpha1',
+    kind: 'Notification',
+    metadata: { name: 'n', creationTimestamp: '2026-12-01T00:00:00Z' },
+    spec: { type: 'VM', hostname: 'compute-1', generatedTime: '2026-01-02T03:00:00', payload: { event: 'x' } },
+    status: { uuid: 'u', id: 7, sourceHostUuid: 'h', createdAt: '2025-05-06T07:08:09Z' },
+  };
+  assert.is(toNotificationRecord(n).created_at, '2025-05-06T07:08:09');
+  assert.is(
+    toNotificationRecord({ ...n, status: { ...n.status, createdAt: undefined } }).created_at,
+    '2026-12-01T00:00:00',
+  );
+});
+
 test.run();

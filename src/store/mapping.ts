@@ -17,9 +17,19 @@ export const REASONS = {
   invalidSpec: 'InvalidSpec',
 } as const;
 
-/** created_at: Masakari's, for objects imported from Masakari; else when the API server created the object. */
+/**
+ * created_at: Masakari's, for objects imported from Masakari; else the one
+ * recorded in status at admission (it survives a backup and restore, which
+ * resets metadata.creationTimestamp); else, for objects admitted before
+ * status.createdAt existed, when the API server created the object.
+ */
 function createdAtOf(obj: MasakariObject): string | undefined {
-  return obj.metadata.annotations?.[ANNOTATIONS.createdAt] ?? obj.metadata.creationTimestamp;
+  return obj.metadata.annotations?.[ANNOTATIONS.createdAt] ?? recordedCreatedAt(obj);
+}
+
+/** status.createdAt, falling back to metadata.creationTimestamp. */
+export function recordedCreatedAt(obj: MasakariObject): string | undefined {
+  return obj.status?.createdAt || obj.metadata.creationTimestamp;
 }
 
 export function readyCondition(obj: MasakariObject): Condition | undefined {
@@ -123,7 +133,7 @@ export function notificationListColumns(
 ): Pick<NotificationRecord, 'id' | 'created_at' | 'status' | 'source_host_uuid' | 'type' | 'generated_time'> {
   return {
     id: objectId(n) ?? 0,
-    created_at: toRecordTime(n.metadata.creationTimestamp) ?? '',
+    created_at: toRecordTime(recordedCreatedAt(n)) ?? '',
     // A notification whose status has no phase has not been picked up: Masakari's 'new'.
     status: n.status?.phase ?? 'new',
     source_host_uuid: n.status?.sourceHostUuid || n.metadata.labels?.[LABELS.hostUuid] || '',

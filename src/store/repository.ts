@@ -577,6 +577,8 @@ export class CrRepository implements Repository {
           basis,
           {
             ...fields,
+            // status.createdAt: the created_at that survives a backup and restore (src/store/mapping.ts).
+            ...(basis.metadata.creationTimestamp ? { createdAt: basis.metadata.creationTimestamp } : {}),
             observedGeneration: basis.metadata.generation,
             conditions:
               'phase' in fields

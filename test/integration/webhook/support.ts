@@ -90,8 +90,9 @@ async function waitUntilEnforced(env: Pick<OperatorEnv, 'rest' | 'kube' | 'ns'>)
   if (removed.status !== 204) throw new Error(`probe segment not deleted: ${JSON.stringify(removed.json)}`);
 }
 
-export async function operatorEnv(prefix: string): Promise<OperatorEnv> {
-  const ns = await useNamespace(prefix);
+/** Starts the operator in a new namespace, or in `existing` (e.g. one a test has restored objects into). */
+export async function operatorEnv(prefix: string, existing?: TestNamespace): Promise<OperatorEnv> {
+  const ns = existing ?? (await useNamespace(prefix));
   const kube = createKubeClient(ns.kc);
   const sim = await startSimulator({ hosts: COMPUTE_HOSTS });
   const config = loadConfig({ env: {} }).config;
