@@ -24,6 +24,7 @@ import type { Notification, RecoveryMethod, VMoveRecord, WorkflowTaskRecord } fr
 import type { NovaClient } from '../../../openstack/types.ts';
 import { systemClock } from '../../clock.ts';
 import { createRunJournal } from '../../journal.ts';
+import { NOVA_SIDE_EFFECTS } from '../../nova-fence.ts';
 import type { NotificationStatusWriter, EffectRecord, StatusMutation } from '../../status-writer.ts';
 import { engineOf } from '../../status-writer.ts';
 import type { Clock, HostFlags, StartFallbackRun, WorkflowContext } from '../context.ts';
@@ -57,16 +58,7 @@ export interface MemoryContextOptions {
   log?: Logger;
 }
 
-const MUTATING_NOVA_CALLS = new Set([
-  'updateService',
-  'resetState',
-  'evacuate',
-  'stopServer',
-  'startServer',
-  'lockServer',
-  'unlockServer',
-  'addHostToAggregate',
-]);
+const MUTATING_NOVA_CALLS: ReadonlySet<string> = new Set(NOVA_SIDE_EFFECTS);
 
 /** masakari.conf defaults with the waits shortened for tests. */
 export function testConfig(configure?: (config: Config) => void): Config {
