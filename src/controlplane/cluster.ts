@@ -23,11 +23,9 @@ import { httpRequest, pollUntil } from './http.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
 import { repoRoot } from './paths.ts';
 import { generateClusterPki } from './pki.ts';
-import { logTail, processStartTime, signalGroup, spawnInGroup, terminate } from './processes.ts';
+import { logTail, signalGroup, spawnInGroup, terminate } from './processes.ts';
 import type { ManagedProcess } from './processes.ts';
-import { ownerRef, reapOrphans, recordPath, removeRecord, writeRecord } from './registry.ts';
-import type { ControlPlaneRecord } from './registry.ts';
-import { startWatchdog } from './watchdog.ts';
+import { reapOrphans, recordWithWatchdog, removeRecord, writeRecord } from './registry.ts';
 
 export const NODE_IP = '10.213.0.1';
 export const NODE_NAME = 'masakari-node';
@@ -285,16 +283,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     }),
   );
 
-  const watchdog = startWatchdog(dir, recordPath(id));
-  const record: ControlPlaneRecord = {
-    id,
-    dir,
-    owner: ownerRef(),
-    processes: [{ name: 'watchdog', pid: watchdog.pid, startTime: processStartTime(watchdog.pid) }],
-    startedAt: new Date().toISOString(),
-    server,
-  };
-  writeRecord(record);
+  const { watchdog, record } = recordWithWatchdog(id, dir, server);
 
   const procs: ManagedProcess[] = [];
   const start = (name: string, bin: string, args: string[]): ManagedProcess => {

@@ -15,11 +15,9 @@ import { renderKubeconfig } from './kubeconfig.ts';
 import { defaultCrdDir } from './paths.ts';
 import { generateControlPlanePki } from './pki.ts';
 import { freePort } from './ports.ts';
-import { logTail, processStartTime, signalGroup, spawnInGroup, terminate } from './processes.ts';
+import { logTail, signalGroup, spawnInGroup, terminate } from './processes.ts';
 import type { ManagedProcess } from './processes.ts';
-import { ownerRef, reapOrphans, recordPath, removeRecord, writeRecord } from './registry.ts';
-import type { ControlPlaneRecord } from './registry.ts';
-import { startWatchdog } from './watchdog.ts';
+import { reapOrphans, recordWithWatchdog, removeRecord, writeRecord } from './registry.ts';
 
 export interface ControlPlaneOptions {
   /** Dir with etcd and kube-apiserver; default: ensureBinaries(). */
@@ -145,15 +143,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   // token,user,uid,"group1,group2" — system:masters bypasses RBAC
   writeFileSync(files.tokens, `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
 
-  const watchdog = startWatchdog(dir, recordPath(id));
-  const record: ControlPlaneRecord = {
-    id,
-    dir,
-    owner: ownerRef(),
-    processes: [{ name: 'watchdog', pid: watchdog.pid, startTime: processStartTime(watchdog.pid) }],
-    startedAt: new Date().toISOString(),
-  };
-  writeRecord(record);
+  const { watchdog, record } = recordWithWatchdog(id, dir);
 
   const procs: ManagedProcess[] = [];
   const track = (proc: ManagedProcess): ManagedProcess => {

@@ -5,6 +5,8 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync
 import { join } from 'node:path';
 import { isSameProcess, processStartTime, signalGroup } from './processes.ts';
 import { stateDir } from './paths.ts';
+import type { Watchdog } from './watchdog.ts';
+import { startWatchdog } from './watchdog.ts';
 
 export interface ProcessRef {
   name: string;
@@ -25,6 +27,30 @@ export interface ControlPlaneRecord {
 
 export function recordPath(id: string): string {
   return join(stateDir(), `${id}.json`);
+}
+
+/**
+ * Starts the watchdog for a new control plane (or cloud, or cluster) in `dir`
+ * and writes its record, so that its processes die with their owner and a
+ * later run reaps whatever a crash left. The caller adds each process it
+ * starts to record.processes and guards it with the watchdog.
+ */
+export function recordWithWatchdog(
+  id: string,
+  dir: string,
+  server?: string,
+): { watchdog: Watchdog; record: ControlPlaneRecord } {
+  const watchdog = startWatchdog(dir, recordPath(id));
+  const record: ControlPlaneRecord = {
+    id,
+    dir,
+    owner: ownerRef(),
+    processes: [{ name: 'watchdog', pid: watchdog.pid, startTime: processStartTime(watchdog.pid) }],
+    startedAt: new Date().toISOString(),
+    ...(server === undefined ? {} : { server }),
+  };
+  writeRecord(record);
+  return { watchdog, record };
 }
 
 export function writeRecord(record: ControlPlaneRecord): void {

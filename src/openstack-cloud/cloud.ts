@@ -17,11 +17,9 @@ import { connect } from 'node:net';
 import { pollUntil } from '../controlplane/http.ts';
 import { repoRoot } from '../controlplane/paths.ts';
 import { freePort } from '../controlplane/ports.ts';
-import { logTail, processStartTime, signalGroup, spawnInGroup, terminate } from '../controlplane/processes.ts';
+import { logTail, signalGroup, spawnInGroup, terminate } from '../controlplane/processes.ts';
 import type { ManagedProcess } from '../controlplane/processes.ts';
-import { ownerRef, reapOrphans, recordPath, removeRecord, writeRecord } from '../controlplane/registry.ts';
-import type { ControlPlaneRecord } from '../controlplane/registry.ts';
-import { startWatchdog } from '../controlplane/watchdog.ts';
+import { reapOrphans, recordWithWatchdog, removeRecord, writeRecord } from '../controlplane/registry.ts';
 import {
   ADMIN_PASSWORD,
   computeConf,
@@ -229,15 +227,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
   );
   mark('databases', tUp);
 
-  const watchdog = startWatchdog(dir, recordPath(id));
-  const record: ControlPlaneRecord = {
-    id,
-    dir,
-    owner: ownerRef(),
-    processes: [{ name: 'watchdog', pid: watchdog.pid, startTime: processStartTime(watchdog.pid) }],
-    startedAt: new Date().toISOString(),
-  };
-  writeRecord(record);
+  const { watchdog, record } = recordWithWatchdog(id, dir);
 
   const procs = new Map<string, ManagedProcess>();
   const pyEnv: NodeJS.ProcessEnv = {
