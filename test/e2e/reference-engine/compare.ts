@@ -80,8 +80,13 @@ const ENGINE_TIMINGS = {
 /** Simulated Nova latencies (ms): fast, but every action still passes through its transient state. */
 const SIM_LATENCIES = { evacuate: 300, stop: 200, start: 200 };
 
-/** How long one side may take for all scenarios to reach a final status. */
-const SETTLE_TIMEOUT_MS = 120_000;
+/**
+ * How long one side may take for all scenarios to reach a final status. The
+ * reference engine's periodic task runs the scenarios one after another, each
+ * with its wait periods, so on a loaded CI machine it needs minutes: a side
+ * that has not settled by then is reported as not settled, never compared.
+ */
+const SETTLE_TIMEOUT_MS = 360_000;
 
 const FINAL = new Set(['finished', 'ignored', 'failed']);
 /**
@@ -244,6 +249,11 @@ async function runScenarios(
     while (!settled.has(String(n.status)) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 500));
       n = await readNotification(uuid);
+    }
+    if (!settled.has(String(n.status))) {
+      throw new Error(
+        `scenario ${s.name}: notification ${uuid} still "${String(n.status)}" after ${SETTLE_TIMEOUT_MS / 1000} s (the side did not settle; nothing to compare)`,
+      );
     }
     out.set(s.name, {
       notification: n,
