@@ -81,14 +81,18 @@ export function assertRestricted(d: Manifest): void {
   const c = container(d);
   const name = d.metadata.name;
   assert.is(spec.securityContext?.runAsNonRoot, true, `${name}: pod runAsNonRoot`);
-  // no UID, or a non-root one: the chart leaves it to the runtime (the image's
-  // numeric USER) or to OpenShift's SCC; kustomize pins the image's 65532
-  const podUid = spec.securityContext?.runAsUser;
-  assert.ok(podUid === undefined || Number(podUid) > 0, `${name}: pod runAsUser ${podUid}`);
+  // No fixed UID, GID or fsGroup, in the chart and in kustomize alike: the
+  // runtime takes the image's numeric USER (65532), which runAsNonRoot
+  // accepts, and OpenShift's restricted-v2 SCC assigns one from the
+  // namespace's range (a fixed one outside it is rejected).
+  for (const field of ['runAsUser', 'runAsGroup', 'fsGroup'] as const) {
+    assert.is(spec.securityContext?.[field], undefined, `${name}: pod ${field} is fixed`);
+  }
   assert.equal(spec.securityContext?.seccompProfile, { type: 'RuntimeDefault' }, `${name}: pod seccompProfile`);
   const sc = c.securityContext ?? {};
   assert.is(sc.runAsNonRoot, true, `${name}: runAsNonRoot`);
-  assert.ok(sc.runAsUser === undefined || Number(sc.runAsUser) > 0, `${name}: runAsUser ${sc.runAsUser}`);
+  assert.is(sc.runAsUser, undefined, `${name}: container runAsUser is fixed`);
+  assert.is(sc.runAsGroup, undefined, `${name}: container runAsGroup is fixed`);
   assert.is(sc.readOnlyRootFilesystem, true, `${name}: readOnlyRootFilesystem`);
   assert.is(sc.allowPrivilegeEscalation, false, `${name}: allowPrivilegeEscalation`);
   assert.equal(sc.capabilities, { drop: ['ALL'] }, `${name}: capabilities`);
