@@ -27,8 +27,17 @@ const MAX_MISSES = 4;
 
 const misses = new AsyncLocalStorage<Map<string, MissedKind>>();
 
+/**
+ * What a Kubernetes label value may be (63 characters at most). Every uuid we
+ * store is one, as the uuid label; a path id that is not (schemathesis sends
+ * any Unicode) cannot name a stored object, and as a label selector the API
+ * server would refuse it with 400, which must not become our 500.
+ */
+const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
 /** Records a cache miss of a lookup by uuid, when inside withFreshReads. */
 export function recordMiss(kind: MissedKind, uuid: string): void {
+  if (uuid === '' || !LABEL_VALUE.test(uuid)) return;
   const seen = misses.getStore();
   if (seen && seen.size < MAX_MISSES) seen.set(uuid, kind);
 }
