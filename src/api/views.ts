@@ -5,8 +5,8 @@
 
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
 import type { WorkflowTaskRecord } from '../model/types.ts';
-import { formatWireTime } from '../domain/time.ts';
 import { PyFloat, RawJson, pyJsonDumps } from '../domain/pyjson.ts';
+import { formatWireTime } from '../time/format.ts';
 
 const softDelete = () => ({ deleted_at: null, deleted: false });
 

@@ -19,7 +19,7 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, 
 import { join } from 'node:path';
 import { dump } from 'js-yaml';
 import { ensureBinaries, runPathScript } from './binaries.ts';
-import { httpRequest, pollUntil } from './http.ts';
+import { httpRequest, waitUntil } from './http.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
 import { repoRoot } from './paths.ts';
 import { generateClusterPki } from './pki.ts';
@@ -339,7 +339,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       '--log-level=warn',
       '--unsafe-no-fsync=true',
     ]);
-    await pollUntil(
+    await waitUntil(
       'etcd /health',
       async () =>
         (await httpRequest('http://127.0.0.1:2479/health', { timeoutMs: 2_000 })).status === 200 ? true : undefined,
@@ -370,7 +370,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       '--profiling=false',
       '--v=1',
     ]);
-    await pollUntil(
+    await waitUntil(
       'kube-apiserver /readyz',
       async () => {
         const res = await httpRequest(`${server}/readyz`, { ca: pki.ca.certPem, token: adminToken, timeoutMs: 5_000 });
@@ -407,7 +407,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     ]);
 
     const containerd = start('containerd', 'containerd', ['--config', p('containerd.toml')]);
-    await pollUntil(
+    await waitUntil(
       'containerd',
       async () =>
         spawnSync('ctr', ['--address', containerdSock, 'version'], { stdio: 'ignore', timeout: 5_000 }).status === 0
@@ -427,7 +427,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     ]);
     start('kube-proxy', join(nodeBin, 'kube-proxy'), [`--config=${p('kube-proxy.yaml')}`, '--v=1']);
 
-    await pollUntil(
+    await waitUntil(
       `node ${NODE_NAME} Ready`,
       async () => {
         const res = await httpRequest(`${server}/api/v1/nodes/${NODE_NAME}`, { ca: pki.ca.certPem, token: adminToken });

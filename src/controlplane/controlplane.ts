@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureBinaries } from './binaries.ts';
 import { installCrds } from './crds.ts';
-import { httpRequest, pollUntil } from './http.ts';
+import { httpRequest, waitUntil } from './http.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
 import { defaultCrdDir } from './paths.ts';
 import { generateControlPlanePki } from './pki.ts';
@@ -203,7 +203,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         );
       },
       async (proc, { client }) => {
-        await pollUntil(
+        await waitUntil(
           'etcd /health',
           async () => {
             const res = await httpRequest(`http://127.0.0.1:${client}/health`, { timeoutMs: 2_000 });
@@ -247,7 +247,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           ),
         ),
       async (proc, { port }) => {
-        await pollUntil(
+        await waitUntil(
           'kube-apiserver /readyz',
           async () => {
             const res = await httpRequest(`https://127.0.0.1:${port}/readyz`, {
@@ -266,7 +266,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     record.server = server;
     writeRecord(record);
 
-    await pollUntil(
+    await waitUntil(
       'the default namespace',
       async () => {
         const res = await httpRequest(`${server}/api/v1/namespaces/default`, { ca: pki.ca.certPem, token });

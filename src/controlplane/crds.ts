@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
-import { httpRequest, pollUntil } from './http.ts';
+import { httpRequest, waitUntil } from './http.ts';
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
@@ -74,7 +74,7 @@ interface CrdStatus {
 
 async function waitServed(api: ApiTarget, crd: CrdManifest, timeoutMs: number): Promise<void> {
   const auth = { ca: api.ca, token: api.token };
-  await pollUntil(
+  await waitUntil(
     `CRD ${crd.metadata.name} to be Established`,
     async () => {
       const res = await httpRequest(`${api.server}${CRD_PATH}/${crd.metadata.name}`, auth);
@@ -88,7 +88,7 @@ async function waitServed(api: ApiTarget, crd: CrdManifest, timeoutMs: number): 
     { timeoutMs },
   );
   for (const version of crd.spec.versions.filter((v) => v.served)) {
-    await pollUntil(
+    await waitUntil(
       `${crd.spec.group}/${version.name} ${crd.spec.names.plural} in discovery`,
       async () => {
         const res = await httpRequest(`${api.server}/apis/${crd.spec.group}/${version.name}`, auth);

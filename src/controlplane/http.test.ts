@@ -2,11 +2,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { httpRequest, pollUntil } from './http.ts';
+import { httpRequest, waitUntil } from './http.ts';
 
-test('pollUntil returns the first defined value, treating throws as "not yet"', async () => {
+test('waitUntil returns the first defined value, treating throws as "not yet"', async () => {
   let calls = 0;
-  const v = await pollUntil(
+  const v = await waitUntil(
     'the third call',
     async () => {
       calls++;
@@ -19,9 +19,9 @@ test('pollUntil returns the first defined value, treating throws as "not yet"', 
   assert.is(calls, 3);
 });
 
-test('pollUntil times out naming what it waited for and the last error', async () => {
+test('waitUntil times out naming what it waited for and the last error', async () => {
   try {
-    await pollUntil(
+    await waitUntil(
       'etcd /health',
       async () => {
         throw new Error('ECONNREFUSED');
@@ -34,10 +34,10 @@ test('pollUntil times out naming what it waited for and the last error', async (
   }
 });
 
-test('pollUntil stops at once when abort() reports an error', async () => {
+test('waitUntil stops at once when abort() reports an error', async () => {
   const started = Date.now();
   try {
-    await pollUntil('x', async () => undefined, {
+    await waitUntil('x', async () => undefined, {
       timeoutMs: 10_000,
       abort: () => new Error('etcd exited during start-up'),
     });

@@ -3,6 +3,8 @@
 // takes the CA and the bearer token directly. Every request has a timeout.
 import { request as httpRequestRaw } from 'node:http';
 import { request as httpsRequestRaw } from 'node:https';
+import { systemClock } from '../time/clock.ts';
+import { fixedSchedule, pollUntil, PollTimeout } from '../time/poll.ts';
 
 export interface HttpOptions {
   method?: string;
@@ -50,30 +52,31 @@ export function httpRequest(url: string, opts: HttpOptions = {}): Promise<HttpRe
 
 /**
  * Calls probe every intervalMs until it returns a value other than undefined,
- * or throws once timeoutMs has passed. A probe that throws counts as "not yet";
- * abort() may end the wait early with its own error (e.g. the process died).
+ * or throws PollTimeout (naming the last error) once timeoutMs has passed. A
+ * probe that throws counts as "not yet"; abort() may end the wait early with
+ * its own error (e.g. the process died).
  */
-export async function pollUntil<T>(
+export async function waitUntil<T>(
   what: string,
   probe: () => Promise<T | undefined>,
   opts: { timeoutMs: number; intervalMs?: number; abort?: () => Error | undefined },
 ): Promise<T> {
-  const deadline = Date.now() + opts.timeoutMs;
   let lastError = '';
-  for (;;) {
+  const tolerantProbe = async (): Promise<T | undefined> => {
     const aborted = opts.abort?.();
     if (aborted) throw aborted;
     try {
-      const value = await probe();
-      if (value !== undefined) return value;
+      return await probe();
     } catch (e) {
       lastError = e instanceof Error ? e.message : String(e);
+      return undefined;
     }
-    if (Date.now() >= deadline) {
-      throw new Error(
-        `timed out after ${opts.timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${lastError})` : ''}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
+  };
+  const schedule = fixedSchedule(opts.intervalMs ?? 100, opts.timeoutMs);
+  try {
+    return await pollUntil(what, tolerantProbe, schedule, systemClock, new AbortController().signal);
+  } catch (e) {
+    if (e instanceof PollTimeout && lastError) throw new PollTimeout(`${what} (last error: ${lastError})`, opts.timeoutMs);
+    throw e;
   }
 }

@@ -37,7 +37,7 @@ import * as msg from './messages.ts';
 import { lastValue, markerId, paginate, parseListParams, processSortParams } from './pagination.ts';
 import type { ColumnSet, ListParams, QueryParams } from './pagination.ts';
 import { isUuidLike } from './schemas.ts';
-import { normaliseTime, parseIsoTime, toMicros } from './time.ts';
+import { normaliseTime, parseIsoTime, toMicros } from '../time/format.ts';
 
 export interface HaServiceConfig {
   /** [DEFAULT]/osapi_max_limit */

@@ -12,12 +12,12 @@ import { Ajv } from 'ajv';
 import type { ValidateFunction } from 'ajv';
 import { BODY_BOOLEAN_VALUES } from './booleans.ts';
 import { pyTuple } from './python-repr.ts';
-import { parseIsoTime } from './time.ts';
 import { Draft4Validator, FormatCause, masakariDetail } from './validation/draft4.ts';
 import type { JsonSchema } from './validation/draft4.ts';
 import { invalidName } from './messages.ts';
 import { PRINTABLE_RANGES, SPACE_SEPARATORS } from './printable.ts';
 import { MASAKARI_DESCRIPTION_PATTERN } from './generated/description-pattern.ts';
+import { parseIsoTime } from '../time/format.ts';
 
 // ------------------------------------------------------------------ enums (masakari/objects/fields.py; tuples there)
 export const RECOVERY_METHODS = ['auto', 'reserved_host', 'auto_priority', 'rh_priority'] as const;

@@ -15,13 +15,13 @@ import type { Informer, InformerOptions, Reconciler } from '../runtime/types.ts'
 import { informerReady } from '../runtime/types.ts';
 import { isUnfinishedNotification, UNFINISHED_FIELD_SELECTOR } from '../model/notification-phase.ts';
 import type { LeaseHold } from '../runtime/leaderelection.ts';
-import { systemClock } from './clock.ts';
 import { HOST_NAME_INDEX, HOST_UUID_INDEX } from './host-flags.ts';
 import type { IdSource } from './journal.ts';
 import { NotificationProcessor, SEGMENT_UUID_INDEX } from './notification-processor.ts';
 import type { EngineEvents, FencingGate, HostWorkflow } from './notification-processor.ts';
 import { runPeriodic } from './periodic.ts';
-import type { Clock } from './workflows/context.ts';
+import type { Clock } from '../time/clock.ts';
+import { systemClock } from '../time/clock.ts';
 
 /** Lease held by the engine replica that processes notifications. */
 export const ENGINE_LEASE_NAME = 'masakari-engine';

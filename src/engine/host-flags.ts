@@ -11,9 +11,10 @@ import { RESOURCES } from '../k8s/resources.ts';
 import { FIELD_MANAGERS } from '../model/constants.ts';
 import type { HaHost } from '../model/types.ts';
 import type { Informer } from '../runtime/types.ts';
-import type { Clock, HostFlags } from './workflows/context.ts';
+import type { HostFlags } from './workflows/context.ts';
 import { isTransient } from './status-writer.ts';
-import { rfc3339Seconds } from './timefmt.ts';
+import type { Clock } from '../time/clock.ts';
+import { rfc3339Seconds } from '../time/format.ts';
 
 const MAX_CONFLICTS = 20;
 const MAX_TRANSIENT_ATTEMPTS = 6;

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification } from '../model/types.ts';
-import { createRunJournal } from './journal.ts';
+import { createRunJournal, pythonFloat } from './journal.ts';
 import { FakeNova } from './testing/fake-nova.ts';
 import { counterIds, notification, workflowContext, world } from './testing/fixtures.ts';
 
@@ -84,6 +84,12 @@ test('effects: intend then done keeps the data, keys by prefix', async () => {
   assert.is(ctx.effects.get('evacuate:a')?.state, 'done');
   assert.equal(ctx.effects.keys('lock:'), ['lock:a']);
   assert.is(ctx.effects.get('missing'), undefined);
+});
+
+test('progress values print like Python floats', () => {
+  assert.is(pythonFloat(1), '1.0');
+  assert.is(pythonFloat(0), '0.0');
+  assert.is(pythonFloat(0.3), '0.3');
 });
 
 test.run();

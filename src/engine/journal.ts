@@ -10,9 +10,10 @@
 
 import { randomUUID } from 'node:crypto';
 import type { NotificationStatusBlock, VMoveRecord, WorkflowTaskRecord } from '../model/types.ts';
-import type { EffectJournal, NewVMove, ProgressRecorder, VMoveJournal, Clock } from './workflows/context.ts';
+import type { EffectJournal, NewVMove, ProgressRecorder, VMoveJournal } from './workflows/context.ts';
 import type { EffectRecord, EngineBookkeeping, NotificationStatusWriter } from './status-writer.ts';
-import { pythonStrDatetime, rfc3339Seconds } from './timefmt.ts';
+import type { Clock } from '../time/clock.ts';
+import { pythonStrDatetime, rfc3339Seconds } from '../time/format.ts';
 
 /** Python's str(float) for the progress values the workflows use: 1 → "1.0", 0.3 → "0.3". */
 export function pythonFloat(p: number): string {

@@ -27,7 +27,7 @@ import { FIELD_MANAGERS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, Notification, NotificationStatusBlock } from '../model/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
 import type { Informer, ReconcileResult } from '../runtime/types.ts';
-import type { Clock, StartFallbackRun, WorkflowContext } from './workflows/context.ts';
+import type { StartFallbackRun, WorkflowContext } from './workflows/context.ts';
 import { runInstanceFailure } from './workflows/instance-failure.ts';
 import { runProcessFailure } from './workflows/process-failure.ts';
 import { planNotification } from './decisions.ts';
@@ -44,9 +44,10 @@ import { statusPatch } from './status-patch.ts';
 import { fenceNova } from './nova-fence.ts';
 import { engineOf, JournalWriteError, NotificationStatusWriter, NotOwnerError, ownsRun } from './status-writer.ts';
 import type { EngineBookkeeping, StatusGuard } from './status-writer.ts';
-import { parseGeneratedTime, rfc3339Seconds } from './timefmt.ts';
 import { syncNotificationConditions } from '../store/conditions.ts';
 import { EVENT_REASONS, finalStatusReason, SERVICE_DISABLING_TASKS } from './event-reasons.ts';
+import type { Clock } from '../time/clock.ts';
+import { parseGeneratedTime, rfc3339Seconds } from '../time/format.ts';
 
 /** Index of the segments informer: status.uuid → FailoverSegment. */
 export const SEGMENT_UUID_INDEX = 'uuid';

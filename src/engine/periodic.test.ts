@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runPeriodic } from './periodic.ts';
-import { FakeClock } from './testing/fake-clock.ts';
 import { quietLog } from './testing/fixtures.ts';
+import { FakeClock } from '../time/fake-clock.ts';
 
 test('runs after each spacing, survives a failing pass, stops on abort', async () => {
   const clock = new FakeClock();

@@ -5,7 +5,7 @@
 // here each has its own loop, so a long expiry pass never delays retries.
 
 import type { Logger } from 'pino';
-import type { Clock } from './workflows/context.ts';
+import type { Clock } from '../time/clock.ts';
 
 export interface PeriodicTask {
   name: string;

@@ -37,7 +37,7 @@ import type { PageIndex, StatusBudget } from './status-budget.ts';
 import { HARD_OBJECT_LIMIT, jsonBytes, pageIndex, spill, STATUS_BUDGET, storedStatus } from './status-budget.ts';
 import { statusPatch } from './status-patch.ts';
 import { syncNotificationConditions } from '../store/conditions.ts';
-import type { Clock } from './workflows/context.ts';
+import type { Clock } from '../time/clock.ts';
 
 /** Window in which separate mutations are merged into one write. */
 export const COALESCE_MS = 5;

@@ -14,7 +14,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
-import { pollUntil } from '../controlplane/http.ts';
+import { waitUntil } from '../controlplane/http.ts';
 import { repoRoot } from '../controlplane/paths.ts';
 import { freePort } from '../controlplane/ports.ts';
 import { logTail, signalGroup, spawnInGroup, terminate } from '../controlplane/processes.ts';
@@ -308,7 +308,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
     return (r.body as { services?: { host: string; state: string; status: string }[] }).services ?? [];
   };
   const waitComputesUp = (hosts: string[], what: string) =>
-    pollUntil(
+    waitUntil(
       what,
       async () => {
         const up = new Set((await computeServices()).filter((s) => s.state === 'up').map((s) => s.host));
@@ -344,7 +344,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
       // dir in the group leader's command line for the watchdog's check
       launch('epmd', 'sh', ['-c', 'epmd -port "$1"; exit $?', join(dir, 'rabbit'), String(ports.epmd)], rabbitEnv);
       launch('rabbitmq', 'sh', ['-c', '"$1"; exit $?', join(dir, 'rabbit'), rabbitServer], rabbitEnv);
-      await pollUntil('RabbitMQ listening', async () => ((await tcpOpen(ports.rabbit)) ? true : undefined), {
+      await waitUntil('RabbitMQ listening', async () => ((await tcpOpen(ports.rabbit)) ? true : undefined), {
         timeoutMs: startTimeoutMs,
         intervalMs: 500,
         abort: () => died('rabbitmq')() ?? died('epmd')(),
@@ -364,7 +364,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
           OS_KEYSTONE_CONFIG_DIR: join(dir, 'etc/keystone'),
         },
       );
-      await pollUntil('Keystone answering', async () => ((await httpStatus(`${url}/v3`)) === 200 ? true : undefined), {
+      await waitUntil('Keystone answering', async () => ((await httpStatus(`${url}/v3`)) === 200 ? true : undefined), {
         timeoutMs: startTimeoutMs,
         intervalMs: 500,
         abort: died('keystone'),
@@ -384,7 +384,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
           OS_PLACEMENT_CONFIG_DIR: join(dir, 'etc/placement'),
         },
       );
-      await pollUntil(
+      await waitUntil(
         'Placement answering',
         async () => ((await httpStatus(`http://127.0.0.1:${ports.placement}/`)) === 200 ? true : undefined),
         { timeoutMs: startTimeoutMs, intervalMs: 500, abort: died('placement') },
@@ -411,7 +411,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
       OS_NOVA_CONFIG_FILES: 'api-paste.ini;nova.conf',
     });
     for (const host of computes) startComputeProcess(host);
-    await pollUntil(
+    await waitUntil(
       'nova-api answering',
       async () => ((await httpStatus(`http://127.0.0.1:${ports.novaApi}/`)) === 200 ? true : undefined),
       { timeoutMs: startTimeoutMs, intervalMs: 500, abort: () => died('nova-api')() ?? died('nova-conductor')() },
@@ -419,7 +419,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
     await waitComputesUp(computes, `nova-compute up on ${computes.join(', ')}`);
     // nova-scheduler maps new computes to cell1 every discover_hosts_in_cells_interval (2 s);
     // until then the scheduler cannot place a server on them
-    await pollUntil(
+    await waitUntil(
       'every compute mapped to cell1',
       async () => {
         const rows = JSON.parse(
@@ -430,7 +430,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
       },
       { timeoutMs: startTimeoutMs, intervalMs: 1_000, abort: died('nova-scheduler') },
     );
-    await pollUntil(
+    await waitUntil(
       'every compute a hypervisor',
       async () => {
         const r = await keystone!.nova('GET', '/os-hypervisors');

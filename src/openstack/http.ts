@@ -14,6 +14,7 @@ import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import { neverReachedServer } from '../net/connect.ts';
+import { abortableSleep } from '../time/clock.ts';
 
 export type HttpMethod = 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE';
 
@@ -120,21 +121,6 @@ export function mayRetry(policy: RetryPolicy, outcome: HttpResponse | TransportE
   if (policy === 'idempotent') return outcome.status >= 500;
   if (policy === 'gateway') return GATEWAY_STATUSES.has(outcome.status);
   return false;
-}
-
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 export class HttpTransport {

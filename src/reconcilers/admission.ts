@@ -26,8 +26,8 @@ import type { Lifecycle } from '../store/lifecycle.ts';
 import { admittedConditions, notificationConditions, withReady } from '../store/conditions.ts';
 import { REASONS, objectId } from '../store/mapping.ts';
 import { removeCondition, sameConditions, setCondition } from '../runtime/conditions.ts';
-import { nowRfc3339 } from '../store/time.ts';
 import type { SpecValidators } from './validators.ts';
+import { rfc3339Seconds } from '../time/format.ts';
 
 export interface AdmissionDeps {
   kube: KubeClient;
@@ -227,7 +227,7 @@ export function admittedStatus(
   // Recorded once: status survives a backup and restore, creationTimestamp does not.
   if (!st.createdAt && obj.metadata.creationTimestamp) next.createdAt = obj.metadata.creationTimestamp;
   const observed = obj.status?.observedGeneration;
-  if (observed !== undefined && generation !== undefined && observed < generation) next.updatedAt = nowRfc3339(now);
+  if (observed !== undefined && generation !== undefined && observed < generation) next.updatedAt = rfc3339Seconds(now);
   const changed =
     Object.entries(next).some(([k, v]) => JSON.stringify(st[k]) !== JSON.stringify(v)) ||
     !sameConditions(obj.status?.conditions, conditions);

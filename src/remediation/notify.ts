@@ -6,8 +6,8 @@
 import type { HaService } from '../domain/ha-service.ts';
 import { DuplicateNotification, HostNotFoundByName, HostOnMaintenance, MasakariError } from '../domain/errors.ts';
 import type { NotificationRecord } from '../domain/records.ts';
-import { normaliseTime, toMicros } from '../domain/time.ts';
 import { REMEDIATION_REASONS } from '../model/remediation-constants.ts';
+import { normaliseTime, toMicros } from '../time/format.ts';
 
 /** What a fenced, stopped host looks like to Masakari: the engine evacuates only on host_status NORMAL. */
 export const REMEDIATION_PAYLOAD: Readonly<Record<string, string>> = {

@@ -32,7 +32,6 @@ import type { ConditionInput } from '../runtime/conditions.ts';
 import { sameConditions, setCondition } from '../runtime/conditions.ts';
 import type { EventInput } from '../runtime/events.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../runtime/finalizers.ts';
-import { metaTime } from '../runtime/timefmt.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { forceDownComputeService } from './compute-service.ts';
 import type { EffectiveSpec, Finish } from './decide.ts';
@@ -41,6 +40,7 @@ import { evaluateFencing, gatherEvidence } from './fencing.ts';
 import { leaseBlocker, readNodeLease } from './lease.ts';
 import { computeHostOf, excludedFromRemediation, nodeNameOf } from './node.ts';
 import { fileHostNotification, findOwnNotification } from './notify.ts';
+import { rfc3339Seconds } from '../time/format.ts';
 
 /** The cache the reconciler reads from and writes its results back into (read-your-writes). */
 export interface RemediationCache {
@@ -129,7 +129,7 @@ export class RemediationReconciler {
     const updated = await this.writeStatus(r, {
       ...r.status,
       nodeName: node,
-      startedAt: metaTime(new Date(this.now())),
+      startedAt: rfc3339Seconds(new Date(this.now())),
       conditions: this.conditions(r, [
         { type: REMEDIATION_CONDITIONS.processing, status: 'True', reason: REMEDIATION_REASONS.started, message },
         { type: REMEDIATION_CONDITIONS.succeeded, status: 'Unknown', reason: REMEDIATION_REASONS.started, message },
@@ -208,7 +208,7 @@ export class RemediationReconciler {
         await this.setProcessing(r, REMEDIATION_REASONS.waitingForFencing, verdict.missing, hostName);
         return this.waitAgain(r, spec);
       }
-      const fencedAt = metaTime(new Date(this.now()));
+      const fencedAt = rfc3339Seconds(new Date(this.now()));
       const { proof } = verdict;
       r = await this.writeStatus(r, {
         ...r.status,
@@ -307,7 +307,7 @@ export class RemediationReconciler {
     const reasonOfProcessing = f.succeeded ? REMEDIATION_REASONS.finished : f.reason;
     await this.writeStatus(r, {
       ...r.status,
-      finishedAt: metaTime(new Date(this.now())),
+      finishedAt: rfc3339Seconds(new Date(this.now())),
       conditions: this.conditions(r, [
         {
           type: REMEDIATION_CONDITIONS.succeeded,

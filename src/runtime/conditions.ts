@@ -2,7 +2,7 @@
 // one condition per type, and lastTransitionTime moves only when the status
 // flips (a new reason or message is not a transition).
 import type { Condition } from '../model/types.ts';
-import { metaTime } from './timefmt.ts';
+import { rfc3339Seconds } from '../time/format.ts';
 
 export interface ConditionInput {
   type: string;
@@ -29,7 +29,7 @@ export function setCondition(
     lastTransitionTime:
       previous && previous.status === c.status && previous.lastTransitionTime
         ? previous.lastTransitionTime
-        : metaTime(now),
+        : rfc3339Seconds(now),
   };
   if (c.observedGeneration !== undefined) next.observedGeneration = c.observedGeneration;
   return previous ? list.map((x) => (x.type === c.type ? next : x)) : [...list, next];

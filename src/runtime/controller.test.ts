@@ -2,12 +2,12 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { FakeClock } from './clock.ts';
 import { Controller } from './controller.ts';
 import { ItemExponentialRateLimiter } from './ratelimiter.ts';
 import { TerminalError } from './types.ts';
 import type { ReconcileResult } from './types.ts';
 import { WorkQueue } from './workqueue.ts';
+import { FakeClock } from '../time/fake-clock.ts';
 
 const log = pino({ level: 'silent' });
 const tick = async (n = 5) => {

@@ -12,7 +12,7 @@ import type { KubeClient } from '../k8s/client.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { MANAGED_BY } from '../model/constants.ts';
-import { microTime } from './timefmt.ts';
+import { rfc3339Micro } from '../time/format.ts';
 
 export interface ObjectReference {
   apiVersion?: string;
@@ -202,7 +202,7 @@ export class EventRecorder {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
       metadata: { name, namespace: s.namespace },
-      eventTime: microTime(now),
+      eventTime: rfc3339Micro(now),
       reportingController: this.controller,
       reportingInstance: this.instance,
       action: e.action.slice(0, FIELD_MAX),
@@ -212,14 +212,14 @@ export class EventRecorder {
       regarding: e.regarding,
     };
     if (e.related) body.related = e.related;
-    if (count > 1) body.series = { count, lastObservedTime: microTime(now) };
+    if (count > 1) body.series = { count, lastObservedTime: rfc3339Micro(now) };
     await this.o.kube.create(RESOURCES.events, s.namespace, body);
     s.name = name;
   }
 
   private async bumpSeries(s: SeriesState, count: number): Promise<void> {
     await this.o.kube.mergePatch(RESOURCES.events, s.namespace, s.name!, {
-      series: { count, lastObservedTime: microTime(new Date(this.now())) },
+      series: { count, lastObservedTime: rfc3339Micro(new Date(this.now())) },
     });
   }
 

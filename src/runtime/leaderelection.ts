@@ -22,7 +22,7 @@ import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { sleepUnlessAborted } from './backoff.ts';
 import { leaderMetrics } from './metrics.ts';
-import { microTime } from './timefmt.ts';
+import { rfc3339Micro } from '../time/format.ts';
 
 export interface LeaderElectionOptions {
   kube: KubeClient;
@@ -213,7 +213,7 @@ class LeaderElector {
   private async attempt(): Promise<boolean> {
     const { kube, namespace, name, identity } = this.o;
     const now = this.mono();
-    const stamp = microTime(new Date(this.now()));
+    const stamp = rfc3339Micro(new Date(this.now()));
     const leaseSeconds = Math.ceil(this.leaseMs / 1000);
     let lease: Lease;
     try {
@@ -275,7 +275,7 @@ class LeaderElector {
   private async release(): Promise<void> {
     const observed = this.observed;
     if (!observed || observed.spec.holderIdentity !== this.o.identity) return;
-    const stamp = microTime(new Date(this.now()));
+    const stamp = rfc3339Micro(new Date(this.now()));
     try {
       await withTimeout(
         this.o.kube.replace<Lease>(RESOURCES.leases, this.o.namespace, this.o.name, {

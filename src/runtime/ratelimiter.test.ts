@@ -1,12 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FakeClock } from './clock.ts';
 import {
   BucketRateLimiter,
   ItemExponentialRateLimiter,
   MaxOfRateLimiter,
   defaultControllerRateLimiter,
 } from './ratelimiter.ts';
+import { FakeClock } from '../time/fake-clock.ts';
 
 test('item exponential limiter doubles per failure from the base', () => {
   const l = new ItemExponentialRateLimiter(5, 1_000_000);

@@ -1,7 +1,6 @@
+import { type Clock, systemClock } from '../time/clock.ts';
 // Rate limiters for the work queue, after client-go's workqueue package.
 // when(key) answers "how long should this key wait before its next try".
-import type { Clock } from './clock.ts';
-import { systemClock } from './clock.ts';
 
 export interface RateLimiter {
   /** Delay (ms) before key may be processed again; counts one more failure for key. */
@@ -54,11 +53,11 @@ export class BucketRateLimiter implements RateLimiter {
     private readonly clock: Clock = systemClock,
   ) {
     this.tokens = burst;
-    this.last = clock.now();
+    this.last = clock.now().getTime();
   }
 
   when(): number {
-    const now = this.clock.now();
+    const now = this.clock.now().getTime();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
     this.last = now;
     // Reserve a token even when none is left: the wait is how long until it refills.

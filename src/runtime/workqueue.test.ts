@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FakeClock } from './clock.ts';
 import { ItemExponentialRateLimiter } from './ratelimiter.ts';
 import { WorkQueue } from './workqueue.ts';
+import { FakeClock } from '../time/fake-clock.ts';
 
 const tick = () => new Promise((r) => setImmediate(r));
 

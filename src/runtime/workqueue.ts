@@ -5,12 +5,11 @@
 //  - never concurrent: a key being processed is not handed out again until
 //    done(key); if it was re-added meanwhile, done() queues it once more.
 // Keys are strings (controller-runtime's namespace/name request).
-import type { Clock, TimerHandle } from './clock.ts';
-import { systemClock } from './clock.ts';
 import type { QueueMetrics } from './metrics.ts';
 import { noQueueMetrics } from './metrics.ts';
 import type { RateLimiter } from './ratelimiter.ts';
 import { defaultControllerRateLimiter } from './ratelimiter.ts';
+import { type Clock, systemClock, type TimerHandle } from '../time/clock.ts';
 
 export interface WorkQueueOptions {
   rateLimiter?: RateLimiter;
@@ -41,7 +40,7 @@ export class WorkQueue {
     this.clock = opts.clock ?? systemClock;
     this.metrics = opts.metrics ?? noQueueMetrics;
     this.metrics.inFlight(() => {
-      const now = this.clock.now();
+      const now = this.clock.now().getTime();
       return [...this.startedAt.values()].map((started) => (now - started) / 1000);
     });
   }
@@ -50,7 +49,7 @@ export class WorkQueue {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.metrics.added();
     this.dirty.add(key);
-    this.addedAt.set(key, this.clock.now());
+    this.addedAt.set(key, this.clock.now().getTime());
     if (this.processing.has(key)) return;
     this.push(key);
   }
@@ -62,7 +61,7 @@ export class WorkQueue {
       this.add(key);
       return;
     }
-    const at = this.clock.now() + ms;
+    const at = this.clock.now().getTime() + ms;
     const pending = this.delayed.get(key);
     if (pending) {
       if (pending.at <= at) return;
@@ -108,7 +107,7 @@ export class WorkQueue {
     if (!this.processing.delete(key)) return;
     const started = this.startedAt.get(key);
     this.startedAt.delete(key);
-    if (started !== undefined) this.metrics.workedFor((this.clock.now() - started) / 1000);
+    if (started !== undefined) this.metrics.workedFor((this.clock.now().getTime() - started) / 1000);
     if (this.dirty.has(key) && !this.shuttingDown) this.push(key);
   }
 
@@ -151,7 +150,7 @@ export class WorkQueue {
     }
     this.dirty.delete(key);
     this.processing.add(key);
-    const now = this.clock.now();
+    const now = this.clock.now().getTime();
     const added = this.addedAt.get(key);
     this.addedAt.delete(key);
     if (added !== undefined) this.metrics.queuedFor((now - added) / 1000);

@@ -6,7 +6,7 @@
 // whatever its status. How the rule is made atomic across API replicas with
 // small create-if-absent claims is in intake.ts.
 import { createHash } from 'node:crypto';
-import { toEpochMicros } from './time.ts';
+import { toEpochMicros } from '../time/format.ts';
 
 /** JSON with object keys sorted at every level, so equal payloads hash equally whatever their key order. */
 export function canonicalJson(value: unknown): string {

@@ -33,7 +33,7 @@ import { reserveImportedId } from './ids.ts';
 import { effectiveFlags, isAdmitted, objectId, objectUuid } from './mapping.ts';
 import type { ClaimKind, IdKind } from './names.ts';
 import { restObjectName, slugify } from './names.ts';
-import { nowRfc3339, toRecordTime } from './time.ts';
+import { rfc3339Seconds, toRecordTime } from '../time/format.ts';
 
 /** Attempts for a spec update that keeps meeting 409 (someone else wrote the object between our read and write). */
 const MAX_UPDATE_ATTEMPTS = 10;
@@ -308,7 +308,7 @@ export class StoreImporter {
       segmentSpecFrom(src, obj.spec),
     );
     const status: Record<string, unknown> = {
-      updatedAt: toStatusTime(src.updated_at) ?? nowRfc3339(this.now()),
+      updatedAt: toStatusTime(src.updated_at) ?? rfc3339Seconds(this.now()),
       observedGeneration: object.metadata.generation,
     };
     if (!isAdmitted(object)) Object.assign(status, await this.lateAdmission(object, 'segments', src));
@@ -331,7 +331,7 @@ export class StoreImporter {
       reserved: src.reserved,
       onMaintenance: src.on_maintenance,
       flagsGeneration: object.metadata.generation,
-      updatedAt: toStatusTime(src.updated_at) ?? nowRfc3339(this.now()),
+      updatedAt: toStatusTime(src.updated_at) ?? rfc3339Seconds(this.now()),
       observedGeneration: object.metadata.generation,
     };
     if (!isAdmitted(object)) {

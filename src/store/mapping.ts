@@ -5,7 +5,7 @@
 import { ANNOTATIONS, CONDITIONS, LABELS } from '../model/constants.ts';
 import type { Condition, FailoverSegment, HaHost, MasakariObject, Notification, VMoveRecord } from '../model/types.ts';
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
-import { toRecordTime } from './time.ts';
+import { toRecordTime } from '../time/format.ts';
 
 /** Condition reasons the store and its reconcilers set on Ready. */
 export const REASONS = {

@@ -11,8 +11,8 @@
 // the same function the records are built with) and the cached object.
 import type { Notification } from '../model/types.ts';
 import type { Informer } from '../runtime/types.ts';
-import { toMicros } from '../domain/time.ts';
 import { isAdmitted, notificationListColumns } from './mapping.ts';
+import { toMicros } from '../time/format.ts';
 
 /** Masakari's is_failover_segment_under_recovery statuses. */
 const UNDER_RECOVERY = new Set(['new', 'running', 'error']);

@@ -42,9 +42,9 @@ import {
   toVMoveView,
 } from './mapping.ts';
 import { notificationObjectName, restObjectName } from './names.ts';
-import { nowRfc3339 } from './time.ts';
 import type { JournalPage } from './journal-pages.ts';
 import { assembleNotification, countedPages, notificationUuidOf, pageOf } from './journal-pages.ts';
+import { rfc3339Seconds } from '../time/format.ts';
 
 /** Attempts for an object update that keeps meeting 409 (someone else wrote it between our read and write). */
 const MAX_UPDATE_ATTEMPTS = 10;
@@ -288,7 +288,7 @@ export class CrRepository implements Repository {
       segmentSpec(obj.spec, patch),
     );
     const written = await this.patchStatus(RESOURCES.segments, updated, {
-      updatedAt: nowRfc3339(this.now()),
+      updatedAt: rfc3339Seconds(this.now()),
       observedGeneration: updated.metadata.generation,
     });
     if (previousName !== written.spec.name) {
@@ -394,7 +394,7 @@ export class CrRepository implements Repository {
       reserved: updated.spec.reserved === true,
       onMaintenance: updated.spec.onMaintenance === true,
       flagsGeneration: updated.metadata.generation,
-      updatedAt: nowRfc3339(this.now()),
+      updatedAt: rfc3339Seconds(this.now()),
       observedGeneration: updated.metadata.generation,
     });
     if (previousName !== written.spec.name) {

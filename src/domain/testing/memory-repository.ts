@@ -8,7 +8,7 @@ import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } f
 import type { NewHost, NewNotification, NewSegment, Repository } from '../repository.ts';
 import { DuplicateNotificationError, NameTakenError, NotFoundInStoreError } from '../repository.ts';
 import type { NotificationStatus, WorkflowTaskRecord } from '../../model/types.ts';
-import { nowRecordTime, toMicros } from '../time.ts';
+import { nowRecordTime, toMicros } from '../../time/format.ts';
 
 export interface MemoryRepositoryOptions {
   /** Clock for created_at/updated_at. */

@@ -13,8 +13,8 @@ import type { WorkflowContext } from '../workflows/context.ts';
 import { HaHostFlags, HOST_NAME_INDEX, HOST_UUID_INDEX } from '../host-flags.ts';
 import { createRunJournal } from '../journal.ts';
 import { NotificationStatusWriter, ownsRun } from '../status-writer.ts';
-import { FakeClock } from './fake-clock.ts';
 import { FakeInformer, FakeKube } from './fake-kube.ts';
+import { FakeClock } from '../../time/fake-clock.ts';
 
 export const NS = 'masakari';
 export const quietLog = pino({ level: 'silent' });

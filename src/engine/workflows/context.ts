@@ -7,14 +7,9 @@
 
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.ts';
+import type { Clock } from '../../time/clock.ts';
 import type { NovaClient } from '../../openstack/types.ts';
 import type { NotificationType, RecoveryMethod, VMoveRecord, WorkflowTaskRecord } from '../../model/types.ts';
-
-export interface Clock {
-  now(): Date;
-  /** Resolves after ms, or rejects with the signal's reason when aborted. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
 
 /** recovery_workflow_details of the current run, written through to status. */
 export interface ProgressRecorder {

@@ -50,9 +50,10 @@ import { NovaBadRequest, NovaConflict, NovaError, NovaNotFound } from '../../ope
 import type { VMoveRecord } from '../../model/types.ts';
 import type { WorkflowContext } from './context.ts';
 import { RecoveryFailed } from './context.ts';
-import { PollTimeout, pollUntil, retryCleanup, settleSchedule } from './evacuation-polling.ts';
+import { retryCleanup, settleSchedule } from './evacuation-polling.ts';
 import { lockKey, unlockKey } from '../locks.ts';
-import { rfc3339Micro } from '../timefmt.ts';
+import { PollTimeout, pollUntil } from '../../time/poll.ts';
+import { rfc3339Micro } from '../../time/format.ts';
 
 /** Nova power_state SHUTDOWN. */
 const SHUTDOWN = 4;

@@ -1,10 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Clock } from './context.ts';
-import { PollTimeout, pollUntil, serviceDownSchedule, settleSchedule } from './evacuation-polling.ts';
+import { serviceDownSchedule, settleSchedule } from './evacuation-polling.ts';
+import type { Clock } from '../../time/clock.ts';
+import { PollTimeout, pollUntil } from '../../time/poll.ts';
 
 /** A clock whose sleeps advance virtual time at once. */
-function virtualClock(): Clock & { t: number } {
+function virtualClock(): Pick<Clock, 'now' | 'sleep'> & { t: number } {
   const c = {
     t: 0,
     now: () => new Date(c.t),

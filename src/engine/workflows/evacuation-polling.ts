@@ -5,60 +5,8 @@
 // first answers come quickly when Nova is quick, and Nova never sees more than
 // one request per cap interval per waiter once the wait drags on.
 
-import type { Clock } from './context.ts';
-
-/** Raised when the deadline passes before the probe reports done (Masakari's LoopingCallTimeOut). */
-export class PollTimeout extends Error {
-  constructor(what: string, timeoutMs: number) {
-    super(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    this.name = 'PollTimeout';
-  }
-}
-
-export interface PollSchedule {
-  /** Delay before the first probe (0 = probe at once). */
-  firstDelayMs: number;
-  /** Delay after the first unsuccessful probe, growing from there (default: grows from firstDelayMs). */
-  thenDelayMs?: number;
-  /** Growth factor of the delay between probes. */
-  factor: number;
-  /** Upper bound of the delay between probes (Masakari's verify_interval). */
-  maxDelayMs: number;
-  /** Overall bound (Masakari's wait_period_* option). */
-  timeoutMs: number;
-}
-
-/**
- * Calls probe until it returns a value other than undefined and returns that
- * value. Throws PollTimeout once timeoutMs has passed (one last probe runs at
- * the deadline, so a state reached just in time still counts), rethrows what
- * probe throws, and rejects with the signal's reason when aborted.
- */
-export async function pollUntil<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  schedule: PollSchedule,
-  clock: Clock,
-  signal: AbortSignal,
-): Promise<T> {
-  const deadline = clock.now().getTime() + schedule.timeoutMs;
-  let delay = Math.max(0, schedule.firstDelayMs);
-  let first = true;
-  for (;;) {
-    const remaining = deadline - clock.now().getTime();
-    if (delay > 0) await clock.sleep(Math.max(0, Math.min(delay, remaining)), signal);
-    signal.throwIfAborted();
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (clock.now().getTime() >= deadline) throw new PollTimeout(what, schedule.timeoutMs);
-    if (first && schedule.thenDelayMs !== undefined) delay = schedule.thenDelayMs;
-    else
-      delay = Math.round(
-        Math.min(schedule.maxDelayMs, Math.max(delay * schedule.factor, Math.min(50, schedule.maxDelayMs))),
-      );
-    first = false;
-  }
-}
+import type { Clock } from '../../time/clock.ts';
+import type { PollSchedule } from '../../time/poll.ts';
 
 /**
  * Polls an evacuation or a stop: first look after 100 ms, then x1.5 up to

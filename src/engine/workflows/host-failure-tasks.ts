@@ -26,9 +26,10 @@ import type { WorkflowContext } from './context.ts';
 import { RecoveryFailed, SkipRecovery } from './context.ts';
 import type { EvacuationHooks, EvacuationTarget } from './evacuate-instance.ts';
 import { EvacuationProcedure } from './evacuate-instance.ts';
-import { PollTimeout, pollUntil, serviceDownSchedule } from './evacuation-polling.ts';
+import { serviceDownSchedule } from './evacuation-polling.ts';
 import { NovaConflict } from '../../openstack/types.ts';
 import { acquireReservedHost } from './host-failure-reserved-host-lock.ts';
+import { PollTimeout, pollUntil } from '../../time/poll.ts';
 
 /** What the flow passes to every task (taskflow's store). */
 export interface HostTaskInputs {

@@ -4,7 +4,7 @@
 // Progress texts and values are Masakari's, character for character.
 
 import { NovaConflict } from '../../openstack/types.ts';
-import { pollUntil, PollTimeout } from '../clock.ts';
+import { fixedSchedule, pollUntil, PollTimeout } from '../../time/poll.ts';
 import { IgnoreRecovery, RecoveryFailed, SkipRecovery } from './context.ts';
 import type { WorkflowContext } from './context.ts';
 import { boolFromString, buildFlow, noOpTask, runFlow } from './tasks.ts';
@@ -55,13 +55,13 @@ export const StopInstanceTask: RecoveryTask<InstanceInput> = {
       }
     }
     try {
-      await pollUntil(async () => vmState(await ctx.nova.getServer(instanceUuid, opts)) === 'stopped', {
-        clock: ctx.clock,
-        signal: ctx.signal,
-        intervalSeconds: ctx.config.DEFAULT.verify_interval,
-        timeoutSeconds: ctx.config.DEFAULT.wait_period_after_power_off,
-        what: `instance ${instanceUuid} to stop`,
-      });
+      await pollUntil(
+        `instance ${instanceUuid} to stop`,
+        async () => (vmState(await ctx.nova.getServer(instanceUuid, opts)) === 'stopped') || undefined,
+        fixedSchedule(ctx.config.DEFAULT.verify_interval * 1000, ctx.config.DEFAULT.wait_period_after_power_off * 1000),
+        ctx.clock,
+        ctx.signal,
+      );
     } catch (err) {
       if (!(err instanceof PollTimeout)) throw err;
       const msg = `Failed to stop instance ${instance.id}`;
@@ -106,13 +106,13 @@ export const ConfirmInstanceActiveTask: RecoveryTask<InstanceInput> = {
     const opts = { requestId: ctx.requestId, signal: ctx.signal };
     await update(`Confirming instance '${instanceUuid}' vm_state is ACTIVE`);
     try {
-      await pollUntil(async () => vmState(await ctx.nova.getServer(instanceUuid, opts)) === 'active', {
-        clock: ctx.clock,
-        signal: ctx.signal,
-        intervalSeconds: ctx.config.DEFAULT.verify_interval,
-        timeoutSeconds: ctx.config.DEFAULT.wait_period_after_power_on,
-        what: `instance ${instanceUuid} to become active`,
-      });
+      await pollUntil(
+        `instance ${instanceUuid} to become active`,
+        async () => (vmState(await ctx.nova.getServer(instanceUuid, opts)) === 'active') || undefined,
+        fixedSchedule(ctx.config.DEFAULT.verify_interval * 1000, ctx.config.DEFAULT.wait_period_after_power_on * 1000),
+        ctx.clock,
+        ctx.signal,
+      );
     } catch (err) {
       if (!(err instanceof PollTimeout)) throw err;
       const msg = `Failed to start instance ${instanceUuid}`;

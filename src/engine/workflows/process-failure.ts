@@ -4,7 +4,7 @@
 
 import { NovaError } from '../../openstack/types.ts';
 import type { NovaService } from '../../openstack/types.ts';
-import { pollUntil, PollTimeout } from '../clock.ts';
+import { fixedSchedule, pollUntil, PollTimeout } from '../../time/poll.ts';
 import { RecoveryFailed, SkipRecovery } from './context.ts';
 import type { WorkflowContext } from './context.ts';
 import { buildFlow, noOpTask, runFlow } from './tasks.ts';
@@ -59,13 +59,13 @@ export const ConfirmComputeNodeDisabledTask: RecoveryTask<ProcessInput> = {
   async execute(ctx, { processName, hostName }, update) {
     await update(`Confirming compute service is disabled on host: '${hostName}'`);
     try {
-      await pollUntil(async () => (await findService(ctx, hostName, processName)).status === 'disabled', {
-        clock: ctx.clock,
-        signal: ctx.signal,
-        intervalSeconds: ctx.config.DEFAULT.verify_interval,
-        timeoutSeconds: ctx.config.DEFAULT.wait_period_after_service_update,
-        what: `service ${processName} on ${hostName} to be disabled`,
-      });
+      await pollUntil(
+        `service ${processName} on ${hostName} to be disabled`,
+        async () => ((await findService(ctx, hostName, processName)).status === 'disabled') || undefined,
+        fixedSchedule(ctx.config.DEFAULT.verify_interval * 1000, ctx.config.DEFAULT.wait_period_after_service_update * 1000),
+        ctx.clock,
+        ctx.signal,
+      );
     } catch (err) {
       if (!(err instanceof PollTimeout)) throw err;
       const msg = `Failed to disable service ${processName}`;

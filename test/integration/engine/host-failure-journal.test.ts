@@ -21,12 +21,12 @@ import { createNovaClient } from '../../../src/openstack/index.ts';
 import type { HttpNovaClient } from '../../../src/openstack/index.ts';
 import { startSimulator } from '../../../src/simulator/server.ts';
 import type { Simulator } from '../../../src/simulator/server.ts';
-import { systemClock } from '../../../src/engine/clock.ts';
 import { createRunJournal } from '../../../src/engine/journal.ts';
 import { NotificationStatusWriter } from '../../../src/engine/status-writer.ts';
 import type { HostFlags, StartFallbackRun, WorkflowContext } from '../../../src/engine/workflows/context.ts';
 import { runHostFailure } from '../../../src/engine/workflows/host-failure.ts';
 import { assertEvacuatedOnce, HOST_DOWN } from './support.ts';
+import { systemClock } from '../../../src/time/clock.ts';
 
 const FAILED = 'compute-1';
 const UUID = '5b1c7d2e-8f3a-4b6c-9d0e-1f2a3b4c5d6e';

@@ -22,12 +22,13 @@ import type { Config } from '../../../config/config.ts';
 import { loadConfig } from '../../../config/load.ts';
 import type { Notification, RecoveryMethod, VMoveRecord, WorkflowTaskRecord } from '../../../model/types.ts';
 import type { NovaClient } from '../../../openstack/types.ts';
-import { systemClock } from '../../clock.ts';
 import { createRunJournal } from '../../journal.ts';
 import { NOVA_SIDE_EFFECTS } from '../../nova-fence.ts';
 import type { NotificationStatusWriter, EffectRecord, StatusMutation } from '../../status-writer.ts';
 import { engineOf } from '../../status-writer.ts';
-import type { Clock, HostFlags, StartFallbackRun, WorkflowContext } from '../context.ts';
+import type { HostFlags, StartFallbackRun, WorkflowContext } from '../context.ts';
+import type { Clock } from '../../../time/clock.ts';
+import { systemClock } from '../../../time/clock.ts';
 
 export class ProcessCrashed extends Error {
   constructor() {

@@ -1,33 +1,22 @@
-// Time source for the work queue and rate limiters, injectable so tests can
-// move time by hand instead of sleeping.
+// A Clock for tests that only moves when told to: advance() fires the timers
+// that come due, in due order, and sleep() advances virtual time at once, so
+// a 180 s poll timeout takes microseconds and the number of polls is exact.
 
-/** Opaque: whatever the clock's setTimeout returned. */
-export type TimerHandle = unknown;
+import type { Clock, TimerHandle } from './clock.ts';
 
-export interface Clock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): TimerHandle;
-  clearTimeout(handle: TimerHandle): void;
-}
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
-
-/** A clock that only moves when advance() is called; due timers fire in order. */
 export class FakeClock implements Clock {
   private current: number;
   private nextId = 1;
-  private timers = new Map<number, { at: number; fn: () => void }>();
+  private readonly timers = new Map<number, { at: number; fn: () => void }>();
+  /** Every sleep() asked for, in ms, in order. */
+  readonly sleeps: number[] = [];
 
-  constructor(start = 1_000_000) {
+  constructor(start = Date.UTC(2026, 0, 2, 3, 4, 5, 678)) {
     this.current = start;
   }
 
-  now(): number {
-    return this.current;
+  now(): Date {
+    return new Date(this.current);
   }
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
@@ -59,6 +48,14 @@ export class FakeClock implements Clock {
       timer.fn();
     }
     this.current = target;
+  }
+
+  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    this.sleeps.push(ms);
+    this.advance(ms);
+    await Promise.resolve();
+    signal?.throwIfAborted();
   }
 
   pendingTimers(): number {
