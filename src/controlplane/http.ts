@@ -76,7 +76,8 @@ export async function waitUntil<T>(
   try {
     return await pollUntil(what, tolerantProbe, schedule, systemClock, new AbortController().signal);
   } catch (e) {
-    if (e instanceof PollTimeout && lastError) throw new PollTimeout(`${what} (last error: ${lastError})`, opts.timeoutMs);
+    if (e instanceof PollTimeout && lastError)
+      throw new PollTimeout(`${what} (last error: ${lastError})`, opts.timeoutMs);
     throw e;
   }
 }

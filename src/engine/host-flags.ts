@@ -36,7 +36,7 @@ export class HostNotFoundError extends Error {}
 
 export class HaHostFlags implements HostFlags {
   constructor(
-    private readonly o: {
+    private readonly deps: {
       kube: KubeClient;
       namespace: string;
       hosts: Informer<HaHost>;
@@ -57,7 +57,7 @@ export class HaHostFlags implements HostFlags {
   }
 
   reservedHosts(segmentUuid: string): string[] {
-    return this.o.hosts
+    return this.deps.hosts
       .list()
       .filter((h) => h.status?.uuid && h.status.segmentUuid === segmentUuid && !h.metadata.deletionTimestamp)
       .filter((h) => {
@@ -69,7 +69,7 @@ export class HaHostFlags implements HostFlags {
   }
 
   private find(hostName: string): HaHost {
-    const h = this.o.hosts.byIndex(HOST_NAME_INDEX, hostName)[0];
+    const h = this.deps.hosts.byIndex(HOST_NAME_INDEX, hostName)[0];
     if (!h) throw new HostNotFoundError(`Host with name ${hostName} could not be found.`);
     return h;
   }
@@ -82,27 +82,27 @@ export class HaHostFlags implements HostFlags {
     let conflicts = 0;
     let transient = 0;
     for (;;) {
-      this.o.signal?.throwIfAborted();
+      this.deps.signal?.throwIfAborted();
       const flags = next(effectiveFlags(host));
       const body: HaHost = structuredClone(host);
       body.status = {
         ...body.status,
         ...flags,
         flagsGeneration: host.metadata.generation ?? 1,
-        updatedAt: rfc3339Seconds(this.o.clock.now()),
+        updatedAt: rfc3339Seconds(this.deps.clock.now()),
       };
       try {
-        const stored = await this.o.kube.replaceStatus<HaHost>(
+        const stored = await this.deps.kube.replaceStatus<HaHost>(
           RESOURCES.hosts,
-          this.o.namespace,
+          this.deps.namespace,
           host.metadata.name ?? '',
           body,
           {
             fieldManager: FIELD_MANAGERS.engine,
           },
         );
-        this.o.hosts.upsertLocal(stored);
-        this.o.log.info(
+        this.deps.hosts.upsertLocal(stored);
+        this.deps.log.info(
           { host: hostName, ...flags },
           flags.onMaintenance ? `Set host ${hostName} on maintenance.` : 'host flags updated',
         );
@@ -110,11 +110,11 @@ export class HaHostFlags implements HostFlags {
       } catch (err) {
         if (isNotFound(err)) throw new HostNotFoundError(`Host with name ${hostName} could not be found.`);
         if (isConflict(err) && ++conflicts <= MAX_CONFLICTS) {
-          host = await this.o.kube.get<HaHost>(RESOURCES.hosts, this.o.namespace, host.metadata.name ?? '');
+          host = await this.deps.kube.get<HaHost>(RESOURCES.hosts, this.deps.namespace, host.metadata.name ?? '');
           continue;
         }
         if (isTransient(err) && ++transient < MAX_TRANSIENT_ATTEMPTS) {
-          await this.o.clock.sleep(200 * 2 ** (transient - 1), this.o.signal);
+          await this.deps.clock.sleep(200 * 2 ** (transient - 1), this.deps.signal);
           continue;
         }
         throw err;

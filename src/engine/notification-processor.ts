@@ -145,8 +145,8 @@ export class NotificationProcessor {
     { token: string; signal: AbortSignal; isGracefulStop: () => boolean; holdsLease: () => boolean } | undefined;
   private readonly log: Logger;
 
-  constructor(private readonly d: ProcessorDeps) {
-    this.log = d.log.child({ component: 'engine' });
+  constructor(private readonly deps: ProcessorDeps) {
+    this.log = deps.log.child({ component: 'engine' });
   }
 
   /**
@@ -158,13 +158,13 @@ export class NotificationProcessor {
    */
   startLeading(signal: AbortSignal, o: { isGracefulStop?: () => boolean; holdsLease?: () => boolean } = {}): void {
     this.term = {
-      token: `${this.d.identity}#${randomUUID().slice(0, 8)}`,
+      token: `${this.deps.identity}#${randomUUID().slice(0, 8)}`,
       signal,
       isGracefulStop: o.isGracefulStop ?? (() => false),
       holdsLease: o.holdsLease ?? (() => true),
     };
     this.log.info({ owner: this.term.token }, 'engine leading: resuming and processing notifications');
-    for (const n of this.d.notifications.list()) if (n.metadata.name) this.d.enqueue(n.metadata.name);
+    for (const n of this.deps.notifications.list()) if (n.metadata.name) this.deps.enqueue(n.metadata.name);
   }
 
   /**
@@ -198,7 +198,7 @@ export class NotificationProcessor {
   async reconcile(key: string): Promise<ReconcileResult | void> {
     const term = this.term;
     if (!term || term.signal.aborted) return;
-    const n = this.d.notifications.get(key);
+    const n = this.deps.notifications.get(key);
     if (!n || n.metadata.deletionTimestamp) {
       this.lastChance.delete(key);
       this.fencingNotes.delete(key);
@@ -240,7 +240,7 @@ export class NotificationProcessor {
           { notification: n.status?.uuid },
           `${plan.reason} Notification left new until the periodic task retries it.`,
         );
-        this.d.enqueueAfter(key, MISSING_REFERENCE_RECHECK_MS);
+        this.deps.enqueueAfter(key, MISSING_REFERENCE_RECHECK_MS);
         return;
       }
       if (plan.kind === 'final' && mode !== 'resume') {
@@ -257,7 +257,7 @@ export class NotificationProcessor {
           // Waiting for proof is not an attempt: the run that follows is the
           // notification's first, and an error in it still earns the retry.
           this.lastChance.delete(key);
-          this.d.enqueueAfter(key, FENCING_RECHECK_MS);
+          this.deps.enqueueAfter(key, FENCING_RECHECK_MS);
           return;
         }
       }
@@ -271,7 +271,7 @@ export class NotificationProcessor {
         // Someone wrote the notification since our cache saw it: decide again on the newer version.
         this.log.debug({ notification: key }, 'notification changed underneath; re-evaluating');
         await this.refresh(key);
-        this.d.enqueue(key);
+        this.deps.enqueue(key);
         return;
       }
       throw err;
@@ -282,8 +282,8 @@ export class NotificationProcessor {
 
   private plan(n: Notification): Plan | { kind: 'error'; reason: string } {
     const segUuid = n.status?.failoverSegmentUuid ?? '';
-    const segment = this.d.segments.byIndex(SEGMENT_UUID_INDEX, segUuid)[0];
-    const host = this.d.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
+    const segment = this.deps.segments.byIndex(SEGMENT_UUID_INDEX, segUuid)[0];
+    const host = this.deps.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
     if (!segment || !host) {
       return {
         kind: 'error',
@@ -303,11 +303,11 @@ export class NotificationProcessor {
 
   /** True while the source host of a requireFencing segment is not proven fenced (logged and evented once per reason). */
   private async awaitFencing(n: Notification): Promise<boolean> {
-    const segment = this.d.segments.byIndex(SEGMENT_UUID_INDEX, n.status?.failoverSegmentUuid ?? '')[0];
-    if (!segment?.spec.requireFencing || !this.d.fencing) return false;
+    const segment = this.deps.segments.byIndex(SEGMENT_UUID_INDEX, n.status?.failoverSegmentUuid ?? '')[0];
+    if (!segment?.spec.requireFencing || !this.deps.fencing) return false;
     let verdict: FencingVerdict;
     try {
-      verdict = await this.d.fencing(n, n.spec.hostname);
+      verdict = await this.deps.fencing(n, n.spec.hostname);
     } catch (err) {
       verdict = { proven: false, missing: `the fencing proof could not be read: ${(err as Error).message}` };
     }
@@ -331,7 +331,7 @@ export class NotificationProcessor {
     const stored = await this.casStatus(n, (s) => {
       s.phase = plan.status;
       if (plan.message !== undefined) s.message = plan.message;
-      s.updatedAt = rfc3339Seconds(this.d.clock.now());
+      s.updatedAt = rfc3339Seconds(this.deps.clock.now());
     });
     const uuid = stored.status?.uuid;
     const level = plan.status === 'ignored' ? 'warn' : 'info';
@@ -355,7 +355,7 @@ export class NotificationProcessor {
     if (phaseOf(n) !== expected) return undefined;
     const key = n.metadata.name ?? '';
     const finalAttempt = mode === 'retry' || (mode === 'new' && this.lastChance.has(key));
-    const now = this.d.clock.now();
+    const now = this.deps.clock.now();
     const stored = await this.casStatus(n, (s, engine) => {
       if (mode !== 'resume') {
         s.phase = 'running';
@@ -375,7 +375,7 @@ export class NotificationProcessor {
       stored,
       'Normal',
       mode === 'resume' ? EVENT_REASONS.recoveryResumed : EVENT_REASONS.recoveryStarted,
-      `Recovery run ${run} started by ${this.d.identity}`,
+      `Recovery run ${run} started by ${this.deps.identity}`,
     );
     return stored;
   }
@@ -400,8 +400,8 @@ export class NotificationProcessor {
     const exec: Execution = { abort, hostUuid, done: Promise.resolve() };
     const holdsLease = this.term?.holdsLease ?? (() => false);
     const nova =
-      this.d.nova &&
-      fenceNova(this.d.nova, holdsLease, (err) => {
+      this.deps.nova &&
+      fenceNova(this.deps.nova, holdsLease, (err) => {
         if (!abort.signal.aborted) {
           this.log.warn({ notification: n.status?.uuid }, `${err.message}; cancelling the run`);
           abort.abort(new HandedOver('engine Lease no longer held'));
@@ -413,7 +413,7 @@ export class NotificationProcessor {
         term?.removeEventListener('abort', onTermEnd);
         this.executions.delete(key);
         this.releaseHost(hostUuid, key);
-        if (this.term) this.d.enqueue(key);
+        if (this.term) this.deps.enqueue(key);
       });
     this.executions.set(key, exec);
   }
@@ -457,7 +457,7 @@ export class NotificationProcessor {
         return this.cancelled(n, token, writer, signal, log, requestId, nova);
       if (err instanceof JournalWriteError) {
         log.error({ err }, 'journal write failed; the run will be taken over again');
-        this.d.enqueueAfter(n.metadata.name ?? '', RESUME_AFTER_WRITE_FAILURE_MS);
+        this.deps.enqueueAfter(n.metadata.name ?? '', RESUME_AFTER_WRITE_FAILURE_MS);
         return;
       }
       outcome = outcomeOf(workflow ?? 'host', uuid, err);
@@ -465,7 +465,7 @@ export class NotificationProcessor {
     if (signal.aborted || writer.fatal) {
       if (writer.fatal instanceof JournalWriteError && !signal.aborted) {
         log.error({ err: writer.fatal }, 'journal write failed during the run; it will be taken over again');
-        this.d.enqueueAfter(n.metadata.name ?? '', RESUME_AFTER_WRITE_FAILURE_MS);
+        this.deps.enqueueAfter(n.metadata.name ?? '', RESUME_AFTER_WRITE_FAILURE_MS);
         return;
       }
       return this.cancelled(n, token, writer, signal, log, requestId, nova);
@@ -486,28 +486,28 @@ export class NotificationProcessor {
   ): Promise<Outcome> {
     const uuid = n.status?.uuid ?? '';
     const flags = new HaHostFlags({
-      kube: this.d.kube,
-      namespace: this.d.namespace,
-      hosts: this.d.hosts,
-      clock: this.d.clock,
+      kube: this.deps.kube,
+      namespace: this.deps.namespace,
+      hosts: this.deps.hosts,
+      clock: this.deps.clock,
       log,
       signal,
     });
-    const host = this.d.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
+    const host = this.deps.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
     const hostName = host?.spec.name ?? n.spec.hostname;
     if (plan.maintenance !== 'none') {
       // Every (re)processing sets maintenance before the workflow, whatever the outcome (Masakari).
       await flags.setOnMaintenance(hostName, plan.maintenance === 'on-and-unreserve');
-      const h = this.d.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
+      const h = this.deps.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
       if (h)
-        this.d.events.onHost(
+        this.deps.events.onHost(
           h,
           'Normal',
           EVENT_REASONS.hostOnMaintenance,
           `Set host ${hostName} on maintenance (notification ${uuid}).`,
         );
     }
-    const segment = this.d.segments.byIndex(SEGMENT_UUID_INDEX, n.status?.failoverSegmentUuid ?? '')[0];
+    const segment = this.deps.segments.byIndex(SEGMENT_UUID_INDEX, n.status?.failoverSegmentUuid ?? '')[0];
     const makeContext = (r: number): WorkflowContext => ({
       notification: {
         uuid,
@@ -520,12 +520,12 @@ export class NotificationProcessor {
       },
       run: r,
       nova,
-      config: this.d.config,
-      clock: this.d.clock,
+      config: this.deps.config,
+      clock: this.deps.clock,
       log: log.child({ run: r }),
       signal,
       requestId,
-      ...createRunJournal(writer, r, this.d.vmoveIds, this.d.clock),
+      ...createRunJournal(writer, r, this.deps.vmoveIds, this.deps.clock),
       hosts: flags,
     });
     const startFallbackRun: StartFallbackRun = async () => {
@@ -540,7 +540,7 @@ export class NotificationProcessor {
       const ctx = makeContext(run);
       if (plan.workflow === 'instance') await runInstanceFailure(ctx);
       else if (plan.workflow === 'process') await runProcessFailure(ctx);
-      else await this.d.hostWorkflow(ctx, startFallbackRun);
+      else await this.deps.hostWorkflow(ctx, startFallbackRun);
       return outcomeOf(plan.workflow, uuid, undefined);
     } catch (err) {
       if (signal.aborted || err instanceof NotOwnerError || err instanceof JournalWriteError) throw err;
@@ -558,7 +558,7 @@ export class NotificationProcessor {
     const engine = engineOf(structuredClone(writer.current().status ?? {}));
     const failed = outcome.status === 'error' && engine.finalAttempt === true;
     const status = failed ? 'failed' : outcome.status;
-    const now = this.d.clock.now();
+    const now = this.deps.clock.now();
     let stored: Notification;
     try {
       stored = await writer.mutate((s, e) => {
@@ -574,7 +574,7 @@ export class NotificationProcessor {
         return;
       }
       log.error({ err }, 'could not write the final status; the run will be taken over again');
-      this.d.enqueueAfter(n.metadata.name ?? '', RESUME_AFTER_WRITE_FAILURE_MS);
+      this.deps.enqueueAfter(n.metadata.name ?? '', RESUME_AFTER_WRITE_FAILURE_MS);
       return;
     }
     const uuid = n.status?.uuid;
@@ -642,7 +642,7 @@ export class NotificationProcessor {
   }
 
   private async refreshWriter(w: NotificationStatusWriter, n: Notification): Promise<void> {
-    const latest = this.d.notifications.get(n.metadata.name ?? '');
+    const latest = this.deps.notifications.get(n.metadata.name ?? '');
     if (latest) w.reset(latest);
   }
 
@@ -665,14 +665,14 @@ export class NotificationProcessor {
           e.effectSeq = seq;
           const effects = (e.effects ??= {});
           const data = { ...effects[lockKey(server)]?.data, unlockedBy: 'engine-sweep' };
-          effects[lockKey(server)] = { state: 'done', at: this.d.clock.now().toISOString(), seq, data };
+          effects[lockKey(server)] = { state: 'done', at: this.deps.clock.now().toISOString(), seq, data };
         });
       },
       log,
       { requestId, signal },
     );
     if (result.unlocked.length > 0) {
-      this.d.events.onNotification(
+      this.deps.events.onNotification(
         writer.current(),
         'Normal',
         EVENT_REASONS.serversUnlocked,
@@ -680,7 +680,7 @@ export class NotificationProcessor {
       );
     }
     if (result.failed.length > 0) {
-      this.d.events.onNotification(
+      this.deps.events.onNotification(
         writer.current(),
         'Warning',
         EVENT_REASONS.unlockFailed,
@@ -698,9 +698,9 @@ export class NotificationProcessor {
    */
   processUnfinished(): void {
     if (!this.term) return;
-    const now = this.d.clock.now().getTime();
-    const newAge = this.d.config.DEFAULT.retry_notification_new_status_interval * 1000;
-    const candidates = this.d.notifications
+    const now = this.deps.clock.now().getTime();
+    const newAge = this.deps.config.DEFAULT.retry_notification_new_status_interval * 1000;
+    const candidates = this.deps.notifications
       .list()
       .filter((n) => isAdmitted(n) && !n.metadata.deletionTimestamp && !this.executions.has(n.metadata.name ?? ''))
       .filter((n) => {
@@ -722,7 +722,7 @@ export class NotificationProcessor {
           ? 'periodic task: retrying a notification in error once'
           : 'periodic task: processing a notification stuck in new',
       );
-      this.d.enqueue(key);
+      this.deps.enqueue(key);
     }
   }
 
@@ -734,9 +734,9 @@ export class NotificationProcessor {
    */
   async checkExpired(): Promise<void> {
     if (!this.term) return;
-    const now = this.d.clock.now().getTime();
-    const maxAge = this.d.config.DEFAULT.notifications_expired_interval * 1000;
-    for (const n of this.d.notifications.list()) {
+    const now = this.deps.clock.now().getTime();
+    const maxAge = this.deps.config.DEFAULT.notifications_expired_interval * 1000;
+    for (const n of this.deps.notifications.list()) {
       const phase = phaseOf(n);
       if (!isAdmitted(n) || !['new', 'running', 'error'].includes(phase)) continue;
       const generated = parseGeneratedTime(n.spec.generatedTime);
@@ -759,7 +759,7 @@ export class NotificationProcessor {
     try {
       stored = await writer.mutate((s, e) => {
         s.phase = 'failed';
-        s.updatedAt = rfc3339Seconds(this.d.clock.now());
+        s.updatedAt = rfc3339Seconds(this.deps.clock.now());
         e.lastError = `Notification ${uuid} is expired.`;
       });
     } catch (err) {
@@ -800,7 +800,7 @@ export class NotificationProcessor {
   /** Nova for work outside a run (the expiry sweep): side effects only while the Lease is held. */
   private fencedNova(): NovaClient | undefined {
     const holdsLease = this.term?.holdsLease ?? (() => false);
-    return this.d.nova && fenceNova(this.d.nova, holdsLease, (err) => this.log.warn(err.message));
+    return this.deps.nova && fenceNova(this.deps.nova, holdsLease, (err) => this.log.warn(err.message));
   }
 
   /** A writer for a notification as stored (from the cache), or taking over from another writer of it. */
@@ -812,15 +812,15 @@ export class NotificationProcessor {
   ): NotificationStatusWriter {
     const handover = from instanceof NotificationStatusWriter;
     return new NotificationStatusWriter({
-      kube: this.d.kube,
-      namespace: this.d.namespace,
+      kube: this.deps.kube,
+      namespace: this.deps.namespace,
       initial: handover ? from.storedObject() : from,
       ...(handover ? { pages: from.journalPages() } : {}),
       guard,
-      clock: this.d.clock,
+      clock: this.deps.clock,
       log,
       signal,
-      onWritten: (x) => this.d.notifications.upsertLocal(x),
+      onWritten: (x) => this.deps.notifications.upsertLocal(x),
     });
   }
 
@@ -831,27 +831,27 @@ export class NotificationProcessor {
   ): Promise<Notification> {
     const status = structuredClone(n.status ?? {});
     mutate(status, engineOf(status));
-    syncNotificationConditions(status, this.d.clock.now(), n.metadata.generation);
+    syncNotificationConditions(status, this.deps.clock.now(), n.metadata.generation);
     const patch = statusPatch(
       n.status as Record<string, unknown> | undefined,
       status as Record<string, unknown>,
       n.metadata.resourceVersion,
     );
-    const stored = await this.d.kube.jsonPatch<Notification>(
+    const stored = await this.deps.kube.jsonPatch<Notification>(
       RESOURCES.notifications,
-      this.d.namespace,
+      this.deps.namespace,
       n.metadata.name ?? '',
       patch,
       { fieldManager: FIELD_MANAGERS.engine, status: true },
     );
-    this.d.notifications.upsertLocal(stored);
+    this.deps.notifications.upsertLocal(stored);
     return stored;
   }
 
   /** True when the notification is gone or being deleted on the API server (not merely finished). */
   private async deletedOnServer(key: string): Promise<boolean> {
     try {
-      const n = await this.d.kube.get<Notification>(RESOURCES.notifications, this.d.namespace, key);
+      const n = await this.deps.kube.get<Notification>(RESOURCES.notifications, this.deps.namespace, key);
       return !!n.metadata.deletionTimestamp;
     } catch (err) {
       if (isNotFound(err)) return true;
@@ -861,8 +861,8 @@ export class NotificationProcessor {
 
   private async refresh(key: string): Promise<void> {
     try {
-      this.d.notifications.upsertLocal(
-        await this.d.kube.get<Notification>(RESOURCES.notifications, this.d.namespace, key),
+      this.deps.notifications.upsertLocal(
+        await this.deps.kube.get<Notification>(RESOURCES.notifications, this.deps.namespace, key),
       );
     } catch (err) {
       if (!isNotFound(err)) throw err;
@@ -881,13 +881,14 @@ export class NotificationProcessor {
 
   /** A phase Event on the Notification and, when its source host is known, on the HaHost too. */
   private emit(n: Notification, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.d.events.onNotification(n, type, reason, message);
-    const host = this.d.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
-    if (host) this.d.events.onHost(host, type, reason, `Notification ${n.status?.uuid} (${n.spec.type}): ${message}`);
+    this.deps.events.onNotification(n, type, reason, message);
+    const host = this.deps.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
+    if (host)
+      this.deps.events.onHost(host, type, reason, `Notification ${n.status?.uuid} (${n.spec.type}): ${message}`);
   }
 
   private releaseHost(hostUuid: string, key: string): void {
-    for (const waiting of this.gate.release(hostUuid, key)) this.d.enqueue(waiting);
+    for (const waiting of this.gate.release(hostUuid, key)) this.deps.enqueue(waiting);
   }
 }
 

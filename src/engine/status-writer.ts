@@ -143,12 +143,12 @@ export class NotificationStatusWriter {
   private writing = false;
   private readonly name: string;
 
-  constructor(private readonly o: StatusWriterOptions) {
-    this.stored = o.initial;
-    this.pages = [...(o.pages ?? [])];
-    this.pagesLoaded = o.pages !== undefined || countedPages(o.initial.status) === 0;
-    this.latest = assembleNotification(o.initial, this.pages);
-    this.name = o.initial.metadata.name ?? '';
+  constructor(private readonly options: StatusWriterOptions) {
+    this.stored = options.initial;
+    this.pages = [...(options.pages ?? [])];
+    this.pagesLoaded = options.pages !== undefined || countedPages(options.initial.status) === 0;
+    this.latest = assembleNotification(options.initial, this.pages);
+    this.name = options.initial.metadata.name ?? '';
   }
 
   /** The first NotOwnerError or JournalWriteError a write hit: the run must stop writing. */
@@ -158,7 +158,7 @@ export class NotificationStatusWriter {
   async load(): Promise<void> {
     if (this.pagesLoaded && countedPages(this.stored.status) <= this.pages.length) return;
     this.pages = await this.withTransientRetries('read the journal pages of', () =>
-      readPages(this.o.kube, this.o.namespace, notificationUuidOf(this.stored)),
+      readPages(this.options.kube, this.options.namespace, notificationUuidOf(this.stored)),
     );
     this.pagesLoaded = true;
     this.latest = assembleNotification(this.stored, this.pages);
@@ -190,7 +190,7 @@ export class NotificationStatusWriter {
   }
 
   /** Applies `mutate` durably; resolves with the stored object that includes it (whole status). */
-  mutate(mutate: StatusMutation, guard: StatusGuard = this.o.guard): Promise<Notification> {
+  mutate(mutate: StatusMutation, guard: StatusGuard = this.options.guard): Promise<Notification> {
     return new Promise<Notification>((resolve, reject) => {
       this.queue.push({ mutate, guard, resolve, reject });
       this.schedule();
@@ -227,7 +227,7 @@ export class NotificationStatusWriter {
     let conflicts = 0;
     let transient = 0;
     for (;;) {
-      if (this.o.signal?.aborted) throw this.o.signal.reason ?? new NotOwnerError('writer cancelled');
+      if (this.options.signal?.aborted) throw this.options.signal.reason ?? new NotOwnerError('writer cancelled');
       try {
         await this.load();
       } catch (err) {
@@ -241,7 +241,7 @@ export class NotificationStatusWriter {
       const whole = structuredClone(this.latest.status ?? {});
       const engine = engineOf(whole);
       for (const p of batch) p.mutate(whole, engine);
-      syncNotificationConditions(whole, this.o.clock.now(), this.latest.metadata.generation);
+      syncNotificationConditions(whole, this.options.clock.now(), this.latest.metadata.generation);
       try {
         const { status, pages } = this.budgeted(whole);
         for (const page of pages) await this.writePage(page);
@@ -250,9 +250,9 @@ export class NotificationStatusWriter {
           status as Record<string, unknown>,
           this.stored.metadata.resourceVersion,
         );
-        const stored = await this.o.kube.jsonPatch<Notification>(
+        const stored = await this.options.kube.jsonPatch<Notification>(
           RESOURCES.notifications,
-          this.o.namespace,
+          this.options.namespace,
           this.name,
           patch,
           { fieldManager: FIELD_MANAGERS.engine, status: true },
@@ -260,7 +260,7 @@ export class NotificationStatusWriter {
         this.pages.push(...pages);
         this.stored = stored;
         this.latest = assembleNotification(stored, this.pages);
-        this.o.onWritten?.(stored);
+        this.options.onWritten?.(stored);
         return this.latest;
       } catch (err) {
         if (err instanceof JournalWriteError) throw err;
@@ -270,8 +270,8 @@ export class NotificationStatusWriter {
         }
         if (isNotFound(err)) throw new NotOwnerError(`${this.name}: notification was deleted`);
         if (isTransient(err) && ++transient < MAX_TRANSIENT_ATTEMPTS) {
-          this.o.log.warn({ err, attempt: transient }, 'status write failed; retrying');
-          await this.o.clock.sleep(200 * 2 ** (transient - 1), this.o.signal);
+          this.options.log.warn({ err, attempt: transient }, 'status write failed; retrying');
+          await this.options.clock.sleep(200 * 2 ** (transient - 1), this.options.signal);
           continue;
         }
         throw new JournalWriteError(
@@ -284,7 +284,7 @@ export class NotificationStatusWriter {
 
   /** The status to store for `whole`: without what pages hold, and under the byte budget. */
   private budgeted(whole: NotificationStatusBlock): { status: NotificationStatusBlock; pages: JournalPage[] } {
-    const budget = this.o.budget ?? STATUS_BUDGET;
+    const budget = this.options.budget ?? STATUS_BUDGET;
     const overhead = jsonBytes({ ...this.stored, status: undefined });
     const counted = countedPages(whole);
     if (this.index?.counted !== counted || this.index.pages !== this.pages.length) {
@@ -311,7 +311,9 @@ export class NotificationStatusWriter {
       throw new JournalWriteError(`notification ${this.name}: journal page ${page.seq} would exceed the object limit`);
     }
     try {
-      await this.o.kube.create(RESOURCES.configMaps, this.o.namespace, body, { fieldManager: FIELD_MANAGERS.engine });
+      await this.options.kube.create(RESOURCES.configMaps, this.options.namespace, body, {
+        fieldManager: FIELD_MANAGERS.engine,
+      });
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
       // Counted by another writer meanwhile: never overwrite it; start over from the newer status.
@@ -319,7 +321,7 @@ export class NotificationStatusWriter {
       if (countedPages(fresh.status) > page.seq) {
         throw new KubeError(409, 'Conflict', `journal page ${page.seq} of ${this.name} was written by another writer`);
       }
-      await this.o.kube.replace(RESOURCES.configMaps, this.o.namespace, body.metadata.name ?? '', body, {
+      await this.options.kube.replace(RESOURCES.configMaps, this.options.namespace, body.metadata.name ?? '', body, {
         fieldManager: FIELD_MANAGERS.engine,
       });
     }
@@ -328,7 +330,7 @@ export class NotificationStatusWriter {
   private async reread(): Promise<Notification> {
     try {
       return await this.withTransientRetries('re-read', () =>
-        this.o.kube.get<Notification>(RESOURCES.notifications, this.o.namespace, this.name),
+        this.options.kube.get<Notification>(RESOURCES.notifications, this.options.namespace, this.name),
       );
     } catch (err) {
       if (isNotFound(err)) throw new NotOwnerError(`${this.name}: notification was deleted`);
@@ -345,7 +347,7 @@ export class NotificationStatusWriter {
         if (!isTransient(err) || attempt >= MAX_TRANSIENT_ATTEMPTS) {
           throw new JournalWriteError(`could not ${what} notification ${this.name}: ${(err as Error).message}`, err);
         }
-        await this.o.clock.sleep(200 * 2 ** (attempt - 1), this.o.signal);
+        await this.options.clock.sleep(200 * 2 ** (attempt - 1), this.options.signal);
       }
     }
   }

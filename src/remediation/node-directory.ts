@@ -34,7 +34,7 @@ export class NodeDirectory {
   private starting: Promise<void> | undefined;
 
   constructor(
-    private readonly o: { kube: KubeClient; informers: NodeInformerFactory; log: Logger; firstSyncWaitMs?: number },
+    private readonly deps: { kube: KubeClient; informers: NodeInformerFactory; log: Logger; firstSyncWaitMs?: number },
   ) {}
 
   /**
@@ -47,7 +47,7 @@ export class NodeDirectory {
     if (!informer.hasSynced()) {
       await Promise.race([
         this.starting,
-        new Promise((r) => setTimeout(r, this.o.firstSyncWaitMs ?? FIRST_SYNC_WAIT_MS).unref()),
+        new Promise((r) => setTimeout(r, this.deps.firstSyncWaitMs ?? FIRST_SYNC_WAIT_MS).unref()),
       ]);
     }
     if (informer.hasSynced()) {
@@ -56,8 +56,8 @@ export class NodeDirectory {
         .map((n) => n.metadata.name ?? '')
         .filter(Boolean);
     }
-    this.o.log.warn('Node cache not synced yet; answering from one list of Nodes');
-    const nodes = await this.o.kube.list<NodeLike>(RESOURCES.nodes, undefined);
+    this.deps.log.warn('Node cache not synced yet; answering from one list of Nodes');
+    const nodes = await this.deps.kube.list<NodeLike>(RESOURCES.nodes, undefined);
     return nodesForHost(nodes.items, hostName);
   }
 
@@ -67,13 +67,13 @@ export class NodeDirectory {
 
   private ensureStarted(): Informer<NodeLike> {
     if (!this.informer) {
-      this.informer = this.o.informers(RESOURCES.nodes, {
+      this.informer = this.deps.informers(RESOURCES.nodes, {
         namespace: '',
         transform: slimNode,
         indexes: { [COMPUTE_HOST_INDEX]: (n) => [computeHostOf(n)].filter(Boolean) },
       });
       this.starting = this.informer.start().catch((err: unknown) => {
-        this.o.log.debug({ err }, 'Node cache stopped before it synced');
+        this.deps.log.debug({ err }, 'Node cache stopped before it synced');
       });
     }
     return this.informer;

@@ -77,16 +77,16 @@ export class RemediationReconciler {
   private readonly now: () => number;
   private readonly followIntervalMs: number;
 
-  constructor(private readonly o: RemediationReconcilerOptions) {
-    this.log = o.log.child({ controller: 'remediation' });
-    this.now = o.now ?? Date.now;
-    this.followIntervalMs = o.followIntervalMs ?? 5_000;
+  constructor(private readonly options: RemediationReconcilerOptions) {
+    this.log = options.log.child({ controller: 'remediation' });
+    this.now = options.now ?? Date.now;
+    this.followIntervalMs = options.followIntervalMs ?? 5_000;
   }
 
   readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
-    let r = this.o.cache.get(key);
+    let r = this.options.cache.get(key);
     for (let step = 0; r && step < MAX_STEPS && !signal.aborted; step++) {
-      const spec = effectiveSpec(r.spec, this.o.namespace);
+      const spec = effectiveSpec(r.spec, this.options.namespace);
       const s = stage(r, spec, this.now(), hasFinalizer(r, REMEDIATION_FINALIZER));
       switch (s.kind) {
         case 'done':
@@ -120,8 +120,8 @@ export class RemediationReconciler {
 
   private async start(r: MasakariRemediation): Promise<MasakariRemediation> {
     if (!hasFinalizer(r, REMEDIATION_FINALIZER)) {
-      r = await addFinalizer(this.o.kube, RESOURCE, r, REMEDIATION_FINALIZER, MANAGER);
-      this.o.cache.upsertLocal(r);
+      r = await addFinalizer(this.options.kube, RESOURCE, r, REMEDIATION_FINALIZER, MANAGER);
+      this.options.cache.upsertLocal(r);
     }
     if (r.status?.startedAt) return r;
     const node = nodeNameOf(r.metadata) ?? '';
@@ -161,7 +161,7 @@ export class RemediationReconciler {
       this.event(r, 'Normal', REMEDIATION_REASONS.nodeExcluded, 'Wait', message);
       return this.waitAgain(r, spec);
     }
-    const service = await this.o.serviceFor(spec.segmentNamespace);
+    const service = await this.options.serviceFor(spec.segmentNamespace);
     const host = service.repo.getHostByName(hostName);
     if (!host) {
       return this.finishAndStop(r, {
@@ -174,7 +174,7 @@ export class RemediationReconciler {
     // Masakari refuses notifications from a host on maintenance; fail before forcing anything down. The
     // exception is our own notification (filed before a crash) having put it there: that one is adopted below.
     const ours = r.status?.fencedAt
-      ? findOwnNotification(service, hostName, r.status.fencedAt, this.o.duplicateWindowSeconds)
+      ? findOwnNotification(service, hostName, r.status.fencedAt, this.options.duplicateWindowSeconds)
       : undefined;
     if (host.on_maintenance && !ours) {
       return this.finishAndStop(r, {
@@ -185,7 +185,7 @@ export class RemediationReconciler {
     }
 
     const holder = leaseBlocker(
-      await readNodeLease(this.o.kube, this.o.leaseNamespace ?? MEDIK8S_LEASE_NAMESPACE, nodeName),
+      await readNodeLease(this.options.kube, this.options.leaseNamespace ?? MEDIK8S_LEASE_NAMESPACE, nodeName),
       this.now(),
     );
     if (holder) {
@@ -202,7 +202,7 @@ export class RemediationReconciler {
         nowMs: this.now(),
         selfNodeRemediationSafeTimeSeconds: spec.selfNodeRemediationSafeTimeSeconds,
         approvalOn: { meta: r.metadata, kind: REMEDIATION_KINDS.remediation.kind },
-        ...(await gatherEvidence(this.o.kube, spec.fencingProof)),
+        ...(await gatherEvidence(this.options.kube, spec.fencingProof)),
       });
       if (!verdict.proven) {
         await this.setProcessing(r, REMEDIATION_REASONS.waitingForFencing, verdict.missing, hostName);
@@ -239,7 +239,7 @@ export class RemediationReconciler {
     }
 
     if (spec.forceDownComputeService) {
-      const forced = await forceDownComputeService(this.o.nova, hostName, signal);
+      const forced = await forceDownComputeService(this.options.nova, hostName, signal);
       if (!forced.ok)
         return this.finishAndStop(r, { succeeded: false, reason: forced.reason, message: forced.message });
       if (!forced.already) {
@@ -253,7 +253,12 @@ export class RemediationReconciler {
       }
     }
 
-    const filed = await fileHostNotification(service, hostName, r.status!.fencedAt!, this.o.duplicateWindowSeconds);
+    const filed = await fileHostNotification(
+      service,
+      hostName,
+      r.status!.fencedAt!,
+      this.options.duplicateWindowSeconds,
+    );
     if ('pending' in filed) {
       this.log.info(
         { remediation: r.metadata.name, host: hostName },
@@ -288,7 +293,7 @@ export class RemediationReconciler {
     const uuid = r.status?.notificationUuid ?? name;
     let n: Notification | undefined;
     try {
-      n = await this.o.kube.get<Notification>(RESOURCES.notifications, spec.segmentNamespace, name);
+      n = await this.options.kube.get<Notification>(RESOURCES.notifications, spec.segmentNamespace, name);
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
@@ -336,8 +341,8 @@ export class RemediationReconciler {
     if (!hasFinalizer(r, REMEDIATION_FINALIZER)) return;
     const open = r.status?.notificationUuid && !r.status.finishedAt;
     const note = `deleted; finalizer removed${open ? `; notification ${r.status!.notificationUuid} continues in the engine` : ''}${r.status?.fencedAt ? `; the nova-compute service of ${r.status.hostName ?? 'the host'} stays as it is (bring it back with: openstack compute service set --up <host> nova-compute)` : ''}`;
-    const updated = await removeFinalizer(this.o.kube, RESOURCE, r, REMEDIATION_FINALIZER, MANAGER);
-    if (updated) this.o.cache.upsertLocal(updated);
+    const updated = await removeFinalizer(this.options.kube, RESOURCE, r, REMEDIATION_FINALIZER, MANAGER);
+    if (updated) this.options.cache.upsertLocal(updated);
     this.event(r, 'Normal', 'RemediationDeleted', 'Cleanup', note);
   }
 
@@ -353,7 +358,7 @@ export class RemediationReconciler {
     try {
       return await run();
     } catch (err) {
-      const current = this.o.cache.get(r.metadata.name!) ?? r;
+      const current = this.options.cache.get(r.metadata.name!) ?? r;
       const processing = current.status?.conditions?.find((c) => c.type === REMEDIATION_CONDITIONS.processing);
       const text = err instanceof Error ? err.message : String(err);
       if (processing && !isFinished(current)) {
@@ -374,7 +379,7 @@ export class RemediationReconciler {
   private async getNode(name: string): Promise<NodeLike | undefined> {
     if (!name) return undefined;
     try {
-      return await this.o.kube.get<NodeLike>(RESOURCES.nodes, undefined, name);
+      return await this.options.kube.get<NodeLike>(RESOURCES.nodes, undefined, name);
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -405,14 +410,14 @@ export class RemediationReconciler {
   }
 
   private async writeStatus(r: MasakariRemediation, status: MasakariRemediationStatus): Promise<MasakariRemediation> {
-    const updated = await this.o.kube.replaceStatus<MasakariRemediation>(
+    const updated = await this.options.kube.replaceStatus<MasakariRemediation>(
       RESOURCE,
-      this.o.namespace,
+      this.options.namespace,
       r.metadata.name!,
       { ...r, status },
       { fieldManager: MANAGER },
     );
-    this.o.cache.upsertLocal(updated);
+    this.options.cache.upsertLocal(updated);
     return updated;
   }
 
@@ -423,12 +428,12 @@ export class RemediationReconciler {
     action: string,
     note: string,
   ): void {
-    this.o.events.record({
+    this.options.events.record({
       regarding: {
         apiVersion: r.apiVersion,
         kind: REMEDIATION_KINDS.remediation.kind,
         name: r.metadata.name!,
-        namespace: this.o.namespace,
+        namespace: this.options.namespace,
         uid: r.metadata.uid,
       },
       type,

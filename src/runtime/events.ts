@@ -103,14 +103,14 @@ export class EventRecorder {
   private readonly log: Logger;
   private readonly buckets = new Map<string, TokenBucket>();
 
-  constructor(private readonly o: EventRecorderOptions) {
-    this.windowMs = o.dedupeWindowMs ?? 6 * 60_000;
-    this.qps = o.qps ?? 5;
-    this.burst = o.burst ?? 25;
-    this.now = o.now ?? Date.now;
-    this.controller = (o.reportingController ?? MANAGED_BY).slice(0, FIELD_MAX);
-    this.instance = o.reportingInstance.slice(0, FIELD_MAX);
-    this.log = o.log.child({ component: 'events' });
+  constructor(private readonly options: EventRecorderOptions) {
+    this.windowMs = options.dedupeWindowMs ?? 6 * 60_000;
+    this.qps = options.qps ?? 5;
+    this.burst = options.burst ?? 25;
+    this.now = options.now ?? Date.now;
+    this.controller = (options.reportingController ?? MANAGED_BY).slice(0, FIELD_MAX);
+    this.instance = options.reportingInstance.slice(0, FIELD_MAX);
+    this.log = options.log.child({ component: 'events' });
   }
 
   /** Records e in the background. Never throws. */
@@ -213,12 +213,12 @@ export class EventRecorder {
     };
     if (e.related) body.related = e.related;
     if (count > 1) body.series = { count, lastObservedTime: rfc3339Micro(now) };
-    await this.o.kube.create(RESOURCES.events, s.namespace, body);
+    await this.options.kube.create(RESOURCES.events, s.namespace, body);
     s.name = name;
   }
 
   private async bumpSeries(s: SeriesState, count: number): Promise<void> {
-    await this.o.kube.mergePatch(RESOURCES.events, s.namespace, s.name!, {
+    await this.options.kube.mergePatch(RESOURCES.events, s.namespace, s.name!, {
       series: { count, lastObservedTime: rfc3339Micro(new Date(this.now())) },
     });
   }

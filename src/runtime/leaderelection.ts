@@ -103,23 +103,23 @@ class LeaderElector {
   private observedAt = 0;
   private reportedLeader: string | undefined;
 
-  constructor(private readonly o: LeaderElectionOptions) {
-    this.leaseMs = o.leaseDurationMs ?? 15_000;
-    this.renewDeadlineMs = o.renewDeadlineMs ?? 10_000;
-    this.retryMs = o.retryPeriodMs ?? 2_000;
-    this.jitter = o.jitterFactor ?? 1.2;
-    this.now = o.now ?? Date.now;
-    this.mono = o.monotonicNow ?? (() => performance.now());
+  constructor(private readonly options: LeaderElectionOptions) {
+    this.leaseMs = options.leaseDurationMs ?? 15_000;
+    this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
+    this.retryMs = options.retryPeriodMs ?? 2_000;
+    this.jitter = options.jitterFactor ?? 1.2;
+    this.now = options.now ?? Date.now;
+    this.mono = options.monotonicNow ?? (() => performance.now());
     if (this.renewDeadlineMs >= this.leaseMs) throw new Error('leader election: renewDeadline must be < leaseDuration');
     if (this.retryMs * this.jitter >= this.renewDeadlineMs) {
       throw new Error('leader election: retryPeriod * jitter must be < renewDeadline');
     }
-    this.log = o.log.child({ lease: `${o.namespace}/${o.name}`, identity: o.identity });
-    this.setStatus = o.metrics ? leaderMetrics(o.metrics, o.name) : () => undefined;
+    this.log = options.log.child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
+    this.setStatus = options.metrics ? leaderMetrics(options.metrics, options.name) : () => undefined;
   }
 
   async run(): Promise<void> {
-    const signal = this.o.signal;
+    const signal = this.options.signal;
     while (!signal.aborted) {
       if (!(await this.acquire())) break;
       await this.lead();
@@ -129,7 +129,7 @@ class LeaderElector {
 
   /** Tries every retryPeriod (jittered) until it holds the lease; false if stopped first. */
   private async acquire(): Promise<boolean> {
-    const signal = this.o.signal;
+    const signal = this.options.signal;
     this.log.info('campaigning for the lease');
     while (!signal.aborted) {
       if (await this.tryAcquireOrRenew(this.renewDeadlineMs)) return true;
@@ -150,7 +150,7 @@ class LeaderElector {
     };
     const work = (async () => {
       try {
-        await this.o.onStartedLeading(leading.signal, hold);
+        await this.options.onStartedLeading(leading.signal, hold);
       } catch (err) {
         this.log.error({ err }, 'lead work failed');
       }
@@ -159,7 +159,7 @@ class LeaderElector {
     void work.then(() => {
       workEnded = true;
     });
-    const stop = AbortSignal.any([this.o.signal, leading.signal]);
+    const stop = AbortSignal.any([this.options.signal, leading.signal]);
     while (!stop.aborted && !workEnded) {
       await sleepUnlessAborted(this.retryMs, stop);
       if (stop.aborted || workEnded) break;
@@ -170,14 +170,15 @@ class LeaderElector {
     }
     if (lost)
       this.log.warn({ renewDeadlineMs: this.renewDeadlineMs }, 'could not renew the lease in time; stepping down');
-    else if (workEnded && !this.o.signal.aborted) this.log.warn('lead work returned while leading; stepping down');
+    else if (workEnded && !this.options.signal.aborted)
+      this.log.warn('lead work returned while leading; stepping down');
     leading.abort();
     // The work must be over before the lease is handed back, or two leaders would overlap.
     await work;
     this.setStatus(false);
-    if (!lost && (this.o.releaseOnCancel ?? true)) await this.release();
+    if (!lost && (this.options.releaseOnCancel ?? true)) await this.release();
     try {
-      this.o.onStoppedLeading();
+      this.options.onStoppedLeading();
     } catch (err) {
       this.log.error({ err }, 'onStoppedLeading threw');
     }
@@ -211,7 +212,7 @@ class LeaderElector {
   }
 
   private async attempt(): Promise<boolean> {
-    const { kube, namespace, name, identity } = this.o;
+    const { kube, namespace, name, identity } = this.options;
     const now = this.mono();
     const stamp = rfc3339Micro(new Date(this.now()));
     const leaseSeconds = Math.ceil(this.leaseMs / 1000);
@@ -274,14 +275,18 @@ class LeaderElector {
   /** Graceful hand-over: an empty holder lets the next candidate acquire at once. */
   private async release(): Promise<void> {
     const observed = this.observed;
-    if (!observed || observed.spec.holderIdentity !== this.o.identity) return;
+    if (!observed || observed.spec.holderIdentity !== this.options.identity) return;
     const stamp = rfc3339Micro(new Date(this.now()));
     try {
       await withTimeout(
-        this.o.kube.replace<Lease>(RESOURCES.leases, this.o.namespace, this.o.name, {
+        this.options.kube.replace<Lease>(RESOURCES.leases, this.options.namespace, this.options.name, {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
-          metadata: { name: this.o.name, namespace: this.o.namespace, resourceVersion: observed.resourceVersion },
+          metadata: {
+            name: this.options.name,
+            namespace: this.options.namespace,
+            resourceVersion: observed.resourceVersion,
+          },
           spec: {
             holderIdentity: null,
             leaseDurationSeconds: 1,
@@ -316,7 +321,7 @@ class LeaderElector {
       this.reportedLeader = holder;
       this.log.info({ leader: holder }, 'new leader observed');
       try {
-        this.o.onNewLeader?.(holder);
+        this.options.onNewLeader?.(holder);
       } catch (err) {
         this.log.error({ err }, 'onNewLeader threw');
       }

@@ -57,7 +57,7 @@ export const StopInstanceTask: RecoveryTask<InstanceInput> = {
     try {
       await pollUntil(
         `instance ${instanceUuid} to stop`,
-        async () => (vmState(await ctx.nova.getServer(instanceUuid, opts)) === 'stopped') || undefined,
+        async () => vmState(await ctx.nova.getServer(instanceUuid, opts)) === 'stopped' || undefined,
         fixedSchedule(ctx.config.DEFAULT.verify_interval * 1000, ctx.config.DEFAULT.wait_period_after_power_off * 1000),
         ctx.clock,
         ctx.signal,
@@ -108,7 +108,7 @@ export const ConfirmInstanceActiveTask: RecoveryTask<InstanceInput> = {
     try {
       await pollUntil(
         `instance ${instanceUuid} to become active`,
-        async () => (vmState(await ctx.nova.getServer(instanceUuid, opts)) === 'active') || undefined,
+        async () => vmState(await ctx.nova.getServer(instanceUuid, opts)) === 'active' || undefined,
         fixedSchedule(ctx.config.DEFAULT.verify_interval * 1000, ctx.config.DEFAULT.wait_period_after_power_on * 1000),
         ctx.clock,
         ctx.signal,

@@ -61,8 +61,11 @@ export const ConfirmComputeNodeDisabledTask: RecoveryTask<ProcessInput> = {
     try {
       await pollUntil(
         `service ${processName} on ${hostName} to be disabled`,
-        async () => ((await findService(ctx, hostName, processName)).status === 'disabled') || undefined,
-        fixedSchedule(ctx.config.DEFAULT.verify_interval * 1000, ctx.config.DEFAULT.wait_period_after_service_update * 1000),
+        async () => (await findService(ctx, hostName, processName)).status === 'disabled' || undefined,
+        fixedSchedule(
+          ctx.config.DEFAULT.verify_interval * 1000,
+          ctx.config.DEFAULT.wait_period_after_service_update * 1000,
+        ),
         ctx.clock,
         ctx.signal,
       );

@@ -85,26 +85,26 @@ export class MemoryEngine {
   private crashAt: number | undefined;
   private generation = { abort: new AbortController(), dead: false };
 
-  constructor(private readonly o: MemoryContextOptions) {
-    this.config = testConfig(o.configure);
-    this.hosts = o.hosts ?? [];
-    this.log = o.log ?? pino({ level: 'silent' });
-    this.clock = o.clock ?? systemClock;
+  constructor(private readonly options: MemoryContextOptions) {
+    this.config = testConfig(options.configure);
+    this.hosts = options.hosts ?? [];
+    this.log = options.log ?? pino({ level: 'silent' });
+    this.clock = options.clock ?? systemClock;
     this.notification = {
       apiVersion: 'masakari.openkeel.io/v1alpha1',
       kind: 'Notification',
       metadata: { name: 'n1', namespace: 'masakari', resourceVersion: '1' },
       spec: {
         type: 'COMPUTE_HOST',
-        hostname: o.hostname ?? 'compute-1',
+        hostname: options.hostname ?? 'compute-1',
         generatedTime: '2026-11-29T18:00:00Z',
         payload: { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' },
       },
       status: {
-        uuid: o.notificationUuid ?? '7a3a1f4e-0c55-4f6a-9d6e-3a4f1d2b9c01',
+        uuid: options.notificationUuid ?? '7a3a1f4e-0c55-4f6a-9d6e-3a4f1d2b9c01',
         phase: 'running',
         runs: 1,
-        failoverSegmentUuid: o.segmentUuid ?? 'segment-1',
+        failoverSegmentUuid: options.segmentUuid ?? 'segment-1',
         recoveryWorkflowDetails: [],
         vmoves: [],
       },
@@ -167,7 +167,7 @@ export class MemoryEngine {
         payload: this.notification.spec.payload,
         generatedTime: this.notification.spec.generatedTime,
         segmentUuid: this.notification.status?.failoverSegmentUuid ?? '',
-        recoveryMethod: this.o.recoveryMethod ?? 'auto',
+        recoveryMethod: this.options.recoveryMethod ?? 'auto',
       },
       run,
       nova: this.novaFor(generation),
@@ -242,7 +242,7 @@ export class MemoryEngine {
   }
 
   private novaFor(generation: { abort: AbortController; dead: boolean }): NovaClient {
-    const nova = this.o.nova;
+    const nova = this.options.nova;
     return new Proxy(nova, {
       get: (target, prop, receiver) => {
         const value = Reflect.get(target, prop, receiver) as unknown;
