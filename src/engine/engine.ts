@@ -15,9 +15,9 @@ import type { Informer, InformerOptions, Reconciler } from '../runtime/types.ts'
 import { informerReady } from '../runtime/types.ts';
 import { isUnfinishedNotification, UNFINISHED_FIELD_SELECTOR } from '../model/notification-phase.ts';
 import type { LeaseHold } from '../runtime/leaderelection.ts';
-import { HOST_NAME_INDEX, HOST_UUID_INDEX } from './host-flags.ts';
+import { INDEX } from '../model/indexes.ts';
 import type { IdSource } from './journal.ts';
-import { NotificationProcessor, SEGMENT_UUID_INDEX } from './notification-processor.ts';
+import { NotificationProcessor } from './notification-processor.ts';
 import type { EngineEvents, FencingGate, HostWorkflow } from './notification-processor.ts';
 import { runPeriodic } from './periodic.ts';
 import type { Clock } from '../time/clock.ts';
@@ -94,13 +94,13 @@ export function createEngine(o: EngineOptions): Engine {
   const hosts = o.informerFactory<HaHost>(RESOURCES.hosts, {
     namespace: o.namespace,
     indexes: {
-      [HOST_NAME_INDEX]: (h) => (h.spec?.name ? [h.spec.name] : []),
-      [HOST_UUID_INDEX]: (h) => (h.status?.uuid ? [h.status.uuid] : []),
+      [INDEX.name]: (h) => (h.spec?.name ? [h.spec.name] : []),
+      [INDEX.uuid]: (h) => (h.status?.uuid ? [h.status.uuid] : []),
     },
   });
   const segments = o.informerFactory<FailoverSegment>(RESOURCES.segments, {
     namespace: o.namespace,
-    indexes: { [SEGMENT_UUID_INDEX]: (s) => (s.status?.uuid ? [s.status.uuid] : []) },
+    indexes: { [INDEX.uuid]: (s) => (s.status?.uuid ? [s.status.uuid] : []) },
   });
   const informers = [notifications, hosts, segments];
 

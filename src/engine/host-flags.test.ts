@@ -2,8 +2,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { HaHost } from '../model/types.ts';
-import { effectiveFlags, HaHostFlags, HostNotFoundError } from './host-flags.ts';
+import { HaHostFlags, HostNotFoundError } from './host-flags.ts';
 import { host, NS, quietLog, world } from './testing/fixtures.ts';
+import { effectiveFlags } from '../domain/host-flags.ts';
 
 function setup() {
   const w = world();

@@ -10,6 +10,8 @@ import { isConflict, isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { FIELD_MANAGERS } from '../model/constants.ts';
 import type { HaHost } from '../model/types.ts';
+import { effectiveFlags } from '../domain/host-flags.ts';
+import { INDEX } from '../model/indexes.ts';
 import type { Informer } from '../runtime/types.ts';
 import type { HostFlags } from './workflows/context.ts';
 import { isTransient } from './status-writer.ts';
@@ -18,19 +20,6 @@ import { rfc3339Seconds } from '../time/format.ts';
 
 const MAX_CONFLICTS = 20;
 const MAX_TRANSIENT_ATTEMPTS = 6;
-
-/** Index of the hosts informer: Masakari host name (spec.name) → HaHost. */
-export const HOST_NAME_INDEX = 'masakariName';
-/** Index of the hosts informer: status.uuid → HaHost. */
-export const HOST_UUID_INDEX = 'uuid';
-
-export function effectiveFlags(h: HaHost): { reserved: boolean; onMaintenance: boolean } {
-  const valid = h.status?.flagsGeneration !== undefined && h.status.flagsGeneration === h.metadata.generation;
-  return {
-    reserved: (valid ? h.status?.reserved : undefined) ?? h.spec.reserved ?? false,
-    onMaintenance: (valid ? h.status?.onMaintenance : undefined) ?? h.spec.onMaintenance ?? false,
-  };
-}
 
 export class HostNotFoundError extends Error {}
 
@@ -69,7 +58,7 @@ export class HaHostFlags implements HostFlags {
   }
 
   private find(hostName: string): HaHost {
-    const h = this.deps.hosts.byIndex(HOST_NAME_INDEX, hostName)[0];
+    const h = this.deps.hosts.byIndex(INDEX.name, hostName)[0];
     if (!h) throw new HostNotFoundError(`Host with name ${hostName} could not be found.`);
     return h;
   }

@@ -34,7 +34,9 @@ import { planNotification } from './decisions.ts';
 import type { Plan, Workflow } from './decisions.ts';
 import { outcomeOf } from './outcomes.ts';
 import type { Outcome } from './outcomes.ts';
-import { HaHostFlags, HOST_UUID_INDEX } from './host-flags.ts';
+import { HaHostFlags } from './host-flags.ts';
+import { INDEX } from '../model/indexes.ts';
+import { isRunnableNotification } from '../domain/admitted.ts';
 import { HostGate } from './host-gate.ts';
 import { createRunJournal } from './journal.ts';
 import type { IdSource } from './journal.ts';
@@ -50,7 +52,6 @@ import type { Clock } from '../time/clock.ts';
 import { parseGeneratedTime, rfc3339Seconds } from '../time/format.ts';
 
 /** Index of the segments informer: status.uuid → FailoverSegment. */
-export const SEGMENT_UUID_INDEX = 'uuid';
 
 /** How often a notification whose host or segment is not (yet) in the cache is looked at again. */
 const MISSING_REFERENCE_RECHECK_MS = 15_000;
@@ -128,7 +129,6 @@ interface Execution {
 }
 
 const phaseOf = (n: Notification): string => n.status?.phase ?? 'new';
-const isAdmitted = (n: Notification): boolean => Boolean(n.status?.uuid && n.status.sourceHostUuid);
 
 export class NotificationProcessor {
   private readonly gate = new HostGate();
@@ -211,7 +211,7 @@ export class NotificationProcessor {
       return;
     }
     // Created by kubectl: the store's reconciler assigns uuid and source host first; its update event brings us back.
-    if (!isAdmitted(n)) return;
+    if (!isRunnableNotification(n)) return;
     if (this.executions.has(key)) return;
     const phase = phaseOf(n);
     if (phase === 'new') return this.begin(n, term.token, 'new');
@@ -282,8 +282,8 @@ export class NotificationProcessor {
 
   private plan(n: Notification): Plan | { kind: 'error'; reason: string } {
     const segUuid = n.status?.failoverSegmentUuid ?? '';
-    const segment = this.deps.segments.byIndex(SEGMENT_UUID_INDEX, segUuid)[0];
-    const host = this.deps.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
+    const segment = this.deps.segments.byIndex(INDEX.uuid, segUuid)[0];
+    const host = this.deps.hosts.byIndex(INDEX.uuid, n.status?.sourceHostUuid ?? '')[0];
     if (!segment || !host) {
       return {
         kind: 'error',
@@ -303,7 +303,7 @@ export class NotificationProcessor {
 
   /** True while the source host of a requireFencing segment is not proven fenced (logged and evented once per reason). */
   private async awaitFencing(n: Notification): Promise<boolean> {
-    const segment = this.deps.segments.byIndex(SEGMENT_UUID_INDEX, n.status?.failoverSegmentUuid ?? '')[0];
+    const segment = this.deps.segments.byIndex(INDEX.uuid, n.status?.failoverSegmentUuid ?? '')[0];
     if (!segment?.spec.requireFencing || !this.deps.fencing) return false;
     let verdict: FencingVerdict;
     try {
@@ -493,12 +493,12 @@ export class NotificationProcessor {
       log,
       signal,
     });
-    const host = this.deps.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
+    const host = this.deps.hosts.byIndex(INDEX.uuid, n.status?.sourceHostUuid ?? '')[0];
     const hostName = host?.spec.name ?? n.spec.hostname;
     if (plan.maintenance !== 'none') {
       // Every (re)processing sets maintenance before the workflow, whatever the outcome (Masakari).
       await flags.setOnMaintenance(hostName, plan.maintenance === 'on-and-unreserve');
-      const h = this.deps.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
+      const h = this.deps.hosts.byIndex(INDEX.uuid, n.status?.sourceHostUuid ?? '')[0];
       if (h)
         this.deps.events.onHost(
           h,
@@ -507,7 +507,7 @@ export class NotificationProcessor {
           `Set host ${hostName} on maintenance (notification ${uuid}).`,
         );
     }
-    const segment = this.deps.segments.byIndex(SEGMENT_UUID_INDEX, n.status?.failoverSegmentUuid ?? '')[0];
+    const segment = this.deps.segments.byIndex(INDEX.uuid, n.status?.failoverSegmentUuid ?? '')[0];
     const makeContext = (r: number): WorkflowContext => ({
       notification: {
         uuid,
@@ -702,7 +702,10 @@ export class NotificationProcessor {
     const newAge = this.deps.config.DEFAULT.retry_notification_new_status_interval * 1000;
     const candidates = this.deps.notifications
       .list()
-      .filter((n) => isAdmitted(n) && !n.metadata.deletionTimestamp && !this.executions.has(n.metadata.name ?? ''))
+      .filter(
+        (n) =>
+          isRunnableNotification(n) && !n.metadata.deletionTimestamp && !this.executions.has(n.metadata.name ?? ''),
+      )
       .filter((n) => {
         const phase = phaseOf(n);
         if (phase === 'error') return true;
@@ -738,7 +741,7 @@ export class NotificationProcessor {
     const maxAge = this.deps.config.DEFAULT.notifications_expired_interval * 1000;
     for (const n of this.deps.notifications.list()) {
       const phase = phaseOf(n);
-      if (!isAdmitted(n) || !['new', 'running', 'error'].includes(phase)) continue;
+      if (!isRunnableNotification(n) || !['new', 'running', 'error'].includes(phase)) continue;
       const generated = parseGeneratedTime(n.spec.generatedTime);
       if (Number.isNaN(generated) || now - generated <= maxAge) continue;
       await this.expire(n).catch((err) =>
@@ -882,7 +885,7 @@ export class NotificationProcessor {
   /** A phase Event on the Notification and, when its source host is known, on the HaHost too. */
   private emit(n: Notification, type: 'Normal' | 'Warning', reason: string, message: string): void {
     this.deps.events.onNotification(n, type, reason, message);
-    const host = this.deps.hosts.byIndex(HOST_UUID_INDEX, n.status?.sourceHostUuid ?? '')[0];
+    const host = this.deps.hosts.byIndex(INDEX.uuid, n.status?.sourceHostUuid ?? '')[0];
     if (host)
       this.deps.events.onHost(host, type, reason, `Notification ${n.status?.uuid} (${n.spec.type}): ${message}`);
   }

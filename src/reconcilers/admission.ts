@@ -19,15 +19,16 @@ import { NameTakenError } from '../domain/repository.ts';
 import type { ClaimKind } from '../store/names.ts';
 import type { Informer } from '../runtime/types.ts';
 import type { StoreCaches } from '../store/caches.ts';
-import { INDEX } from '../store/caches.ts';
 import type { NameClaims } from '../store/claims.ts';
 import type { IdAllocator } from '../store/ids.ts';
 import type { Lifecycle } from '../store/lifecycle.ts';
 import { admittedConditions, notificationConditions, withReady } from '../store/conditions.ts';
-import { REASONS, objectId } from '../store/mapping.ts';
+import { objectId } from '../store/mapping.ts';
 import { removeCondition, sameConditions, setCondition } from '../runtime/conditions.ts';
 import type { SpecValidators } from './validators.ts';
 import { rfc3339Seconds } from '../time/format.ts';
+import { REASONS } from '../domain/admitted.ts';
+import { INDEX } from '../model/indexes.ts';
 
 export interface AdmissionDeps {
   kube: KubeClient;

@@ -10,7 +10,7 @@ import { API_VERSION, FINALIZERS, KINDS, LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost } from '../model/types.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { hostExists } from '../domain/messages.ts';
-import { REASONS, isAdmitted, objectUuid, readyCondition } from '../store/mapping.ts';
+import { objectUuid } from '../store/mapping.ts';
 import type { AdmissionDeps } from './admission.ts';
 import {
   admittedStatus,
@@ -21,6 +21,7 @@ import {
   holdNameClaim,
   patchStatus,
 } from './admission.ts';
+import { isAdmitted, readyCondition, REASONS } from '../domain/admitted.ts';
 
 export const segmentNotFoundMessage = (segmentName: string) =>
   `FailoverSegment ${segmentName} referenced by spec.segmentRef does not exist in this namespace.`;

@@ -7,11 +7,12 @@
 import type { Logger } from 'pino';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { Reconciler } from '../runtime/types.ts';
-import { INDEX } from '../store/caches.ts';
 import type { AdmissionDeps } from './admission.ts';
 import { reconcileHost } from './host-reconciler.ts';
-import { isAdmittedNotification, reconcileNotification } from './notification-reconciler.ts';
+import { reconcileNotification } from './notification-reconciler.ts';
 import { reconcileSegment } from './segment-reconciler.ts';
+import { isAdmittedNotification } from '../domain/admitted.ts';
+import { INDEX } from '../model/indexes.ts';
 
 /** What the reconcilers need from the runtime's Controller (src/runtime/controller.ts). */
 export interface QueueingController {

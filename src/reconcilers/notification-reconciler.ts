@@ -12,12 +12,14 @@ import { LABELS } from '../model/constants.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { duplicateNotification, hostNotFoundByName, hostOnMaintenance } from '../domain/messages.ts';
-import { INDEX } from '../store/caches.ts';
 import { payloadHash } from '../store/fingerprints.ts';
 import { claimNotification, findCachedDuplicate } from '../store/intake.ts';
-import { REASONS, effectiveFlags, hostSegmentUuid, isAdmitted, objectUuid, readyCondition } from '../store/mapping.ts';
+import { hostSegmentUuid, objectUuid } from '../store/mapping.ts';
 import type { AdmissionDeps } from './admission.ts';
 import { admittedStatus, chooseId, chooseUuid, ensureMetadata, flagNotReady, patchStatus } from './admission.ts';
+import { isAdmitted, isAdmittedNotification, REASONS } from '../domain/admitted.ts';
+import { effectiveFlags } from '../domain/host-flags.ts';
+import { INDEX } from '../model/indexes.ts';
 
 /**
  * A notification the REST path created moments ago is still being admitted
@@ -25,12 +27,6 @@ import { admittedStatus, chooseId, chooseUuid, ensureMetadata, flagNotReady, pat
  * before finishing the job ourselves.
  */
 const REST_ADMISSION_GRACE_MS = 5_000;
-
-export function isAdmittedNotification(n: Notification): boolean {
-  return (
-    !!n.status?.uuid && typeof n.status.id === 'number' && !!n.status.sourceHostUuid && readyCondition(n) !== undefined
-  );
-}
 
 export async function reconcileNotification(deps: AdmissionDeps, name: string): Promise<ReconcileResult | void> {
   const { caches } = deps;

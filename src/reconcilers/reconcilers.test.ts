@@ -6,12 +6,12 @@ import * as assert from 'uvu/assert';
 import { RESOURCES } from '../k8s/resources.ts';
 import { API_VERSION, FINALIZERS, LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
-import { REASONS, readyCondition } from '../store/mapping.ts';
 import { NS, hostInput, segmentInput, storeFixture } from '../store/testing/fixture.ts';
 import { reconcileHost } from './host-reconciler.ts';
 import { reconcileNotification } from './notification-reconciler.ts';
 import { reconcileSegment } from './segment-reconciler.ts';
 import { admittedStatus } from './admission.ts';
+import { readyCondition, REASONS } from '../domain/admitted.ts';
 
 const segment = (name: string, masakariName: string): FailoverSegment => ({
   apiVersion: API_VERSION,

@@ -8,7 +8,6 @@ import { FINALIZERS, LABELS } from '../model/constants.ts';
 import type { FailoverSegment } from '../model/types.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { failoverSegmentExists } from '../domain/messages.ts';
-import { REASONS } from '../store/mapping.ts';
 import type { AdmissionDeps } from './admission.ts';
 import {
   admittedStatus,
@@ -19,6 +18,7 @@ import {
   holdNameClaim,
   patchStatus,
 } from './admission.ts';
+import { REASONS } from '../domain/admitted.ts';
 
 export async function reconcileSegment(deps: AdmissionDeps, name: string): Promise<ReconcileResult | void> {
   const { caches, lifecycle } = deps;

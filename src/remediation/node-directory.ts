@@ -10,8 +10,8 @@ import { REMEDIATION_ANNOTATIONS } from '../model/remediation-constants.ts';
 import type { NodeLike } from '../model/remediation-types.ts';
 import type { Informer, InformerOptions } from '../runtime/types.ts';
 import { computeHostOf, nodesForHost } from './node.ts';
+import { INDEX } from '../model/indexes.ts';
 
-const COMPUTE_HOST_INDEX = 'computeHost';
 /** How long a question waits for the first sync before it is answered by one list instead. */
 const FIRST_SYNC_WAIT_MS = 5_000;
 
@@ -52,7 +52,7 @@ export class NodeDirectory {
     }
     if (informer.hasSynced()) {
       return informer
-        .byIndex(COMPUTE_HOST_INDEX, hostName)
+        .byIndex(INDEX.computeHost, hostName)
         .map((n) => n.metadata.name ?? '')
         .filter(Boolean);
     }
@@ -70,7 +70,7 @@ export class NodeDirectory {
       this.informer = this.deps.informers(RESOURCES.nodes, {
         namespace: '',
         transform: slimNode,
-        indexes: { [COMPUTE_HOST_INDEX]: (n) => [computeHostOf(n)].filter(Boolean) },
+        indexes: { [INDEX.computeHost]: (n) => [computeHostOf(n)].filter(Boolean) },
       });
       this.starting = this.informer.start().catch((err: unknown) => {
         this.deps.log.debug({ err }, 'Node cache stopped before it synced');

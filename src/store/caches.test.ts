@@ -4,9 +4,10 @@ import type { ResourceRef } from '../k8s/client.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { Informer, InformerOptions } from '../runtime/types.ts';
 import { withoutManagedFields } from '../runtime/informer.ts';
-import { createStoreCaches, INDEX } from './caches.ts';
+import { createStoreCaches } from './caches.ts';
 import type { InformerFactory } from './caches.ts';
 import type { ConfigMap } from './configmap.ts';
+import { INDEX } from '../model/indexes.ts';
 
 type Cached = FailoverSegment | HaHost | Notification;
 

@@ -8,27 +8,9 @@ import { RESOURCES } from '../k8s/resources.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import { hostSegmentUuid, objectId, objectUuid } from './mapping.ts';
 import { LABELS } from '../model/constants.ts';
+import { INDEX } from '../model/indexes.ts';
 import type { ConfigMap } from './configmap.ts';
 import { pageOf, pageSelector } from './journal-pages.ts';
-
-export const INDEX = {
-  uuid: 'uuid',
-  id: 'id',
-  /** Masakari name (spec.name) of segments and hosts. */
-  name: 'name',
-  /** Hosts by the uuid of their segment. */
-  segmentUuid: 'segmentUuid',
-  /** Hosts by spec.segmentRef.name (the segment's metadata.name), for hosts not admitted yet. */
-  segmentRef: 'segmentRef',
-  /** Notifications by source host uuid. */
-  hostUuid: 'hostUuid',
-  /** Notifications by spec.hostname. */
-  hostname: 'hostname',
-  /** Notifications by the uuids of their VM moves; journal pages by the uuids of the moves they hold. */
-  vmove: 'vmove',
-  /** Journal pages by the notification_uuid they belong to. */
-  notificationUuid: 'notificationUuid',
-} as const;
 
 export interface StoreCaches {
   segments: Informer<FailoverSegment>;

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import type { Condition, Notification, NotificationStatus } from '../model/types.ts';
 import { getCondition } from '../runtime/conditions.ts';
 import { admittedConditions, notificationConditions, syncNotificationConditions } from './conditions.ts';
-import { isAdmitted, isRefused } from './mapping.ts';
+import { isAdmitted, isRefused } from '../domain/admitted.ts';
 
 const NOW = new Date('2026-01-02T03:04:05Z');
 const LATER = new Date('2026-01-02T03:09:05Z');

@@ -18,7 +18,7 @@ import { RESOURCES } from '../k8s/resources.ts';
 import { LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { StoreCaches } from './caches.ts';
-import { isAdmitted } from './mapping.ts';
+import { isAdmitted } from '../domain/admitted.ts';
 
 export type MissedKind = 'segment' | 'host' | 'notification';
 

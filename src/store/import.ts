@@ -30,10 +30,12 @@ import type {
 import { NameClaims } from './claims.ts';
 import { admittedConditions } from './conditions.ts';
 import { reserveImportedId } from './ids.ts';
-import { effectiveFlags, isAdmitted, objectId, objectUuid } from './mapping.ts';
+import { objectId, objectUuid } from './mapping.ts';
 import type { ClaimKind, IdKind } from './names.ts';
 import { restObjectName, slugify } from './names.ts';
 import { rfc3339Seconds, toRecordTime } from '../time/format.ts';
+import { isAdmitted } from '../domain/admitted.ts';
+import { effectiveFlags } from '../domain/host-flags.ts';
 
 /** Attempts for a spec update that keeps meeting 409 (someone else wrote the object between our read and write). */
 const MAX_UPDATE_ATTEMPTS = 10;

@@ -18,7 +18,7 @@ import { Controller } from '../runtime/controller.ts';
 import { informerReady } from '../runtime/types.ts';
 import { runLeaderElection } from '../runtime/leaderelection.ts';
 import type { InformerFactory } from './caches.ts';
-import { createStoreCaches, INDEX } from './caches.ts';
+import { createStoreCaches } from './caches.ts';
 import { sweepOrphanPages } from './journal-pages.ts';
 import { registerStateMetrics } from './state-metrics.ts';
 import { DEFAULT_CLAIM_GRACE_MS, NameClaims } from './claims.ts';
@@ -27,6 +27,7 @@ import { Lifecycle } from './lifecycle.ts';
 import { sweepNotificationClaims } from './intake.ts';
 import { CrRepository, DEFAULT_PENDING_CLAIM_MS } from './repository.ts';
 import { runRetention } from './retention.ts';
+import { INDEX } from '../model/indexes.ts';
 
 export { createIdAllocator } from './ids.ts';
 export type { IdAllocator } from './ids.ts';

@@ -79,8 +79,8 @@ import type { ConfigMap } from './configmap.ts';
 import { ROLES } from './configmap.ts';
 import type { Candidate } from './fingerprints.ts';
 import { bucketOf, isDuplicateOf, payloadHash } from './fingerprints.ts';
-import { isRefused } from './mapping.ts';
 import { notificationClaimName, shortHash } from './names.ts';
+import { isRefused } from '../domain/admitted.ts';
 
 /** How long a claim may stay `deciding` before others treat its creator as crashed. */
 export const DECISION_GRACE_MS = 10_000;

@@ -1,37 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { HaHost, Notification } from '../model/types.ts';
-import { effectiveFlags, isAdmitted, toHostRecord, toNotificationRecord } from './mapping.ts';
-
-function host(spec: Partial<HaHost['spec']>, status: HaHost['status'], generation = 1): HaHost {
-  return {
-    apiVersion: 'masakari.openkeel.io/v1alpha1',
-    kind: 'HaHost',
-    metadata: { name: 'h', generation, creationTimestamp: '2026-01-02T03:04:05Z', labels: {} },
-    spec: { name: 'compute-1', segmentRef: { name: 's' }, type: 'COMPUTE', controlAttributes: 'x', ...spec },
-    status,
-  };
-}
-
-const admittedStatus = { uuid: 'u', id: 1, segmentUuid: 's-uuid' };
-
-test('engine-latched flags win while flagsGeneration equals generation', () => {
-  const h = host({ onMaintenance: false }, { ...admittedStatus, onMaintenance: true, flagsGeneration: 3 }, 3);
-  assert.equal(effectiveFlags(h), { reserved: false, onMaintenance: true });
-});
-
-test('a newer spec generation overrides the latched flags', () => {
-  const h = host(
-    { onMaintenance: false, reserved: true },
-    { ...admittedStatus, onMaintenance: true, reserved: false, flagsGeneration: 3 },
-    4,
-  );
-  assert.equal(effectiveFlags(h), { reserved: true, onMaintenance: false });
-});
-
-test('spec values apply when status never latched anything', () => {
-  assert.equal(effectiveFlags(host({ reserved: true }, admittedStatus)), { reserved: true, onMaintenance: false });
-});
+import type { Notification } from '../model/types.ts';
+import { admittedStatus, host } from '../domain/testing/ha-host.ts';
+import { toHostRecord, toNotificationRecord } from './mapping.ts';
 
 test('host record carries effective flags, segment uuid and second-precision times', () => {
   const r = toHostRecord(
@@ -41,23 +12,6 @@ test('host record carries effective flags, segment uuid and second-precision tim
   assert.is(r.failover_segment_id, 's-uuid');
   assert.is(r.created_at, '2026-01-02T03:04:05');
   assert.is(r.updated_at, '2026-01-03T00:00:00');
-});
-
-test('admitted means: ids in status, not deleting, not flagged Ready=False', () => {
-  assert.ok(isAdmitted(host({}, admittedStatus)));
-  assert.not.ok(isAdmitted(host({}, undefined)));
-  assert.not.ok(isAdmitted(host({}, { uuid: 'u' })));
-  const flagged = host(
-    {},
-    {
-      ...admittedStatus,
-      conditions: [{ type: 'Ready', status: 'False', reason: 'NameConflict', message: 'm', lastTransitionTime: 't' }],
-    },
-  );
-  assert.not.ok(isAdmitted(flagged));
-  const deleting = host({}, admittedStatus);
-  deleting.metadata.deletionTimestamp = '2026-01-02T03:04:05Z';
-  assert.not.ok(isAdmitted(deleting));
 });
 
 test('a notification without a phase is new, with empty details', () => {

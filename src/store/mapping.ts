@@ -1,21 +1,11 @@
 // Custom resource → Masakari record. The facade never sees a CR; it sees the
 // records of src/domain/records.ts built here. Which object is visible to
-// Masakari clients at all ("admitted") is decided here too, so the rule lives
-// in one place: see isAdmitted().
-import { ANNOTATIONS, CONDITIONS, LABELS } from '../model/constants.ts';
-import type { Condition, FailoverSegment, HaHost, MasakariObject, Notification, VMoveRecord } from '../model/types.ts';
+// Masakari clients at all ("admitted") is src/domain/admitted.ts.
+import { ANNOTATIONS, LABELS } from '../model/constants.ts';
+import type { FailoverSegment, HaHost, MasakariObject, Notification, VMoveRecord } from '../model/types.ts';
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
+import { effectiveFlags } from '../domain/host-flags.ts';
 import { toRecordTime } from '../time/format.ts';
-
-/** Condition reasons the store and its reconcilers set on Ready. */
-export const REASONS = {
-  nameConflict: 'NameConflict',
-  segmentNotFound: 'SegmentNotFound',
-  hostNotFound: 'HostNotFound',
-  hostOnMaintenance: 'HostOnMaintenance',
-  duplicate: 'DuplicateNotification',
-  invalidSpec: 'InvalidSpec',
-} as const;
 
 /**
  * created_at: Masakari's, for objects imported from Masakari; else the one
@@ -32,22 +22,6 @@ export function recordedCreatedAt(obj: MasakariObject): string | undefined {
   return obj.status?.createdAt || obj.metadata.creationTimestamp;
 }
 
-export function readyCondition(obj: MasakariObject): Condition | undefined {
-  return obj.status?.conditions?.find((c) => c.type === CONDITIONS.ready);
-}
-
-const REFUSALS = new Set<string>(Object.values(REASONS));
-
-/**
- * Flagged by a reconciler: Ready=False with one of the admission refusals of
- * REASONS. A Notification whose recovery failed is Ready=False too (its
- * outcome, src/store/conditions.ts) but stays a Masakari notification.
- */
-export function isRefused(obj: MasakariObject): boolean {
-  const ready = readyCondition(obj);
-  return ready?.status === 'False' && REFUSALS.has(ready.reason);
-}
-
 /** The Masakari integer id: status first, the label as the crash-recovery copy. */
 export function objectId(obj: MasakariObject): number | undefined {
   if (typeof obj.status?.id === 'number') return obj.status.id;
@@ -57,33 +31,6 @@ export function objectId(obj: MasakariObject): number | undefined {
 
 export function objectUuid(obj: MasakariObject): string | undefined {
   return obj.status?.uuid || obj.metadata.labels?.[LABELS.uuid] || undefined;
-}
-
-/**
- * Visible through the Masakari API: the system has assigned its uuid and id
- * (status, which a kubectl author cannot set on create), it is not being
- * deleted, and no reconciler has flagged it (Ready=False NameConflict,
- * SegmentNotFound, HostNotFound, ...). A CR that lost its name claim never
- * had an id written to status, so it can never be listed.
- */
-export function isAdmitted(obj: MasakariObject): boolean {
-  if (obj.metadata.deletionTimestamp) return false;
-  if (typeof obj.status?.id !== 'number' || !obj.status.uuid) return false;
-  return !isRefused(obj);
-}
-
-/**
- * Effective host flags: the engine latches them in status, valid only while
- * status.flagsGeneration equals metadata.generation; any later spec change
- * (a person's or GitOps' newer intent) makes the spec values win again.
- */
-export function effectiveFlags(host: HaHost): { reserved: boolean; onMaintenance: boolean } {
-  const st = host.status;
-  const latched = st?.flagsGeneration !== undefined && st.flagsGeneration === host.metadata.generation;
-  return {
-    reserved: latched && st?.reserved !== undefined ? st.reserved : host.spec.reserved === true,
-    onMaintenance: latched && st?.onMaintenance !== undefined ? st.onMaintenance : host.spec.onMaintenance === true,
-  };
 }
 
 export function hostSegmentUuid(host: HaHost): string | undefined {

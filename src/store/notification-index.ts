@@ -11,8 +11,9 @@
 // the same function the records are built with) and the cached object.
 import type { Notification } from '../model/types.ts';
 import type { Informer } from '../runtime/types.ts';
-import { isAdmitted, notificationListColumns } from './mapping.ts';
+import { notificationListColumns } from './mapping.ts';
 import { toMicros } from '../time/format.ts';
+import { isAdmitted } from '../domain/admitted.ts';
 
 /** Masakari's is_failover_segment_under_recovery statuses. */
 const UNDER_RECOVERY = new Set(['new', 'running', 'error']);

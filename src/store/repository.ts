@@ -25,7 +25,6 @@ import { NotificationIndex } from './notification-index.ts';
 import { DuplicateNotificationError, NotFoundInStoreError, StoreUnavailableError } from '../domain/repository.ts';
 import { duplicateNotification } from '../domain/messages.ts';
 import type { StoreCaches } from './caches.ts';
-import { INDEX } from './caches.ts';
 import { recordMiss, withFreshReads } from './fresh-reads.ts';
 import type { NameClaims } from './claims.ts';
 import type { IdAllocator } from './ids.ts';
@@ -33,18 +32,14 @@ import type { Lifecycle } from './lifecycle.ts';
 import { admittedConditions, notificationConditions } from './conditions.ts';
 import { payloadHash } from './fingerprints.ts';
 import { claimNotification, findCachedDuplicate, IntakeContendedError } from './intake.ts';
-import {
-  effectiveFlags,
-  isAdmitted,
-  toHostRecord,
-  toNotificationRecord,
-  toSegmentRecord,
-  toVMoveView,
-} from './mapping.ts';
+import { toHostRecord, toNotificationRecord, toSegmentRecord, toVMoveView } from './mapping.ts';
 import { notificationObjectName, restObjectName } from './names.ts';
 import type { JournalPage } from './journal-pages.ts';
 import { assembleNotification, countedPages, notificationUuidOf, pageOf } from './journal-pages.ts';
 import { rfc3339Seconds } from '../time/format.ts';
+import { isAdmitted } from '../domain/admitted.ts';
+import { effectiveFlags } from '../domain/host-flags.ts';
+import { INDEX } from '../model/indexes.ts';
 
 /** Attempts for an object update that keeps meeting 409 (someone else wrote it between our read and write). */
 const MAX_UPDATE_ATTEMPTS = 10;

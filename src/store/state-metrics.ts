@@ -11,7 +11,9 @@ import type { Registry } from 'prom-client';
 import { ANNOTATIONS } from '../model/constants.ts';
 import type { NotificationStatus } from '../model/types.ts';
 import type { StoreCaches } from './caches.ts';
-import { effectiveFlags, hostSegmentUuid, isAdmitted } from './mapping.ts';
+import { hostSegmentUuid } from './mapping.ts';
+import { isAdmitted } from '../domain/admitted.ts';
+import { effectiveFlags } from '../domain/host-flags.ts';
 
 export const STATE_METRICS = {
   hosts: 'masakari_hosts',

@@ -26,10 +26,10 @@ import {
   hostOnMaintenance,
 } from '../domain/messages.ts';
 import type { SpecValidators } from '../reconcilers/validators.ts';
-import { isAdmitted } from '../store/mapping.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 import { allow, deny } from './review.ts';
 import * as msg from './messages.ts';
+import { isAdmitted } from '../domain/admitted.ts';
 
 /**
  * Who may write without being checked: the operator's own components (the

@@ -10,7 +10,8 @@ import { API_VERSION } from '../../model/constants.ts';
 import type { FailoverSegment, HaHost, Notification, NotificationType, RecoveryMethod } from '../../model/types.ts';
 import type { NovaClient } from '../../openstack/types.ts';
 import type { WorkflowContext } from '../workflows/context.ts';
-import { HaHostFlags, HOST_NAME_INDEX, HOST_UUID_INDEX } from '../host-flags.ts';
+import { HaHostFlags } from '../host-flags.ts';
+import { INDEX } from '../../model/indexes.ts';
 import { createRunJournal } from '../journal.ts';
 import { NotificationStatusWriter, ownsRun } from '../status-writer.ts';
 import { FakeInformer, FakeKube } from './fake-kube.ts';
@@ -99,8 +100,8 @@ export function world(): World {
     clock: new FakeClock(),
     notifications: new FakeInformer<Notification>(kube, RESOURCES.notifications.plural),
     hosts: new FakeInformer<HaHost>(kube, RESOURCES.hosts.plural, {
-      [HOST_NAME_INDEX]: (h) => [h.spec.name],
-      [HOST_UUID_INDEX]: (h) => (h.status?.uuid ? [h.status.uuid] : []),
+      [INDEX.name]: (h) => [h.spec.name],
+      [INDEX.uuid]: (h) => (h.status?.uuid ? [h.status.uuid] : []),
     }),
     segments: new FakeInformer<FailoverSegment>(kube, RESOURCES.segments.plural, {
       uuid: (s) => (s.status?.uuid ? [s.status.uuid] : []),

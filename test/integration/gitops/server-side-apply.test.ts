@@ -10,9 +10,9 @@ import { RESOURCES } from '../../../src/k8s/resources.ts';
 import type { ResourceRef } from '../../../src/k8s/client.ts';
 import { FIELD_MANAGERS } from '../../../src/model/constants.ts';
 import type { MasakariObject } from '../../../src/model/types.ts';
-import { isAdmitted, readyCondition } from '../../../src/store/mapping.ts';
 import type { OperatorEnv } from '../webhook/support.ts';
 import { eventually, operatorEnv } from '../webhook/support.ts';
+import { isAdmitted, readyCondition } from '../../../src/domain/admitted.ts';
 
 const SAMPLES = fileURLToPath(new URL('../../../config/samples/', import.meta.url));
 const OBJECTS: Array<[ResourceRef, string]> = [

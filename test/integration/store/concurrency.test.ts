@@ -8,9 +8,9 @@ import { DuplicateNotificationError, NameTakenError } from '../../../src/domain/
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { API_VERSION } from '../../../src/model/constants.ts';
 import type { FailoverSegment } from '../../../src/model/types.ts';
-import { REASONS, readyCondition } from '../../../src/store/mapping.ts';
 import type { StoreEnv } from './helpers.ts';
 import { eventually, hostInput, rejects, segmentInput, settle, storeEnv } from './helpers.ts';
+import { readyCondition, REASONS } from '../../../src/domain/admitted.ts';
 
 const race = suite<{ env: StoreEnv }>('store concurrency', { env: undefined as unknown as StoreEnv });
 race.before(async (ctx) => {

@@ -9,9 +9,9 @@ import { LABELS } from '../../../src/model/constants.ts';
 import type { FailoverSegment, HaHost, Notification } from '../../../src/model/types.ts';
 import type { ConfigMap } from '../../../src/store/configmap.ts';
 import { claimObjectName } from '../../../src/store/names.ts';
-import { REASONS, readyCondition } from '../../../src/store/mapping.ts';
 import type { StoreEnv } from './helpers.ts';
 import { eventually, rejects, segmentInput, storeEnv } from './helpers.ts';
+import { readyCondition, REASONS } from '../../../src/domain/admitted.ts';
 
 const kubectl = suite<{ env: StoreEnv }>('store kubectl path', { env: undefined as unknown as StoreEnv });
 kubectl.before(async (ctx) => {

@@ -7,9 +7,9 @@ import * as assert from 'uvu/assert';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { FIELD_MANAGERS } from '../../../src/model/constants.ts';
 import type { FailoverSegment, HaHost, Notification } from '../../../src/model/types.ts';
-import { readyCondition } from '../../../src/store/mapping.ts';
 import type { Doc, OperatorEnv } from './support.ts';
 import { deniedMessage, eventually, operatorEnv, restMessage } from './support.ts';
+import { readyCondition } from '../../../src/domain/admitted.ts';
 
 const webhook = suite<{ env: OperatorEnv }>('admission webhook', { env: undefined as unknown as OperatorEnv });
 webhook.before(async (ctx) => {

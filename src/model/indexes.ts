@@ -1,0 +1,23 @@
+// Names of the informers' secondary indexes, one set for every component
+// (store, engine, reconcilers, remediation), so a lookup and the index it
+// reads can never disagree on a name.
+export const INDEX = {
+  uuid: 'uuid',
+  id: 'id',
+  /** Masakari name (spec.name) of segments and hosts. */
+  name: 'name',
+  /** Hosts by the uuid of their segment. */
+  segmentUuid: 'segmentUuid',
+  /** Hosts by spec.segmentRef.name (the segment's metadata.name), for hosts not admitted yet. */
+  segmentRef: 'segmentRef',
+  /** Notifications by source host uuid. */
+  hostUuid: 'hostUuid',
+  /** Notifications by spec.hostname. */
+  hostname: 'hostname',
+  /** Notifications by the uuids of their VM moves; journal pages by the uuids of the moves they hold. */
+  vmove: 'vmove',
+  /** Journal pages by the notification_uuid they belong to. */
+  notificationUuid: 'notificationUuid',
+  /** Kubernetes Nodes by the Nova compute host name they run. */
+  computeHost: 'computeHost',
+} as const;
