@@ -1,8 +1,8 @@
 // HTTP metrics of the facade, labelled by route template (never by raw path,
 // which would explode cardinality with uuids) and status.
 
-import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
+import { counter, histogram } from '../runtime/metric-registry.ts';
 
 export interface ApiMetrics {
   observe(method: string, route: string, status: number, seconds: number): void;
@@ -10,28 +10,18 @@ export interface ApiMetrics {
 
 const LABELS = ['method', 'route', 'status'] as const;
 
-function existing<T>(registry: Registry, name: string): T | undefined {
-  return registry.getSingleMetric(name) as T | undefined;
-}
-
 export function createApiMetrics(registry: Registry): ApiMetrics {
-  const requests =
-    existing<Counter<(typeof LABELS)[number]>>(registry, 'masakari_api_requests_total') ??
-    new Counter({
-      name: 'masakari_api_requests_total',
-      help: 'Masakari API requests by method, route template and status.',
-      labelNames: LABELS,
-      registers: [registry],
-    });
-  const latency =
-    existing<Histogram<(typeof LABELS)[number]>>(registry, 'masakari_api_request_duration_seconds') ??
-    new Histogram({
-      name: 'masakari_api_request_duration_seconds',
-      help: 'Masakari API request latency by method, route template and status.',
-      labelNames: LABELS,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [registry],
-    });
+  const requests = counter(registry, {
+    name: 'masakari_api_requests_total',
+    help: 'Masakari API requests by method, route template and status.',
+    labelNames: LABELS,
+  });
+  const latency = histogram(registry, {
+    name: 'masakari_api_request_duration_seconds',
+    help: 'Masakari API request latency by method, route template and status.',
+    labelNames: LABELS,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  });
   return {
     observe(method, route, status, seconds) {
       const labels = { method, route, status: String(status) };

@@ -2,7 +2,8 @@
 // names (process_*, nodejs_*, what stock dashboards query), the build info,
 // and one readiness gauge per started component, as /readyz reports it.
 
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { gauge, histogram } from '../runtime/metric-registry.ts';
 import type { CallRecord } from '../openstack/http.ts';
 
 export interface ComponentReadinessSource {
@@ -12,17 +13,15 @@ export interface ComponentReadinessSource {
 export function createMetricsRegistry(version: string, readiness: ComponentReadinessSource): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  new Gauge({
+  gauge(registry, {
     name: 'masakari_operator_build_info',
     help: 'Always 1; the labels say which build runs.',
     labelNames: ['version', 'node_version'],
-    registers: [registry],
   }).set({ version, node_version: process.versions.node }, 1);
-  new Gauge({
+  gauge(registry, {
     name: 'masakari_operator_component_ready',
     help: '1 when the component reports ready, 0 otherwise.',
     labelNames: ['component'],
-    registers: [registry],
     collect() {
       this.reset();
       for (const c of readiness.components()) this.set({ component: c.name }, c.ready ? 1 : 0);
@@ -33,15 +32,14 @@ export function createMetricsRegistry(version: string, readiness: ComponentReadi
 
 /** Feeds the OpenStack client's per-attempt records (src/openstack/http.ts onCall) into a histogram. */
 export function openStackCallObserver(registry: Registry): (record: CallRecord) => void {
-  const histogram = new Histogram({
+  const requests = histogram(registry, {
     name: 'masakari_openstack_request_duration_seconds',
     help: 'Keystone and Nova HTTP attempts by service, method, path template, server action and status (0: no response).',
     labelNames: ['service', 'method', 'path', 'action', 'status'],
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [registry],
   });
   return (r) =>
-    histogram.observe(
+    requests.observe(
       { service: r.service, method: r.method, path: r.path, action: r.action ?? '', status: String(r.status) },
       r.durationMs / 1000,
     );

@@ -3,46 +3,41 @@
 // module singletons, attached to every registry an engine component starts
 // with (registerEngineMetrics), so tests with two engines in one process work.
 
-import { Counter, Histogram } from 'prom-client';
 import type { Metric, Registry } from 'prom-client';
+import { counter, histogram, registerOnce } from '../runtime/metric-registry.ts';
 import { NovaError } from '../openstack/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
 
-const notificationsTotal = new Counter({
+const notificationsTotal = counter(undefined, {
   name: 'masakari_notifications_total',
   help: 'Notifications that reached a final status, by type and status (finished, ignored, failed, error).',
   labelNames: ['type', 'status'] as const,
-  registers: [],
 });
 
-const recoveryDuration = new Histogram({
+const recoveryDuration = histogram(undefined, {
   name: 'masakari_recovery_duration_seconds',
   help: 'Time from the first run of a notification to its final status, by notification type.',
   labelNames: ['type'] as const,
   buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200],
-  registers: [],
 });
 
-const evacuationsTotal = new Counter({
+const evacuationsTotal = counter(undefined, {
   name: 'masakari_evacuations_total',
   help: 'Per-instance evacuations of host recoveries, by result (succeeded, failed).',
   labelNames: ['result'] as const,
-  registers: [],
 });
 
-const novaCallDuration = new Histogram({
+const novaCallDuration = histogram(undefined, {
   name: 'masakari_nova_call_duration_seconds',
   help: 'Duration of each Nova call the engine makes (retries included), by NovaClient method and final HTTP status (0: no response).',
   labelNames: ['method', 'status'] as const,
   buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  registers: [],
 });
 
-const novaCallErrors = new Counter({
+const novaCallErrors = counter(undefined, {
   name: 'masakari_nova_call_errors_total',
   help: 'Nova calls of the engine that failed, by NovaClient method and kind (transport, server, client).',
   labelNames: ['method', 'kind'] as const,
-  registers: [],
 });
 
 const ALL: Metric<string>[] = [
@@ -55,10 +50,7 @@ const ALL: Metric<string>[] = [
 
 /** Attaches the engine metrics to a registry (idempotent). */
 export function registerEngineMetrics(registry: Registry): void {
-  for (const m of ALL) {
-    const name = (m as unknown as { name: string }).name;
-    if (!registry.getSingleMetric(name)) registry.registerMetric(m);
-  }
+  registerOnce(registry, ALL);
 }
 
 /** A notification reached a final status. */

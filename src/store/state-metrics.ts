@@ -6,8 +6,8 @@
 // Label values come from enums (type, status, the two flags) or from
 // system-assigned identifiers (the segment uuid), never from request input
 // such as names, so a client cannot blow up the series count.
-import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
+import { gauge } from '../runtime/metric-registry.ts';
 import { ANNOTATIONS } from '../model/constants.ts';
 import type { NotificationStatus } from '../model/types.ts';
 import type { StoreCaches } from './caches.ts';
@@ -38,11 +38,10 @@ export function registerStateMetrics(
   now: () => Date = () => new Date(),
 ): void {
   if (registry.getSingleMetric(STATE_METRICS.hosts)) return;
-  new Gauge({
+  gauge(registry, {
     name: STATE_METRICS.hosts,
     help: 'Masakari hosts by segment uuid and by their effective on_maintenance and reserved flags.',
     labelNames: ['segment_uuid', 'on_maintenance', 'reserved'],
-    registers: [registry],
     collect() {
       this.reset();
       const counts = new Map<string, { labels: Record<string, string>; n: number }>();
@@ -62,11 +61,10 @@ export function registerStateMetrics(
       for (const { labels, n } of counts.values()) this.set(labels, n);
     },
   });
-  new Gauge({
+  gauge(registry, {
     name: STATE_METRICS.notifications,
     help: 'Notifications stored, by type and Masakari status (every combination is reported, zeros included).',
     labelNames: ['type', 'status'],
-    registers: [registry],
     collect() {
       const counts = new Map<string, number>();
       for (const t of NOTIFICATION_TYPES) for (const s of NOTIFICATION_STATUSES) counts.set(`${t}/${s}`, 0);
@@ -82,10 +80,9 @@ export function registerStateMetrics(
       }
     },
   });
-  new Gauge({
+  gauge(registry, {
     name: STATE_METRICS.oldestRunning,
     help: 'Age in seconds (since created_at) of the oldest notification in status running; 0 when none runs.',
-    registers: [registry],
     collect() {
       let oldest = Infinity;
       for (const n of caches.notifications.list()) {

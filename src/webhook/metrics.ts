@@ -6,8 +6,8 @@
 // whoever can reach the webhook port, so anything but our own kinds and the
 // four admission operations is counted as "other". Otherwise each made-up
 // kind would add a time series for the life of the process.
-import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
+import { counter, histogram } from '../runtime/metric-registry.ts';
 import { KINDS } from '../model/constants.ts';
 
 /** The label value for kinds and operations we do not know. */
@@ -31,29 +31,19 @@ export interface WebhookMetrics {
   observe(kind: string, operation: string, result: 'allowed' | 'denied' | 'error', seconds: number): void;
 }
 
-function existing<T>(registry: Registry, name: string): T | undefined {
-  return registry.getSingleMetric(name) as T | undefined;
-}
-
 export function createWebhookMetrics(registry: Registry | undefined): WebhookMetrics {
   if (!registry) return { observe: () => undefined };
-  const reviews =
-    existing<Counter<(typeof LABELS)[number]>>(registry, 'masakari_webhook_reviews_total') ??
-    new Counter({
-      name: 'masakari_webhook_reviews_total',
-      help: 'Admission reviews answered by the validating webhook, by kind, operation and result.',
-      labelNames: LABELS,
-      registers: [registry],
-    });
-  const duration =
-    existing<Histogram<'kind' | 'operation'>>(registry, 'masakari_webhook_review_duration_seconds') ??
-    new Histogram({
-      name: 'masakari_webhook_review_duration_seconds',
-      help: 'Time to answer an admission review (the Nova host check dominates for HaHosts).',
-      labelNames: ['kind', 'operation'],
-      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers: [registry],
-    });
+  const reviews = counter(registry, {
+    name: 'masakari_webhook_reviews_total',
+    help: 'Admission reviews answered by the validating webhook, by kind, operation and result.',
+    labelNames: LABELS,
+  });
+  const duration = histogram(registry, {
+    name: 'masakari_webhook_review_duration_seconds',
+    help: 'Time to answer an admission review (the Nova host check dominates for HaHosts).',
+    labelNames: ['kind', 'operation'],
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  });
   return {
     observe(rawKind, rawOperation, result, seconds) {
       const kind = kindLabel(rawKind);
