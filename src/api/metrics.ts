@@ -11,17 +11,19 @@ export interface ApiMetrics {
 const LABELS = ['method', 'route', 'status'] as const;
 
 export function createApiMetrics(registry: Registry): ApiMetrics {
-  const requests = counter(registry, {
-    name: 'masakari_api_requests_total',
-    help: 'Masakari API requests by method, route template and status.',
-    labelNames: LABELS,
-  });
-  const latency = histogram(registry, {
-    name: 'masakari_api_request_duration_seconds',
-    help: 'Masakari API request latency by method, route template and status.',
-    labelNames: LABELS,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  });
+  const requests = counter(
+    registry,
+    'masakari_api_requests_total',
+    'Masakari API requests by method, route template and status.',
+    LABELS,
+  );
+  const latency = histogram(
+    registry,
+    'masakari_api_request_duration_seconds',
+    'Masakari API request latency by method, route template and status.',
+    LABELS,
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  );
   return {
     observe(method, route, status, seconds) {
       const labels = { method, route, status: String(status) };

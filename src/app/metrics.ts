@@ -13,31 +13,32 @@ export interface ComponentReadinessSource {
 export function createMetricsRegistry(version: string, readiness: ComponentReadinessSource): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  gauge(registry, {
-    name: 'masakari_operator_build_info',
-    help: 'Always 1; the labels say which build runs.',
-    labelNames: ['version', 'node_version'],
-  }).set({ version, node_version: process.versions.node }, 1);
-  gauge(registry, {
-    name: 'masakari_operator_component_ready',
-    help: '1 when the component reports ready, 0 otherwise.',
-    labelNames: ['component'],
-    collect() {
+  gauge(registry, 'masakari_operator_build_info', 'Always 1; the labels say which build runs.', [
+    'version',
+    'node_version',
+  ]).set({ version, node_version: process.versions.node }, 1);
+  gauge(
+    registry,
+    'masakari_operator_component_ready',
+    '1 when the component reports ready, 0 otherwise.',
+    ['component'],
+    function () {
       this.reset();
       for (const c of readiness.components()) this.set({ component: c.name }, c.ready ? 1 : 0);
     },
-  });
+  );
   return registry;
 }
 
 /** Feeds the OpenStack client's per-attempt records (src/openstack/http.ts onCall) into a histogram. */
 export function openStackCallObserver(registry: Registry): (record: CallRecord) => void {
-  const requests = histogram(registry, {
-    name: 'masakari_openstack_request_duration_seconds',
-    help: 'Keystone and Nova HTTP attempts by service, method, path template, server action and status (0: no response).',
-    labelNames: ['service', 'method', 'path', 'action', 'status'],
-    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  });
+  const requests = histogram(
+    registry,
+    'masakari_openstack_request_duration_seconds',
+    'Keystone and Nova HTTP attempts by service, method, path template, server action and status (0: no response).',
+    ['service', 'method', 'path', 'action', 'status'],
+    [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  );
   return (r) =>
     requests.observe(
       { service: r.service, method: r.method, path: r.path, action: r.action ?? '', status: String(r.status) },

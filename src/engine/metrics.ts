@@ -8,37 +8,42 @@ import { counter, histogram, registerOnce } from '../runtime/metric-registry.ts'
 import { NovaError } from '../openstack/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
 
-const notificationsTotal = counter(undefined, {
-  name: 'masakari_notifications_total',
-  help: 'Notifications that reached a final status, by type and status (finished, ignored, failed, error).',
-  labelNames: ['type', 'status'] as const,
-});
+const notificationsTotal = counter(
+  undefined,
+  'masakari_notifications_total',
+  'Notifications that reached a final status, by type and status (finished, ignored, failed, error).',
+  ['type', 'status'] as const,
+);
 
-const recoveryDuration = histogram(undefined, {
-  name: 'masakari_recovery_duration_seconds',
-  help: 'Time from the first run of a notification to its final status, by notification type.',
-  labelNames: ['type'] as const,
-  buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200],
-});
+const recoveryDuration = histogram(
+  undefined,
+  'masakari_recovery_duration_seconds',
+  'Time from the first run of a notification to its final status, by notification type.',
+  ['type'] as const,
+  [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200],
+);
 
-const evacuationsTotal = counter(undefined, {
-  name: 'masakari_evacuations_total',
-  help: 'Per-instance evacuations of host recoveries, by result (succeeded, failed).',
-  labelNames: ['result'] as const,
-});
+const evacuationsTotal = counter(
+  undefined,
+  'masakari_evacuations_total',
+  'Per-instance evacuations of host recoveries, by result (succeeded, failed).',
+  ['result'] as const,
+);
 
-const novaCallDuration = histogram(undefined, {
-  name: 'masakari_nova_call_duration_seconds',
-  help: 'Duration of each Nova call the engine makes (retries included), by NovaClient method and final HTTP status (0: no response).',
-  labelNames: ['method', 'status'] as const,
-  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-});
+const novaCallDuration = histogram(
+  undefined,
+  'masakari_nova_call_duration_seconds',
+  'Duration of each Nova call the engine makes (retries included), by NovaClient method and final HTTP status (0: no response).',
+  ['method', 'status'] as const,
+  [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+);
 
-const novaCallErrors = counter(undefined, {
-  name: 'masakari_nova_call_errors_total',
-  help: 'Nova calls of the engine that failed, by NovaClient method and kind (transport, server, client).',
-  labelNames: ['method', 'kind'] as const,
-});
+const novaCallErrors = counter(
+  undefined,
+  'masakari_nova_call_errors_total',
+  'Nova calls of the engine that failed, by NovaClient method and kind (transport, server, client).',
+  ['method', 'kind'] as const,
+);
 
 const ALL: Metric<string>[] = [
   notificationsTotal,

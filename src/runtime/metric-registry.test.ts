@@ -5,16 +5,14 @@ import { counter, gauge, histogram, registerOnce } from './metric-registry.ts';
 
 test('asking twice for a metric of one registry gives the same metric, not a duplicate-name error', () => {
   const registry = new Registry();
-  const spec = { name: 'x_total', help: 'x', labelNames: ['k'] as const };
-  assert.is(counter(registry, spec), counter(registry, spec));
-  assert.is(gauge(registry, { name: 'g', help: 'g' }), gauge(registry, { name: 'g', help: 'g' }));
-  const h = { name: 'h_seconds', help: 'h', buckets: [1] };
-  assert.is(histogram(registry, h), histogram(registry, h));
+  assert.is(counter(registry, 'x_total', 'x', ['k']), counter(registry, 'x_total', 'x', ['k']));
+  assert.is(gauge(registry, 'g', 'g'), gauge(registry, 'g', 'g'));
+  assert.is(histogram(registry, 'h_seconds', 'h', [], [1]), histogram(registry, 'h_seconds', 'h', [], [1]));
   assert.is(registry.getMetricsAsArray().length, 3);
 });
 
 test('a metric made without a registry is shared by every registry it is attached to, once each', async () => {
-  const shared = counter(undefined, { name: 'shared_total', help: 'shared' });
+  const shared = counter(undefined, 'shared_total', 'shared');
   const a = new Registry();
   const b = new Registry();
   registerOnce(a, [shared]);

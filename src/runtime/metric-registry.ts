@@ -5,37 +5,48 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Metric, Registry } from 'prom-client';
 
-export interface MetricSpec<L extends string> {
-  name: string;
-  help: string;
-  labelNames?: readonly L[];
-}
-
 function existing<M>(registry: Registry | undefined, name: string): M | undefined {
   return registry?.getSingleMetric(name) as M | undefined;
 }
 
+const registers = (registry: Registry | undefined): Registry[] => (registry ? [registry] : []);
+
 /** The registry's counter of this name, created on first use; with no registry, an unregistered one. */
-export function counter<L extends string = string>(registry: Registry | undefined, spec: MetricSpec<L>): Counter<L> {
+export function counter(
+  registry: Registry | undefined,
+  name: string,
+  help: string,
+  labelNames: readonly string[] = [],
+): Counter<string> {
   return (
-    existing<Counter<L>>(registry, spec.name) ?? new Counter<L>({ ...spec, registers: registry ? [registry] : [] })
+    existing<Counter<string>>(registry, name) ?? new Counter({ name, help, labelNames, registers: registers(registry) })
   );
 }
 
 /** As counter(); `collect` runs at every scrape (for values read from elsewhere). */
-export function gauge<L extends string = string>(
+export function gauge(
   registry: Registry | undefined,
-  spec: MetricSpec<L> & { collect?: (this: Gauge<L>) => void },
-): Gauge<L> {
-  return existing<Gauge<L>>(registry, spec.name) ?? new Gauge<L>({ ...spec, registers: registry ? [registry] : [] });
+  name: string,
+  help: string,
+  labelNames: readonly string[] = [],
+  collect?: (this: Gauge<string>) => void,
+): Gauge<string> {
+  return (
+    existing<Gauge<string>>(registry, name) ??
+    new Gauge({ name, help, labelNames, collect, registers: registers(registry) })
+  );
 }
 
-export function histogram<L extends string = string>(
+export function histogram(
   registry: Registry | undefined,
-  spec: MetricSpec<L> & { buckets: number[] },
-): Histogram<L> {
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  buckets: number[],
+): Histogram<string> {
   return (
-    existing<Histogram<L>>(registry, spec.name) ?? new Histogram<L>({ ...spec, registers: registry ? [registry] : [] })
+    existing<Histogram<string>>(registry, name) ??
+    new Histogram({ name, help, labelNames, buckets, registers: registers(registry) })
   );
 }
 

@@ -46,45 +46,43 @@ function inFlightGauges(registry: Registry): Map<string, () => number[]> {
       this.reset();
       for (const [name, source] of known) this.set({ name }, pick(source()));
     };
-  gauge(registry, {
-    name: 'workqueue_unfinished_work_seconds',
-    help: 'How many seconds of work has been done that is in progress and has not been observed by work_duration.',
-    labelNames: ['name'],
-    collect: scrape((ages) => ages.reduce((a, b) => a + b, 0)),
-  });
-  gauge(registry, {
-    name: 'workqueue_longest_running_processor_seconds',
-    help: 'How many seconds has the longest running processor for workqueue been running.',
-    labelNames: ['name'],
-    collect: scrape((ages) => Math.max(0, ...ages)),
-  });
+  gauge(
+    registry,
+    'workqueue_unfinished_work_seconds',
+    'How many seconds of work has been done that is in progress and has not been observed by work_duration.',
+    ['name'],
+    scrape((ages) => ages.reduce((a, b) => a + b, 0)),
+  );
+  gauge(
+    registry,
+    'workqueue_longest_running_processor_seconds',
+    'How many seconds has the longest running processor for workqueue been running.',
+    ['name'],
+    scrape((ages) => Math.max(0, ...ages)),
+  );
   return known;
 }
 
 export function queueMetrics(registry: Registry, name: string): QueueMetrics {
-  const depth = gauge(registry, { name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: ['name'] });
-  const adds = counter(registry, {
-    name: 'workqueue_adds_total',
-    help: 'Total number of adds handled by workqueue',
-    labelNames: ['name'],
-  });
-  const retries = counter(registry, {
-    name: 'workqueue_retries_total',
-    help: 'Total number of retries handled by workqueue',
-    labelNames: ['name'],
-  });
-  const queued = histogram(registry, {
-    name: 'workqueue_queue_duration_seconds',
-    help: 'How long in seconds an item stays in workqueue before being requested',
-    labelNames: ['name'],
-    buckets: DURATION_BUCKETS,
-  });
-  const work = histogram(registry, {
-    name: 'workqueue_work_duration_seconds',
-    help: 'How long in seconds processing an item from workqueue takes',
-    labelNames: ['name'],
-    buckets: DURATION_BUCKETS,
-  });
+  const depth = gauge(registry, 'workqueue_depth', 'Current depth of workqueue', ['name']);
+  const adds = counter(registry, 'workqueue_adds_total', 'Total number of adds handled by workqueue', ['name']);
+  const retries = counter(registry, 'workqueue_retries_total', 'Total number of retries handled by workqueue', [
+    'name',
+  ]);
+  const queued = histogram(
+    registry,
+    'workqueue_queue_duration_seconds',
+    'How long in seconds an item stays in workqueue before being requested',
+    ['name'],
+    DURATION_BUCKETS,
+  );
+  const work = histogram(
+    registry,
+    'workqueue_work_duration_seconds',
+    'How long in seconds processing an item from workqueue takes',
+    ['name'],
+    DURATION_BUCKETS,
+  );
   return {
     depth: (n) => depth.set({ name }, n),
     added: () => adds.inc({ name }),
@@ -104,37 +102,43 @@ export interface ControllerMetrics {
 }
 
 export function controllerMetrics(registry: Registry, controller: string): ControllerMetrics {
-  const total = counter(registry, {
-    name: 'controller_runtime_reconcile_total',
-    help: 'Total number of reconciliations per controller',
-    labelNames: ['controller', 'result'],
-  });
-  const errors = counter(registry, {
-    name: 'controller_runtime_reconcile_errors_total',
-    help: 'Total number of reconciliation errors per controller',
-    labelNames: ['controller'],
-  });
-  const terminal = counter(registry, {
-    name: 'controller_runtime_terminal_reconcile_errors_total',
-    help: 'Total number of terminal reconciliation errors per controller',
-    labelNames: ['controller'],
-  });
-  const time = histogram(registry, {
-    name: 'controller_runtime_reconcile_time_seconds',
-    help: 'Length of time per reconciliation per controller',
-    labelNames: ['controller'],
-    buckets: DURATION_BUCKETS,
-  });
-  const active = gauge(registry, {
-    name: 'controller_runtime_active_workers',
-    help: 'Number of currently used workers per controller',
-    labelNames: ['controller'],
-  });
-  const max = gauge(registry, {
-    name: 'controller_runtime_max_concurrent_reconciles',
-    help: 'Maximum number of concurrent reconciles per controller',
-    labelNames: ['controller'],
-  });
+  const total = counter(
+    registry,
+    'controller_runtime_reconcile_total',
+    'Total number of reconciliations per controller',
+    ['controller', 'result'],
+  );
+  const errors = counter(
+    registry,
+    'controller_runtime_reconcile_errors_total',
+    'Total number of reconciliation errors per controller',
+    ['controller'],
+  );
+  const terminal = counter(
+    registry,
+    'controller_runtime_terminal_reconcile_errors_total',
+    'Total number of terminal reconciliation errors per controller',
+    ['controller'],
+  );
+  const time = histogram(
+    registry,
+    'controller_runtime_reconcile_time_seconds',
+    'Length of time per reconciliation per controller',
+    ['controller'],
+    DURATION_BUCKETS,
+  );
+  const active = gauge(
+    registry,
+    'controller_runtime_active_workers',
+    'Number of currently used workers per controller',
+    ['controller'],
+  );
+  const max = gauge(
+    registry,
+    'controller_runtime_max_concurrent_reconciles',
+    'Maximum number of concurrent reconciles per controller',
+    ['controller'],
+  );
   // Zero-initialise so dashboards see the series before the first event.
   for (const result of ['success', 'error', 'requeue_after']) total.inc({ controller, result }, 0);
   errors.inc({ controller }, 0);
@@ -153,10 +157,12 @@ export function controllerMetrics(registry: Registry, controller: string): Contr
 }
 
 export function leaderMetrics(registry: Registry, name: string): (leading: boolean) => void {
-  const status = gauge(registry, {
-    name: 'leader_election_master_status',
-    help: 'Gauge of if the reporting system is master of the relevant lease, labelNames: 0 indicates backup, buckets: 1 indicates master',
-  });
+  const status = gauge(
+    registry,
+    'leader_election_master_status',
+    'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master',
+    ['name'],
+  );
   status.set({ name }, 0);
   return (leading) => status.set({ name }, leading ? 1 : 0);
 }

@@ -38,11 +38,12 @@ export function registerStateMetrics(
   now: () => Date = () => new Date(),
 ): void {
   if (registry.getSingleMetric(STATE_METRICS.hosts)) return;
-  gauge(registry, {
-    name: STATE_METRICS.hosts,
-    help: 'Masakari hosts by segment uuid and by their effective on_maintenance and reserved flags.',
-    labelNames: ['segment_uuid', 'on_maintenance', 'reserved'],
-    collect() {
+  gauge(
+    registry,
+    STATE_METRICS.hosts,
+    'Masakari hosts by segment uuid and by their effective on_maintenance and reserved flags.',
+    ['segment_uuid', 'on_maintenance', 'reserved'],
+    function () {
       this.reset();
       const counts = new Map<string, { labels: Record<string, string>; n: number }>();
       for (const h of caches.hosts.list()) {
@@ -60,12 +61,13 @@ export function registerStateMetrics(
       }
       for (const { labels, n } of counts.values()) this.set(labels, n);
     },
-  });
-  gauge(registry, {
-    name: STATE_METRICS.notifications,
-    help: 'Notifications stored, by type and Masakari status (every combination is reported, zeros included).',
-    labelNames: ['type', 'status'],
-    collect() {
+  );
+  gauge(
+    registry,
+    STATE_METRICS.notifications,
+    'Notifications stored, by type and Masakari status (every combination is reported, zeros included).',
+    ['type', 'status'],
+    function () {
       const counts = new Map<string, number>();
       for (const t of NOTIFICATION_TYPES) for (const s of NOTIFICATION_STATUSES) counts.set(`${t}/${s}`, 0);
       for (const n of caches.notifications.list()) {
@@ -79,11 +81,13 @@ export function registerStateMetrics(
         this.set({ type, status }, n);
       }
     },
-  });
-  gauge(registry, {
-    name: STATE_METRICS.oldestRunning,
-    help: 'Age in seconds (since created_at) of the oldest notification in status running; 0 when none runs.',
-    collect() {
+  );
+  gauge(
+    registry,
+    STATE_METRICS.oldestRunning,
+    'Age in seconds (since created_at) of the oldest notification in status running; 0 when none runs.',
+    [],
+    function () {
       let oldest = Infinity;
       for (const n of caches.notifications.list()) {
         if (n.status?.phase !== 'running' || !isAdmitted(n)) continue;
@@ -92,5 +96,5 @@ export function registerStateMetrics(
       }
       this.set(oldest === Infinity ? 0 : Math.max(0, (now().getTime() - oldest) / 1000));
     },
-  });
+  );
 }

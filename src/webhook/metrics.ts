@@ -33,17 +33,19 @@ export interface WebhookMetrics {
 
 export function createWebhookMetrics(registry: Registry | undefined): WebhookMetrics {
   if (!registry) return { observe: () => undefined };
-  const reviews = counter(registry, {
-    name: 'masakari_webhook_reviews_total',
-    help: 'Admission reviews answered by the validating webhook, by kind, operation and result.',
-    labelNames: LABELS,
-  });
-  const duration = histogram(registry, {
-    name: 'masakari_webhook_review_duration_seconds',
-    help: 'Time to answer an admission review (the Nova host check dominates for HaHosts).',
-    labelNames: ['kind', 'operation'],
-    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-  });
+  const reviews = counter(
+    registry,
+    'masakari_webhook_reviews_total',
+    'Admission reviews answered by the validating webhook, by kind, operation and result.',
+    LABELS,
+  );
+  const duration = histogram(
+    registry,
+    'masakari_webhook_review_duration_seconds',
+    'Time to answer an admission review (the Nova host check dominates for HaHosts).',
+    ['kind', 'operation'],
+    [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  );
   return {
     observe(rawKind, rawOperation, result, seconds) {
       const kind = kindLabel(rawKind);

@@ -6,7 +6,11 @@
 // one request per cap interval per waiter once the wait drags on.
 
 import type { Clock } from '../../time/clock.ts';
+import { fixedSchedule, pollUntil, PollTimeout } from '../../time/poll.ts';
 import type { PollSchedule } from '../../time/poll.ts';
+import { RecoveryFailed } from './context.ts';
+import type { WorkflowContext } from './context.ts';
+import type { UpdateDetails } from './tasks.ts';
 
 /**
  * Polls an evacuation or a stop: first look after 100 ms, then x1.5 up to
@@ -61,4 +65,28 @@ export async function retryCleanup<T>(
     }
   }
   throw lastError;
+}
+
+/**
+ * Masakari's fixed-interval confirmation (FixedIntervalWithTimeoutLoopingCall
+ * every verify_interval, up to one of its wait_period_* options) as the
+ * instance and process workflows use it: on timeout the task's last progress
+ * line is `failure` (progress 1.0) and the recovery fails with that message.
+ */
+export async function confirmWithin(
+  ctx: Pick<WorkflowContext, 'config' | 'clock' | 'signal'>,
+  what: string,
+  confirmed: () => Promise<boolean>,
+  timeoutSeconds: number,
+  failure: string,
+  update: UpdateDetails,
+): Promise<void> {
+  const schedule = fixedSchedule(ctx.config.DEFAULT.verify_interval * 1000, timeoutSeconds * 1000);
+  try {
+    await pollUntil(what, async () => (await confirmed()) || undefined, schedule, ctx.clock, ctx.signal);
+  } catch (err) {
+    if (!(err instanceof PollTimeout)) throw err;
+    await update(failure, 1.0);
+    throw new RecoveryFailed(failure);
+  }
 }

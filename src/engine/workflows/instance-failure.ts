@@ -4,7 +4,7 @@
 // Progress texts and values are Masakari's, character for character.
 
 import { NovaConflict } from '../../openstack/types.ts';
-import { fixedSchedule, pollUntil, PollTimeout } from '../../time/poll.ts';
+import { confirmWithin } from './evacuation-polling.ts';
 import { IgnoreRecovery, RecoveryFailed, SkipRecovery } from './context.ts';
 import type { WorkflowContext } from './context.ts';
 import { boolFromString, buildFlow, noOpTask, runFlow } from './tasks.ts';
@@ -54,20 +54,14 @@ export const StopInstanceTask: RecoveryTask<InstanceInput> = {
         if (state !== 'stopped') throw err;
       }
     }
-    try {
-      await pollUntil(
-        `instance ${instanceUuid} to stop`,
-        async () => vmState(await ctx.nova.getServer(instanceUuid, opts)) === 'stopped' || undefined,
-        fixedSchedule(ctx.config.DEFAULT.verify_interval * 1000, ctx.config.DEFAULT.wait_period_after_power_off * 1000),
-        ctx.clock,
-        ctx.signal,
-      );
-    } catch (err) {
-      if (!(err instanceof PollTimeout)) throw err;
-      const msg = `Failed to stop instance ${instance.id}`;
-      await update(msg, 1.0);
-      throw new RecoveryFailed(msg);
-    }
+    await confirmWithin(
+      ctx,
+      `instance ${instanceUuid} to stop`,
+      async () => vmState(await ctx.nova.getServer(instanceUuid, opts)) === 'stopped',
+      ctx.config.DEFAULT.wait_period_after_power_off,
+      `Failed to stop instance ${instance.id}`,
+      update,
+    );
     await update(`Stopped instance: '${instanceUuid}'`, 1.0);
   },
 };
@@ -105,20 +99,14 @@ export const ConfirmInstanceActiveTask: RecoveryTask<InstanceInput> = {
   async execute(ctx, { instanceUuid }, update) {
     const opts = { requestId: ctx.requestId, signal: ctx.signal };
     await update(`Confirming instance '${instanceUuid}' vm_state is ACTIVE`);
-    try {
-      await pollUntil(
-        `instance ${instanceUuid} to become active`,
-        async () => vmState(await ctx.nova.getServer(instanceUuid, opts)) === 'active' || undefined,
-        fixedSchedule(ctx.config.DEFAULT.verify_interval * 1000, ctx.config.DEFAULT.wait_period_after_power_on * 1000),
-        ctx.clock,
-        ctx.signal,
-      );
-    } catch (err) {
-      if (!(err instanceof PollTimeout)) throw err;
-      const msg = `Failed to start instance ${instanceUuid}`;
-      await update(msg, 1.0);
-      throw new RecoveryFailed(msg);
-    }
+    await confirmWithin(
+      ctx,
+      `instance ${instanceUuid} to become active`,
+      async () => vmState(await ctx.nova.getServer(instanceUuid, opts)) === 'active',
+      ctx.config.DEFAULT.wait_period_after_power_on,
+      `Failed to start instance ${instanceUuid}`,
+      update,
+    );
     await update(`Confirmed instance '${instanceUuid}' vm_state is ACTIVE`, 1.0);
   },
 };

@@ -4,8 +4,8 @@
 
 import { NovaError } from '../../openstack/types.ts';
 import type { NovaService } from '../../openstack/types.ts';
-import { fixedSchedule, pollUntil, PollTimeout } from '../../time/poll.ts';
-import { RecoveryFailed, SkipRecovery } from './context.ts';
+import { confirmWithin } from './evacuation-polling.ts';
+import { SkipRecovery } from './context.ts';
 import type { WorkflowContext } from './context.ts';
 import { buildFlow, noOpTask, runFlow } from './tasks.ts';
 import type { RecoveryTask, TaskRegistry } from './tasks.ts';
@@ -58,23 +58,14 @@ export const ConfirmComputeNodeDisabledTask: RecoveryTask<ProcessInput> = {
   recorded: true,
   async execute(ctx, { processName, hostName }, update) {
     await update(`Confirming compute service is disabled on host: '${hostName}'`);
-    try {
-      await pollUntil(
-        `service ${processName} on ${hostName} to be disabled`,
-        async () => (await findService(ctx, hostName, processName)).status === 'disabled' || undefined,
-        fixedSchedule(
-          ctx.config.DEFAULT.verify_interval * 1000,
-          ctx.config.DEFAULT.wait_period_after_service_update * 1000,
-        ),
-        ctx.clock,
-        ctx.signal,
-      );
-    } catch (err) {
-      if (!(err instanceof PollTimeout)) throw err;
-      const msg = `Failed to disable service ${processName}`;
-      await update(msg, 1.0);
-      throw new RecoveryFailed(msg);
-    }
+    await confirmWithin(
+      ctx,
+      `service ${processName} on ${hostName} to be disabled`,
+      async () => (await findService(ctx, hostName, processName)).status === 'disabled',
+      ctx.config.DEFAULT.wait_period_after_service_update,
+      `Failed to disable service ${processName}`,
+      update,
+    );
     await update(`Confirmed compute service is disabled on host: '${hostName}'`, 1.0);
   },
 };
