@@ -7,6 +7,7 @@ import type { Metric, Registry } from 'prom-client';
 import { counter, histogram, registerOnce } from '../runtime/metric-registry.ts';
 import { NovaError } from '../openstack/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
+import { NOVA_SIDE_EFFECTS } from './nova-fence.ts';
 
 const notificationsTotal = counter(
   undefined,
@@ -101,18 +102,8 @@ export function instrumentNova(nova: NovaClient): NovaClient {
   return wrapped as unknown as NovaClient;
 }
 
+/** Every NovaClient method the engine calls: the reads, and the side effects the Lease fences. */
 const NOVA_METHODS: ReadonlyArray<keyof NovaClient> = [
-  'listServices',
-  'updateService',
-  'listServersOnHost',
-  'getServer',
-  'resetState',
-  'evacuate',
-  'stopServer',
-  'startServer',
-  'lockServer',
-  'unlockServer',
-  'listAggregates',
-  'addHostToAggregate',
-  'listMigrations',
+  ...(['listServices', 'listServersOnHost', 'getServer', 'listAggregates', 'listMigrations'] as const),
+  ...NOVA_SIDE_EFFECTS,
 ];
