@@ -112,6 +112,8 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
           ),
         warnAfter,
       );
+      // This timer and the watch's two below only watch I/O that keeps the process alive on its own.
+      slow.unref();
       const onSynced = (): void => {
         clearTimeout(slow);
         resolve();
@@ -419,11 +421,13 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
       },
       Math.max(10, watchdogMs / 4),
     );
+    watchdog.unref();
     // A watch that has stayed up a while is working, even if nothing changed.
     const upForAWhile = setTimeout(() => {
       this.backoff.reset();
       this.healthy();
     }, healthyAfterMs);
+    upForAWhile.unref();
     const base = this.deps.watchTimeoutSeconds ?? 300;
     const timeoutSeconds = Math.max(1, Math.round(base * (0.9 + 0.2 * Math.random())));
     const startedAt = Date.now();
