@@ -6,7 +6,7 @@ import type { KubeList, WatchEvent, WatchOptions } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { KubeInformer } from './informer.ts';
 import type { InformerDeps } from './informer.ts';
-import { ScriptedKube } from './testing/scripted-kube.ts';
+import { scriptedKube } from '../testing/fake-kube.ts';
 import type { InformerOptions } from './types.ts';
 
 interface Obj {
@@ -60,7 +60,7 @@ function setup(
 ) {
   const sessions: Session[] = [];
   let listCalls = 0;
-  const kube = new ScriptedKube({
+  const kube = scriptedKube({
     list: () => {
       const next = lists[Math.min(listCalls++, lists.length - 1)]!;
       if (next instanceof KubeError) throw next;

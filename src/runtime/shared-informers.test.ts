@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import type { WatchEvent, WatchOptions } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { SharedInformerFactory } from './shared-informers.ts';
-import { ScriptedKube } from './testing/scripted-kube.ts';
+import { scriptedKube } from '../testing/fake-kube.ts';
 
 interface Obj {
   metadata: { name: string; resourceVersion: string; labels?: Record<string, string> };
@@ -28,7 +28,7 @@ function world() {
     emit: (e: WatchEvent<Obj>) => void;
     signal: AbortSignal;
   }> = [];
-  const kube = new ScriptedKube({
+  const kube = scriptedKube({
     list: () => ({ metadata: { resourceVersion: '10' }, items: [obj('a', 5, 'x'), obj('b', 6, 'y')] }),
     watch: (ref, _ns, opts, onEvent, signal) =>
       new Promise<void>((resolve) => {

@@ -45,6 +45,14 @@ export type Interceptors = {
   [V in KubeVerb]?: (client: KubeClient, ...args: Parameters<KubeClient[V]>) => ReturnType<KubeClient[V]>;
 };
 
+/** What a scripted verb does (scriptedKube): a value, a promise, or a throw. */
+export type Script = { [V in KubeVerb]?: (...args: Parameters<KubeClient[V]>) => unknown };
+
+export interface RecordedCall {
+  method: KubeVerb;
+  args: unknown[];
+}
+
 /** Names failNext matches: the verbs, plus patchStatus for a JSON or merge patch on /status. */
 export type FailableOp = KubeVerb | 'patchStatus';
 
@@ -77,6 +85,8 @@ export class FakeKube implements KubeClient {
   readonly calls: Record<string, number> = {};
   /** Every successful write, in order. */
   readonly writes: Array<{ op: string; plural: string; name: string }> = [];
+  /** Every call with its arguments, in order. */
+  readonly log: RecordedCall[] = [];
   /** Every JSON patch on /status, with its size on the wire. */
   readonly patches: Array<{ plural: string; name: string; bytes: number }> = [];
   private interceptors: Interceptors;
@@ -112,6 +122,19 @@ export class FakeKube implements KubeClient {
     return () => {
       this.interceptors = before;
     };
+  }
+
+  /** Interceptors that ignore the client: each verb does what fn says (a value, a promise, or a throw). */
+  script(more: Script): void {
+    const wrapped: Record<string, unknown> = {};
+    for (const [verb, fn] of Object.entries(more) as Array<[KubeVerb, (...a: unknown[]) => unknown]>) {
+      wrapped[verb] = (_client: KubeClient, ...args: unknown[]) => Promise.resolve(fn(...args));
+    }
+    this.intercept(wrapped as Interceptors);
+  }
+
+  callsOf(verb: KubeVerb): RecordedCall[] {
+    return this.log.filter((c) => c.method === verb);
   }
 
   /** The next call matching op (and plural, when given) throws err instead of running. */
@@ -181,6 +204,7 @@ export class FakeKube implements KubeClient {
 
   private async call<T>(verb: KubeVerb, args: unknown[]): Promise<T> {
     const [ref] = args as [ResourceRef];
+    this.log.push({ method: verb, args });
     const statusPatch = (verb === 'mergePatch' || verb === 'jsonPatch') && !!(args[4] as { status?: boolean })?.status;
     this.calls[statusPatch ? `${verb}Status` : verb] = (this.calls[statusPatch ? `${verb}Status` : verb] ?? 0) + 1;
     const i = this.failures.findIndex(
@@ -391,6 +415,24 @@ export class FakeKube implements KubeClient {
     }
     return this.tracker.put(ref.plural, result);
   }
+}
+
+/**
+ * A FakeKube for tests of one client-side mechanism (informer, pager, event
+ * recorder): every verb does what the script says, and an unscripted verb
+ * rejects with 501 so an unexpected call fails loudly. kube.script() changes
+ * the script later.
+ */
+export function scriptedKube(script: Script = {}): FakeKube {
+  const kube = new FakeKube();
+  const unscripted: Script = {};
+  for (const verb of Object.keys(METHODS) as KubeVerb[]) {
+    unscripted[verb] = () => {
+      throw new KubeError(501, 'NotImplemented', `unscripted ${verb}`);
+    };
+  }
+  kube.script({ ...unscripted, ...script });
+  return kube;
 }
 
 function notFound(ref: ResourceRef, name: string): KubeError {
