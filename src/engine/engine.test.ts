@@ -8,7 +8,7 @@ import type { Engine, EngineController, EngineLeaderRunner } from './engine.ts';
 import type { HostWorkflow } from './notification-processor.ts';
 import type { KubeInformer } from '../runtime/informer.ts';
 import type { World } from './testing/fixtures.ts';
-import { FakeNova, makeServer } from './testing/fake-nova.ts';
+import { FakeNova, makeServer } from '../testing/fake-nova.ts';
 import { counterIds, host, notification, NS, quietLog, segment, testConfig, world } from './testing/fixtures.ts';
 
 /** One shared Lease: the first campaigner leads until revoked or stopped, then the next one takes over. */

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification } from '../model/types.ts';
 import { createRunJournal } from './journal.ts';
-import { FakeNova } from './testing/fake-nova.ts';
+import { FakeNova } from '../testing/fake-nova.ts';
 import { counterIds, notification, workflowContext, world } from './testing/fixtures.ts';
 
 const setup = async (run = 0) => {

@@ -9,7 +9,7 @@ import { NotificationProcessor } from './notification-processor.ts';
 import type { EngineEvents, FencingGate, HostWorkflow } from './notification-processor.ts';
 import { RecoveryFailed, SkipRecovery } from './workflows/context.ts';
 import type { WorkflowContext } from './workflows/context.ts';
-import { FakeNova, makeServer } from './testing/fake-nova.ts';
+import { FakeNova, makeServer } from '../testing/fake-nova.ts';
 import { counterIds, host, notification, NS, quietLog, segment, testConfig, world } from './testing/fixtures.ts';
 import type { World } from './testing/fixtures.ts';
 import { lockKey } from './locks.ts';
@@ -46,7 +46,7 @@ async function harness(
   } = {},
 ): Promise<Harness> {
   const w = await world();
-  const nova = new FakeNova();
+  const nova = new FakeNova({ stopMs: 0 });
   nova.addServer(makeServer(SERVER));
   w.kube.seed(
     RESOURCES.segments,

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { NovaConflict } from '../../openstack/types.ts';
-import { FakeNova, makeServer } from '../testing/fake-nova.ts';
+import { FakeNova, makeServer } from '../../testing/fake-nova.ts';
 import { notification, testConfig, workflowContext, world } from '../testing/fixtures.ts';
 import { IgnoreRecovery, RecoveryFailed, SkipRecovery } from './context.ts';
 import { runInstanceFailure, startEffectKey } from './instance-failure.ts';
@@ -14,7 +14,7 @@ const vmNotification = () =>
 
 async function setup(over: Parameters<typeof makeServer>[1] = {}, config?: Config) {
   const w = await world();
-  const nova = new FakeNova();
+  const nova = new FakeNova({ stopMs: 0 });
   nova.addServer(makeServer(ID, over));
   const { ctx } = workflowContext(w, vmNotification(), nova, config ? { config } : {});
   return { w, nova, ctx };

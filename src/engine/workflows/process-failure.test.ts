@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FakeNova } from '../testing/fake-nova.ts';
+import { FakeNova } from '../../testing/fake-nova.ts';
 import { notification, testConfig, workflowContext, world } from '../testing/fixtures.ts';
 import { RecoveryFailed, SkipRecovery } from './context.ts';
 import { runProcessFailure } from './process-failure.ts';
