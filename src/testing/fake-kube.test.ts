@@ -75,7 +75,8 @@ test('finalizers hold a deleted object until they are removed; delete preconditi
 
 test('label and field selectors, and pages that share one snapshot', async () => {
   const kube = new FakeKube();
-  for (let i = 0; i < 5; i++) await kube.create(RESOURCES.configMaps, NS, cm(`c${i}`, { role: i % 2 ? 'odd' : 'even' }));
+  for (let i = 0; i < 5; i++)
+    await kube.create(RESOURCES.configMaps, NS, cm(`c${i}`, { role: i % 2 ? 'odd' : 'even' }));
   await kube.create(RESOURCES.configMaps, 'elsewhere', cm('x', { role: 'odd' }));
   const names = async (o: { labelSelector?: string; fieldSelector?: string }) =>
     (await kube.list<ConfigMap>(RESOURCES.configMaps, NS, o)).items.map((c) => c.metadata.name);
@@ -139,7 +140,8 @@ test('a watch resuming below the compaction point is 410 Gone, and the informer 
   kube.tracker.endWatches();
   await kube.create(RESOURCES.configMaps, NS, cm('b'));
   kube.tracker.compact();
-  for (let i = 0; i < 100 && kube.callsOf('list').length === listsBefore; i++) await new Promise((r) => setTimeout(r, 5));
+  for (let i = 0; i < 100 && kube.callsOf('list').length === listsBefore; i++)
+    await new Promise((r) => setTimeout(r, 5));
   for (let i = 0; i < 100 && !cache.get('b'); i++) await new Promise((r) => setTimeout(r, 5));
   assert.ok(kube.callsOf('list').length > listsBefore, 'relisted after the 410');
   assert.ok(cache.get('b'));
@@ -150,7 +152,9 @@ test('interceptors get the un-intercepted client; failNext fails one matching ca
   const kube = new FakeKube({
     interceptors: {
       create: (client, ref, ns, body) =>
-        ref.plural === 'configmaps' ? Promise.reject(new KubeError(403, 'Forbidden', 'no')) : client.create(ref, ns, body),
+        ref.plural === 'configmaps'
+          ? Promise.reject(new KubeError(403, 'Forbidden', 'no'))
+          : client.create(ref, ns, body),
     },
   });
   assert.is(await code(kube.create(RESOURCES.configMaps, NS, cm('a'))), 403);

@@ -213,9 +213,7 @@ export class FakeKube implements KubeClient {
     if (i >= 0) throw this.failures.splice(i, 1)[0]!.err;
     const intercepted = this.interceptors[verb] as ((c: KubeClient, ...a: unknown[]) => Promise<T>) | undefined;
     const run = (): Promise<T> =>
-      intercepted
-        ? intercepted(this.direct, ...args)
-        : (this.direct[verb] as (...a: unknown[]) => Promise<T>)(...args);
+      intercepted ? intercepted(this.direct, ...args) : (this.direct[verb] as (...a: unknown[]) => Promise<T>)(...args);
     if (!this.faults) return run();
     let result: T | undefined;
     await this.faults.intercept(httpCallOf(verb, args), async () => {
@@ -258,7 +256,8 @@ export class FakeKube implements KubeClient {
 
   private async doCreate<T>(ref: ResourceRef, ns: string | undefined, body: T, opts: WriteOptions = {}): Promise<T> {
     const obj = structuredClone(body) as unknown as StoredObject;
-    const name = obj.metadata.name ?? (obj.metadata.generateName ? `${obj.metadata.generateName}${this.tracker.rv}` : '');
+    const name =
+      obj.metadata.name ?? (obj.metadata.generateName ? `${obj.metadata.generateName}${this.tracker.rv}` : '');
     if (!name) throw new KubeError(422, 'Invalid', `${ref.plural}: metadata.name: Required value`);
     if (this.tracker.get(ref.plural, ns, name)) {
       throw new KubeError(409, 'AlreadyExists', `${ref.plural} "${name}" already exists`);
@@ -278,7 +277,13 @@ export class FakeKube implements KubeClient {
     return this.tracker.put(ref.plural, obj) as unknown as T;
   }
 
-  private async doReplace<T>(ref: ResourceRef, ns: string | undefined, name: string, body: T, _o?: WriteOptions): Promise<T> {
+  private async doReplace<T>(
+    ref: ResourceRef,
+    ns: string | undefined,
+    name: string,
+    body: T,
+    _o?: WriteOptions,
+  ): Promise<T> {
     return this.write(ref, this.current(ref, ns, name), structuredClone(body), false, 'replace') as unknown as T;
   }
 
@@ -320,7 +325,11 @@ export class FakeKube implements KubeClient {
   }
 
   private async doApply<T>(ref: ResourceRef, ..._rest: unknown[]): Promise<T> {
-    throw new KubeError(415, 'UnsupportedMediaType', `FakeKube: server-side apply on ${ref.plural} needs an interceptor`);
+    throw new KubeError(
+      415,
+      'UnsupportedMediaType',
+      `FakeKube: server-side apply on ${ref.plural} needs an interceptor`,
+    );
   }
 
   private async doDelete(

@@ -23,7 +23,11 @@ export class FakeInformers {
 
   /** The informer factory that components take (not started: the component starts it). */
   readonly factory = <T extends KubeObjectLike>(ref: ResourceRef, opts: InformerOptions<T>): KubeInformer<T> => {
-    const informer = new KubeInformer<T>(ref, opts, { kube: this.kube, log: this.log, backoff: { initialMs: 1, maxMs: 50 } });
+    const informer = new KubeInformer<T>(ref, opts, {
+      kube: this.kube,
+      log: this.log,
+      backoff: { initialMs: 1, maxMs: 50 },
+    });
     this.made.push(informer as unknown as KubeInformer<KubeObjectLike>);
     return informer;
   };

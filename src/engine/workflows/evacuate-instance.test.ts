@@ -21,7 +21,10 @@ async function evacuateOne(server: Partial<FakeServer>, tweak?: (s: ReturnType<t
   const id = s.servers[0]!.id;
   const after = s.nova.servers.get(id)!;
   const move = s.engine.vmoves()[0]!;
-  const calls = s.nova.callLines().filter((c) => c.endsWith(id)).map((c) => c.split(' ')[0]);
+  const calls = s.nova
+    .callLines()
+    .filter((c) => c.endsWith(id))
+    .map((c) => c.split(' ')[0]);
   s.nova.stop();
   return { after, move, calls, error, effects: s.engine.effects() };
 }

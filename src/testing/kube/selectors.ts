@@ -66,8 +66,6 @@ export function selectorMatcher(labelSelector = '', fieldSelector = ''): (obj: u
   const fields = terms(fieldSelector).map(fieldTerm);
   return (obj) => {
     const objLabels = (obj as { metadata?: { labels?: Record<string, string> } }).metadata?.labels ?? {};
-    return (
-      labels.every((m) => m((k) => objLabels[k])) && fields.every((m) => m((path) => fieldValue(obj, path)))
-    );
+    return labels.every((m) => m((k) => objLabels[k])) && fields.every((m) => m((path) => fieldValue(obj, path)));
   };
 }

@@ -139,7 +139,12 @@ export class ObjectTracker {
     if (fromRv && (!Number.isFinite(since) || this.isCompacted(since))) {
       throw new KubeError(410, 'Expired', `too old resource version: ${fromRv} (${this.compactedAt})`);
     }
-    const watcher: Watcher = { filter, matches: selectorMatcher(filter.labelSelector, filter.fieldSelector), send, end };
+    const watcher: Watcher = {
+      filter,
+      matches: selectorMatcher(filter.labelSelector, filter.fieldSelector),
+      send,
+      end,
+    };
     for (const c of this.history) if (c.rv > since) this.deliver(watcher, c);
     this.watchers.add(watcher);
     return () => this.watchers.delete(watcher);
