@@ -246,7 +246,7 @@ test('50 concurrent identical notifications → exactly one created', async () =
 
 /** A duplicate claim as a creator that crashed would have left it. */
 async function leftClaim(
-  kube: ReturnType<typeof storeFixture>['kube'],
+  kube: Awaited<ReturnType<typeof storeFixture>>['kube'],
   hostUuid: string,
   n: ReturnType<typeof notification>,
   state: 'deciding' | 'accepted',

@@ -7,7 +7,8 @@ import type { ResourceRef } from '../k8s/client.ts';
 import { KubeFaultInjector, on } from '../k8s/fault-injection.ts';
 import { listAllPages } from '../k8s/list-pages.ts';
 import { RESOURCES } from '../k8s/resources.ts';
-import type { ConfigMap, FailoverSegment } from '../model/types.ts';
+import type { FailoverSegment } from '../model/types.ts';
+import type { ConfigMap } from '../store/configmap.ts';
 import { FakeKube, scriptedKube } from './fake-kube.ts';
 import { FakeInformers } from './informers.ts';
 
@@ -63,7 +64,10 @@ test('custom resources have a status subresource: create and replace ignore stat
 
 test('finalizers hold a deleted object until they are removed; delete preconditions are checked', async () => {
   const kube = new FakeKube();
-  const a = await kube.create(RESOURCES.configMaps, NS, { ...cm('a'), metadata: { name: 'a', finalizers: ['f'] } });
+  const a = await kube.create<ConfigMap>(RESOURCES.configMaps, NS, {
+    ...cm('a'),
+    metadata: { name: 'a', finalizers: ['f'] },
+  });
   assert.is(await code(kube.delete(RESOURCES.configMaps, NS, 'a', { preconditionUid: 'other' })), 409);
   await kube.delete(RESOURCES.configMaps, NS, 'a');
   const held = kube.peek<ConfigMap>(RESOURCES.configMaps, NS, 'a')!;

@@ -4,7 +4,7 @@
 // (410 Gone below the compaction point), and the open watches, which are told
 // about every change synchronously, before the write returns.
 import { KubeError } from '../../k8s/client.ts';
-import type { ResourceRef, WatchEvent } from '../../k8s/client.ts';
+import type { WatchEvent } from '../../k8s/client.ts';
 import type { ObjectMeta } from '../../model/types.ts';
 import { selectorMatcher } from './selectors.ts';
 
