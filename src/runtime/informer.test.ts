@@ -7,6 +7,7 @@ import { RESOURCES } from '../k8s/resources.ts';
 import { KubeInformer } from './informer.ts';
 import type { InformerDeps } from './informer.ts';
 import { scriptedKube } from '../testing/fake-kube.ts';
+import { until } from '../testing/until.ts';
 import type { InformerOptions } from './types.ts';
 
 interface Obj {
@@ -19,13 +20,6 @@ const obj = (name: string, rv: number, data?: string, labels?: Record<string, st
 });
 
 const log = pino({ level: 'silent' });
-const until = async (cond: () => boolean, ms = 2000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 2));
-  }
-};
 
 /** A watch the test drives: emit events, end it normally or fail it. */
 class Session {

@@ -10,6 +10,7 @@ import type { Notification } from '../model/types.ts';
 import type { Informer, InformerEvent } from '../runtime/types.ts';
 import { toNotificationRecord } from './mapping.ts';
 import { NotificationIndex } from './notification-index.ts';
+import { prng as rng } from '../domain/testing/fuzz.ts';
 
 /** The cache side of the index: a map and its events. */
 class Source {
@@ -36,18 +37,6 @@ class Source {
     this.objects.delete(name);
     for (const h of this.handlers.delete) h(old);
   }
-}
-
-/** A seeded PRNG (mulberry32), so a failure reproduces. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const HOSTS = ['11111111-1111-1111-1111-111111111111', '22222222-2222-2222-2222-222222222222', ''];

@@ -11,6 +11,7 @@ import type { FailoverSegment } from '../model/types.ts';
 import type { ConfigMap } from '../store/configmap.ts';
 import { FakeKube, scriptedKube } from './fake-kube.ts';
 import { FakeInformers } from './informers.ts';
+import { until } from './until.ts';
 
 const NS = 'ns';
 const cm = (name: string, labels: Record<string, string> = {}, data: Record<string, string> = {}): ConfigMap => ({
@@ -144,11 +145,8 @@ test('a watch resuming below the compaction point is 410 Gone, and the informer 
   kube.tracker.endWatches();
   await kube.create(RESOURCES.configMaps, NS, cm('b'));
   kube.tracker.compact();
-  for (let i = 0; i < 100 && kube.callsOf('list').length === listsBefore; i++)
-    await new Promise((r) => setTimeout(r, 5));
-  for (let i = 0; i < 100 && !cache.get('b'); i++) await new Promise((r) => setTimeout(r, 5));
+  await until(() => !!cache.get('b'));
   assert.ok(kube.callsOf('list').length > listsBefore, 'relisted after the 410');
-  assert.ok(cache.get('b'));
   informers.stopAll();
 });
 

@@ -18,17 +18,17 @@
 // error, and useFaults(KubeFaultInjector) to replay the transport-level faults
 // of src/k8s/fault-injection.ts (503, refused, timeout, lost response, delay).
 import { randomUUID } from 'node:crypto';
-import type {
-  JsonPatchOp,
-  KubeClient,
-  KubeList,
-  ListOptions,
-  ResourceRef,
-  WatchEvent,
-  WatchOptions,
-  WriteOptions,
+import {
+  KubeError,
+  type JsonPatchOp,
+  type KubeClient,
+  type KubeList,
+  type ListOptions,
+  type ResourceRef,
+  type WatchEvent,
+  type WatchOptions,
+  type WriteOptions,
 } from '../k8s/client.ts';
-import { KubeError } from '../k8s/client.ts';
 import type { KubeFaultInjector } from '../k8s/fault-injection.ts';
 import { resourcePath, query } from '../k8s/paths.ts';
 import type { HttpCall, HttpMethod } from '../k8s/transport.ts';
@@ -105,8 +105,8 @@ export class FakeKube implements KubeClient {
       get: (...a) => this.doGet(...a),
       list: (...a) => this.doList(...a),
       create: (...a) => this.doCreate(...a),
-      replace: (...a) => this.doReplace(...a),
-      replaceStatus: (...a) => this.doReplaceStatus(...a),
+      replace: (ref, ns, name, body) => this.doPut(false, ref, ns, name, body),
+      replaceStatus: (ref, ns, name, body) => this.doPut(true, ref, ns, name, body),
       mergePatch: (...a) => this.doMergePatch(...a),
       jsonPatch: (...a) => this.doJsonPatch(...a),
       apply: (...a) => this.doApply(...a),
@@ -277,24 +277,10 @@ export class FakeKube implements KubeClient {
     return this.tracker.put(ref.plural, obj) as unknown as T;
   }
 
-  private async doReplace<T>(
-    ref: ResourceRef,
-    ns: string | undefined,
-    name: string,
-    body: T,
-    _o?: WriteOptions,
-  ): Promise<T> {
-    return this.write(ref, this.current(ref, ns, name), structuredClone(body), false, 'replace') as unknown as T;
-  }
-
-  private async doReplaceStatus<T>(
-    ref: ResourceRef,
-    ns: string | undefined,
-    name: string,
-    body: T,
-    _o?: WriteOptions,
-  ): Promise<T> {
-    return this.write(ref, this.current(ref, ns, name), structuredClone(body), true, 'replaceStatus') as unknown as T;
+  /** PUT on the object or on /status. */
+  private async doPut<T>(statusOnly: boolean, ref: ResourceRef, ns: string | undefined, name: string, body: T) {
+    const op = statusOnly ? 'replaceStatus' : 'replace';
+    return this.write(ref, this.current(ref, ns, name), structuredClone(body), statusOnly, op) as unknown as T;
   }
 
   private async doMergePatch<T>(
