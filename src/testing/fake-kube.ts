@@ -64,6 +64,7 @@ export interface FakeKubeOptions {
   firstResourceVersion?: number;
 }
 
+/** Custom resources (non-core groups) have a status subresource; a Lease has no status, so it is alike here. */
 const hasStatusSubresource = (ref: ResourceRef): boolean => ref.group !== '';
 const toSeconds = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, 'Z');
 const METHODS: Record<KubeVerb, HttpMethod> = {
