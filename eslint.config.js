@@ -34,4 +34,24 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  {
+    // Test doubles live in testing/ folders, which dist/ does not ship (tsconfig.build.json): product code
+    // importing one would either break the build's output or ship the double. (A separate rule name from the
+    // layer rule, so neither overrides the other.)
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts', 'src/**/testing/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)testing/',
+              message: 'testing/ modules are for tests only and are not built into dist/.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

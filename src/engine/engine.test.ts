@@ -6,9 +6,9 @@ import type { Reconciler } from '../runtime/types.ts';
 import { createEngine } from './engine.ts';
 import type { Engine, EngineController, EngineLeaderRunner } from './engine.ts';
 import type { HostWorkflow } from './notification-processor.ts';
-import { FakeInformer } from './testing/fake-kube.ts';
-import type { FakeKube } from './testing/fake-kube.ts';
-import { FakeNova, makeServer } from './testing/fake-nova.ts';
+import type { KubeInformer } from '../runtime/informer.ts';
+import type { World } from './testing/fixtures.ts';
+import { FakeNova, makeServer } from '../testing/fake-nova.ts';
 import { counterIds, host, notification, NS, quietLog, segment, testConfig, world } from './testing/fixtures.ts';
 
 /** One shared Lease: the first campaigner leads until revoked or stopped, then the next one takes over. */
@@ -83,23 +83,23 @@ function fakeController(calls: string[]): (name: string, reconcile: Reconciler) 
 }
 
 function engineFor(
-  kube: FakeKube,
+  w: World,
   identity: string,
   lease: FakeLease,
   nova: FakeNova,
   hostWorkflow: HostWorkflow,
   calls: string[],
-  caches: Map<string, FakeInformer<never>> = new Map(),
+  caches: Map<string, KubeInformer<never>> = new Map(),
 ): Engine {
   return createEngine({
-    kube,
+    kube: w.kube,
     namespace: NS,
     config: testConfig(),
     nova,
     log: quietLog,
     identity,
     informerFactory: (ref, opts) => {
-      const informer = new FakeInformer(kube, ref.plural, opts.indexes ?? {}, opts.keep);
+      const informer = w.informers.factory(ref, opts);
       caches.set(ref.plural, informer as never);
       return informer;
     },
@@ -120,7 +120,7 @@ async function eventually(what: string, ok: () => boolean, timeoutMs = 5_000): P
 }
 
 test('only the leader processes; losing the lease hands the run over and the new leader completes it', async () => {
-  const w = world();
+  const w = await world();
   const nova = new FakeNova();
   nova.addServer(makeServer('s1'));
   w.kube.seed(RESOURCES.segments, segment('seg', 'seg-uuid'));
@@ -136,10 +136,10 @@ test('only the leader processes; losing the lease hands the run over and the new
     };
   const callsA: string[] = [];
   const callsB: string[] = [];
-  const a = engineFor(w.kube, 'engine-a', lease, nova, workflow('engine-a'), callsA);
+  const a = engineFor(w, 'engine-a', lease, nova, workflow('engine-a'), callsA);
   await a.start();
   await eventually('a leads', () => a.isLeading());
-  const b = engineFor(w.kube, 'engine-b', lease, nova, workflow('engine-b'), callsB);
+  const b = engineFor(w, 'engine-b', lease, nova, workflow('engine-b'), callsB);
   await b.start();
   assert.ok(a.ready() && b.ready());
 
@@ -165,7 +165,7 @@ test('only the leader processes; losing the lease hands the run over and the new
 });
 
 test("the engine's cache holds no finished notification: it watches unfinished ones only", async () => {
-  const w = world();
+  const w = await world();
   const nova = new FakeNova();
   w.kube.seed(RESOURCES.segments, segment('seg', 'seg-uuid'));
   w.kube.seed(RESOURCES.hosts, host('compute-1', 'host-uuid-1', 'seg-uuid'));
@@ -176,12 +176,12 @@ test("the engine's cache holds no finished notification: it watches unfinished o
   failed.status = { ...failed.status, phase: 'failed' };
   w.kube.seed(RESOURCES.notifications, failed);
   const lease = new FakeLease();
-  const caches = new Map<string, FakeInformer<never>>();
+  const caches = new Map<string, KubeInformer<never>>();
   let ran = 0;
-  const e = engineFor(w.kube, 'engine-a', lease, nova, async () => void ran++, [], caches);
+  const e = engineFor(w, 'engine-a', lease, nova, async () => void ran++, [], caches);
   await e.start();
   await eventually('leading', () => e.isLeading());
-  const cache = caches.get(RESOURCES.notifications.plural) as unknown as FakeInformer<Notification>;
+  const cache = caches.get(RESOURCES.notifications.plural) as unknown as KubeInformer<Notification>;
   assert.equal(cache.list(), [], 'finished and failed notifications are never cached');
 
   w.kube.seed(RESOURCES.notifications, notification('n1', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' }));
@@ -195,7 +195,7 @@ test("the engine's cache holds no finished notification: it watches unfinished o
 });
 
 test('a leader whose Lease is no longer held sends no Nova side effect: the run is cancelled, nothing unlocked (hypothesis 4)', async () => {
-  const w = world();
+  const w = await world();
   const nova = new FakeNova();
   nova.addServer(makeServer('s1'));
   w.kube.seed(RESOURCES.segments, segment('seg', 'seg-uuid'));
@@ -227,7 +227,7 @@ test('a leader whose Lease is no longer held sends no Nova side effect: the run 
     nova,
     log: quietLog,
     identity: 'engine-a',
-    informerFactory: (ref, opts) => new FakeInformer(w.kube, ref.plural, opts.indexes ?? {}),
+    informerFactory: w.informers.factory,
     makeController: fakeController(calls),
     runLeader: runner,
     events: { onNotification: () => {}, onHost: () => {} },

@@ -6,8 +6,8 @@ import { HaHostFlags, HostNotFoundError } from './host-flags.ts';
 import { host, NS, quietLog, world } from './testing/fixtures.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
 
-function setup() {
-  const w = world();
+async function setup() {
+  const w = await world();
   const flags = new HaHostFlags({ kube: w.kube, namespace: NS, hosts: w.hosts, clock: w.clock, log: quietLog });
   return { w, flags, peek: (name: string) => w.kube.peek<HaHost>(RESOURCES.hosts, `host-${name}`) };
 }
@@ -23,7 +23,7 @@ test('status flags count only while flagsGeneration equals metadata.generation',
 });
 
 test('setOnMaintenance latches both flags in status with the generation; spec untouched', async () => {
-  const { w, flags, peek } = setup();
+  const { w, flags, peek } = await setup();
   w.kube.seed(RESOURCES.hosts, host('a', 'u-a', 's', { reserved: true }));
   await flags.setOnMaintenance('a', true);
   const h = peek('a');
@@ -36,7 +36,7 @@ test('setOnMaintenance latches both flags in status with the generation; spec un
 });
 
 test('setOnMaintenance without unreserve (process failure) keeps the effective reserved flag', async () => {
-  const { w, flags, peek } = setup();
+  const { w, flags, peek } = await setup();
   w.kube.seed(RESOURCES.hosts, host('a', 'u-a', 's', { reserved: true }));
   await flags.setOnMaintenance('a', false);
   const h = peek('a');
@@ -44,7 +44,7 @@ test('setOnMaintenance without unreserve (process failure) keeps the effective r
 });
 
 test('setReserved keeps the effective maintenance flag; a concurrent write is retried', async () => {
-  const { w, flags, peek } = setup();
+  const { w, flags, peek } = await setup();
   w.kube.seed(RESOURCES.hosts, host('a', 'u-a', 's', { reserved: true, onMaintenance: true }));
   const stale = w.hosts.get('host-a')!;
   w.kube.mutate(RESOURCES.hosts, 'host-a', (h: HaHost) => (h.status!.id = 7));
@@ -55,8 +55,8 @@ test('setReserved keeps the effective maintenance flag; a concurrent write is re
   assert.instance(await flags.setReserved('nope', true).catch((e) => e), HostNotFoundError);
 });
 
-test('reservedHosts: same segment, reserved and not on maintenance (effective), newest first', () => {
-  const { w, flags } = setup();
+test('reservedHosts: same segment, reserved and not on maintenance (effective), newest first', async () => {
+  const { w, flags } = await setup();
   const mk = (name: string, seg: string, spec: Partial<HaHost['spec']>, id: number, created: string) => {
     const h = host(name, `u-${name}`, seg, spec, id);
     h.metadata.creationTimestamp = created;

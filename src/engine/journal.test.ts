@@ -3,17 +3,17 @@ import * as assert from 'uvu/assert';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification } from '../model/types.ts';
 import { createRunJournal, pythonFloat } from './journal.ts';
-import { FakeNova } from './testing/fake-nova.ts';
+import { FakeNova } from '../testing/fake-nova.ts';
 import { counterIds, notification, workflowContext, world } from './testing/fixtures.ts';
 
-const setup = (run = 0) => {
-  const w = world();
+const setup = async (run = 0) => {
+  const w = await world();
   const { ctx } = workflowContext(w, notification('n1', 'COMPUTE_HOST', {}), new FakeNova(), { run });
   return { w, ctx, stored: () => w.kube.peek<Notification>(RESOURCES.notifications, 'n1') };
 };
 
 test('progress: RUNNING without details, details with Python timestamps and string progress, final states', async () => {
-  const { ctx, stored } = setup(2);
+  const { ctx, stored } = await setup(2);
   await ctx.progress.start('DisableComputeServiceTask');
   assert.equal(stored().status?.recoveryWorkflowDetails, [
     { name: 'DisableComputeServiceTask', progress: 0, progressDetails: [], state: 'RUNNING', run: 2 },
@@ -35,7 +35,7 @@ test('progress: RUNNING without details, details with Python timestamps and stri
 });
 
 test('vmoves: pending rows with allocated ids, idempotent per instance within a run, updates stamped', async () => {
-  const { ctx, stored } = setup();
+  const { ctx, stored } = await setup();
   const moves = [
     { instanceUuid: 'i-1', instanceName: 'one', sourceHost: 'h' },
     { instanceUuid: 'i-2', instanceName: 'two', sourceHost: 'h' },
@@ -63,7 +63,7 @@ test('vmoves: pending rows with allocated ids, idempotent per instance within a 
 });
 
 test('vmoves of an earlier run are not part of this run (B1 fixed)', async () => {
-  const w = world();
+  const w = await world();
   const old = workflowContext(w, notification('n1', 'COMPUTE_HOST', {}), new FakeNova(), { run: 0 });
   await old.ctx.vmoves.addPending([{ instanceUuid: 'i-1', instanceName: null, sourceHost: 'h' }]);
   await old.ctx.vmoves.update(old.ctx.vmoves.list()[0]!.uuid, { status: 'failed' });
@@ -75,7 +75,7 @@ test('vmoves of an earlier run are not part of this run (B1 fixed)', async () =>
 });
 
 test('effects: intend then done keeps the data, keys by prefix', async () => {
-  const { ctx } = setup();
+  const { ctx } = await setup();
   await ctx.effects.intend('evacuate:a', { target: null });
   await ctx.effects.intend('lock:a');
   assert.equal(ctx.effects.get('evacuate:a')?.state, 'intended');

@@ -4,7 +4,7 @@ import type { Notification } from '../model/types.ts';
 import { NovaError } from '../openstack/types.ts';
 import { sweepLeftoverLocks, unreleasedLocks } from './locks.ts';
 import type { EffectRecord } from './status-writer.ts';
-import { FakeNova, makeServer } from './testing/fake-nova.ts';
+import { FakeNova, makeServer } from '../testing/fake-nova.ts';
 import { notification, quietLog } from './testing/fixtures.ts';
 
 const withEffects = (effects: Record<string, EffectRecord>): Notification => {

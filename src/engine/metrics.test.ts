@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { Registry } from 'prom-client';
 import { NovaError } from '../openstack/types.ts';
 import { countEvacuation, countFinalStatus, instrumentNova, registerEngineMetrics } from './metrics.ts';
-import { FakeNova, makeServer } from './testing/fake-nova.ts';
+import { FakeNova, makeServer } from '../testing/fake-nova.ts';
 
 test('engine metrics attach to several registries and count', async () => {
   const a = new Registry();

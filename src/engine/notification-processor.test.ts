@@ -9,7 +9,7 @@ import { NotificationProcessor } from './notification-processor.ts';
 import type { EngineEvents, FencingGate, HostWorkflow } from './notification-processor.ts';
 import { RecoveryFailed, SkipRecovery } from './workflows/context.ts';
 import type { WorkflowContext } from './workflows/context.ts';
-import { FakeNova, makeServer } from './testing/fake-nova.ts';
+import { FakeNova, makeServer } from '../testing/fake-nova.ts';
 import { counterIds, host, notification, NS, quietLog, segment, testConfig, world } from './testing/fixtures.ts';
 import type { World } from './testing/fixtures.ts';
 import { lockKey } from './locks.ts';
@@ -34,7 +34,7 @@ interface Harness {
   host(): HaHost;
 }
 
-function harness(
+async function harness(
   o: {
     hostWorkflow?: HostWorkflow;
     config?: Config;
@@ -44,9 +44,9 @@ function harness(
     fencing?: FencingGate;
     hostOver?: Partial<HaHost['spec']>;
   } = {},
-): Harness {
-  const w = world();
-  const nova = new FakeNova();
+): Promise<Harness> {
+  const w = await world();
+  const nova = new FakeNova({ stopMs: 0 });
   nova.addServer(makeServer(SERVER));
   w.kube.seed(
     RESOURCES.segments,
@@ -130,7 +130,7 @@ const engineOfN = (n: Notification) => (n.status?.engine ?? {}) as EngineBookkee
 const decisions = suite('decisions');
 
 decisions('a disabled segment ignores the notification with the upstream message, without a run', async () => {
-  const h = harness({ segmentEnabled: false });
+  const h = await harness({ segmentEnabled: false });
   h.add(hostStopped('n1'));
   await h.settle();
   const n = h.get('n1');
@@ -142,7 +142,7 @@ decisions('a disabled segment ignores the notification with the upstream message
 });
 
 decisions('the disabled-segment check also applies to the periodic retry (B6 fixed)', async () => {
-  const h = harness();
+  const h = await harness();
   h.w.kube.seed(RESOURCES.notifications, {
     ...hostStopped('n1'),
     status: { ...hostStopped('n1').status, phase: 'error', runs: 1 },
@@ -155,7 +155,7 @@ decisions('the disabled-segment check also applies to the periodic retry (B6 fix
 });
 
 decisions('a run resumed after its segment was disabled ends ignored with the upstream message', async () => {
-  const h = harness({ segmentEnabled: false });
+  const h = await harness({ segmentEnabled: false });
   const base = hostStopped('n1');
   h.w.kube.seed(RESOURCES.notifications, {
     ...base,
@@ -170,7 +170,7 @@ decisions('a run resumed after its segment was disabled ends ignored with the up
 });
 
 decisions('VM: an unrecoverable event pair is ignored without any Nova call', async () => {
-  const h = harness();
+  const h = await harness();
   h.add(vmEvent('n1', 'LIFECYCLE', 'STOPPED_SHUTDOWN'));
   await h.settle();
   assert.is(h.get('n1').status?.phase, 'ignored');
@@ -178,7 +178,7 @@ decisions('VM: an unrecoverable event pair is ignored without any Nova call', as
 });
 
 decisions('VM: a recoverable event runs the instance workflow to finished', async () => {
-  const h = harness();
+  const h = await harness();
   h.add(vmEvent('n1', 'IO_ERROR', 'IO_ERROR_REPORT'));
   await h.settle();
   const n = h.get('n1');
@@ -196,7 +196,7 @@ decisions('VM: a recoverable event runs the instance workflow to finished', asyn
 });
 
 decisions('COMPUTE_HOST: host_status UNKNOWN or missing is ignored; STARTED finishes', async () => {
-  const h = harness();
+  const h = await harness();
   h.add(notification('a', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'UNKNOWN' }));
   h.add(notification('b', 'COMPUTE_HOST', { event: 'STOPPED' }, { uuid: 'u-b' }));
   h.add(notification('c', 'COMPUTE_HOST', { event: 'STARTED', host_status: 'NORMAL' }, { uuid: 'u-c' }));
@@ -216,7 +216,7 @@ decisions('COMPUTE_HOST: host_status UNKNOWN or missing is ignored; STARTED fini
 decisions(
   'COMPUTE_HOST STOPPED: host set on maintenance and un-reserved in status (never spec), then the host workflow',
   async () => {
-    const h = harness({ hostOver: { reserved: true } });
+    const h = await harness({ hostOver: { reserved: true } });
     h.add(hostStopped('n1'));
     await h.settle();
     const hh = h.host();
@@ -248,19 +248,19 @@ decisions(
 decisions(
   'PROCESS: nova-compute runs the process workflow; another process finishes but the host stays on maintenance',
   async () => {
-    const h = harness();
+    const h = await harness();
     h.nova.addService('compute-1');
     h.add(notification('p1', 'PROCESS', { event: 'STOPPED', process_name: 'nova-compute' }));
     await h.settle();
     assert.is(h.get('p1').status?.phase, 'finished');
     assert.is(h.nova.services[0]!.status, 'disabled');
-    const h2 = harness();
+    const h2 = await harness();
     h2.add(notification('p2', 'PROCESS', { event: 'STOPPED', process_name: 'libvirtd' }));
     await h2.settle();
     assert.is(h2.get('p2').status?.phase, 'finished');
     assert.is(h2.host().status?.onMaintenance, true);
     assert.is(h2.nova.calls.length, 0);
-    const h3 = harness();
+    const h3 = await harness();
     h3.add(notification('p3', 'PROCESS', { event: 'STARTED', process_name: 'nova-compute' }));
     await h3.settle();
     assert.is(h3.get('p3').status?.phase, 'finished');
@@ -271,7 +271,7 @@ decisions(
 decisions(
   'PROCESS STOPPED on a reserved host puts it on maintenance but keeps it reserved (only host failures un-reserve)',
   async () => {
-    const h = harness({ hostOver: { reserved: true } });
+    const h = await harness({ hostOver: { reserved: true } });
     h.add(notification('p1', 'PROCESS', { event: 'STOPPED', process_name: 'libvirtd' }));
     await h.settle();
     assert.is(h.get('p1').status?.phase, 'finished');
@@ -284,7 +284,7 @@ decisions(
 );
 
 decisions('no Nova configured: a notification that needs Nova ends in error with a clear reason', async () => {
-  const h = harness({ nova: null });
+  const h = await harness({ nova: null });
   h.add(vmEvent('n1'));
   await h.settle();
   const n = h.get('n1');
@@ -293,7 +293,7 @@ decisions('no Nova configured: a notification that needs Nova ends in error with
 });
 
 decisions('a notification created by kubectl waits until the store admitted it', async () => {
-  const h = harness();
+  const h = await harness();
   const raw = vmEvent('k1');
   h.add({ ...raw, status: {} });
   await h.settle();
@@ -312,7 +312,7 @@ const retries = suite('retries');
 
 retries('error → one periodic retry → failed, with Masakari log texts as the reason', async () => {
   let calls = 0;
-  const h = harness({
+  const h = await harness({
     hostWorkflow: async (ctx) => {
       calls++;
       await ctx.progress.start('DisableComputeServiceTask');
@@ -338,7 +338,7 @@ retries('error → one periodic retry → failed, with Masakari log texts as the
 
 retries('a retry that succeeds ends finished', async () => {
   let calls = 0;
-  const h = harness({
+  const h = await harness({
     hostWorkflow: async () => {
       if (++calls === 1) throw new Error('nova went away');
     },
@@ -355,7 +355,7 @@ retries('a retry that succeeds ends finished', async () => {
 });
 
 retries('Nova 5xx in the instance workflow → error → retry → failed', async () => {
-  const h = harness();
+  const h = await harness();
   h.nova.failNext('getServer', new NovaError(503, 'Service Unavailable'), new NovaError(503, 'Service Unavailable'));
   h.add(vmEvent('n1'));
   await h.settle();
@@ -368,7 +368,7 @@ retries('Nova 5xx in the instance workflow → error → retry → failed', asyn
 retries(
   'a new notification older than retry_notification_new_status_interval gets one attempt; an error then is final',
   async () => {
-    const h = harness({
+    const h = await harness({
       hostWorkflow: async () => {
         throw new RecoveryFailed('nope');
       },
@@ -383,7 +383,7 @@ retries(
 );
 
 retries('a young new notification is left to the watch path by the periodic task', async () => {
-  const h = harness();
+  const h = await harness();
   h.w.kube.seed(RESOURCES.notifications, vmEvent('n1'));
   h.w.kube.mutate(
     RESOURCES.notifications,
@@ -397,7 +397,7 @@ retries('a young new notification is left to the watch path by the periodic task
 });
 
 retries('SkipRecovery from the host workflow finishes; startFallbackRun opens the next run', async () => {
-  const h = harness({
+  const h = await harness({
     hostWorkflow: async (ctx, fallback) => {
       await ctx.progress.start('DisableComputeServiceTask');
       const next = await fallback();
@@ -418,7 +418,7 @@ retries(
   async () => {
     let fenced = false;
     let calls = 0;
-    const h = harness({
+    const h = await harness({
       requireFencing: true,
       fencing: async () => (fenced ? { proven: true, proof: 'test' } : { proven: false, missing: 'no proof yet' }),
       hostWorkflow: async () => {
@@ -454,7 +454,7 @@ safety('two notifications of one host never run at once; the second starts when 
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   const order: string[] = [];
-  const h = harness({
+  const h = await harness({
     hostWorkflow: async (ctx) => {
       order.push(`start ${ctx.notification.uuid}`);
       if (ctx.notification.uuid === 'uuid-a') await gate;
@@ -479,7 +479,7 @@ safety(
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));
     let cancelled = false;
-    const h = harness({
+    const h = await harness({
       hostWorkflow: async (ctx) => {
         await ctx.effects.intend(lockKey(SERVER));
         await ctx.nova.lockServer(SERVER);
@@ -518,7 +518,7 @@ safety(
 
 safety('resume after a crash: same run, new owner, leftover locks released before the workflow re-enters', async () => {
   const seen: Array<{ run: number; locked: boolean | undefined }> = [];
-  const h = harness({
+  const h = await harness({
     hostWorkflow: async (ctx) => {
       seen.push({ run: ctx.run, locked: (await ctx.nova.getServer(SERVER)).locked });
     },
@@ -554,7 +554,7 @@ safety(
     let entered!: () => void;
     const inRun = new Promise<void>((r) => (entered = r));
     let ctxSeen: WorkflowContext | undefined;
-    const h = harness({
+    const h = await harness({
       hostWorkflow: async (ctx) => {
         ctxSeen = ctx;
         entered();
@@ -585,7 +585,7 @@ safety(
   async () => {
     let entered!: () => void;
     const inRun = new Promise<void>((r) => (entered = r));
-    const h = harness({
+    const h = await harness({
       hostWorkflow: async (ctx) => {
         await ctx.effects.intend(lockKey(SERVER));
         await ctx.nova.lockServer(SERVER);
@@ -611,7 +611,7 @@ safety(
 safety('a notification deleted while it runs cancels its run', async () => {
   let entered!: () => void;
   const inRun = new Promise<void>((r) => (entered = r));
-  const h = harness({
+  const h = await harness({
     hostWorkflow: async (ctx) => {
       entered();
       await untilAborted(ctx.signal);

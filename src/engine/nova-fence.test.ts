@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FakeNova } from './workflows/evacuation-fake-nova.ts';
+import { FakeNova } from '../testing/fake-nova.ts';
 import { fenceNova, LeaseNotHeld, NOVA_SIDE_EFFECTS } from './nova-fence.ts';
 
 test('side effects are sent only while the Lease is held; reads always; a refusal reports before it rejects', async () => {
@@ -22,7 +22,7 @@ test('side effects are sent only while the Lease is held; reads always; a refusa
   assert.instance(err, LeaseNotHeld);
   assert.is(lost.length, 1);
   assert.is(nova.servers.get(server.id)!.locked, true, 'no unlock after a lost lease');
-  assert.not.ok(nova.calls.includes(`unlockServer ${server.id}`));
+  assert.not.ok(nova.callLines().includes(`unlockServer ${server.id}`));
   for (const name of NOVA_SIDE_EFFECTS) {
     const e = await (fenced[name] as (...a: unknown[]) => Promise<unknown>)('x', 'y').catch((x: unknown) => x);
     assert.instance(e, LeaseNotHeld, name);

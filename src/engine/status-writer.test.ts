@@ -7,8 +7,8 @@ import { JournalWriteError, NotificationStatusWriter, NotOwnerError, ownsRun } f
 import type { EngineBookkeeping } from './status-writer.ts';
 import { notification, NS, quietLog, world } from './testing/fixtures.ts';
 
-function setup() {
-  const w = world();
+async function setup() {
+  const w = await world();
   const base = notification('n1', 'VM', {});
   const stored = w.kube.seed<Notification>(RESOURCES.notifications, {
     ...base,
@@ -26,7 +26,7 @@ function setup() {
 }
 
 test('concurrent mutations are coalesced into one write and each resolves when durable', async () => {
-  const { w, writer } = setup();
+  const { w, writer } = await setup();
   const before = w.kube.writes.length;
   await Promise.all(Array.from({ length: 30 }, (_, i) => writer.mutate((s) => (s.message = `m${i}`))));
   assert.is(w.kube.writes.length - before, 1);
@@ -34,7 +34,7 @@ test('concurrent mutations are coalesced into one write and each resolves when d
 });
 
 test('a 409 re-reads and re-applies the mutation on the newer object', async () => {
-  const { w, writer } = setup();
+  const { w, writer } = await setup();
   w.kube.mutate(
     RESOURCES.notifications,
     'n1',
@@ -47,7 +47,7 @@ test('a 409 re-reads and re-applies the mutation on the newer object', async () 
 });
 
 test('the guard fences off a writer whose run was taken over or ended', async () => {
-  const { w, writer } = setup();
+  const { w, writer } = await setup();
   w.kube.mutate(
     RESOURCES.notifications,
     'n1',
@@ -57,13 +57,13 @@ test('the guard fences off a writer whose run was taken over or ended', async ()
   assert.instance(err, NotOwnerError);
   assert.match(err.message, 'taken over by other');
   assert.instance(writer.fatal, NotOwnerError);
-  const { w: w2, writer: w2r } = setup();
+  const { w: w2, writer: w2r } = await setup();
   w2.kube.mutate(RESOURCES.notifications, 'n1', (n: Notification) => (n.status!.phase = 'failed'));
   assert.match((await w2r.mutate(() => {}).catch((e) => e)).message, "notification is now 'failed'");
 });
 
 test('transient errors are retried with backoff; a permanent one rejects with JournalWriteError', async () => {
-  const { w, writer } = setup();
+  const { w, writer } = await setup();
   w.kube.failNext('patchStatus', new KubeError(0, 'Timeout', 'timeout'));
   w.kube.failNext('patchStatus', new KubeError(503, 'ServiceUnavailable', 'etcd'));
   await writer.mutate((s) => (s.message = 'ok'));
@@ -75,13 +75,13 @@ test('transient errors are retried with backoff; a permanent one rejects with Jo
 });
 
 test('a deleted notification stops the writer', async () => {
-  const { w, writer } = setup();
+  const { w, writer } = await setup();
   await w.kube.delete(RESOURCES.notifications, NS, 'n1');
   assert.instance(await writer.mutate(() => {}).catch((e) => e), NotOwnerError);
 });
 
 test('over its byte budget the writer moves history into journal pages; a new writer reads them back', async () => {
-  const { w } = setup();
+  const { w } = await setup();
   const budget = { maxObjectBytes: 6_000, targetObjectBytes: 2_000, maxPageBytes: 4_000 };
   const writer = new NotificationStatusWriter({
     kube: w.kube,
@@ -102,7 +102,7 @@ test('over its byte budget the writer moves history into journal pages; a new wr
   }
   const stored = w.kube.peek<Notification>(RESOURCES.notifications, 'n1');
   assert.ok(JSON.stringify(stored).length <= budget.maxObjectBytes, 'the stored object stays within its budget');
-  const pages = w.kube.snapshot('configmaps');
+  const pages = w.kube.all('configmaps');
   assert.ok(pages.length >= 2);
   assert.is((stored.status?.engine as { journalPages?: number }).journalPages, pages.length);
   assert.is(writer.current().status?.recoveryWorkflowDetails?.[0]?.progressDetails.length, 100);

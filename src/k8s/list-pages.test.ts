@@ -4,7 +4,7 @@ import { KubeError } from './client.ts';
 import type { KubeList, ListOptions } from './client.ts';
 import { listAllPages, MAX_PAGED_SNAPSHOTS } from './list-pages.ts';
 import { RESOURCES } from './resources.ts';
-import { ScriptedKube } from '../runtime/testing/scripted-kube.ts';
+import { scriptedKube } from '../testing/fake-kube.ts';
 
 type Item = { metadata: { name: string } };
 const items = (...names: string[]): Item[] => names.map((name) => ({ metadata: { name } }));
@@ -16,7 +16,7 @@ test('every request is a page: limit set, continue token followed, one snapshot 
     { metadata: { resourceVersion: '7' }, items: items('e') },
   ];
   let n = 0;
-  const kube = new ScriptedKube({ list: () => pages[n++] });
+  const kube = scriptedKube({ list: () => pages[n++] });
   const all = await listAllPages<Item>(kube, RESOURCES.configMaps, 'ns', { labelSelector: 'x=y' }, 2);
   assert.equal(
     all.items.map((i) => i.metadata.name),
@@ -39,7 +39,7 @@ test('a continue token compacted away restarts paging from a fresh snapshot, nev
     { metadata: { resourceVersion: '20' }, items: items('c') },
   ];
   let n = 0;
-  const kube = new ScriptedKube({
+  const kube = scriptedKube({
     list: () => {
       const next = script[n++]!;
       if (next instanceof KubeError) throw next;
@@ -65,7 +65,7 @@ test('a continue token compacted away restarts paging from a fresh snapshot, nev
 
 test('a snapshot that keeps expiring gives up with the 410 after a bounded number of restarts', async () => {
   let n = 0;
-  const kube = new ScriptedKube({
+  const kube = scriptedKube({
     list: (_r, _ns, o) => {
       n++;
       if (o?.continue) throw new KubeError(410, 'Expired', 'too old');

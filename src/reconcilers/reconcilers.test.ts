@@ -38,7 +38,7 @@ const notification = (name: string, hostname: string): Notification => ({
 });
 
 test('a kubectl segment gets finalizer, claim, uuid = metadata.uid, id, Ready=True, and is listed', async () => {
-  const { kube, repo, admission } = storeFixture();
+  const { kube, repo, admission } = await storeFixture();
   const created = await kube.create(RESOURCES.segments, NS, segment('gitops', 'GitOps'));
   await reconcileSegment(admission, 'gitops');
   const obj = kube.peek<FailoverSegment>(RESOURCES.segments, NS, 'gitops')!;
@@ -62,7 +62,7 @@ test('a kubectl segment gets finalizer, claim, uuid = metadata.uid, id, Ready=Tr
 });
 
 test('a kubectl segment with a taken name is flagged NameConflict and never listed', async () => {
-  const { kube, repo, admission } = storeFixture();
+  const { kube, repo, admission } = await storeFixture();
   await repo.createSegment(segmentInput('taken'));
   await kube.create(RESOURCES.segments, NS, segment('copy', 'taken'));
   await reconcileSegment(admission, 'copy');
@@ -74,7 +74,7 @@ test('a kubectl segment with a taken name is flagged NameConflict and never list
 });
 
 test('an invalid spec is flagged InvalidSpec with Masakari’s message', async () => {
-  const { kube, admission } = storeFixture();
+  const { kube, admission } = await storeFixture();
   await kube.create(RESOURCES.segments, NS, segment('bad', ''));
   await reconcileSegment(admission, 'bad');
   const ready = readyCondition(kube.peek<FailoverSegment>(RESOURCES.segments, NS, 'bad')!);
@@ -83,7 +83,7 @@ test('an invalid spec is flagged InvalidSpec with Masakari’s message', async (
 });
 
 test('a host whose segment does not exist is flagged, then admitted once the segment is', async () => {
-  const { kube, repo, admission } = storeFixture();
+  const { kube, repo, admission } = await storeFixture();
   await kube.create(RESOURCES.hosts, NS, host('h1', 'compute-1', 'seg'));
   await reconcileHost(admission, 'h1');
   assert.is(readyCondition(kube.peek<HaHost>(RESOURCES.hosts, NS, 'h1')!)?.reason, REASONS.segmentNotFound);
@@ -101,7 +101,7 @@ test('a host whose segment does not exist is flagged, then admitted once the seg
 });
 
 test('a kubectl notification is admitted with host/segment uuids and phase new, or flagged', async () => {
-  const { kube, repo, admission } = storeFixture();
+  const { kube, repo, admission } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   await kube.create(RESOURCES.notifications, NS, notification('ghost', 'nobody'));
@@ -127,7 +127,7 @@ test('a kubectl notification is admitted with host/segment uuids and phase new, 
 });
 
 test('kubectl delete of a segment: the reconciler cascades to hosts and releases claims', async () => {
-  const { kube, repo, admission } = storeFixture();
+  const { kube, repo, admission } = await storeFixture();
   const s = await repo.createSegment(segmentInput('doomed'));
   await repo.createHost(s.uuid, hostInput('compute-d'));
   await kube.delete(RESOURCES.segments, NS, s.k8sName);
@@ -141,7 +141,7 @@ test('kubectl delete of a segment: the reconciler cascades to hosts and releases
 });
 
 test('a host admitted to a segment that vanished is deleted, as a garbage collector would', async () => {
-  const { kube, repo, admission } = storeFixture();
+  const { kube, repo, admission } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   // the segment disappears without its cascade (e.g. finalizer removed by hand)
@@ -152,7 +152,7 @@ test('a host admitted to a segment that vanished is deleted, as a garbage collec
 });
 
 test('refused objects carry kstatus conditions (Stalled, or Reconciling while waiting); admitted ones neither', async () => {
-  const { kube, repo, admission } = storeFixture();
+  const { kube, repo, admission } = await storeFixture();
   const types = (obj: FailoverSegment | HaHost) =>
     (obj.status?.conditions ?? []).map(
       (c) => `${c.type}=${c.status}${c.status === 'True' && c.type !== 'Ready' ? `:${c.reason}` : ''}`,

@@ -4,33 +4,22 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { KubeClient, KubeList, ResourceRef } from '../k8s/client.ts';
 import { KubeError } from '../k8s/client.ts';
+import { scriptedKube } from '../testing/fake-kube.ts';
 import { fencingProofFor } from './fencing.ts';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 
+/** Only list is scripted: any other call rejects (501), as fencingProofFor only lists. */
 function listingKube(collections: Record<string, unknown[] | KubeError>): KubeClient {
-  const list = async <T>(ref: ResourceRef): Promise<KubeList<T>> => {
-    const found = collections[ref.plural];
-    if (found instanceof KubeError) throw found;
-    if (!found)
-      throw new KubeError(404, 'NotFound', `the server could not find the requested resource (${ref.plural})`);
-    return { metadata: {}, items: found as T[] };
-  };
-  const unsupported = async (): Promise<never> => {
-    throw new Error('fencingProofFor only lists');
-  };
-  return {
-    list,
-    get: unsupported,
-    create: unsupported,
-    replace: unsupported,
-    replaceStatus: unsupported,
-    mergePatch: unsupported,
-    jsonPatch: unsupported,
-    apply: unsupported,
-    delete: unsupported,
-    watch: unsupported,
-  };
+  return scriptedKube({
+    list: async (ref: ResourceRef): Promise<KubeList<unknown>> => {
+      const found = collections[ref.plural];
+      if (found instanceof KubeError) throw found;
+      if (!found)
+        throw new KubeError(404, 'NotFound', `the server could not find the requested resource (${ref.plural})`);
+      return { metadata: {}, items: found };
+    },
+  });
 }
 
 const nodes = [

@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { LeaseLike } from '../model/remediation-types.ts';
-import { KubeError, type KubeClient } from '../k8s/client.ts';
+import { KubeError } from '../k8s/client.ts';
+import { scriptedKube } from '../testing/fake-kube.ts';
 import { leaseBlocker, readNodeLease } from './lease.ts';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
@@ -37,22 +38,22 @@ test.run();
 
 test('the node lease is read from the configured lease namespace (NHC LEASE_NAMESPACE)', async () => {
   const asked: Array<[string | undefined, string]> = [];
-  const kube = {
-    get: async (_ref: unknown, ns: string | undefined, name: string) => {
+  const kube = scriptedKube({
+    get: async (_ref, ns, name) => {
       asked.push([ns, name]);
       return lease('node-maintenance');
     },
-  } as unknown as KubeClient;
+  });
   const got = await readNodeLease(kube, 'custom-leases', 'worker-1');
   assert.is(got?.spec?.holderIdentity, 'node-maintenance');
   assert.equal(asked, [['custom-leases', 'node-worker-1']]);
 });
 
 test('a missing lease (or lease namespace) reads as no lease', async () => {
-  const kube = {
+  const kube = scriptedKube({
     get: async () => {
       throw new KubeError(404, 'NotFound', 'leases "node-worker-1" not found');
     },
-  } as unknown as KubeClient;
+  });
   assert.is(await readNodeLease(kube, 'medik8s-leases', 'worker-1'), undefined);
 });

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import type { ListOptions, WatchEvent } from '../k8s/client.ts';
 import type { NodeLike } from '../model/remediation-types.ts';
 import { SharedInformerFactory, sharedFactoryOf } from '../runtime/shared-informers.ts';
-import { ScriptedKube } from '../runtime/testing/scripted-kube.ts';
+import { scriptedKube } from '../testing/fake-kube.ts';
 import { fencingProofFor } from './fencing.ts';
 import { NodeDirectory, slimNode } from './node-directory.ts';
 
@@ -13,7 +13,7 @@ const NOW = Date.parse('2026-11-29T12:00:00Z');
 
 function cluster() {
   let push: ((e: WatchEvent<NodeLike>) => void) | undefined;
-  const kube = new ScriptedKube({
+  const kube = scriptedKube({
     list: (ref) => {
       if (ref.plural !== 'nodes') throw new Error(`unexpected list of ${ref.plural}`);
       return {

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { KubeError } from '../k8s/client.ts';
 import { EventRecorder } from './events.ts';
 import type { EventInput } from './events.ts';
-import { ScriptedKube } from './testing/scripted-kube.ts';
+import { scriptedKube } from '../testing/fake-kube.ts';
 
 const log = pino({ level: 'silent' });
 const regarding = {
@@ -24,7 +24,7 @@ const ev = (over: Partial<EventInput> = {}): EventInput => ({
 });
 
 function setup(opts: { now?: () => number; qps?: number; burst?: number } = {}) {
-  const kube = new ScriptedKube({
+  const kube = scriptedKube({
     create: (_ref, _ns, body) => body,
     mergePatch: (_ref, _ns, _name, patch) => patch,
   });
@@ -133,7 +133,7 @@ test('the rate limit is per object: a noisy object does not silence another', as
 });
 
 test('a failing API never throws to the caller', async () => {
-  const kube = new ScriptedKube({
+  const kube = scriptedKube({
     create: () => {
       throw new KubeError(403, 'Forbidden', 'no');
     },
@@ -148,9 +148,11 @@ test('an expired Event (404 on the series update) is re-created', async () => {
   const { kube, rec } = setup();
   rec.record(ev());
   await rec.flush();
-  kube.impl.mergePatch = () => {
-    throw new KubeError(404, 'NotFound', 'gone');
-  };
+  kube.script({
+    mergePatch: () => {
+      throw new KubeError(404, 'NotFound', 'gone');
+    },
+  });
   rec.record(ev());
   await rec.flush();
   assert.is(kube.callsOf('create').length, 2);

@@ -6,7 +6,8 @@ import type { KubeList, WatchEvent, WatchOptions } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { KubeInformer } from './informer.ts';
 import type { InformerDeps } from './informer.ts';
-import { ScriptedKube } from './testing/scripted-kube.ts';
+import { scriptedKube } from '../testing/fake-kube.ts';
+import { until } from '../testing/until.ts';
 import type { InformerOptions } from './types.ts';
 
 interface Obj {
@@ -19,13 +20,6 @@ const obj = (name: string, rv: number, data?: string, labels?: Record<string, st
 });
 
 const log = pino({ level: 'silent' });
-const until = async (cond: () => boolean, ms = 2000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 2));
-  }
-};
 
 /** A watch the test drives: emit events, end it normally or fail it. */
 class Session {
@@ -60,7 +54,7 @@ function setup(
 ) {
   const sessions: Session[] = [];
   let listCalls = 0;
-  const kube = new ScriptedKube({
+  const kube = scriptedKube({
     list: () => {
       const next = lists[Math.min(listCalls++, lists.length - 1)]!;
       if (next instanceof KubeError) throw next;

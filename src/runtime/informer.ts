@@ -111,7 +111,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
             'cache has not synced yet; still retrying (readiness stays false until it does)',
           ),
         warnAfter,
-      );
+      ).unref(); // this timer and the watch's two below only time I/O that keeps the process alive itself
       const onSynced = (): void => {
         clearTimeout(slow);
         resolve();
@@ -418,12 +418,12 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
         }
       },
       Math.max(10, watchdogMs / 4),
-    );
+    ).unref();
     // A watch that has stayed up a while is working, even if nothing changed.
     const upForAWhile = setTimeout(() => {
       this.backoff.reset();
       this.healthy();
-    }, healthyAfterMs);
+    }, healthyAfterMs).unref();
     const base = this.deps.watchTimeoutSeconds ?? 300;
     const timeoutSeconds = Math.max(1, Math.round(base * (0.9 + 0.2 * Math.random())));
     const startedAt = Date.now();

@@ -1,11 +1,11 @@
 // Leader election timing on the monotonic clock, and the LeaseHold that
 // fences a leader's side effects (hypothesis 4 of the fault review). The
-// Lease lives in a small in-memory store with resourceVersion conflicts.
+// Lease lives in FakeKube, with resourceVersion conflicts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
-import { KubeError } from '../k8s/client.ts';
-import type { KubeClient } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { FakeKube } from '../testing/fake-kube.ts';
 import { runLeaderElection } from './leaderelection.ts';
 import type { LeaseHold } from './leaderelection.ts';
 
@@ -16,34 +16,17 @@ interface StoredLease {
   spec?: { holderIdentity?: string | null; renewTime?: string | null; [k: string]: unknown };
 }
 
+/** The Lease on a FakeKube; store.put writes it as another holder would (bumping its resourceVersion). */
 function leaseStore() {
-  let lease: StoredLease | undefined;
-  let rv = 0;
+  const kube = new FakeKube();
   const store = {
     get current() {
-      return lease;
+      return kube.all<StoredLease>(RESOURCES.leases)[0];
     },
     put(l: StoredLease) {
-      lease = structuredClone({ ...l, metadata: { ...l.metadata, resourceVersion: String(++rv) } });
-      return structuredClone(lease);
+      return kube.seed(RESOURCES.leases, l);
     },
   };
-  const kube = {
-    async get() {
-      if (!lease) throw new KubeError(404, 'NotFound', 'lease not found');
-      return structuredClone(lease);
-    },
-    async create(_ref: unknown, _ns: unknown, body: StoredLease) {
-      if (lease) throw new KubeError(409, 'AlreadyExists', 'exists');
-      return store.put(body);
-    },
-    async replace(_ref: unknown, _ns: unknown, _name: unknown, body: StoredLease) {
-      if (lease && body.metadata.resourceVersion !== lease.metadata.resourceVersion) {
-        throw new KubeError(409, 'Conflict', 'resourceVersion changed');
-      }
-      return store.put(body);
-    },
-  } as unknown as KubeClient;
   return { store, kube };
 }
 

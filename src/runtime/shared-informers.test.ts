@@ -4,7 +4,8 @@ import { pino } from 'pino';
 import type { WatchEvent, WatchOptions } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { SharedInformerFactory } from './shared-informers.ts';
-import { ScriptedKube } from './testing/scripted-kube.ts';
+import { scriptedKube } from '../testing/fake-kube.ts';
+import { until } from '../testing/until.ts';
 
 interface Obj {
   metadata: { name: string; resourceVersion: string; labels?: Record<string, string> };
@@ -13,13 +14,6 @@ const obj = (name: string, rv: number, tag = ''): Obj => ({
   metadata: { name, resourceVersion: String(rv), labels: { tag } },
 });
 const log = pino({ level: 'silent' });
-const until = async (cond: () => boolean, ms = 2000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 2));
-  }
-};
 
 function world() {
   const watches: Array<{
@@ -28,7 +22,7 @@ function world() {
     emit: (e: WatchEvent<Obj>) => void;
     signal: AbortSignal;
   }> = [];
-  const kube = new ScriptedKube({
+  const kube = scriptedKube({
     list: () => ({ metadata: { resourceVersion: '10' }, items: [obj('a', 5, 'x'), obj('b', 6, 'y')] }),
     watch: (ref, _ns, opts, onEvent, signal) =>
       new Promise<void>((resolve) => {

@@ -18,7 +18,7 @@ const claim = (name: string, ownerName: string): ConfigMap => ({
 });
 
 test('sweep removes claims whose owner is gone or carries another name, keeps live ones', async () => {
-  const { kube, repo, claims } = storeFixture({ claimGraceMs: 0 });
+  const { kube, repo, claims } = await storeFixture({ claimGraceMs: 0 });
   const live = await repo.createSegment(segmentInput('live'));
   await kube.create(RESOURCES.configMaps, NS, claim('gone', 'nobody-1234'));
   // a rename that crashed before releasing: the owner now carries another name
@@ -29,7 +29,7 @@ test('sweep removes claims whose owner is gone or carries another name, keeps li
 });
 
 test('claims younger than the grace period are never stale (an in-flight create)', async () => {
-  const { kube, claims } = storeFixture({ claimGraceMs: 60_000 });
+  const { kube, claims } = await storeFixture({ claimGraceMs: 60_000 });
   await kube.create(RESOURCES.configMaps, NS, claim('in-flight', 'not-created-yet'));
   assert.is(await claims.sweep(), 0);
   await claims.take('segment', 'in-flight', { name: 'not-created-yet' });
@@ -42,7 +42,7 @@ test('claims younger than the grace period are never stale (an in-flight create)
 });
 
 test('a claim is released only by its holder', async () => {
-  const { kube, claims } = storeFixture();
+  const { kube, claims } = await storeFixture();
   await claims.take('host', 'compute-1', { name: 'h-1' });
   await claims.release('host', 'compute-1', 'h-2');
   assert.ok(kube.peek(RESOURCES.configMaps, NS, claimObjectName('host', 'compute-1')));
@@ -51,7 +51,7 @@ test('a claim is released only by its holder', async () => {
 });
 
 test('a re-created object of the same metadata.name (new uid) does not inherit the claim', async () => {
-  const { kube, claims } = storeFixture({ claimGraceMs: 0 });
+  const { kube, claims } = await storeFixture({ claimGraceMs: 0 });
   await claims.take('segment', 'x', { name: 'seg', uid: 'uid-1' });
   const seg: FailoverSegment = {
     apiVersion: 'masakari.openkeel.io/v1alpha1',
@@ -79,7 +79,7 @@ function restoredSegment(name: string, masakariName: string): FailoverSegment {
 
 test('a restored claim (old uid, fresh creationTimestamp) is re-adopted by the same-named object carrying its name', async () => {
   // default grace: the restored claim is young, so the stale-claim path cannot apply
-  const { kube, claims } = storeFixture();
+  const { kube, claims } = await storeFixture();
   await kube.create(RESOURCES.configMaps, NS, {
     ...claim('rack-1', 'seg'),
     data: { kind: 'segment', name: 'rack-1', ownerName: 'seg', ownerUid: 'uid-before-backup' },
@@ -99,7 +99,7 @@ test('a restored claim (old uid, fresh creationTimestamp) is re-adopted by the s
 });
 
 test('a claim is not re-adopted by a same-named object that carries another Masakari name', async () => {
-  const { kube, claims } = storeFixture();
+  const { kube, claims } = await storeFixture();
   await kube.create(RESOURCES.configMaps, NS, {
     ...claim('rack-1', 'seg'),
     data: { kind: 'segment', name: 'rack-1', ownerName: 'seg', ownerUid: 'uid-before-backup' },

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createIdAllocator } from './ids.ts';
-import { FakeKube } from './testing/fake-kube.ts';
+import { FakeKube } from '../testing/fake-kube.ts';
 
 test('ids are unique and increasing per process, and two processes never share one', async () => {
   const kube = new FakeKube();

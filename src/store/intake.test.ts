@@ -12,7 +12,7 @@ import { bucketOf, payloadHash } from './fingerprints.ts';
 import type { ClaimOutcome, ClaimRequest } from './intake.ts';
 import { CLAIM_MIN_AGE_MS, claimNotification, sweepNotificationClaims } from './intake.ts';
 import { notificationClaimName } from './names.ts';
-import { FakeKube } from './testing/fake-kube.ts';
+import { FakeKube } from '../testing/fake-kube.ts';
 
 const NS = 'unit';
 const W = 180;

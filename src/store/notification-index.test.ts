@@ -7,48 +7,27 @@ import * as assert from 'uvu/assert';
 import { HaService } from '../domain/ha-service.ts';
 import type { NotificationPageQuery, Repository } from '../domain/repository.ts';
 import type { Notification } from '../model/types.ts';
-import type { Informer, InformerEvent } from '../runtime/types.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { FakeKube } from '../testing/fake-kube.ts';
+import { FakeInformers } from '../testing/informers.ts';
 import { toNotificationRecord } from './mapping.ts';
 import { NotificationIndex } from './notification-index.ts';
+import { prng as rng } from '../domain/testing/fuzz.ts';
 
-/** The cache side of the index: a map and its events. */
-class Source {
-  readonly objects = new Map<string, Notification>();
-  private readonly handlers: Record<InformerEvent, Array<(o: Notification, old?: Notification) => void>> = {
-    add: [],
-    update: [],
-    delete: [],
-  };
-  on(e: InformerEvent, h: (o: Notification, old?: Notification) => void): void {
-    this.handlers[e].push(h);
-  }
-  list(): Notification[] {
-    return [...this.objects.values()];
-  }
-  put(n: Notification): void {
-    const old = this.objects.get(n.metadata.name!);
-    this.objects.set(n.metadata.name!, n);
-    for (const h of this.handlers[old ? 'update' : 'add']) h(n, old);
-  }
-  drop(name: string): void {
-    const old = this.objects.get(name);
-    if (!old) return;
-    this.objects.delete(name);
-    for (const h of this.handlers.delete) h(old);
-  }
-}
-
-/** A seeded PRNG (mulberry32), so a failure reproduces. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+/** The cache side of the index: the real informer over a FakeKube, and writes to it. */
+async function cacheOver() {
+  const kube = new FakeKube();
+  const cache = await new FakeInformers(kube).started<Notification>(RESOURCES.notifications, { namespace: 'ns' });
+  return {
+    cache,
+    names: () => cache.list().map((n) => n.metadata.name!),
+    get: (name: string) => cache.get(name),
+    put: (n: Notification) =>
+      void kube.seed(RESOURCES.notifications, { ...n, metadata: { ...n.metadata, namespace: 'ns' } }),
+    drop: (name: string) => kube.delete(RESOURCES.notifications, 'ns', name),
   };
 }
+type Source = Awaited<ReturnType<typeof cacheOver>>;
 
 const HOSTS = ['11111111-1111-1111-1111-111111111111', '22222222-2222-2222-2222-222222222222', ''];
 const PHASES = [undefined, 'new', 'running', 'error', 'finished', 'failed', 'ignored'] as const;
@@ -89,9 +68,9 @@ function randomNotification(r: () => number, i: number, id: number): Notificatio
 }
 
 function services(source: Source) {
-  const index = new NotificationIndex(source as unknown as Informer<Notification>);
+  const index = new NotificationIndex(source.cache);
   const records = () =>
-    source
+    source.cache
       .list()
       .filter((n) => typeof n.status?.id === 'number')
       .map(toNotificationRecord);
@@ -137,10 +116,10 @@ function randomQuery(r: () => number, ids: number[]): URLSearchParams {
   return q;
 }
 
-test('the index pages exactly like sorting every notification, for random data, queries and changes', () => {
+test('the index pages exactly like sorting every notification, for random data, queries and changes', async () => {
   const seed = 20261201;
   const r = rng(seed);
-  const source = new Source();
+  const source = await cacheOver();
   const { plain, fast, index } = services(source);
   let next = 0;
   let fresh = 20_000;
@@ -148,7 +127,7 @@ test('the index pages exactly like sorting every notification, for random data, 
   for (let round = 0; round < 40; round++) {
     for (let k = 0; k < 5; k++) {
       const roll = r();
-      const names = [...source.objects.keys()];
+      const names = source.names();
       if (roll < 0.6 || names.length === 0) {
         const id = 1 + Math.floor(r() * 10_000);
         if (ids.includes(id)) continue;
@@ -157,7 +136,7 @@ test('the index pages exactly like sorting every notification, for random data, 
       } else if (roll < 0.85) {
         // A status change (or admission) of an existing notification: same name and id.
         const name = names[Math.floor(r() * names.length)]!;
-        const cur = source.objects.get(name)!;
+        const cur = source.get(name)!;
         let id = cur.status?.id;
         if (id === undefined) {
           // Admitted now: a fresh id, as the store allocates (ids are unique).
@@ -168,7 +147,7 @@ test('the index pages exactly like sorting every notification, for random data, 
         changed.metadata.creationTimestamp = cur.metadata.creationTimestamp;
         source.put(changed);
       } else {
-        source.drop(names[Math.floor(r() * names.length)]!);
+        await source.drop(names[Math.floor(r() * names.length)]!);
       }
     }
     for (let k = 0; k < 25; k++) {
@@ -183,8 +162,8 @@ test('the index pages exactly like sorting every notification, for random data, 
   assert.ok(index.size > 20, `enough data to mean something (${index.size})`);
 });
 
-test('unfinished notifications are counted per source host and follow status changes and deletes', () => {
-  const source = new Source();
+test('unfinished notifications are counted per source host and follow status changes and deletes', async () => {
+  const source = await cacheOver();
   const { index } = services(source);
   const host = HOSTS[0]!;
   const n = (name: string, id: number, phase?: string): Notification =>
@@ -201,7 +180,7 @@ test('unfinished notifications are counted per source host and follow status cha
   assert.is(index.unfinishedCount(host), 1);
   source.put(n('b', 2, 'error'));
   assert.is(index.unfinishedCount(host), 1);
-  source.drop('b');
+  await source.drop('b');
   assert.is(index.unfinishedCount(host), 0);
   assert.is(index.unfinishedCount(HOSTS[1]!), 0);
 });

@@ -30,7 +30,7 @@ async function rejects(fn: () => Promise<unknown>, kind: new (...a: never[]) => 
 }
 
 test('createSegment claims the name, labels uuid/id, holds the cascade finalizer, and is visible at once', async () => {
-  const { kube, repo } = storeFixture();
+  const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('seg-a'));
   const obj = kube.peek<FailoverSegment>(RESOURCES.segments, NS, s.k8sName)!;
   assert.is(obj.metadata.labels?.[LABELS.uuid], s.uuid);
@@ -45,7 +45,7 @@ test('createSegment claims the name, labels uuid/id, holds the cascade finalizer
 });
 
 test('an object without status (crash between the two create writes) is invisible', async () => {
-  const { kube, repo } = storeFixture();
+  const { kube, repo } = await storeFixture();
   await kube.create<FailoverSegment>(RESOURCES.segments, NS, {
     apiVersion: 'masakari.openkeel.io/v1alpha1',
     kind: 'FailoverSegment',
@@ -57,7 +57,7 @@ test('an object without status (crash between the two create writes) is invisibl
 });
 
 test('a failed status write rolls the create back (object, finalizer and claim)', async () => {
-  const { kube, repo } = storeFixture();
+  const { kube, repo } = await storeFixture();
   const original = kube.mergePatch.bind(kube);
   kube.mergePatch = (async (ref, ns, name, patch, opts) => {
     if (opts?.status) throw new Error('status write lost');
@@ -71,7 +71,7 @@ test('a failed status write rolls the create back (object, finalizer and claim)'
 });
 
 test('a write by someone else between create and status write does not stop the admission', async () => {
-  const { kube, repo } = storeFixture();
+  const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const original = kube.mergePatch.bind(kube);
@@ -97,7 +97,7 @@ test('a write by someone else between create and status write does not stop the 
 });
 
 test('rename: new claim taken, old released, metadata.name unchanged, updated_at set', async () => {
-  const { kube, repo } = storeFixture();
+  const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('old'));
   await repo.createSegment(segmentInput('other'));
   await rejects(() => repo.updateSegment(s.uuid, { name: 'other' }), NameTakenError);
@@ -112,7 +112,7 @@ test('rename: new claim taken, old released, metadata.name unchanged, updated_at
 });
 
 test('a stale claim whose owner is gone is taken over on create', async () => {
-  const { kube, repo } = storeFixture({ claimGraceMs: 0 });
+  const { kube, repo } = await storeFixture({ claimGraceMs: 0 });
   await kube.create<ConfigMap>(RESOURCES.configMaps, NS, {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -127,7 +127,7 @@ test('a stale claim whose owner is gone is taken over on create', async () => {
 });
 
 test('hosts: unique names across segments, ownerReference to the segment, delete releases the name claim', async () => {
-  const { kube, repo } = storeFixture();
+  const { kube, repo } = await storeFixture();
   const s1 = await repo.createSegment(segmentInput('s1'));
   const s2 = await repo.createSegment(segmentInput('s2'));
   const h = await repo.createHost(s1.uuid, hostInput('compute-1'));
@@ -168,7 +168,7 @@ test('hosts: unique names across segments, ownerReference to the segment, delete
 });
 
 test('host flags: engine latch effective; unrelated PUT keeps it; PUT on_maintenance=false clears it', async () => {
-  const { kube, repo } = storeFixture();
+  const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const gen = kube.peek<HaHost>(RESOURCES.hosts, NS, h.k8sName)!.metadata.generation;
@@ -191,7 +191,7 @@ test('host flags: engine latch effective; unrelated PUT keeps it; PUT on_mainten
 });
 
 test('segment delete cascades to hosts (and their claims), then releases its own claim', async () => {
-  const { kube, repo } = storeFixture();
+  const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   await repo.createHost(s.uuid, hostInput('a'));
   await repo.createHost(s.uuid, hostInput('b'));
@@ -218,7 +218,7 @@ function notification(hostUuid: string, segUuid: string, t: string, event = 'STO
 }
 
 test('duplicate rule: same type/host/payload within the window → DuplicateNotificationError', async () => {
-  const { repo } = storeFixture();
+  const { repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const first = await repo.createNotification(notification(h.uuid, s.uuid, '2026-01-01T00:00:00'), 180);
@@ -233,7 +233,7 @@ test('duplicate rule: same type/host/payload within the window → DuplicateNoti
 });
 
 test('50 concurrent identical notifications → exactly one created', async () => {
-  const { kube, repo } = storeFixture();
+  const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const results = await Promise.allSettled(
@@ -246,7 +246,7 @@ test('50 concurrent identical notifications → exactly one created', async () =
 
 /** A duplicate claim as a creator that crashed would have left it. */
 async function leftClaim(
-  kube: ReturnType<typeof storeFixture>['kube'],
+  kube: Awaited<ReturnType<typeof storeFixture>>['kube'],
   hostUuid: string,
   n: ReturnType<typeof notification>,
   state: 'deciding' | 'accepted',
@@ -266,7 +266,7 @@ async function leftClaim(
 }
 
 test('an accepted claim left by a crashed creator is finished by the retry, under the recorded uuid', async () => {
-  const { kube, repo } = storeFixture();
+  const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const n = notification(h.uuid, s.uuid, '2026-01-01T00:00:00');
@@ -280,7 +280,7 @@ test('an accepted claim left by a crashed creator is finished by the retry, unde
 });
 
 test('a claim left deciding by a crashed creator is taken over after the decision grace', async () => {
-  const { kube, repo } = storeFixture({ claimDecisionGraceMs: 50 });
+  const { kube, repo } = await storeFixture({ claimDecisionGraceMs: 50 });
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const n = notification(h.uuid, s.uuid, '2026-01-01T00:00:00');
@@ -292,7 +292,7 @@ test('a claim left deciding by a crashed creator is taken over after the decisio
 });
 
 test('an accepted claim older than the pending time whose notification is gone no longer counts', async () => {
-  const { kube, repo } = storeFixture({ pendingClaimMs: 1000, now: () => new Date(Date.now() + 60_000) });
+  const { kube, repo } = await storeFixture({ pendingClaimMs: 1000, now: () => new Date(Date.now() + 60_000) });
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const n = notification(h.uuid, s.uuid, '2026-01-01T00:00:00');
@@ -302,7 +302,7 @@ test('an accepted claim older than the pending time whose notification is gone n
 });
 
 test('an API server failure during intake is StoreUnavailableError (503 with Retry-After), not a bare error', async () => {
-  const { kube, repo } = storeFixture();
+  const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const create = kube.create.bind(kube);
@@ -321,7 +321,7 @@ test('an API server failure during intake is StoreUnavailableError (503 with Ret
 });
 
 test('vmoves are read from the notification status', async () => {
-  const { kube, repo } = storeFixture();
+  const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const n = await repo.createNotification(
@@ -356,7 +356,7 @@ test('vmoves are read from the notification status', async () => {
 });
 
 test('history moved into journal pages is served as if it were in the status', async () => {
-  const { kube, repo } = storeFixture();
+  const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const n = await repo.createNotification(

@@ -18,7 +18,7 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** Notifications created through the repository (so they have claims), then moved to `phase` at `endedDaysAgo`. */
 async function scenario(rows: Array<[string, NotificationStatus, number]>) {
-  const f = storeFixture();
+  const f = await storeFixture();
   const s = await f.repo.createSegment(segmentInput('s'));
   const h = await f.repo.createHost(s.uuid, hostInput('compute-1'));
   const names: Record<string, string> = {};

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESOURCES } from '../../k8s/resources.ts';
 import type { Notification } from '../../model/types.ts';
-import { FakeKube } from '../../store/testing/fake-kube.ts';
+import { FakeKube } from '../../testing/fake-kube.ts';
 import { parsePurgeArgs, PurgeUsageError, runPurgeCommand } from './command.ts';
 
 const NOW = new Date('2026-03-01T00:00:00Z');

@@ -1,6 +1,7 @@
 // Objects and contexts for engine unit tests: a segment, hosts and
-// notifications seeded into a FakeKube, and a WorkflowContext whose journal is
-// the real CR-backed one (so workflow tests also exercise the journal).
+// notifications seeded into a FakeKube, the real informers over it, and a
+// WorkflowContext whose journal is the real CR-backed one (so workflow tests
+// also exercise the journal).
 
 import pino from 'pino';
 import { loadConfig } from '../../config/load.ts';
@@ -14,8 +15,10 @@ import { HaHostFlags } from '../host-flags.ts';
 import { INDEX } from '../../model/indexes.ts';
 import { createRunJournal } from '../journal.ts';
 import { NotificationStatusWriter, ownsRun } from '../status-writer.ts';
-import { FakeInformer, FakeKube } from './fake-kube.ts';
 import { FakeClock } from '../../time/fake-clock.ts';
+import { FakeKube } from '../../testing/fake-kube.ts';
+import { FakeInformers } from '../../testing/informers.ts';
+import type { KubeInformer } from '../../runtime/informer.ts';
 
 export const NS = 'masakari';
 export const quietLog = pino({ level: 'silent' });
@@ -85,28 +88,37 @@ export function notification(
   };
 }
 
+/** Objects get creationTimestamps one second apart in write order, from 2026-01-01 (deterministic sort orders). */
+export const sequentialCreation = (rv: number): Date => new Date(Date.UTC(2026, 0, 1) + rv * 1000);
+
 export interface World {
   kube: FakeKube;
   clock: FakeClock;
-  notifications: FakeInformer<Notification>;
-  hosts: FakeInformer<HaHost>;
-  segments: FakeInformer<FailoverSegment>;
+  informers: FakeInformers;
+  notifications: KubeInformer<Notification>;
+  hosts: KubeInformer<HaHost>;
+  segments: KubeInformer<FailoverSegment>;
 }
 
-export function world(): World {
-  const kube = new FakeKube();
-  return {
-    kube,
-    clock: new FakeClock(),
-    notifications: new FakeInformer<Notification>(kube, RESOURCES.notifications.plural),
-    hosts: new FakeInformer<HaHost>(kube, RESOURCES.hosts.plural, {
-      [INDEX.name]: (h) => [h.spec.name],
-      [INDEX.uuid]: (h) => (h.status?.uuid ? [h.status.uuid] : []),
+/** A FakeKube and the engine's three caches over it, started and synced. */
+export async function world(): Promise<World> {
+  const kube = new FakeKube({ creationTime: sequentialCreation });
+  const informers = new FakeInformers(kube);
+  const [notifications, hosts, segments] = await Promise.all([
+    informers.started<Notification>(RESOURCES.notifications, { namespace: NS }),
+    informers.started<HaHost>(RESOURCES.hosts, {
+      namespace: NS,
+      indexes: {
+        [INDEX.name]: (h) => [h.spec.name],
+        [INDEX.uuid]: (h) => (h.status?.uuid ? [h.status.uuid] : []),
+      },
     }),
-    segments: new FakeInformer<FailoverSegment>(kube, RESOURCES.segments.plural, {
-      uuid: (s) => (s.status?.uuid ? [s.status.uuid] : []),
+    informers.started<FailoverSegment>(RESOURCES.segments, {
+      namespace: NS,
+      indexes: { uuid: (s) => (s.status?.uuid ? [s.status.uuid] : []) },
     }),
-  };
+  ]);
+  return { kube, clock: new FakeClock(), informers, notifications, hosts, segments };
 }
 
 let idCounter = 0;

@@ -1,10 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RecoveryFailed } from './context.ts';
-import type { FakeServer } from './evacuation-fake-nova.ts';
-import { novaServerError } from './evacuation-fake-nova.ts';
+import type { FakeServer } from '../../testing/fake-nova.ts';
+import { novaServerError } from '../../testing/fake-nova.ts';
 import { NovaBadRequest, NovaError, NovaConflict, NovaForbidden, NovaNotFound } from '../../openstack/types.ts';
-import { scenario } from './evacuation-scenario.ts';
+import { scenario } from './testing/evacuation-scenario.ts';
 import { planEvacuation } from './evacuate-instance.ts';
 import { runHostFailure } from './host-failure.ts';
 
@@ -21,7 +21,10 @@ async function evacuateOne(server: Partial<FakeServer>, tweak?: (s: ReturnType<t
   const id = s.servers[0]!.id;
   const after = s.nova.servers.get(id)!;
   const move = s.engine.vmoves()[0]!;
-  const calls = s.nova.calls.filter((c) => c.endsWith(id)).map((c) => c.split(' ')[0]);
+  const calls = s.nova
+    .callLines()
+    .filter((c) => c.endsWith(id))
+    .map((c) => c.split(' ')[0]);
   s.nova.stop();
   return { after, move, calls, error, effects: s.engine.effects() };
 }

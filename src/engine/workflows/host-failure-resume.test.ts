@@ -9,9 +9,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { sweepLeftoverLocks } from '../locks.ts';
-import { novaServerError } from './evacuation-fake-nova.ts';
-import type { Scenario } from './evacuation-scenario.ts';
-import { scenario } from './evacuation-scenario.ts';
+import { novaServerError } from '../../testing/fake-nova.ts';
+import type { Scenario } from './testing/evacuation-scenario.ts';
+import { scenario } from './testing/evacuation-scenario.ts';
 import { runHostFailure } from './host-failure.ts';
 import type { MemoryEngine } from './testing/memory-context.ts';
 

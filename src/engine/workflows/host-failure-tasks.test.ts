@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RecoveryFailed, SkipRecovery } from './context.ts';
-import { FAILED_HOST, scenario } from './evacuation-scenario.ts';
+import { FAILED_HOST, scenario } from './testing/evacuation-scenario.ts';
 import { runHostFailure } from './host-failure.ts';
 import { isTrueish } from './host-failure-tasks.ts';
 
@@ -24,7 +24,7 @@ test('DisableComputeServiceTask: no PUT when already disabled with our reason an
     failedService: { state: 'down', status: 'disabled', disabled_reason: 'Masakari detected host failed.' },
   });
   await runHostFailure(engine.context(), engine.startFallbackRun);
-  assert.not.ok(nova.calls.some((c) => c.startsWith('updateService')));
+  assert.not.ok(nova.callLines().some((c) => c.startsWith('updateService')));
   nova.stop();
 });
 
@@ -73,7 +73,7 @@ test('DisableComputeServiceTask: still up after wait_period_after_service_update
     (err as Error).message,
     `Compute service on host '${FAILED_HOST}' is still reported up by Nova after 0.3 seconds; not evacuating.`,
   );
-  assert.not.ok(nova.calls.some((c) => /^(lockServer|resetState|evacuate|listServersOnHost)/.test(c)));
+  assert.not.ok(nova.callLines().some((c) => /^(lockServer|resetState|evacuate|listServersOnHost)/.test(c)));
   assert.equal(engine.vmoves(), []);
   nova.stop();
 });

@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RecoveryFailed, ReservedHostsUnavailable, SkipRecovery } from './context.ts';
-import { novaServerError } from './evacuation-fake-nova.ts';
-import { FAILED_HOST, scenario } from './evacuation-scenario.ts';
+import { novaServerError } from '../../testing/fake-nova.ts';
+import { FAILED_HOST, scenario } from './testing/evacuation-scenario.ts';
 import { runHostFailure } from './host-failure.ts';
 import { acquireReservedHost } from './host-failure-reserved-host-lock.ts';
 
@@ -169,7 +169,7 @@ test('reserved_host: out of reserved hosts → the last failure', async () => {
   const err = await outcome(runHostFailure(engine.context(), engine.startFallbackRun));
   assert.instance(err, RecoveryFailed);
   assert.is((err as Error).message, `Failed to evacuate instances '${servers[0]!.id}' from host '${FAILED_HOST}'`);
-  assert.is(nova.calls.filter((c) => c.startsWith('evacuate')).length, 2, 'one attempt per reserved host');
+  assert.is(nova.callLines().filter((c) => c.startsWith('evacuate')).length, 2, 'one attempt per reserved host');
   assert.is(engine.host('rh-a').reserved, false, 'tried hosts stay un-reserved, as in Masakari');
   // taskflow reverts only the retry's sub-flow (the main tasks); the pre task keeps SUCCESS.
   assert.equal(
@@ -202,7 +202,7 @@ test('reserved_host: no reserved host → ReservedHostsUnavailable before touchi
   const err = await outcome(runHostFailure(engine.context(), engine.startFallbackRun));
   assert.instance(err, ReservedHostsUnavailable);
   assert.is((err as Error).message, 'No reserved_hosts available for evacuation.');
-  assert.equal(nova.calls, []);
+  assert.equal(nova.callLines(), []);
   nova.stop();
 });
 
@@ -362,7 +362,7 @@ test('custom task lists: no_op runs without a progress entry, an unknown name fa
   const err = await outcome(runHostFailure(bad.engine.context(), bad.engine.startFallbackRun));
   assert.instance(err, RecoveryFailed);
   assert.match((err as Error).message, /Unknown task 'disable_compute_servce_task'/);
-  assert.equal(bad.nova.calls, []);
+  assert.equal(bad.nova.callLines(), []);
   bad.nova.stop();
 });
 

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { NovaConflict } from '../../openstack/types.ts';
-import { FakeNova, makeServer } from '../testing/fake-nova.ts';
+import { FakeNova, makeServer } from '../../testing/fake-nova.ts';
 import { notification, testConfig, workflowContext, world } from '../testing/fixtures.ts';
 import { IgnoreRecovery, RecoveryFailed, SkipRecovery } from './context.ts';
 import { runInstanceFailure, startEffectKey } from './instance-failure.ts';
@@ -12,9 +12,9 @@ const ID = '3f9c1c1e-0a7b-4b1a-9a57-3d2f5c1e9e01';
 const vmNotification = () =>
   notification('n1', 'VM', { event: 'LIFECYCLE', vir_domain_event: 'STOPPED_FAILED', instance_uuid: ID });
 
-function setup(over: Parameters<typeof makeServer>[1] = {}, config?: Config) {
-  const w = world();
-  const nova = new FakeNova();
+async function setup(over: Parameters<typeof makeServer>[1] = {}, config?: Config) {
+  const w = await world();
+  const nova = new FakeNova({ stopMs: 0 });
   nova.addServer(makeServer(ID, over));
   const { ctx } = workflowContext(w, vmNotification(), nova, config ? { config } : {});
   return { w, nova, ctx };
@@ -28,7 +28,7 @@ const messages = (ctx: {
     .map((e): [string, string[]] => [e.name, e.progressDetails.map((d) => `${d.progress} ${d.message}`)]);
 
 test('happy path: stop, start, confirm active, with Masakari texts and progress values', async () => {
-  const { nova, ctx } = setup();
+  const { nova, ctx } = await setup();
   await runInstanceFailure(ctx);
   assert.equal(messages(ctx), [
     ['StopInstanceTask', [`0.0 Stopping instance: ${ID}`, `1.0 Stopped instance: '${ID}'`]],
@@ -52,7 +52,7 @@ test('happy path: stop, start, confirm active, with Masakari texts and progress 
 });
 
 test('not HA-enabled: skipped (finished), every executed task reverted, nothing stopped', async () => {
-  const { nova, ctx } = setup({ metadata: {} });
+  const { nova, ctx } = await setup({ metadata: {} });
   const err = await runInstanceFailure(ctx).catch((e) => e);
   assert.instance(err, SkipRecovery);
   assert.is(err.message, 'Skipping execution of instance recovery workflow.');
@@ -65,19 +65,19 @@ test('not HA-enabled: skipped (finished), every executed task reverted, nothing 
 
 test('HA key gate: falsy values skip, oslo truthy values (any case) recover; process_all_instances recovers all', async () => {
   for (const v of ['False', 'no', '0', 'off', '']) {
-    const { ctx } = setup({ metadata: { HA_Enabled: v } });
+    const { ctx } = await setup({ metadata: { HA_Enabled: v } });
     assert.instance(await runInstanceFailure(ctx).catch((e) => e), SkipRecovery, v);
   }
   for (const v of ['YES', 'on', '1', 't', 'y', 'True']) {
-    const { ctx } = setup({ metadata: { HA_Enabled: v } });
+    const { ctx } = await setup({ metadata: { HA_Enabled: v } });
     await runInstanceFailure(ctx);
   }
-  const { ctx } = setup(
+  const { ctx } = await setup(
     { metadata: {} },
     testConfig((c) => (c.instance_failure.process_all_instances = true)),
   );
   await runInstanceFailure(ctx);
-  const custom = setup(
+  const custom = await setup(
     { metadata: { HA: 'yes' } },
     testConfig((c) => (c.instance_failure.ha_enabled_instance_metadata_key = 'HA')),
   );
@@ -86,7 +86,7 @@ test('HA key gate: falsy values skip, oslo truthy values (any case) recover; pro
 
 test('paused and rescued instances are ignored with the upstream message', async () => {
   for (const state of ['paused', 'rescued']) {
-    const { nova, ctx } = setup({ 'OS-EXT-STS:vm_state': state });
+    const { nova, ctx } = await setup({ 'OS-EXT-STS:vm_state': state });
     const err = await runInstanceFailure(ctx).catch((e) => e);
     assert.instance(err, IgnoreRecovery);
     assert.is(err.message, `Recovery of instance '${ID}' is ignored as it is in '${state}' state.`);
@@ -95,7 +95,7 @@ test('paused and rescued instances are ignored with the upstream message', async
 });
 
 test('resized instance is reset to active before the stop', async () => {
-  const { nova, ctx } = setup({ 'OS-EXT-STS:vm_state': 'resized' });
+  const { nova, ctx } = await setup({ 'OS-EXT-STS:vm_state': 'resized' });
   await runInstanceFailure(ctx);
   const order = nova.calls.map((c) => c.method).filter((m) => m === 'resetState' || m === 'stopServer');
   assert.equal(order, ['resetState', 'stopServer']);
@@ -103,14 +103,14 @@ test('resized instance is reset to active before the stop', async () => {
 });
 
 test('already stopped: no stop call, the poll confirms at once', async () => {
-  const { nova, ctx } = setup({ 'OS-EXT-STS:vm_state': 'stopped' });
+  const { nova, ctx } = await setup({ 'OS-EXT-STS:vm_state': 'stopped' });
   await runInstanceFailure(ctx);
   assert.is(nova.count('stopServer'), 0);
   assert.equal(messages(ctx)[0], ['StopInstanceTask', [`1.0 Stopped instance: '${ID}'`]]);
 });
 
 test('409 on stop: continue when Nova says stopped, re-raise when it does not', async () => {
-  const ok = setup();
+  const ok = await setup();
   ok.nova.failNext('stopServer', new NovaConflict(409, 'Conflict'));
   let flipped = false;
   ok.nova.onGet = (s) => {
@@ -122,7 +122,7 @@ test('409 on stop: continue when Nova says stopped, re-raise when it does not', 
   assert.ok(messages(ok.ctx)[0]![1].includes(`0.0 Conflict when stopping instance: ${ID}`));
   assert.is(ok.ctx.progress.entries()[0]!.state, 'SUCCESS');
 
-  const bad = setup();
+  const bad = await setup();
   bad.nova.failNext('stopServer', new NovaConflict(409, 'Conflict'));
   const err = await runInstanceFailure(bad.ctx).catch((e) => e);
   assert.instance(err, NovaConflict);
@@ -130,7 +130,7 @@ test('409 on stop: continue when Nova says stopped, re-raise when it does not', 
 });
 
 test('stop timeout: polls immediately, then every verify_interval, until wait_period_after_power_off', async () => {
-  const { w, nova, ctx } = setup();
+  const { w, nova, ctx } = await setup();
   nova.onStop = () => {};
   const err = await runInstanceFailure(ctx).catch((e) => e);
   assert.instance(err, RecoveryFailed);
@@ -149,12 +149,12 @@ test('start refuses a server that is not stopped; confirm times out after wait_p
         post: [],
       }),
   );
-  const a = setup({}, startOnly);
+  const a = await setup({}, startOnly);
   const err = await runInstanceFailure(a.ctx).catch((e) => e);
   assert.instance(err, RecoveryFailed);
   assert.is(err.message, `Invalid state for Instance ${ID}. Expected state: 'STOPPED', Actual state: 'active'`);
 
-  const b = setup();
+  const b = await setup();
   b.nova.onStart = () => {};
   const err2 = await runInstanceFailure(b.ctx).catch((e) => e);
   assert.is(err2.message, `Failed to start instance ${ID}`);
@@ -165,7 +165,7 @@ test('start refuses a server that is not stopped; confirm times out after wait_p
 });
 
 test('unknown or misplaced task names fail flow construction with a precise detail', async () => {
-  const unknown = setup(
+  const unknown = await setup(
     {},
     testConfig((c) => (c.taskflow_driver_recovery_flows.instance_failure_recovery_tasks.main = ['start_instance_tsk'])),
   );
@@ -173,7 +173,7 @@ test('unknown or misplaced task names fail flow construction with a precise deta
   assert.instance(e1, FlowBuildError);
   assert.is(e1.message, "Failed to create instance failure flow for notification 'uuid-n1'.");
   assert.match(e1.detail, "instance_failure_recovery_tasks: unknown recovery task 'start_instance_tsk'");
-  const misplaced = setup(
+  const misplaced = await setup(
     {},
     testConfig(
       (c) => (c.taskflow_driver_recovery_flows.instance_failure_recovery_tasks.post = ['evacuate_instances_task']),
@@ -185,7 +185,7 @@ test('unknown or misplaced task names fail flow construction with a precise deta
 });
 
 test('no_op runs without appearing in the details', async () => {
-  const { ctx } = setup(
+  const { ctx } = await setup(
     {},
     testConfig(
       (c) => (c.taskflow_driver_recovery_flows.instance_failure_recovery_tasks.pre = ['no_op', 'stop_instance_task']),
@@ -199,7 +199,7 @@ test('no_op runs without appearing in the details', async () => {
 });
 
 test('resume: tasks that succeeded in this run are not repeated, and a start already sent is not resent', async () => {
-  const { nova, ctx } = setup({ 'OS-EXT-STS:vm_state': 'active' });
+  const { nova, ctx } = await setup({ 'OS-EXT-STS:vm_state': 'active' });
   await ctx.progress.start('StopInstanceTask');
   await ctx.progress.finish('StopInstanceTask', 'SUCCESS');
   await ctx.progress.start('StartInstanceTask');

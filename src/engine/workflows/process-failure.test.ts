@@ -1,13 +1,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FakeNova } from '../testing/fake-nova.ts';
+import { FakeNova } from '../../testing/fake-nova.ts';
 import { notification, testConfig, workflowContext, world } from '../testing/fixtures.ts';
 import { RecoveryFailed, SkipRecovery } from './context.ts';
 import { runProcessFailure } from './process-failure.ts';
 import type { Config } from '../../config/config.ts';
 
-function setup(processName: string, config?: Config) {
-  const w = world();
+async function setup(processName: string, config?: Config) {
+  const w = await world();
   const nova = new FakeNova();
   nova.addService('compute-1');
   const n = notification('p1', 'PROCESS', { event: 'STOPPED', process_name: processName });
@@ -22,7 +22,7 @@ const details = (ctx: {
 }) => ctx.progress.entries().map((e) => [e.name, e.state, e.progressDetails.map((d) => `${d.progress} ${d.message}`)]);
 
 test('nova-compute: disables the service with the configured reason and confirms it', async () => {
-  const { nova, ctx } = setup('nova-compute');
+  const { nova, ctx } = await setup('nova-compute');
   await runProcessFailure(ctx);
   assert.equal(nova.calls.find((c) => c.method === 'updateService')!.args, [
     'svc-compute-1-nova-compute',
@@ -46,7 +46,7 @@ test('nova-compute: disables the service with the configured reason and confirms
 });
 
 test('an already disabled service is not touched and the task still succeeds', async () => {
-  const { nova, ctx } = setup('nova-compute');
+  const { nova, ctx } = await setup('nova-compute');
   nova.services[0]!.status = 'disabled';
   await runProcessFailure(ctx);
   assert.is(nova.count('updateService'), 0);
@@ -62,7 +62,7 @@ test('an already disabled service is not touched and the task still succeeds', a
 
 test('any process other than nova-compute is skipped before any Nova call', async () => {
   for (const name of ['libvirtd', 'Nova-Compute', 'nova-compute ']) {
-    const { nova, ctx } = setup(name);
+    const { nova, ctx } = await setup(name);
     const err = await runProcessFailure(ctx).catch((e) => e);
     assert.instance(err, SkipRecovery);
     assert.is(err.message, 'Skipping execution of process recovery workflow.');
@@ -72,7 +72,7 @@ test('any process other than nova-compute is skipped before any Nova call', asyn
 });
 
 test('confirm times out after wait_period_after_service_update when Nova never shows it disabled', async () => {
-  const { nova, ctx } = setup(
+  const { nova, ctx } = await setup(
     'nova-compute',
     testConfig((c) => (c.DEFAULT.wait_period_after_service_update = 5)),
   );
@@ -90,13 +90,13 @@ test('confirm times out after wait_period_after_service_update when Nova never s
 });
 
 test('an empty service reason sends no disabled_reason; a missing service is a clear error', async () => {
-  const { nova, ctx } = setup(
+  const { nova, ctx } = await setup(
     'nova-compute',
     testConfig((c) => (c.process_failure.service_disable_reason = '')),
   );
   await runProcessFailure(ctx);
   assert.equal(nova.calls.find((c) => c.method === 'updateService')!.args[1], { status: 'disabled' });
-  const none = setup('nova-compute');
+  const none = await setup('nova-compute');
   none.nova.services.length = 0;
   const err = await runProcessFailure(none.ctx).catch((e) => e);
   assert.match(err.message, "No Nova service with binary 'nova-compute' on host 'compute-1'");

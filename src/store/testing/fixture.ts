@@ -1,26 +1,28 @@
-// FOR UNIT TESTS ONLY: the store's parts wired over FakeKube, the way
-// createCrRepository wires them over a real API server.
+// FOR UNIT TESTS ONLY: the store's parts wired over FakeKube and the real
+// informers, the way createCrRepository wires them over a real API server.
 import { pino } from 'pino';
 import { FIELD_MANAGERS } from '../../model/constants.ts';
 import type { AdmissionDeps } from '../../reconcilers/admission.ts';
 import { MASAKARI_VALIDATORS } from '../../reconcilers/validators.ts';
-import type { InformerFactory } from '../caches.ts';
 import { createStoreCaches } from '../caches.ts';
 import { NameClaims } from '../claims.ts';
 import { createIdAllocator } from '../ids.ts';
 import { Lifecycle } from '../lifecycle.ts';
 import { CrRepository } from '../repository.ts';
-import { FakeInformer, FakeKube } from './fake-kube.ts';
+import { FakeKube } from '../../testing/fake-kube.ts';
+import { FakeInformers } from '../../testing/informers.ts';
 
 export const NS = 'unit';
 
-export function storeFixture(
+/** The store over a FakeKube, its caches started and synced. */
+export async function storeFixture(
   opts: { claimGraceMs?: number; pendingClaimMs?: number; claimDecisionGraceMs?: number; now?: () => Date } = {},
 ) {
   const kube = new FakeKube();
   const log = pino({ level: 'silent' });
-  const factory: InformerFactory = (ref, o) => new FakeInformer(kube, ref, o);
-  const caches = createStoreCaches(factory, NS);
+  const informers = new FakeInformers(kube, log);
+  const caches = createStoreCaches(informers.factory, NS);
+  await Promise.all(Object.values(caches).map((c) => c.start()));
   const claims = new NameClaims({ kube, namespace: NS, log, graceMs: opts.claimGraceMs ?? 120_000, now: opts.now });
   const ids = {
     segments: createIdAllocator(kube, NS, 'segments', 20),
@@ -55,7 +57,7 @@ export function storeFixture(
     now,
     confirmedClaims: new Map(),
   };
-  return { kube, caches, claims, ids, repo, admission };
+  return { kube, informers, caches, claims, ids, repo, admission };
 }
 
 export const segmentInput = (name: string) => ({

@@ -111,22 +111,25 @@ replicas('a segment created through one replica is usable through the other at o
   assert.is(ghost.status, 404);
 });
 
-replicas('an id that cannot be a label value is a 404 after a miss, never the API server\'s 400 as a 500', async ({ b }) => {
-  // Found by schemathesis: any Unicode in a path id became a label selector
-  // the API server refused (400), answered 500.
-  for (const id of ['\u{f4504}\u{81410}\u000f4 %', 'a'.repeat(64), '-x-', 'x y']) {
-    const path = encodeURIComponent(id);
-    for (const [method, url] of [
-      ['GET', `/v1/segments/${path}`],
-      ['DELETE', `/v1/segments/${path}`],
-      ['DELETE', `/v1/segments/${path}/hosts/${path}`],
-      ['GET', `/v1/notifications/${path}`],
-      ['GET', `/v1/notifications/${path}/vmoves`],
-    ] as const) {
-      const r = await callApi(b, method, url);
-      assert.is(r.status, 404, `${method} ${url}: ${r.status} ${JSON.stringify(r.json)}`);
+replicas(
+  "an id that cannot be a label value is a 404 after a miss, never the API server's 400 as a 500",
+  async ({ b }) => {
+    // Found by schemathesis: any Unicode in a path id became a label selector
+    // the API server refused (400), answered 500.
+    for (const id of ['\u{f4504}\u{81410}\u000f4 %', 'a'.repeat(64), '-x-', 'x y']) {
+      const path = encodeURIComponent(id);
+      for (const [method, url] of [
+        ['GET', `/v1/segments/${path}`],
+        ['DELETE', `/v1/segments/${path}`],
+        ['DELETE', `/v1/segments/${path}/hosts/${path}`],
+        ['GET', `/v1/notifications/${path}`],
+        ['GET', `/v1/notifications/${path}/vmoves`],
+      ] as const) {
+        const r = await callApi(b, method, url);
+        assert.is(r.status, 404, `${method} ${url}: ${r.status} ${JSON.stringify(r.json)}`);
+      }
     }
-  }
-});
+  },
+);
 
 replicas.run();

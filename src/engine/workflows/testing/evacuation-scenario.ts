@@ -2,12 +2,12 @@
 // servers on it, healthy computes, optional reserved hosts, a FakeNova and a
 // MemoryEngine wired together.
 
-import type { Config } from '../../config/config.ts';
-import type { RecoveryMethod } from '../../model/types.ts';
-import type { FakeServer } from './evacuation-fake-nova.ts';
-import { FakeNova } from './evacuation-fake-nova.ts';
-import { MemoryEngine } from './testing/memory-context.ts';
-import type { MemoryHost } from './testing/memory-context.ts';
+import type { Config } from '../../../config/config.ts';
+import type { RecoveryMethod } from '../../../model/types.ts';
+import type { FakeServer } from '../../../testing/fake-nova.ts';
+import { FakeNova } from '../../../testing/fake-nova.ts';
+import { MemoryEngine } from './memory-context.ts';
+import type { MemoryHost } from './memory-context.ts';
 
 export const FAILED_HOST = 'compute-1';
 export const SEGMENT = 'segment-1';

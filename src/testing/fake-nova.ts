@@ -1,12 +1,16 @@
-// A small in-process Nova for the host-failure workflow's unit tests: the
-// calls of the NovaClient contract with Nova's rules that matter to
-// evacuation (source service must be down, vm_state/task_state preconditions,
-// target picked among enabled up services, rebuilding while in flight, an
-// evacuation migration row per accepted call, 409 on a duplicate aggregate
-// member), plus knobs the scenarios need (latencies, per-call faults, servers
-// whose rebuild fails) and counters. End-to-end tests use the real simulator
-// (src/simulator) through the HTTP client instead.
-
+// FOR UNIT TESTS ONLY: the one in-process Nova of the unit tests. It keeps
+// Nova's rules that recovery depends on (nova/compute/api.py): evacuate needs
+// the source nova-compute down (400 "still in use"), a vm_state of active,
+// stopped or error and no task_state (409), and an enabled, up target (400
+// "No valid host"); an accepted evacuation is an evacuation migration row and
+// task_state rebuilding for evacuateMs; stop takes stopMs in powering-off;
+// start needs vm_state stopped (409); a second add of an aggregate member is
+// 409. Tests script the rest: per-call faults (fault, failNext), servers whose
+// rebuild fails, and hooks on the wire view of a server (onGet, onStop,
+// onStart). Every call is recorded.
+//
+// Tests that need Nova's HTTP surface (paging, microversions, Keystone) use
+// the simulator (src/simulator) through the real client instead.
 import { randomUUID } from 'node:crypto';
 import type {
   CallOptions,
@@ -15,8 +19,10 @@ import type {
   NovaMigration,
   NovaServer,
   NovaService,
-} from '../../openstack/types.ts';
-import { NovaBadRequest, NovaConflict, NovaError, NovaNotFound } from '../../openstack/types.ts';
+} from '../openstack/types.ts';
+import { NovaBadRequest, NovaConflict, NovaError, NovaNotFound } from '../openstack/types.ts';
+
+export type NovaMethod = keyof NovaClient;
 
 export interface FakeServer {
   id: string;
@@ -32,31 +38,61 @@ export interface FakeServer {
 }
 
 export interface FakeNovaOptions {
-  /** Milliseconds an accepted evacuation stays in task_state rebuilding. */
+  /** Milliseconds an accepted evacuation stays in task_state rebuilding. Default 20. */
   evacuateMs?: number;
+  /** Milliseconds a stop stays in powering-off; 0 stops at once. Default 10. */
   stopMs?: number;
 }
 
 type Fault = (method: string, args: unknown[]) => Error | undefined;
+type ServerHook = (s: NovaServer) => void;
 
 const powerFor = (vmState: string): number => (['stopped', 'error', 'shelved'].includes(vmState) ? 4 : 1);
 
+/** A server as Nova's API shows it (the input of addServer for tests written against the wire shape). */
+export function makeServer(id: string, over: Partial<NovaServer> = {}): NovaServer {
+  return {
+    id,
+    name: `vm-${id.slice(0, 8)}`,
+    status: 'ACTIVE',
+    metadata: { HA_Enabled: 'True' },
+    locked: false,
+    'OS-EXT-STS:vm_state': 'active',
+    'OS-EXT-STS:task_state': null,
+    'OS-EXT-STS:power_state': 1,
+    'OS-EXT-SRV-ATTR:host': 'compute-1',
+    'OS-EXT-SRV-ATTR:hypervisor_hostname': 'compute-1',
+    ...over,
+  };
+}
+
+const isWireServer = (s: object): s is NovaServer => 'OS-EXT-STS:vm_state' in s;
+
 export class FakeNova implements NovaClient {
-  readonly services = new Map<string, NovaService>();
+  readonly services: NovaService[] = [];
   readonly servers = new Map<string, FakeServer>();
   readonly aggregates: NovaAggregate[] = [];
   readonly migrations: NovaMigration[] = [];
-  /** Every call, as "method id-or-host". */
-  readonly calls: string[] = [];
+  /** Every call with its arguments (callLines() has them as "method first-arg"). */
+  readonly calls: Array<{ method: NovaMethod; args: unknown[] }> = [];
   /** Accepted evacuations per server, with their target argument. */
   readonly evacuations: Array<{ id: string; target: string | undefined }> = [];
   /** Servers whose rebuild fails on the destination (ends in vm_state error). */
   readonly failingRebuilds = new Set<string>();
   /** Returns an error to throw instead of performing the call. */
   fault: Fault | undefined;
+  /** Replaces the modelled stop: called at once on the server's wire view (e.g. () => {} never stops). */
+  onStop: ServerHook | undefined;
+  /** Replaces the modelled start, as onStop. */
+  onStart: ServerHook | undefined;
+  /** Called on every getServer with the server's wire view, e.g. to make a change appear after N polls. */
+  onGet: ServerHook = () => {};
+  /** Called on every listServices, e.g. to make Nova ignore a disable. */
+  onListServices: () => void = () => {};
   evacuateMs: number;
   stopMs: number;
-  private timers = new Set<NodeJS.Timeout>();
+  private readonly failures = new Map<NovaMethod, Error[]>();
+  private readonly timers = new Set<NodeJS.Timeout>();
   private migrationId = 0;
 
   constructor(o: FakeNovaOptions = {}) {
@@ -64,31 +100,39 @@ export class FakeNova implements NovaClient {
     this.stopMs = o.stopMs ?? 10;
   }
 
+  /** A nova-compute service (and so a compute host). */
   addHost(
     host: string,
     o: Partial<Pick<NovaService, 'status' | 'state' | 'forced_down' | 'disabled_reason'>> = {},
   ): NovaService {
+    return this.addService(host, 'nova-compute', o);
+  }
+
+  addService(host: string, binary = 'nova-compute', over: Partial<NovaService> = {}): NovaService {
     const service: NovaService = {
-      id: randomUUID(),
-      binary: 'nova-compute',
+      id: `svc-${host}-${binary}`,
+      binary,
       host,
       zone: 'nova',
-      status: o.status ?? 'enabled',
-      state: o.state ?? 'up',
-      disabled_reason: o.disabled_reason ?? null,
-      forced_down: o.forced_down ?? false,
+      status: 'enabled',
+      state: 'up',
+      disabled_reason: null,
+      forced_down: false,
+      ...over,
     };
-    this.services.set(service.id, service);
+    this.services.push(service);
     return service;
   }
 
   service(host: string): NovaService {
-    const s = [...this.services.values()].find((x) => x.host === host);
+    const s = this.services.find((x) => x.host === host);
     if (!s) throw new Error(`fake nova: no service on ${host}`);
     return s;
   }
 
-  addServer(s: Partial<FakeServer> & { host: string }): FakeServer {
+  /** Adds a server, given in the fake's fields or as Nova shows it (makeServer). */
+  addServer(input: (Partial<FakeServer> & { host: string }) | NovaServer): FakeServer {
+    const s = isWireServer(input) ? fromWire(input) : input;
     const vmState = s.vmState ?? 'active';
     const server: FakeServer = {
       id: s.id ?? randomUUID(),
@@ -105,10 +149,28 @@ export class FakeNova implements NovaClient {
     return server;
   }
 
+  /** The next call(s) of `method` throw these errors, in order. */
+  failNext(method: NovaMethod, ...errors: Error[]): void {
+    this.failures.set(method, [...(this.failures.get(method) ?? []), ...errors]);
+  }
+
+  count(method: NovaMethod): number {
+    return this.calls.filter((c) => c.method === method).length;
+  }
+
+  /** The calls as "method first-argument" lines, e.g. "evacuate <id>". */
+  callLines(): string[] {
+    return this.calls.map(({ method, args }) => {
+      const [first] = args;
+      return `${method} ${typeof first === 'string' ? first : JSON.stringify(first ?? '')}`;
+    });
+  }
+
   evacuationsOf(id: string): number {
     return this.evacuations.filter((e) => e.id === id).length;
   }
 
+  /** Cancels the pending state changes (a test's cleanup). */
   stop(): void {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
@@ -117,8 +179,9 @@ export class FakeNova implements NovaClient {
   // ------------------------------------------------------------------ NovaClient
 
   async listServices(q: { host?: string; binary?: string }, _o?: CallOptions): Promise<NovaService[]> {
-    this.enter('listServices', [q.host]);
-    return [...this.services.values()]
+    this.enter('listServices', [q.host, q]);
+    this.onListServices();
+    return this.services
       .filter((s) => (!q.host || s.host === q.host) && (!q.binary || s.binary === q.binary))
       .map((s) => ({ ...s }));
   }
@@ -129,7 +192,7 @@ export class FakeNova implements NovaClient {
     _o?: CallOptions,
   ): Promise<NovaService> {
     this.enter('updateService', [id, body]);
-    const s = this.services.get(id);
+    const s = this.services.find((x) => x.id === id);
     if (!s) throw new NovaNotFound(404, `Service ${id} not found.`);
     if (body.status) {
       s.status = body.status;
@@ -141,12 +204,14 @@ export class FakeNova implements NovaClient {
 
   async listServersOnHost(host: string, _o?: CallOptions): Promise<NovaServer[]> {
     this.enter('listServersOnHost', [host]);
-    return [...this.servers.values()].filter((s) => s.host === host).map((s) => this.view(s));
+    return [...this.servers.values()].filter((s) => s.host === host).map((s) => view(s));
   }
 
   async getServer(id: string, _o?: CallOptions): Promise<NovaServer> {
     this.enter('getServer', [id]);
-    return this.view(this.must(id));
+    const s = this.must(id);
+    this.hook(s, this.onGet);
+    return view(s);
   }
 
   async resetState(id: string, state: 'error' | 'active', _o?: CallOptions): Promise<void> {
@@ -166,7 +231,7 @@ export class FakeNova implements NovaClient {
     if (!['active', 'stopped', 'error'].includes(s.vmState) || s.taskState !== null) {
       throw new NovaConflict(409, `Cannot 'evacuate' instance ${id} while it is in vm_state ${s.vmState}`);
     }
-    const candidates = [...this.services.values()].filter(
+    const candidates = this.services.filter(
       (x) => x.host !== s.host && x.status === 'enabled' && x.state === 'up' && !x.forced_down,
     );
     const target = targetHost ? candidates.find((x) => x.host === targetHost) : candidates[0];
@@ -203,20 +268,27 @@ export class FakeNova implements NovaClient {
   async stopServer(id: string, _o?: CallOptions): Promise<void> {
     this.enter('stopServer', [id]);
     const s = this.must(id);
+    if (this.onStop) return this.hook(s, this.onStop);
     if (!['active', 'error'].includes(s.vmState)) {
       throw new NovaConflict(409, `Cannot 'stop' instance ${id} while it is in vm_state ${s.vmState}`);
     }
-    s.taskState = 'powering-off';
-    this.later(this.stopMs, () => {
+    const stopped = (): void => {
       s.taskState = null;
       s.vmState = 'stopped';
       s.powerState = 4;
-    });
+    };
+    if (this.stopMs === 0) return stopped();
+    s.taskState = 'powering-off';
+    this.later(this.stopMs, stopped);
   }
 
   async startServer(id: string, _o?: CallOptions): Promise<void> {
     this.enter('startServer', [id]);
     const s = this.must(id);
+    if (s.vmState !== 'stopped') {
+      throw new NovaConflict(409, `Cannot 'start' instance ${id} while it is in vm_state ${s.vmState}`);
+    }
+    if (this.onStart) return this.hook(s, this.onStart);
     s.vmState = 'active';
     s.powerState = 1;
   }
@@ -250,7 +322,7 @@ export class FakeNova implements NovaClient {
     q: { instanceUuid?: string; migrationType?: string; sourceCompute?: string },
     _o?: CallOptions,
   ): Promise<NovaMigration[]> {
-    this.enter('listMigrations', [q.instanceUuid]);
+    this.enter('listMigrations', [q.instanceUuid, q]);
     return this.migrations
       .filter(
         (m) =>
@@ -263,8 +335,10 @@ export class FakeNova implements NovaClient {
 
   // ------------------------------------------------------------------ internals
 
-  private enter(method: string, args: unknown[]): void {
-    this.calls.push(`${method} ${typeof args[0] === 'string' ? args[0] : JSON.stringify(args[0] ?? '')}`);
+  private enter(method: NovaMethod, args: unknown[]): void {
+    this.calls.push({ method, args });
+    const scripted = this.failures.get(method)?.shift();
+    if (scripted) throw scripted;
     const err = this.fault?.(method, args);
     if (err) throw err;
   }
@@ -275,19 +349,11 @@ export class FakeNova implements NovaClient {
     return s;
   }
 
-  private view(s: FakeServer): NovaServer {
-    return {
-      id: s.id,
-      name: s.name,
-      status: s.vmState.toUpperCase(),
-      metadata: { ...s.metadata },
-      locked: s.locked,
-      'OS-EXT-STS:vm_state': s.vmState,
-      'OS-EXT-STS:task_state': s.taskState,
-      'OS-EXT-STS:power_state': s.powerState,
-      'OS-EXT-SRV-ATTR:host': s.host,
-      'OS-EXT-SRV-ATTR:hypervisor_hostname': s.node ?? `${s.host}.nodes.example`,
-    };
+  /** Runs a test's hook on the wire view and keeps what it changed. */
+  private hook(s: FakeServer, fn: ServerHook): void {
+    const v = view(s);
+    fn(v);
+    Object.assign(s, fromWire(v));
   }
 
   private later(ms: number, fn: () => void): void {
@@ -297,6 +363,37 @@ export class FakeNova implements NovaClient {
     }, ms);
     this.timers.add(t);
   }
+}
+
+function view(s: FakeServer): NovaServer {
+  return {
+    id: s.id,
+    name: s.name,
+    status: s.vmState.toUpperCase(),
+    metadata: { ...s.metadata },
+    locked: s.locked,
+    'OS-EXT-STS:vm_state': s.vmState,
+    'OS-EXT-STS:task_state': s.taskState,
+    'OS-EXT-STS:power_state': s.powerState,
+    'OS-EXT-SRV-ATTR:host': s.host,
+    'OS-EXT-SRV-ATTR:hypervisor_hostname': s.node ?? `${s.host}.nodes.example`,
+  };
+}
+
+function fromWire(v: NovaServer): Partial<FakeServer> & { host: string } {
+  const host = v['OS-EXT-SRV-ATTR:host'] ?? '';
+  const node = v['OS-EXT-SRV-ATTR:hypervisor_hostname'];
+  return {
+    id: v.id,
+    name: v.name,
+    host,
+    ...(node && node !== `${host}.nodes.example` ? { node } : {}),
+    vmState: v['OS-EXT-STS:vm_state'],
+    taskState: v['OS-EXT-STS:task_state'],
+    powerState: v['OS-EXT-STS:power_state'],
+    locked: v.locked ?? false,
+    metadata: { ...v.metadata },
+  };
 }
 
 /** A Nova 5xx as the HTTP client reports it. */
