@@ -4,7 +4,8 @@
 // show, update, delete, edit, plus the member 'action' where declared — both
 // plain and under a /{project_id} prefix, each with an optional .json/.xml
 // suffix. A path/method pair outside this set is the router's plain 404; an
-// action in the set that the controller lacks is a 405 badMethod.
+// action in the set that the controller lacks (src/api/controllers/) is a
+// 405 badMethod.
 
 export type Action = 'index' | 'create' | 'new' | 'show' | 'update' | 'delete' | 'edit' | 'action';
 
@@ -16,8 +17,6 @@ export interface ResourceDef {
   parent?: { collection: string; param: 'segment_id' | 'notification_id' };
   /** POST /{id}/action is declared (segments, notifications). */
   memberAction: boolean;
-  /** The controller methods that exist. */
-  implemented: ReadonlySet<Action>;
 }
 
 export const RESOURCES = {
@@ -25,39 +24,33 @@ export const RESOURCES = {
     collection: 'extensions',
     alias: 'extensions',
     memberAction: false,
-    implemented: new Set<Action>(['index', 'show']),
   },
   hosts: {
     collection: 'hosts',
     alias: 'os-hosts',
     parent: { collection: 'segments', param: 'segment_id' },
     memberAction: false,
-    implemented: new Set<Action>(['index', 'create', 'show', 'update', 'delete']),
   },
   notifications: {
     collection: 'notifications',
     alias: 'notifications',
     memberAction: true,
-    implemented: new Set<Action>(['index', 'create', 'show']),
   },
   segments: {
     collection: 'segments',
     alias: 'segments',
     memberAction: true,
-    implemented: new Set<Action>(['index', 'create', 'show', 'update', 'delete']),
   },
   versions: {
     collection: 'versions',
     alias: 'versions',
     memberAction: false,
-    implemented: new Set<Action>(['show']),
   },
   vmoves: {
     collection: 'vmoves',
     alias: 'vmoves',
     parent: { collection: 'notifications', param: 'notification_id' },
     memberAction: false,
-    implemented: new Set<Action>(['index', 'show']),
   },
 } as const satisfies Record<string, ResourceDef>;
 
