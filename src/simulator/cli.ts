@@ -11,7 +11,7 @@
 //   --evacuate-ms / --stop-ms / --start-ms / --api-ms N   latencies
 
 import { parseArgs } from 'node:util';
-import type { SimServerInput } from './state.ts';
+import type { SimServerInput } from './records.ts';
 import { startSimulator } from './server.ts';
 
 function usage(message: string): never {

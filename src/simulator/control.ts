@@ -19,8 +19,10 @@
 
 import type { SimRequest, SimResponse } from './router.ts';
 import { BAD_JSON, Router } from './router.ts';
-import type { SimFault, SimLatencies, SimServerInput, SimState } from './state.ts';
-import { SimError, powerStateFor } from './state.ts';
+import type { SimState } from './state.ts';
+import type { SimFault, SimLatencies, SimServerInput } from './records.ts';
+import { SimError } from './state.ts';
+import { powerStateFor } from './server-states.ts';
 
 function bad(message: string): never {
   throw new SimError(400, message);

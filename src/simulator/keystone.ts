@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import type { SimRequest, SimResponse } from './router.ts';
 import { BAD_JSON, Router } from './router.ts';
-import type { SimState, SimToken } from './state.ts';
+import type { SimState } from './state.ts';
+import type { SimToken } from './records.ts';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',

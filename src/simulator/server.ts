@@ -15,7 +15,7 @@ import { keystoneError, keystoneRouter } from './keystone.ts';
 import { novaFault, novaHandler } from './nova.ts';
 import type { Router, SimRequest, SimResponse } from './router.ts';
 import { BAD_JSON } from './router.ts';
-import type { SimLatencies, SimServerInput } from './state.ts';
+import type { SimLatencies, SimServerInput } from './records.ts';
 import { SimError, SimState } from './state.ts';
 
 export interface SimulatorOptions {

@@ -5,158 +5,22 @@
 // the same state directly through `sim.state`.
 
 import { randomBytes, randomUUID } from 'node:crypto';
-
-export interface SimLatencies {
-  /** Time an accepted evacuation spends in task_state 'rebuilding' before it moves. */
-  evacuate: number;
-  /** Time from os-stop to vm_state 'stopped'. */
-  stop: number;
-  /** Time from os-start to vm_state 'active'. */
-  start: number;
-  /** Added before every Keystone and Nova response. */
-  api: number;
-}
-
-export interface SimServerInput {
-  id?: string;
-  name: string;
-  host: string;
-  metadata?: Record<string, string>;
-  vm_state?: string;
-  task_state?: string | null;
-  project_id?: string;
-  locked?: boolean;
-}
-
-export interface SimUser {
-  id: string;
-  name: string;
-  password: string;
-  /** Role names per project id. */
-  roles: Record<string, string[]>;
-  /** Role names on the system scope 'all'. */
-  systemRoles: string[];
-}
-
-export interface SimProject {
-  id: string;
-  name: string;
-}
-
-export interface SimAppCredential {
-  id: string;
-  name: string;
-  secret: string;
-  userId: string;
-  projectId: string;
-  roles: string[];
-}
-
-export interface SimToken {
-  id: string;
-  userId: string;
-  projectId: string | null;
-  system: boolean;
-  roles: string[];
-  methods: string[];
-  issuedAt: Date;
-  expiresAt: Date;
-  appCredentialId?: string;
-}
-
-export interface SimService {
-  uuid: string;
-  id: number;
-  binary: string;
-  host: string;
-  zone: string;
-  disabled: boolean;
-  disabledReason: string | null;
-  forcedDown: boolean;
-  /** The compute process is running and heartbeating (what "fail a host" turns off). */
-  alive: boolean;
-  updatedAt: string;
-}
-
-export interface SimServer {
-  id: string;
-  name: string;
-  projectId: string;
-  userId: string;
-  metadata: Record<string, string>;
-  locked: boolean;
-  lockedBy: 'admin' | 'owner' | null;
-  vmState: string;
-  taskState: string | null;
-  powerState: number;
-  host: string | null;
-  node: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface SimAggregate {
-  id: number;
-  uuid: string;
-  name: string;
-  availabilityZone: string | null;
-  hosts: string[];
-  metadata: Record<string, string>;
-  createdAt: string;
-  updatedAt: string | null;
-}
-
-export interface SimMigration {
-  id: number;
-  uuid: string;
-  instanceUuid: string;
-  migrationType: string;
-  sourceCompute: string | null;
-  sourceNode: string | null;
-  destCompute: string | null;
-  destNode: string | null;
-  status: string;
-  createdAt: string;
-  updatedAt: string | null;
-}
-
-/**
- * Makes the next `count` requests matching method + path prefix fail.
- * kind: 500/503 answer with a Nova/Keystone fault; 'hang' never answers;
- * 'reset' drops the connection. when='after' lets the request take effect
- * first and then loses the answer (the lost-response case for exactly-once).
- */
-export interface SimFault {
-  method?: string;
-  path: string;
-  count: number;
-  kind: 500 | 503 | 'hang' | 'reset';
-  when?: 'before' | 'after';
-}
-
-export interface SimRequestLogEntry {
-  at: string;
-  method: string;
-  path: string;
-  requestId: string | null;
-  microversion: string | null;
-  status: number;
-}
-
-export interface SimStateOptions {
-  hosts?: string[];
-  servers?: SimServerInput[];
-  latencyMs?: Partial<SimLatencies>;
-  adminPassword?: string;
-  memberPassword?: string;
-  /** Lifetime of issued tokens. */
-  tokenTtlMs?: number;
-  /** Nova [api] max_limit: page size cap of list calls. */
-  maxLimit?: number;
-  masakariUrl?: string;
-}
-
-export const POWER_STATE = { NOSTATE: 0, RUNNING: 1, PAUSED: 3, SHUTDOWN: 4, CRASHED: 6, SUSPENDED: 7 } as const;
+import type {
+  SimAggregate,
+  SimAppCredential,
+  SimFault,
+  SimLatencies,
+  SimMigration,
+  SimProject,
+  SimRequestLogEntry,
+  SimServer,
+  SimServerInput,
+  SimService,
+  SimStateOptions,
+  SimToken,
+  SimUser,
+} from './records.ts';
+import { powerStateFor } from './server-states.ts';
 
 const REQUEST_LOG_LIMIT = 2000;
 
@@ -170,7 +34,7 @@ export class SimError extends Error {
   }
 }
 
-function nowIso(): string {
+export function nowIso(): string {
   // Nova prints times without a zone suffix in most places; Keystone uses Z.
   return new Date().toISOString().replace(/\.\d{3}Z$/, '.000000');
 }
@@ -480,44 +344,4 @@ export class SimState {
     if (this.requestLog.length > REQUEST_LOG_LIMIT)
       this.requestLog.splice(0, this.requestLog.length - REQUEST_LOG_LIMIT);
   }
-}
-
-export function powerStateFor(vmState: string): number {
-  switch (vmState) {
-    case 'active':
-    case 'rescued':
-    case 'resized':
-      return POWER_STATE.RUNNING;
-    case 'stopped':
-    case 'shelved':
-    case 'shelved_offloaded':
-      return POWER_STATE.SHUTDOWN;
-    case 'paused':
-      return POWER_STATE.PAUSED;
-    case 'suspended':
-      return POWER_STATE.SUSPENDED;
-    default:
-      return POWER_STATE.NOSTATE;
-  }
-}
-
-const STATUS_BY_VM_STATE: Record<string, string> = {
-  active: 'ACTIVE',
-  building: 'BUILD',
-  stopped: 'SHUTOFF',
-  resized: 'VERIFY_RESIZE',
-  paused: 'PAUSED',
-  suspended: 'SUSPENDED',
-  rescued: 'RESCUE',
-  error: 'ERROR',
-  deleted: 'DELETED',
-  soft_deleted: 'SOFT_DELETED',
-  shelved: 'SHELVED',
-  shelved_offloaded: 'SHELVED_OFFLOADED',
-};
-
-/** Nova's API status from vm_state and task_state (nova/api/openstack/common.py _STATE_MAP, the parts we model). */
-export function serverStatus(vmState: string, taskState: string | null): string {
-  if (taskState === 'rebuilding' && ['active', 'stopped', 'error'].includes(vmState)) return 'REBUILD';
-  return STATUS_BY_VM_STATE[vmState] ?? 'UNKNOWN';
 }
