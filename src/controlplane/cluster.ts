@@ -13,12 +13,20 @@
 // hack/cluster/build.sh (the other four, same k8s.io/kubernetes version).
 // Host packages and the pause image: hack/cluster/host.sh. Images are loaded
 // with `ctr images import`, never pulled.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { dump } from 'js-yaml';
 import { ensureBinaries, runPathScript } from './binaries.ts';
+import { cleanupHost, killAllContainers, killShims, run, takeLock } from './cluster-host.ts';
+import {
+  APISERVER_PORT,
+  KUBERNETES_SERVICE_IP,
+  NODE_IP,
+  NODE_NAME,
+  SERVICE_CIDR,
+  writeNodeConfigs,
+} from './cluster-node-config.ts';
 import { httpRequest, waitUntil } from './http.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
 import { repoRoot } from './paths.ts';
@@ -27,16 +35,6 @@ import { logTail, signalGroup, spawnInGroup, terminate } from './processes.ts';
 import type { ManagedProcess } from './processes.ts';
 import { reapOrphans, recordWithWatchdog, removeRecord, writeRecord } from './registry.ts';
 
-export const NODE_IP = '10.213.0.1';
-export const NODE_NAME = 'masakari-node';
-export const POD_CIDR = '10.214.0.0/24';
-export const SERVICE_CIDR = '10.215.0.0/24';
-/** The `kubernetes` Service: the first address of SERVICE_CIDR. */
-export const KUBERNETES_SERVICE_IP = '10.215.0.1';
-export const APISERVER_PORT = 6443;
-const BRIDGE = 'mko-pods';
-const CNI_NETWORK = 'masakari-pods';
-const LOCK_PATH = '/run/masakari-cluster.lock';
 const BUILD_TIMEOUT_MS = 60 * 60_000;
 
 export interface ClusterOptions {
@@ -64,39 +62,6 @@ export interface Cluster {
 
 function defaultLog(line: string): void {
   process.stderr.write(`[cluster] ${line}\n`);
-}
-
-/** Takes the machine-wide lock, or says who holds it. */
-function takeLock(): () => void {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(LOCK_PATH, 'wx');
-      writeFileSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => rmSync(LOCK_PATH, { force: true });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const holder = Number(readFileSync(LOCK_PATH, 'utf8').trim());
-      let alive = false;
-      try {
-        process.kill(holder, 0);
-        alive = true;
-      } catch {
-        /* gone */
-      }
-      if (alive) throw new Error(`a test cluster is already running on this machine (pid ${holder}, ${LOCK_PATH})`);
-      rmSync(LOCK_PATH, { force: true });
-    }
-  }
-  throw new Error(`cannot take ${LOCK_PATH}`);
-}
-
-function run(cmd: string, args: string[], timeoutMs = 120_000): string {
-  return execFileSync(cmd, args, { encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
-function tryRun(cmd: string, args: string[], timeoutMs = 60_000): void {
-  spawnSync(cmd, args, { stdio: 'ignore', timeout: timeoutMs });
 }
 
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
@@ -175,113 +140,13 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
   const adminToken = tokenLines[0]!.split(',')[0]!;
 
   const containerdSock = p('run', 'containerd.sock');
-  writeFileSync(
-    p('containerd.toml'),
-    [
-      'version = 2',
-      `root = "${p('containerd')}"`,
-      `state = "${p('run', 'containerd-state')}"`,
-      '[grpc]',
-      `  address = "${containerdSock}"`,
-      '[plugins."io.containerd.grpc.v1.cri"]',
-      `  sandbox_image = "${pauseImage}"`,
-      // This machine denies lowering oom_score_adj (no CAP_SYS_RESOURCE for
-      // it), so runc could not give the sandbox kubelet's -998; keep every
-      // container at or above containerd's own score instead.
-      '  restrict_oom_score_adj = true',
-      '  [plugins."io.containerd.grpc.v1.cri".containerd]',
-      '    snapshotter = "overlayfs"',
-      '    default_runtime_name = "runc"',
-      '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
-      '      runtime_type = "io.containerd.runc.v2"',
-      '  [plugins."io.containerd.grpc.v1.cri".cni]',
-      '    bin_dir = "/usr/lib/cni"',
-      `    conf_dir = "${p('cni')}"`,
-      '',
-    ].join('\n'),
-  );
-  writeFileSync(
-    p('cni', '10-masakari.conflist'),
-    JSON.stringify({
-      cniVersion: '0.4.0',
-      name: CNI_NETWORK,
-      plugins: [
-        {
-          type: 'bridge',
-          bridge: BRIDGE,
-          isGateway: true,
-          ipMasq: true,
-          hairpinMode: true,
-          ipam: {
-            type: 'host-local',
-            ranges: [[{ subnet: POD_CIDR }]],
-            routes: [{ dst: '0.0.0.0/0' }],
-            dataDir: p('run', 'cni-ipam'),
-          },
-        },
-        { type: 'portmap', capabilities: { portMappings: true } },
-        { type: 'loopback' },
-      ],
-    }),
-  );
-  writeFileSync(
-    p('kubelet.yaml'),
-    dump({
-      apiVersion: 'kubelet.config.k8s.io/v1beta1',
-      kind: 'KubeletConfiguration',
-      address: NODE_IP,
-      port: 10250,
-      readOnlyPort: 0,
-      healthzBindAddress: '127.0.0.1',
-      healthzPort: 10248,
-      tlsCertFile: files.kubeletCert,
-      tlsPrivateKeyFile: files.kubeletKey,
-      authentication: {
-        anonymous: { enabled: false },
-        webhook: { enabled: true },
-        x509: { clientCAFile: files.ca },
-      },
-      authorization: { mode: 'Webhook' },
-      containerRuntimeEndpoint: `unix://${containerdSock}`,
-      cgroupDriver: 'cgroupfs',
-      // The machine runs cgroup v1; kubelet 1.34 refuses it unless told not to.
-      failCgroupV1: false,
-      failSwapOn: false,
-      // A shared test machine: no evictions or image GC triggered by other
-      // tenants' disk and memory use.
-      evictionHard: { 'memory.available': '0%', 'nodefs.available': '0%', 'imagefs.available': '0%' },
-      imageGCHighThresholdPercent: 100,
-      imageGCLowThresholdPercent: 99,
-      cgroupsPerQOS: false,
-      enforceNodeAllocatable: [],
-      resolvConf: '/etc/resolv.conf',
-      serializeImagePulls: false,
-      registerNode: true,
-      nodeStatusUpdateFrequency: '5s',
-      syncFrequency: '10s',
-      fileCheckFrequency: '10s',
-      volumeStatsAggPeriod: '0s',
-      maxPods: 50,
-    }),
-  );
-  writeFileSync(
-    p('kube-proxy.yaml'),
-    dump({
-      apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
-      kind: 'KubeProxyConfiguration',
-      mode: 'iptables',
-      clusterCIDR: POD_CIDR,
-      clientConnection: { kubeconfig: kubeconfigs['kube-proxy'] },
-      hostnameOverride: NODE_NAME,
-      bindAddress: NODE_IP,
-      healthzBindAddress: '127.0.0.1:10256',
-      metricsBindAddress: '127.0.0.1:10249',
-      nodePortAddresses: [`${NODE_IP}/32`],
-      // Leave the host's conntrack table sizes and timeouts alone.
-      conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
-      iptables: { syncPeriod: '10s', minSyncPeriod: '1s' },
-    }),
-  );
+  writeNodeConfigs({
+    p,
+    pauseImage,
+    containerdSock,
+    files,
+    kubeProxyKubeconfig: kubeconfigs['kube-proxy']!,
+  });
 
   const { watchdog, record } = recordWithWatchdog(id, dir, server);
 
@@ -379,13 +244,17 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       { timeoutMs: startTimeoutMs, intervalMs: 500, abort: exitedEarly(apiserver) },
     );
 
-    start('kube-controller-manager', join(nodeBin, 'kube-controller-manager'), [
-      `--kubeconfig=${kubeconfigs['kube-controller-manager']}`,
-      `--authentication-kubeconfig=${kubeconfigs['kube-controller-manager']}`,
-      `--authorization-kubeconfig=${kubeconfigs['kube-controller-manager']}`,
+    // kube-controller-manager and kube-scheduler: their own identity, and their HTTPS port on loopback.
+    const componentArgs = (name: string, securePort: number, certDir: string): string[] => [
+      `--kubeconfig=${kubeconfigs[name]}`,
+      `--authentication-kubeconfig=${kubeconfigs[name]}`,
+      `--authorization-kubeconfig=${kubeconfigs[name]}`,
       '--bind-address=127.0.0.1',
-      '--secure-port=10257',
-      `--cert-dir=${p('pki', 'kcm')}`,
+      `--secure-port=${securePort}`,
+      `--cert-dir=${p('pki', certDir)}`,
+    ];
+    start('kube-controller-manager', join(nodeBin, 'kube-controller-manager'), [
+      ...componentArgs('kube-controller-manager', 10257, 'kcm'),
       `--root-ca-file=${files.ca}`,
       `--service-account-private-key-file=${files.saKey}`,
       '--use-service-account-credentials=true',
@@ -396,12 +265,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       '--v=1',
     ]);
     start('kube-scheduler', join(nodeBin, 'kube-scheduler'), [
-      `--kubeconfig=${kubeconfigs['kube-scheduler']}`,
-      `--authentication-kubeconfig=${kubeconfigs['kube-scheduler']}`,
-      `--authorization-kubeconfig=${kubeconfigs['kube-scheduler']}`,
-      '--bind-address=127.0.0.1',
-      '--secure-port=10259',
-      `--cert-dir=${p('pki', 'scheduler')}`,
+      ...componentArgs('kube-scheduler', 10259, 'scheduler'),
       '--leader-elect=false',
       '--v=1',
     ]);
@@ -455,90 +319,4 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     await stop();
     throw e;
   }
-}
-
-/** Kills and removes every container and sandbox of the node's containerd. */
-function killAllContainers(ctr: (...args: string[]) => string, log: (line: string) => void): void {
-  try {
-    const ids = ctr('containers', 'list', '--quiet').split('\n').filter(Boolean);
-    for (const cid of ids) {
-      try {
-        ctr('tasks', 'kill', '--signal', 'SIGKILL', cid);
-      } catch {
-        /* not running */
-      }
-    }
-    for (const cid of ids) {
-      try {
-        ctr('tasks', 'delete', '--force', cid);
-      } catch {
-        /* no task */
-      }
-    }
-  } catch (e) {
-    log(`could not list containers: ${(e as Error).message}`);
-  }
-}
-
-/** containerd-shim-runc-v2 processes outlive containerd; end ours (their command line names our socket). */
-function killShims(containerdSock: string): void {
-  let pids: string[] = [];
-  try {
-    pids = run('ps', ['-eo', 'pid=,args='])
-      .split('\n')
-      .filter((l) => l.includes('containerd-shim') && l.includes(containerdSock))
-      .map((l) => l.trim().split(/\s+/)[0]!);
-  } catch {
-    return;
-  }
-  for (const pid of pids) signalGroup(Number(pid), 'SIGKILL');
-}
-
-/**
- * Removes what a previous cluster left on the host: mounts under old run
- * dirs, kube-proxy's and the CNI plugin's iptables rules, the pod bridge.
- */
-function cleanupHost(log: (line: string) => void, onlyDir?: string): void {
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((l) => l.split(' ')[4] ?? '')
-    .filter((m) => (onlyDir ? m.startsWith(onlyDir + '/') : m.startsWith('/var/tmp/masakari-cluster-')))
-    .sort((a, b) => b.length - a.length);
-  for (const m of mounts) tryRun('umount', ['-l', m]);
-  if (!onlyDir) {
-    for (const d of run('bash', ['-c', 'ls -d /var/tmp/masakari-cluster-* 2>/dev/null || true'])
-      .split('\n')
-      .filter(Boolean)) {
-      rmSync(d, { recursive: true, force: true });
-    }
-  }
-  for (const table of ['nat', 'filter', 'mangle']) {
-    let rules = '';
-    try {
-      rules = run('iptables-save', ['-t', table]);
-    } catch {
-      continue;
-    }
-    // kube-proxy's and kubelet's KUBE-* chains, and the CNI-* chains the
-    // bridge plugin made for our network (their rules carry its name); other
-    // users' rules stay.
-    const ours = new Set<string>();
-    for (const l of rules.split('\n')) {
-      if (!l.includes(`"${CNI_NETWORK}"`)) continue;
-      for (const m of l.matchAll(/(?:-A|-j) (CNI-[0-9a-f]+)\b/g)) ours.add(m[1]!);
-    }
-    const isOurs = (chain: string): boolean => chain.startsWith('KUBE-') || ours.has(chain);
-    const lines = rules.split('\n');
-    const kept = lines.filter((l) => {
-      const decl = /^:(\S+)/.exec(l);
-      if (decl) return !isOurs(decl[1]!);
-      const rule = /^-A (\S+)(?:.* -j (\S+))?/.exec(l);
-      if (!rule) return true;
-      return !isOurs(rule[1]!) && !(rule[2] && isOurs(rule[2]));
-    });
-    if (kept.length === lines.length) continue;
-    const res = spawnSync('iptables-restore', ['-T', table], { input: kept.join('\n'), timeout: 30_000 });
-    if (res.status !== 0) log(`could not clean iptables table ${table}: ${res.stderr?.toString()}`);
-  }
-  if (existsSync(`/sys/class/net/${BRIDGE}`)) tryRun('ip', ['link', 'delete', BRIDGE]);
 }
