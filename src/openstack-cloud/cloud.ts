@@ -8,33 +8,22 @@
 // Like the Kubernetes control plane (src/controlplane) it leaves a record and
 // starts a watchdog, so its processes die with the owner however the owner
 // dies, and a later start reaps what a killed owner left behind.
-import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect } from 'node:net';
 import { waitUntil } from '../controlplane/http.ts';
 import { repoRoot } from '../controlplane/paths.ts';
-import { freePort } from '../controlplane/ports.ts';
 import { logTail, signalGroup, spawnInGroup, terminate } from '../controlplane/processes.ts';
 import type { ManagedProcess } from '../controlplane/processes.ts';
 import { reapOrphans, recordWithWatchdog, removeRecord, writeRecord } from '../controlplane/registry.ts';
-import {
-  ADMIN_PASSWORD,
-  computeConf,
-  keystoneConf,
-  keystoneUrl,
-  MEMBER_PASSWORD,
-  novaConf,
-  placementConf,
-  rabbitUrl,
-  type CloudPorts,
-} from './config.ts';
+import { ADMIN_PASSWORD, keystoneUrl, MEMBER_PASSWORD } from './config.ts';
+import { defaultLog, ensureOpenStackVenv, ensureRabbitmq } from './install.ts';
 import { seedKeystone, type KeystoneAdmin } from './keystone-seed.ts';
+import { httpStatus, tcpOpen } from './probes.ts';
 import { startNovaRecorder, type NovaRecorder } from './recorder.ts';
 import { startGlance, startNeutron, type StandIn } from './standins.ts';
-import { ensureTemplates, sqlite, writeFernetKeys } from './templates.ts';
+import { sqlite } from './templates.ts';
+import { prepareWorkDir } from './work-dir.ts';
 
 export interface OpenStackCloudOptions {
   /** Compute host names (never "compute": the fake driver renames that node). Default cpu1..cpu3. */
@@ -77,70 +66,6 @@ export interface OpenStackCloud {
 
 const DEFAULT_COMPUTES = ['cpu1', 'cpu2', 'cpu3'];
 
-function defaultLog(line: string): void {
-  process.stderr.write(`[openstack] ${line}\n`);
-}
-
-function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      cmd,
-      args,
-      { env: opts.env ?? process.env, timeout: opts.timeoutMs, maxBuffer: 16 * 1024 * 1024 },
-      (err, stdout, stderr) => {
-        if (err) reject(new Error(`${cmd} ${args.join(' ')} failed: ${err.message}\n${stderr}`));
-        else resolve(stdout);
-      },
-    );
-  });
-}
-
-/** hack/openstack/venv.sh: builds the venv the first time (minutes), prints its path. */
-export async function ensureOpenStackVenv(log: (line: string) => void = defaultLog): Promise<string> {
-  const script = join(repoRoot(), 'hack/openstack/venv.sh');
-  return new Promise((resolve, reject) => {
-    const child = execFile(script, [], { timeout: 30 * 60_000, maxBuffer: 4 * 1024 * 1024 }, (err, stdout) => {
-      if (err) reject(new Error(`${script} failed: ${err.message}`));
-      else resolve(stdout.trim().split('\n').pop() ?? '');
-    });
-    child.stderr?.on('data', (d: Buffer) => {
-      for (const line of d.toString().split('\n')) if (line.trim()) log(line);
-    });
-  });
-}
-
-/** hack/openstack/rabbitmq.sh: installs Debian's rabbitmq-server when missing, prints its server script. */
-export async function ensureRabbitmq(): Promise<string> {
-  const out = await run(join(repoRoot(), 'hack/openstack/rabbitmq.sh'), [], { timeoutMs: 15 * 60_000 });
-  return out.trim().split('\n').pop() ?? '';
-}
-
-function tcpOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = connect({ host: '127.0.0.1', port });
-    sock.setTimeout(1_000);
-    sock.once('connect', () => {
-      sock.destroy();
-      resolve(true);
-    });
-    sock.once('error', () => resolve(false));
-    sock.once('timeout', () => {
-      sock.destroy();
-      resolve(false);
-    });
-  });
-}
-
-async function httpStatus(url: string): Promise<number | undefined> {
-  try {
-    const r = await fetch(url, { signal: AbortSignal.timeout(5_000) });
-    await r.arrayBuffer();
-    return r.status;
-  } catch {
-    return undefined;
-  }
-}
-
 export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Promise<OpenStackCloud> {
   const log = opts.log ?? defaultLog;
   const computes = opts.computes ?? DEFAULT_COMPUTES;
@@ -161,70 +86,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
   reapOrphans(log);
   const tUp = Date.now();
   const id = `os-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const dir = mkdtempSync(join(tmpdir(), 'masakari-os-'));
-  for (const d of ['etc/keystone', 'etc/placement', 'etc/nova', 'db', 'log', 'lock', 'run', 'state/control']) {
-    mkdirSync(join(dir, d), { recursive: true });
-  }
-  for (const d of ['mnesia', 'log', 'home']) mkdirSync(join(dir, 'rabbit', d), { recursive: true });
-
-  const ports: CloudPorts = {
-    rabbit: await freePort(),
-    rabbitDist: await freePort(),
-    epmd: await freePort(),
-    keystone: await freePort(),
-    placement: await freePort(),
-    novaApi: await freePort(),
-    nova: await freePort(),
-    glance: await freePort(),
-    neutron: await freePort(),
-  };
-
-  writeFileSync(join(dir, 'etc/keystone/keystone.conf'), keystoneConf(dir));
-  writeFileSync(join(dir, 'etc/placement/placement.conf'), placementConf(dir, ports));
-  writeFileSync(join(dir, 'etc/nova/nova.conf'), novaConf(dir, ports));
-  copyFileSync(join(venv, 'etc/nova/api-paste.ini'), join(dir, 'etc/nova/api-paste.ini'));
-  for (const host of computes) {
-    mkdirSync(join(dir, 'state', host), { recursive: true });
-    // devstack pre-writes the node identity of each fake compute (lib/nova);
-    // FakeDriverWithoutFakeNodes reads it at every start, so a restart keeps its node
-    writeFileSync(join(dir, 'state', host, 'compute_id'), `${randomUUID()}\n`);
-    writeFileSync(join(dir, 'etc', `compute-${host}.conf`), computeConf(dir, host));
-  }
-  writeFileSync(join(dir, 'rabbit/enabled_plugins'), '[].\n');
-
-  // the migrated schemas (built once per venv), then what this run adds: keys and cell mappings
-  const templates = await ensureTemplates(venv, log, startTimeoutMs);
-  const copies: [string, string][] = [
-    ['keystone.sqlite', 'keystone.sqlite'],
-    ['placement.sqlite', 'placement.sqlite'],
-    ['nova_api.sqlite', 'nova_api.sqlite'],
-    ['nova_cell.sqlite', 'nova_cell0.sqlite'],
-    ['nova_cell.sqlite', 'nova_cell1.sqlite'],
-  ];
-  for (const [from, to] of copies) {
-    copyFileSync(join(templates, from), join(dir, 'db', to));
-  }
-  writeFernetKeys(join(dir, 'etc/keystone/fernet-keys'));
-  writeFernetKeys(join(dir, 'etc/keystone/credential-keys'));
-  // what `nova-manage cell_v2 map_cell0` and `create_cell --name cell1` insert (nova/cmd/manage.py)
-  const now = new Date().toISOString().replace('T', ' ').replace('Z', '');
-  await sqlite(
-    venv,
-    join(dir, 'db/nova_api.sqlite'),
-    Array(2).fill(
-      'INSERT INTO cell_mappings (created_at, uuid, name, transport_url, database_connection, disabled) VALUES (?, ?, ?, ?, ?, 0)',
-    ) as string[],
-    [
-      [
-        now,
-        '00000000-0000-0000-0000-000000000000',
-        'cell0',
-        'none:///',
-        `sqlite:///${dir}/db/nova_cell0.sqlite?timeout=30`,
-      ],
-      [now, randomUUID(), 'cell1', rabbitUrl(ports), `sqlite:///${dir}/db/nova_cell1.sqlite?timeout=30`],
-    ],
-  );
+  const { dir, ports } = await prepareWorkDir(venv, computes, log, startTimeoutMs);
   mark('databases', tUp);
 
   const { watchdog, record } = recordWithWatchdog(id, dir);

@@ -12,15 +12,11 @@
 import { createServer, type Server } from 'node:http';
 import type { OpenStackCloud } from './cloud.ts';
 
-export interface CloudDescription {
-  adminEnv: Record<string, string>;
-  memberEnv: Record<string, string>;
-  computes: string[];
-  authUrl: string;
-  novaUrl: string;
-  dir: string;
-  timings: Record<string, number>;
-}
+/** What GET /cloud tells another process about the running cloud. */
+export type CloudDescription = Pick<
+  OpenStackCloud,
+  'adminEnv' | 'memberEnv' | 'computes' | 'authUrl' | 'novaUrl' | 'dir' | 'timings'
+>;
 
 export function describeCloud(cloud: OpenStackCloud): CloudDescription {
   const { adminEnv, memberEnv, computes, authUrl, novaUrl, dir, timings } = cloud;
