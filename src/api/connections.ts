@@ -13,7 +13,7 @@
 // - An error answered before the request body was read (401 before the token
 //   was checked, 413 for a declared Content-Length over the limit, 415...)
 //   closes the connection instead of reading and discarding the rest of the
-//   body (see app.ts closeWithoutReading).
+//   body (see pipeline.ts closeWithoutReading).
 
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
