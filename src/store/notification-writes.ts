@@ -1,0 +1,186 @@
+// REST intake of notifications: the duplicate check (src/store/intake.ts
+// claims), the create, and the admission (src/store/admission.ts), whose
+// status write completes in the background: a Notification is durable once
+// created, so the 202 does not wait for it.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { KubeClient } from '../k8s/client.ts';
+import { KubeError, isAlreadyExists } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { ANNOTATIONS, API_VERSION, FIELD_MANAGERS, LABELS, MANAGED_BY } from '../model/constants.ts';
+import type { HaHost, Notification } from '../model/types.ts';
+import type { NotificationRecord } from '../domain/records.ts';
+import type { NewNotification } from '../domain/repository.ts';
+import { DuplicateNotificationError, NotFoundInStoreError, StoreUnavailableError } from '../domain/repository.ts';
+import { duplicateNotification } from '../domain/messages.ts';
+import type { AdmissionWriter } from './admission.ts';
+import { admitCreated } from './admission.ts';
+import type { StoreCaches } from './caches.ts';
+import { INDEX } from './caches.ts';
+import { payloadHash } from './fingerprints.ts';
+import type { IdAllocator } from './ids.ts';
+import { claimNotification, findCachedDuplicate, IntakeContendedError } from './intake.ts';
+import type { Lifecycle } from './lifecycle.ts';
+import { toNotificationRecord } from './mapping.ts';
+import { notificationObjectName } from './names.ts';
+import type { RepositoryReads } from './repository-reads.ts';
+
+/**
+ * How long an accepted duplicate claim whose Notification does not exist
+ * counts as "a create still to finish" (the creator crashed, or is in flight)
+ * rather than "a notification someone deleted". masakari-monitors retries a
+ * failed POST for about two minutes (api_retry_max x api_retry_interval).
+ */
+export const DEFAULT_PENDING_CLAIM_MS = 300_000;
+/** Retry-After (seconds) of the 503 an intake answers when the API server fails or claims keep contending. */
+export const INTAKE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * An API server failure during intake (no answer or timeout, 5xx, 429; etcd
+ * out of space is a 5xx) or a claim that kept contending: retryable, so 503
+ * with Retry-After rather than 500; masakari-monitors retries it. Anything
+ * else (domain errors, a 4xx from the API server) passes through.
+ */
+function intakeError(e: unknown): unknown {
+  const transient = e instanceof KubeError && (e.code === 0 || e.code === 429 || e.code >= 500);
+  if (transient || e instanceof IntakeContendedError) {
+    return new StoreUnavailableError(`notification intake: ${e.message}`, INTAKE_RETRY_AFTER_SECONDS);
+  }
+  return e;
+}
+
+export interface NotificationWriteDeps extends AdmissionWriter {
+  kube: KubeClient;
+  log: Logger;
+  caches: StoreCaches;
+  lifecycle: Lifecycle;
+  ids: { notifications: IdAllocator };
+  pendingClaimMs: number;
+  /** How long a `deciding` duplicate claim is waited for before its creator counts as crashed (intake.ts). */
+  claimDecisionGraceMs?: number;
+}
+
+export class NotificationWrites {
+  private readonly pendingAdmissions = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly deps: NotificationWriteDeps,
+    private readonly reads: RepositoryReads,
+  ) {}
+
+  async createNotification(n: NewNotification, windowSeconds: number): Promise<NotificationRecord> {
+    const host = this.reads.hostObject(n.source_host_uuid);
+    if (!host) throw new NotFoundInStoreError(`host ${n.source_host_uuid} not found`);
+    const candidate = { type: n.type, payloadHash: payloadHash(n.payload), generatedTime: n.generated_time };
+    const duplicate = () => new DuplicateNotificationError(duplicateNotification(host.spec.name, n.type));
+
+    // Notifications older than the claims' lifetime are long in every replica's cache.
+    if (
+      findCachedDuplicate(
+        this.deps.caches.notifications.byIndex(INDEX.hostUuid, n.source_host_uuid),
+        candidate,
+        windowSeconds,
+      )
+    ) {
+      throw duplicate();
+    }
+
+    const uuid = randomUUID();
+    try {
+      const outcome = await claimNotification({
+        kube: this.deps.kube,
+        namespace: this.deps.namespace,
+        host,
+        hostUuid: n.source_host_uuid,
+        candidate,
+        windowSeconds,
+        name: notificationObjectName(host.spec.name, n.type, uuid),
+        uuid,
+        exists: (name) => this.notificationExists(name),
+        pendingMs: this.deps.pendingClaimMs,
+        decisionGraceMs: this.deps.claimDecisionGraceMs,
+        now: this.deps.now,
+      });
+      if (outcome.kind === 'duplicate') throw duplicate();
+      // Our claim, or one accepted by a request that has not created its Notification (yet): create it, exactly once.
+      return await this.materialise(outcome, host, n, duplicate);
+    } catch (e) {
+      throw intakeError(e);
+    }
+  }
+
+  private async notificationExists(name: string): Promise<boolean> {
+    if (this.deps.caches.notifications.get(name)) return true;
+    return (await this.deps.lifecycle.fresh<Notification>(RESOURCES.notifications, name)) !== undefined;
+  }
+
+  /**
+   * Creates the Notification an accepted claim stands for. Whoever's create
+   * succeeds answers 202; a concurrent creator of the same claim gets
+   * AlreadyExists and answers 409 duplicate, so exactly one request wins.
+   */
+  private async materialise(
+    fp: { name: string; uuid: string; generatedTime: string },
+    host: HaHost,
+    n: NewNotification,
+    duplicate: () => Error,
+  ): Promise<NotificationRecord> {
+    const id = await this.deps.ids.notifications.next();
+    const body: Notification = {
+      apiVersion: API_VERSION,
+      kind: 'Notification',
+      metadata: {
+        name: fp.name,
+        labels: {
+          [LABELS.uuid]: fp.uuid,
+          [LABELS.id]: String(id),
+          [LABELS.segmentUuid]: n.failover_segment_uuid,
+          [LABELS.hostUuid]: n.source_host_uuid,
+          [LABELS.managedBy]: MANAGED_BY,
+        },
+        annotations: { [ANNOTATIONS.payloadOrder]: JSON.stringify(Object.keys(n.payload)) },
+      },
+      spec: { type: n.type, hostname: host.spec.name, generatedTime: fp.generatedTime, payload: n.payload },
+    };
+    let created: Notification;
+    try {
+      created = await this.deps.kube.create<Notification>(RESOURCES.notifications, this.deps.namespace, body, {
+        fieldManager: FIELD_MANAGERS.api,
+      });
+    } catch (e) {
+      if (isAlreadyExists(e)) throw duplicate();
+      throw e;
+    }
+    const fields = {
+      uuid: fp.uuid,
+      id,
+      phase: 'new' as const,
+      sourceHostUuid: n.source_host_uuid,
+      failoverSegmentUuid: n.failover_segment_uuid,
+    };
+    // The notification is durable once created (its uuid and id are in its
+    // labels), so the 202 does not wait for the status write: that write
+    // completes in the background, and if it fails the kubectl-path reconciler
+    // admits the object from its labels after a grace period. This replica
+    // shows the admitted view at once (read-your-writes: same resourceVersion
+    // as the create, so the create's own watch event does not replace it).
+    const local: Notification = { ...created, status: { ...created.status, ...fields } };
+    this.deps.caches.notifications.upsertLocal(local);
+    const admitting = admitCreated(this.deps, RESOURCES.notifications, created, fields).then(
+      (admitted) => this.deps.caches.notifications.upsertLocal(admitted),
+      (err: unknown) =>
+        this.deps.log.warn(
+          { err, notification: fp.uuid },
+          'status write after notification create failed; the reconciler will admit it',
+        ),
+    );
+    this.pendingAdmissions.add(admitting);
+    void admitting.finally(() => this.pendingAdmissions.delete(admitting));
+    return toNotificationRecord(local);
+  }
+
+  /** Resolves once every background status write of a create has settled (graceful stop, tests). */
+  async settle(): Promise<void> {
+    while (this.pendingAdmissions.size) await Promise.allSettled([...this.pendingAdmissions]);
+  }
+}

@@ -1,0 +1,227 @@
+// REST writes of FailoverSegments and HaHosts: create (the admission protocol
+// of src/store/admission.ts, rolled back when its status cannot be written),
+// update (spec by compare-and-swap, then status) and delete (src/store/lifecycle.ts).
+import { randomUUID } from 'node:crypto';
+import type { KubeClient, ResourceRef } from '../k8s/client.ts';
+import { isNotFound } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { API_VERSION, FINALIZERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
+import type { FailoverSegment, FailoverSegmentSpec, HaHost, HaHostSpec, MasakariObject } from '../model/types.ts';
+import type { HostRecord, SegmentRecord } from '../domain/records.ts';
+import type { NewHost, NewSegment } from '../domain/repository.ts';
+import { NotFoundInStoreError } from '../domain/repository.ts';
+import type { AdmissionWriter } from './admission.ts';
+import { createAdmitted, writeStatus } from './admission.ts';
+import type { StoreCaches } from './caches.ts';
+import type { NameClaims } from './claims.ts';
+import type { IdAllocator } from './ids.ts';
+import type { Lifecycle } from './lifecycle.ts';
+import { effectiveFlags, toHostRecord, toSegmentRecord } from './mapping.ts';
+import type { ClaimKind } from './names.ts';
+import { restObjectName } from './names.ts';
+import type { RepositoryReads } from './repository-reads.ts';
+import { replaceSpec } from './replace-spec.ts';
+import { nowRfc3339 } from './time.ts';
+
+/** A metadata.name collision with a kubectl-created object is retried with a new uuid this many times. */
+const MAX_CREATE_ATTEMPTS = 3;
+
+export interface SpecWriteDeps extends AdmissionWriter {
+  kube: KubeClient;
+  caches: StoreCaches;
+  claims: NameClaims;
+  lifecycle: Lifecycle;
+  ids: { segments: IdAllocator; hosts: IdAllocator };
+}
+
+type SegmentPatch = Partial<NewSegment>;
+type HostPatch = Partial<NewHost>;
+
+function segmentSpec(base: FailoverSegmentSpec | undefined, p: SegmentPatch): FailoverSegmentSpec {
+  const spec: FailoverSegmentSpec = { ...(base as FailoverSegmentSpec) };
+  if (p.name !== undefined) spec.name = p.name;
+  if (p.service_type !== undefined) spec.serviceType = p.service_type;
+  if (p.recovery_method !== undefined) spec.recoveryMethod = p.recovery_method;
+  if (p.description !== undefined) spec.description = p.description;
+  if (p.enabled !== undefined) spec.enabled = p.enabled;
+  return spec;
+}
+
+function hostSpec(base: HaHostSpec, p: HostPatch): HaHostSpec {
+  const spec: HaHostSpec = { ...base };
+  if (p.name !== undefined) spec.name = p.name;
+  if (p.type !== undefined) spec.type = p.type;
+  if (p.control_attributes !== undefined) spec.controlAttributes = p.control_attributes;
+  if (p.reserved !== undefined) spec.reserved = p.reserved;
+  if (p.on_maintenance !== undefined) spec.onMaintenance = p.on_maintenance;
+  return spec;
+}
+
+/** REST-style candidates: the readable name with a short uuid, a new uuid each time. */
+function restCandidates(masakariName: string, kind: ClaimKind): Array<{ name: string; uuid: string }> {
+  return Array.from({ length: MAX_CREATE_ATTEMPTS }, () => {
+    const uuid = randomUUID();
+    return { name: restObjectName(masakariName, uuid, kind), uuid };
+  });
+}
+
+export class SpecWrites {
+  constructor(
+    private readonly deps: SpecWriteDeps,
+    private readonly reads: RepositoryReads,
+  ) {}
+
+  // --------------------------------------------------------------- segments
+
+  async createSegment(s: NewSegment): Promise<SegmentRecord> {
+    const { caches, ids, lifecycle } = this.deps;
+    const { object } = await createAdmitted(this.deps, {
+      ref: RESOURCES.segments,
+      kind: 'segment',
+      masakariName: s.name,
+      candidates: restCandidates(s.name, 'segment'),
+      nameInUse: (name) => caches.segments.get(name) !== undefined,
+      takeId: () => ids.segments.next(),
+      body: ({ name, uuid }, id): FailoverSegment => ({
+        apiVersion: API_VERSION,
+        kind: 'FailoverSegment',
+        metadata: {
+          name,
+          labels: { [LABELS.uuid]: uuid, [LABELS.id]: String(id), [LABELS.managedBy]: MANAGED_BY },
+          finalizers: [FINALIZERS.segmentCascade],
+        },
+        spec: segmentSpec(undefined, s),
+      }),
+      bindClaim: false,
+      rollback: (created) => lifecycle.deleteSegment(created),
+      statusFailed: (e, created) => inStoreTerms(e, RESOURCES.segments, created.metadata.name),
+    });
+    caches.segments.upsertLocal(object);
+    return toSegmentRecord(object);
+  }
+
+  async updateSegment(uuid: string, patch: SegmentPatch): Promise<SegmentRecord> {
+    const start = this.reads.segmentObject(uuid);
+    if (!start) throw new NotFoundInStoreError(`segment ${uuid} not found`);
+    const { updated, previousName } = await replaceSpec(this.deps, RESOURCES.segments, 'segment', start, (obj) =>
+      segmentSpec(obj.spec, patch),
+    );
+    const written = await this.patchStatus(RESOURCES.segments, updated, {
+      updatedAt: nowRfc3339(this.deps.now()),
+      observedGeneration: updated.metadata.generation,
+    });
+    if (previousName !== written.spec.name) {
+      await this.deps.claims.release('segment', previousName, written.metadata.name ?? '');
+    }
+    this.deps.caches.segments.upsertLocal(written);
+    return toSegmentRecord(written);
+  }
+
+  async deleteSegment(uuid: string): Promise<void> {
+    const seg = this.reads.segmentObject(uuid);
+    if (!seg) throw new NotFoundInStoreError(`segment ${uuid} not found`);
+    await this.deps.lifecycle.deleteSegment(seg);
+  }
+
+  // ------------------------------------------------------------------ hosts
+
+  async createHost(segmentUuid: string, h: NewHost): Promise<HostRecord> {
+    const { caches, ids, lifecycle } = this.deps;
+    const seg = this.reads.segmentObject(segmentUuid);
+    if (!seg) throw new NotFoundInStoreError(`segment ${segmentUuid} not found`);
+    const segmentName = seg.metadata.name ?? '';
+    const { object } = await createAdmitted(this.deps, {
+      ref: RESOURCES.hosts,
+      kind: 'host',
+      masakariName: h.name,
+      candidates: restCandidates(h.name, 'host'),
+      nameInUse: (name) => caches.hosts.get(name) !== undefined,
+      takeId: () => ids.hosts.next(),
+      body: ({ name, uuid }, id): HaHost => ({
+        apiVersion: API_VERSION,
+        kind: 'HaHost',
+        metadata: {
+          name,
+          labels: {
+            [LABELS.uuid]: uuid,
+            [LABELS.id]: String(id),
+            [LABELS.segmentUuid]: segmentUuid,
+            [LABELS.managedBy]: MANAGED_BY,
+          },
+          finalizers: [FINALIZERS.hostCleanup],
+          ownerReferences: [
+            { apiVersion: API_VERSION, kind: KINDS.segment.kind, name: segmentName, uid: seg.metadata.uid ?? '' },
+          ],
+        },
+        spec: {
+          name: h.name,
+          segmentRef: { name: segmentName },
+          type: h.type,
+          controlAttributes: h.control_attributes,
+          reserved: h.reserved,
+          onMaintenance: h.on_maintenance,
+        },
+      }),
+      status: (created) => ({
+        segmentUuid,
+        reserved: h.reserved,
+        onMaintenance: h.on_maintenance,
+        flagsGeneration: created.metadata.generation,
+      }),
+      bindClaim: false,
+      rollback: (created) => lifecycle.deleteHost(created),
+      statusFailed: (e, created) => inStoreTerms(e, RESOURCES.hosts, created.metadata.name),
+    });
+    caches.hosts.upsertLocal(object);
+    return toHostRecord(object);
+  }
+
+  /**
+   * PUT of a host. The spec gets the patched fields and, for the flags, the
+   * EFFECTIVE values (so an engine latch is not lost by an unrelated edit);
+   * status then gets the same flags stamped with the new generation. Writing
+   * status even when spec did not change is what makes PUT on_maintenance=false
+   * clear an engine latch while spec was already false.
+   */
+  async updateHost(uuid: string, patch: HostPatch): Promise<HostRecord> {
+    const start = this.reads.hostObject(uuid);
+    if (!start) throw new NotFoundInStoreError(`host ${uuid} not found`);
+    const { updated, previousName } = await replaceSpec(this.deps, RESOURCES.hosts, 'host', start, (obj) => {
+      const flags = effectiveFlags(obj);
+      return hostSpec(obj.spec, {
+        ...patch,
+        reserved: patch.reserved ?? flags.reserved,
+        on_maintenance: patch.on_maintenance ?? flags.onMaintenance,
+      });
+    });
+    const written = await this.patchStatus(RESOURCES.hosts, updated, {
+      reserved: updated.spec.reserved === true,
+      onMaintenance: updated.spec.onMaintenance === true,
+      flagsGeneration: updated.metadata.generation,
+      updatedAt: nowRfc3339(this.deps.now()),
+      observedGeneration: updated.metadata.generation,
+    });
+    if (previousName !== written.spec.name) {
+      await this.deps.claims.release('host', previousName, written.metadata.name ?? '');
+    }
+    this.deps.caches.hosts.upsertLocal(written);
+    return toHostRecord(written);
+  }
+
+  async deleteHost(uuid: string): Promise<void> {
+    const host = this.reads.hostObject(uuid);
+    if (!host) throw new NotFoundInStoreError(`host ${uuid} not found`);
+    await this.deps.lifecycle.deleteHost(host);
+  }
+
+  private patchStatus<T extends MasakariObject>(ref: ResourceRef, obj: T, status: Record<string, unknown>): Promise<T> {
+    return writeStatus(this.deps, ref, obj, status).catch((e: unknown) => {
+      throw inStoreTerms(e, ref, obj.metadata.name);
+    });
+  }
+}
+
+/** A 404 from the API server during a status write: the object vanished under us. */
+function inStoreTerms(e: unknown, ref: ResourceRef, name: string | undefined): unknown {
+  return isNotFound(e) ? new NotFoundInStoreError(`${ref.plural}/${name} vanished during the update`) : e;
+}
