@@ -7,14 +7,7 @@ import type { Logger } from 'pino';
 import type { KubeClient, ResourceRef } from '../k8s/client.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { CONDITIONS, FIELD_MANAGERS, LABELS } from '../model/constants.ts';
-import type {
-  Condition,
-  FailoverSegment,
-  HaHost,
-  MasakariObject,
-  NotificationStatus,
-  OwnerReference,
-} from '../model/types.ts';
+import type { Condition, FailoverSegment, HaHost, MasakariObject, OwnerReference } from '../model/types.ts';
 import { NameTakenError } from '../domain/repository.ts';
 import type { ClaimKind } from '../store/names.ts';
 import type { Informer } from '../runtime/types.ts';
@@ -22,8 +15,9 @@ import type { StoreCaches } from '../store/caches.ts';
 import type { NameClaims } from '../store/claims.ts';
 import type { IdAllocator } from '../store/ids.ts';
 import type { Lifecycle } from '../store/lifecycle.ts';
-import { admittedConditions, notificationConditions, withReady } from '../store/conditions.ts';
-import { objectId } from '../store/mapping.ts';
+import { withReady } from '../store/conditions.ts';
+import { admissionStatus, writeStatus } from '../store/admission.ts';
+import { REASONS, objectId } from '../store/mapping.ts';
 import { removeCondition, sameConditions, setCondition } from '../runtime/conditions.ts';
 import type { SpecValidators } from './validators.ts';
 import { rfc3339Seconds } from '../time/format.ts';
@@ -142,6 +136,7 @@ export async function ensureMetadata<T extends MasakariObject>(
   }
 }
 
+/** The status write of the kubectl path (store/admission.ts writeStatus); undefined when the object is gone. */
 export async function patchStatus<T extends MasakariObject>(
   deps: AdmissionDeps,
   ref: ResourceRef,
@@ -149,16 +144,7 @@ export async function patchStatus<T extends MasakariObject>(
   status: Record<string, unknown>,
 ): Promise<T | undefined> {
   try {
-    return await deps.kube.mergePatch<T>(
-      ref,
-      deps.namespace,
-      obj.metadata.name ?? '',
-      { status },
-      {
-        status: true,
-        fieldManager: FIELD_MANAGERS.reconciler,
-      },
-    );
+    return await writeStatus({ ...deps, fieldManager: FIELD_MANAGERS.reconciler }, ref, obj, status);
   } catch (e) {
     if (isNotFound(e)) return undefined;
     throw e;
@@ -206,11 +192,11 @@ export async function flagNotReady<T extends MasakariObject>(
 }
 
 /**
- * Status of an admitted object: ids, observedGeneration, Ready=True,
- * createdAt (metadata.creationTimestamp, once, when status has none), and
- * updatedAt = now when the spec changed since the last admission (a
- * generation bump seen after the first one). Returns undefined if nothing
- * would change, so steady-state reconciles write nothing.
+ * Status of an admitted object: the admission of src/store/admission.ts
+ * (ids, observedGeneration, Ready=True, createdAt once) and updatedAt = now
+ * when the spec changed since the last admission (a generation bump seen
+ * after the first one). Returns undefined if nothing would change, so
+ * steady-state reconciles write nothing.
  */
 export function admittedStatus(
   obj: MasakariObject,
@@ -219,19 +205,12 @@ export function admittedStatus(
 ): Record<string, unknown> | undefined {
   const st = (obj.status ?? {}) as Record<string, unknown>;
   const generation = obj.metadata.generation;
-  const phase = fields.phase as NotificationStatus | undefined;
-  const conditions =
-    phase !== undefined
-      ? notificationConditions(obj.status?.conditions, phase, generation, now)
-      : withKstatus(admittedConditions(obj.status?.conditions, generation, now), undefined, now);
-  const next: Record<string, unknown> = { ...fields, observedGeneration: generation };
-  // Recorded once: status survives a backup and restore, creationTimestamp does not.
-  if (!st.createdAt && obj.metadata.creationTimestamp) next.createdAt = obj.metadata.creationTimestamp;
+  const status = admissionStatus(obj, fields, now);
   const observed = obj.status?.observedGeneration;
-  if (observed !== undefined && generation !== undefined && observed < generation) next.updatedAt = rfc3339Seconds(now);
+  if (observed !== undefined && generation !== undefined && observed < generation) status.updatedAt = nowRfc3339(now);
+  const { conditions, ...rest } = status;
   const changed =
-    Object.entries(next).some(([k, v]) => JSON.stringify(st[k]) !== JSON.stringify(v)) ||
-    !sameConditions(obj.status?.conditions, conditions);
-  if (!changed) return undefined;
-  return { ...next, conditions };
+    Object.entries(rest).some(([k, v]) => JSON.stringify(st[k]) !== JSON.stringify(v)) ||
+    !sameConditions(obj.status?.conditions, conditions as Condition[]);
+  return changed ? status : undefined;
 }
