@@ -3,19 +3,17 @@
 // (metadata the operator owns) and to status, and report the outcome in the
 // Ready condition. The reconcilers never write spec, so a GitOps tool that
 // owns spec is never fought.
-import type { Logger } from 'pino';
-import type { KubeClient, ResourceRef } from '../k8s/client.ts';
+import type { ResourceRef } from '../k8s/client.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { CONDITIONS, FIELD_MANAGERS, LABELS } from '../model/constants.ts';
 import type { Condition, FailoverSegment, HaHost, MasakariObject, OwnerReference } from '../model/types.ts';
 import { NameTakenError } from '../domain/repository.ts';
 import type { ClaimKind } from '../store/names.ts';
 import type { Informer } from '../runtime/types.ts';
-import type { StoreCaches } from '../store/caches.ts';
-import type { NameClaims } from '../store/claims.ts';
+import { INDEX } from '../store/caches.ts';
 import type { IdAllocator } from '../store/ids.ts';
-import type { Lifecycle } from '../store/lifecycle.ts';
 import { withReady } from '../store/conditions.ts';
+import type { StoreDeps } from '../store/admission.ts';
 import { admissionStatus, writeStatus } from '../store/admission.ts';
 import { REASONS, objectId } from '../store/mapping.ts';
 import { removeCondition, sameConditions, setCondition } from '../runtime/conditions.ts';
@@ -24,14 +22,7 @@ import { rfc3339Seconds } from '../time/format.ts';
 import { REASONS } from '../domain/admitted.ts';
 import { INDEX } from '../model/indexes.ts';
 
-export interface AdmissionDeps {
-  kube: KubeClient;
-  namespace: string;
-  log: Logger;
-  caches: StoreCaches;
-  claims: NameClaims;
-  lifecycle: Lifecycle;
-  ids: { segments: IdAllocator; hosts: IdAllocator; notifications: IdAllocator };
+export interface AdmissionDeps extends StoreDeps {
   validators: SpecValidators;
   /** [DEFAULT] duplicate_notification_detection_interval, for kubectl-created notifications. */
   duplicateWindowSeconds: number;

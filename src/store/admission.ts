@@ -27,9 +27,23 @@ import { CONFLICT_BACKOFF, retryOnConflict } from '../k8s/retry-on-conflict.ts';
 import { CONDITIONS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, MasakariObject, NotificationStatus } from '../model/types.ts';
 import { removeCondition } from '../runtime/conditions.ts';
+import type { StoreCaches } from './caches.ts';
 import type { NameClaims } from './claims.ts';
+import type { IdAllocator } from './ids.ts';
+import type { Lifecycle } from './lifecycle.ts';
 import { admittedConditions, notificationConditions } from './conditions.ts';
 import type { ClaimKind } from './names.ts';
+
+/** What every writer of the store holds: the API, the caches, the name claims, the finalizer lifecycle, the ids. */
+export interface StoreDeps {
+  kube: KubeClient;
+  namespace: string;
+  log: Logger;
+  caches: StoreCaches;
+  claims: NameClaims;
+  lifecycle: Lifecycle;
+  ids: { segments: IdAllocator; hosts: IdAllocator; notifications: IdAllocator };
+}
 
 export interface AdmissionWriter {
   kube: KubeClient;

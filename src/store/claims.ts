@@ -11,6 +11,7 @@
 import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
+import { getIfExists } from '../k8s/get-if-exists.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import {
   CONFLICT_BACKOFF,
@@ -23,7 +24,7 @@ import { API_VERSION, FIELD_MANAGERS, KINDS, LABELS, MANAGED_BY } from '../model
 import type { FailoverSegment, HaHost, OwnerReference } from '../model/types.ts';
 import { NameTakenError } from '../domain/repository.ts';
 import type { ConfigMap } from './configmap.ts';
-import { ROLES } from './configmap.ts';
+import { deleteExactly, ROLES } from './configmap.ts';
 import type { ClaimKind } from './names.ts';
 import { claimObjectName } from './names.ts';
 
@@ -114,7 +115,7 @@ export class NameClaims {
           { claim: objectName, owner: existing.data?.ownerName },
           'removing stale name claim in the way',
         );
-        await this.deleteClaim(existing);
+        await deleteExactly(this.opts.kube, this.opts.namespace, existing);
         throw lostRace(`stale claim ${objectName} removed: take it again`);
       },
       () =>
@@ -131,7 +132,8 @@ export class NameClaims {
       await retryOnConflict(CONFLICT_BACKOFF, async () => {
         const existing = await this.get(objectName);
         if (!existing || existing.data?.ownerName !== ownerName) return;
-        if (!(await this.deleteClaim(existing))) throw lostRace(`claim ${objectName} changed before its delete`);
+        if (!(await deleteExactly(this.opts.kube, this.opts.namespace, existing)))
+          throw lostRace(`claim ${objectName} changed before its delete`);
       });
     } catch (e) {
       // A claim that kept changing is left to the sweeper, as a claim whose release failed.
@@ -140,13 +142,8 @@ export class NameClaims {
   }
 
   /** The claim object for a name, if any. */
-  async get(objectName: string): Promise<ConfigMap | undefined> {
-    try {
-      return await this.opts.kube.get<ConfigMap>(RESOURCES.configMaps, this.opts.namespace, objectName);
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
+  get(objectName: string): Promise<ConfigMap | undefined> {
+    return getIfExists<ConfigMap>(this.opts.kube, RESOURCES.configMaps, this.opts.namespace, objectName);
   }
 
   holder(kind: ClaimKind, name: string): Promise<ConfigMap | undefined> {
@@ -215,7 +212,7 @@ export class NameClaims {
     for (const claim of list.items) {
       if (this.cachedHolderMatches(claim)) continue;
       if (!(await this.isStale(claim))) continue;
-      if (await this.deleteClaim(claim)) {
+      if (await deleteExactly(this.opts.kube, this.opts.namespace, claim)) {
         removed++;
         log.info({ claim: claim.metadata.name, owner: claim.data?.ownerName }, 'removed orphaned name claim');
       }
@@ -273,20 +270,6 @@ export class NameClaims {
       // Someone else changed or removed it meanwhile; the next pass looks again.
       if (!isConflict(e) && !isNotFound(e)) throw e;
       return false;
-    }
-  }
-
-  /** Deletes exactly the version we looked at; false when it changed or vanished meanwhile. */
-  private async deleteClaim(claim: ConfigMap): Promise<boolean> {
-    try {
-      await this.opts.kube.delete(RESOURCES.configMaps, this.opts.namespace, claim.metadata.name ?? '', {
-        preconditionResourceVersion: claim.metadata.resourceVersion,
-      });
-      return true;
-    } catch (e) {
-      if (isNotFound(e)) return true;
-      if (isConflict(e)) return false;
-      throw e;
     }
   }
 }

@@ -72,12 +72,13 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
 import { listAllPages } from '../k8s/list-pages.ts';
+import { getIfExists } from '../k8s/get-if-exists.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { CONFLICT_BACKOFF, lostRace, retryOnConflictOr } from '../k8s/retry-on-conflict.ts';
 import { API_VERSION, FIELD_MANAGERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
-import { ROLES } from './configmap.ts';
+import { deleteExactly, ROLES } from './configmap.ts';
 import type { Candidate } from './fingerprints.ts';
 import { bucketOf, isDuplicateOf, payloadHash } from './fingerprints.ts';
 import { notificationClaimName, shortHash } from './names.ts';
@@ -160,13 +161,8 @@ class ClaimSession {
     return notificationClaimName(candidate.type, hostUuid, candidate.payloadHash, windowSeconds, bucket);
   }
 
-  async get(name: string): Promise<ConfigMap | undefined> {
-    try {
-      return await this.req.kube.get<ConfigMap>(RESOURCES.configMaps, this.req.namespace, name);
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
+  get(name: string): Promise<ConfigMap | undefined> {
+    return getIfExists<ConfigMap>(this.req.kube, RESOURCES.configMaps, this.req.namespace, name);
   }
 
   async create(name: string, bucket: string): Promise<ConfigMap | undefined> {
@@ -295,20 +291,6 @@ class ClaimSession {
       },
       () => new IntakeContendedError(`notification claim ${mine.metadata.name}: neighbours kept changing`),
     );
-  }
-}
-
-/** Deletes exactly the version we looked at; true when it is gone, false when it changed meanwhile. */
-async function deleteExactly(kube: KubeClient, namespace: string, claim: ConfigMap): Promise<boolean> {
-  try {
-    await kube.delete(RESOURCES.configMaps, namespace, claim.metadata.name ?? '', {
-      preconditionResourceVersion: claim.metadata.resourceVersion,
-    });
-    return true;
-  } catch (e) {
-    if (isNotFound(e)) return true;
-    if (isConflict(e)) return false;
-    throw e;
   }
 }
 

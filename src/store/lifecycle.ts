@@ -13,6 +13,7 @@
 import type { Logger } from 'pino';
 import type { KubeClient, ResourceRef } from '../k8s/client.ts';
 import { isConflict, isNotFound } from '../k8s/client.ts';
+import { getIfExists } from '../k8s/get-if-exists.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { CONFLICT_BACKOFF, retryOnConflictOr } from '../k8s/retry-on-conflict.ts';
 import { FINALIZERS, LABELS } from '../model/constants.ts';
@@ -154,12 +155,7 @@ export class Lifecycle {
     );
   }
 
-  async fresh<T>(ref: ResourceRef, name: string): Promise<T | undefined> {
-    try {
-      return await this.deps.kube.get<T>(ref, this.deps.namespace, name);
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
+  fresh<T>(ref: ResourceRef, name: string): Promise<T | undefined> {
+    return getIfExists<T>(this.deps.kube, ref, this.deps.namespace, name);
   }
 }

@@ -2,83 +2,184 @@
 // HaHost and Notification custom resources. Reads come from informer caches
 // (repository-reads.ts); every write goes to the API server and its result is
 // put back into the cache at once (upsertLocal/deleteLocal), so a read right
-// after a write on this replica reflects it: segment and host writes in
-// spec-writes.ts, notification intake in notification-writes.ts, both
-// admitting what they create through admission.ts. How each SQL guarantee is
+// after a write on this replica reflects it. Segment and host writes are in
+// spec-writes.ts; the notification intake is here: the duplicate check
+// (intake.ts claims), the create, and the admission (admission.ts), whose
+// status write completes in the background. How each SQL guarantee is
 // rebuilt is explained in docs/design.md, "Store: how SQL guarantees are kept".
-import type { Logger } from 'pino';
-import type { KubeClient } from '../k8s/client.ts';
-import { FIELD_MANAGERS } from '../model/constants.ts';
-import type { HostRecord, NotificationRecord, SegmentRecord } from '../domain/records.ts';
-import type { NewHost, NewNotification, NewSegment, Repository } from '../domain/repository.ts';
-import type { StoreCaches } from './caches.ts';
-import type { NameClaims } from './claims.ts';
-import type { IdAllocator } from './ids.ts';
-import type { Lifecycle } from './lifecycle.ts';
-import { DEFAULT_PENDING_CLAIM_MS, NotificationWrites } from './notification-writes.ts';
-import { RepositoryReads } from './repository-reads.ts';
+import { randomUUID } from 'node:crypto';
+import { KubeError, isAlreadyExists } from '../k8s/client.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { ANNOTATIONS, API_VERSION, FIELD_MANAGERS, LABELS, MANAGED_BY } from '../model/constants.ts';
+import type { HaHost, Notification } from '../model/types.ts';
+import type { NotificationRecord } from '../domain/records.ts';
+import type { NewNotification, Repository } from '../domain/repository.ts';
+import { DuplicateNotificationError, NotFoundInStoreError, StoreUnavailableError } from '../domain/repository.ts';
+import { duplicateNotification } from '../domain/messages.ts';
+import type { StoreDeps } from './admission.ts';
+import { admitCreated } from './admission.ts';
+import { INDEX } from './caches.ts';
+import { payloadHash } from './fingerprints.ts';
+import { claimNotification, findCachedDuplicate, IntakeContendedError } from './intake.ts';
+import { toNotificationRecord } from './mapping.ts';
+import { notificationObjectName } from './names.ts';
 import { SpecWrites } from './spec-writes.ts';
 
-export { DEFAULT_PENDING_CLAIM_MS } from './notification-writes.ts';
+/**
+ * How long an accepted duplicate claim whose Notification does not exist
+ * counts as "a create still to finish" (the creator crashed, or is in flight)
+ * rather than "a notification someone deleted". masakari-monitors retries a
+ * failed POST for about two minutes (api_retry_max x api_retry_interval).
+ */
+export const DEFAULT_PENDING_CLAIM_MS = 300_000;
+/** Retry-After (seconds) of the 503 an intake answers when the API server fails or claims keep contending. */
+export const INTAKE_RETRY_AFTER_SECONDS = 2;
 
-export interface CrRepositoryDeps {
-  kube: KubeClient;
-  namespace: string;
-  log: Logger;
-  caches: StoreCaches;
-  claims: NameClaims;
-  lifecycle: Lifecycle;
-  ids: { segments: IdAllocator; hosts: IdAllocator; notifications: IdAllocator };
+/**
+ * An API server failure during intake (no answer or timeout, 5xx, 429; etcd
+ * out of space is a 5xx) or a claim that kept contending: retryable, so 503
+ * with Retry-After rather than 500; masakari-monitors retries it. Anything
+ * else (domain errors, a 4xx from the API server) passes through.
+ */
+function intakeError(e: unknown): unknown {
+  const transient = e instanceof KubeError && (e.code === 0 || e.code === 429 || e.code >= 500);
+  if (transient || e instanceof IntakeContendedError) {
+    return new StoreUnavailableError(`notification intake: ${e.message}`, INTAKE_RETRY_AFTER_SECONDS);
+  }
+  return e;
+}
+
+export interface CrRepositoryDeps extends StoreDeps {
   pendingClaimMs?: number;
   /** How long a `deciding` duplicate claim is waited for before its creator counts as crashed (intake.ts). */
   claimDecisionGraceMs?: number;
   now?: () => Date;
 }
 
-export class CrRepository extends RepositoryReads implements Repository {
-  private readonly specs: SpecWrites;
-  private readonly notifications: NotificationWrites;
+export class CrRepository extends SpecWrites implements Repository {
+  private readonly pendingClaimMs: number;
+  private readonly claimDecisionGraceMs: number | undefined;
+  private readonly pendingAdmissions = new Set<Promise<unknown>>();
 
   constructor(deps: CrRepositoryDeps) {
-    super(deps);
-    const writer = { ...deps, fieldManager: FIELD_MANAGERS.api, now: deps.now ?? (() => new Date()) };
-    this.specs = new SpecWrites(writer, this);
-    this.notifications = new NotificationWrites(
-      { ...writer, pendingClaimMs: deps.pendingClaimMs ?? DEFAULT_PENDING_CLAIM_MS },
-      this,
+    super({ ...deps, fieldManager: FIELD_MANAGERS.api, now: deps.now ?? (() => new Date()) });
+    this.pendingClaimMs = deps.pendingClaimMs ?? DEFAULT_PENDING_CLAIM_MS;
+    this.claimDecisionGraceMs = deps.claimDecisionGraceMs;
+  }
+
+  async createNotification(n: NewNotification, windowSeconds: number): Promise<NotificationRecord> {
+    const host = this.hostObject(n.source_host_uuid);
+    if (!host) throw new NotFoundInStoreError(`host ${n.source_host_uuid} not found`);
+    const candidate = { type: n.type, payloadHash: payloadHash(n.payload), generatedTime: n.generated_time };
+    const duplicate = () => new DuplicateNotificationError(duplicateNotification(host.spec.name, n.type));
+
+    // Notifications older than the claims' lifetime are long in every replica's cache.
+    if (
+      findCachedDuplicate(
+        this.deps.caches.notifications.byIndex(INDEX.hostUuid, n.source_host_uuid),
+        candidate,
+        windowSeconds,
+      )
+    ) {
+      throw duplicate();
+    }
+
+    const uuid = randomUUID();
+    try {
+      const outcome = await claimNotification({
+        kube: this.deps.kube,
+        namespace: this.deps.namespace,
+        host,
+        hostUuid: n.source_host_uuid,
+        candidate,
+        windowSeconds,
+        name: notificationObjectName(host.spec.name, n.type, uuid),
+        uuid,
+        exists: (name) => this.notificationExists(name),
+        pendingMs: this.pendingClaimMs,
+        decisionGraceMs: this.claimDecisionGraceMs,
+        now: this.deps.now,
+      });
+      if (outcome.kind === 'duplicate') throw duplicate();
+      // Our claim, or one accepted by a request that has not created its Notification (yet): create it, exactly once.
+      return await this.materialise(outcome, host, n, duplicate);
+    } catch (e) {
+      throw intakeError(e);
+    }
+  }
+
+  private async notificationExists(name: string): Promise<boolean> {
+    if (this.deps.caches.notifications.get(name)) return true;
+    return (await this.deps.lifecycle.fresh<Notification>(RESOURCES.notifications, name)) !== undefined;
+  }
+
+  /**
+   * Creates the Notification an accepted claim stands for. Whoever's create
+   * succeeds answers 202; a concurrent creator of the same claim gets
+   * AlreadyExists and answers 409 duplicate, so exactly one request wins.
+   */
+  private async materialise(
+    fp: { name: string; uuid: string; generatedTime: string },
+    host: HaHost,
+    n: NewNotification,
+    duplicate: () => Error,
+  ): Promise<NotificationRecord> {
+    const id = await this.deps.ids.notifications.next();
+    const body: Notification = {
+      apiVersion: API_VERSION,
+      kind: 'Notification',
+      metadata: {
+        name: fp.name,
+        labels: {
+          [LABELS.uuid]: fp.uuid,
+          [LABELS.id]: String(id),
+          [LABELS.segmentUuid]: n.failover_segment_uuid,
+          [LABELS.hostUuid]: n.source_host_uuid,
+          [LABELS.managedBy]: MANAGED_BY,
+        },
+        annotations: { [ANNOTATIONS.payloadOrder]: JSON.stringify(Object.keys(n.payload)) },
+      },
+      spec: { type: n.type, hostname: host.spec.name, generatedTime: fp.generatedTime, payload: n.payload },
+    };
+    let created: Notification;
+    try {
+      created = await this.deps.kube.create<Notification>(RESOURCES.notifications, this.deps.namespace, body, {
+        fieldManager: FIELD_MANAGERS.api,
+      });
+    } catch (e) {
+      if (isAlreadyExists(e)) throw duplicate();
+      throw e;
+    }
+    const fields = {
+      uuid: fp.uuid,
+      id,
+      phase: 'new' as const,
+      sourceHostUuid: n.source_host_uuid,
+      failoverSegmentUuid: n.failover_segment_uuid,
+    };
+    // The notification is durable once created (its uuid and id are in its
+    // labels), so the 202 does not wait for the status write: that write
+    // completes in the background, and if it fails the kubectl-path reconciler
+    // admits the object from its labels after a grace period. This replica
+    // shows the admitted view at once (read-your-writes: same resourceVersion
+    // as the create, so the create's own watch event does not replace it).
+    const local: Notification = { ...created, status: { ...created.status, ...fields } };
+    this.deps.caches.notifications.upsertLocal(local);
+    const admitting = admitCreated(this.deps, RESOURCES.notifications, created, fields).then(
+      (admitted) => this.deps.caches.notifications.upsertLocal(admitted),
+      (err: unknown) =>
+        this.deps.log.warn(
+          { err, notification: fp.uuid },
+          'status write after notification create failed; the reconciler will admit it',
+        ),
     );
-  }
-
-  createSegment(s: NewSegment): Promise<SegmentRecord> {
-    return this.specs.createSegment(s);
-  }
-
-  updateSegment(uuid: string, patch: Partial<NewSegment>): Promise<SegmentRecord> {
-    return this.specs.updateSegment(uuid, patch);
-  }
-
-  deleteSegment(uuid: string): Promise<void> {
-    return this.specs.deleteSegment(uuid);
-  }
-
-  createHost(segmentUuid: string, h: NewHost): Promise<HostRecord> {
-    return this.specs.createHost(segmentUuid, h);
-  }
-
-  updateHost(uuid: string, patch: Partial<NewHost>): Promise<HostRecord> {
-    return this.specs.updateHost(uuid, patch);
-  }
-
-  deleteHost(uuid: string): Promise<void> {
-    return this.specs.deleteHost(uuid);
-  }
-
-  createNotification(n: NewNotification, windowSeconds: number): Promise<NotificationRecord> {
-    return this.notifications.createNotification(n, windowSeconds);
+    this.pendingAdmissions.add(admitting);
+    void admitting.finally(() => this.pendingAdmissions.delete(admitting));
+    return toNotificationRecord(local);
   }
 
   /** Resolves once every background status write of a create has settled (graceful stop, tests). */
-  settle(): Promise<void> {
-    return this.notifications.settle();
+  async settle(): Promise<void> {
+    while (this.pendingAdmissions.size) await Promise.allSettled([...this.pendingAdmissions]);
   }
 }

@@ -2,37 +2,27 @@
 // of src/store/admission.ts, rolled back when its status cannot be written),
 // update (spec by compare-and-swap, then status) and delete (src/store/lifecycle.ts).
 import { randomUUID } from 'node:crypto';
-import type { KubeClient, ResourceRef } from '../k8s/client.ts';
+import type { ResourceRef } from '../k8s/client.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { API_VERSION, FINALIZERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
-import type { FailoverSegment, FailoverSegmentSpec, HaHost, HaHostSpec, MasakariObject } from '../model/types.ts';
+import type { FailoverSegment, FailoverSegmentSpec, HaHost, HaHostSpec } from '../model/types.ts';
 import type { HostRecord, SegmentRecord } from '../domain/records.ts';
 import type { NewHost, NewSegment } from '../domain/repository.ts';
 import { NotFoundInStoreError } from '../domain/repository.ts';
-import type { AdmissionWriter } from './admission.ts';
+import type { AdmissionWriter, StoreDeps } from './admission.ts';
 import { createAdmitted, writeStatus } from './admission.ts';
-import type { StoreCaches } from './caches.ts';
-import type { NameClaims } from './claims.ts';
-import type { IdAllocator } from './ids.ts';
-import type { Lifecycle } from './lifecycle.ts';
 import { effectiveFlags, toHostRecord, toSegmentRecord } from './mapping.ts';
 import type { ClaimKind } from './names.ts';
 import { restObjectName } from './names.ts';
-import type { RepositoryReads } from './repository-reads.ts';
+import { RepositoryReads } from './repository-reads.ts';
 import { replaceSpec } from './replace-spec.ts';
 import { nowRfc3339 } from './time.ts';
 
 /** A metadata.name collision with a kubectl-created object is retried with a new uuid this many times. */
 const MAX_CREATE_ATTEMPTS = 3;
 
-export interface SpecWriteDeps extends AdmissionWriter {
-  kube: KubeClient;
-  caches: StoreCaches;
-  claims: NameClaims;
-  lifecycle: Lifecycle;
-  ids: { segments: IdAllocator; hosts: IdAllocator };
-}
+export type StoreWriteDeps = StoreDeps & AdmissionWriter;
 
 type SegmentPatch = Partial<NewSegment>;
 type HostPatch = Partial<NewHost>;
@@ -65,11 +55,11 @@ function restCandidates(masakariName: string, kind: ClaimKind): Array<{ name: st
   });
 }
 
-export class SpecWrites {
-  constructor(
-    private readonly deps: SpecWriteDeps,
-    private readonly reads: RepositoryReads,
-  ) {}
+/** The Repository's reads plus its segment and host writes (src/store/repository.ts adds the notification intake). */
+export class SpecWrites extends RepositoryReads {
+  constructor(protected readonly deps: StoreWriteDeps) {
+    super(deps);
+  }
 
   // --------------------------------------------------------------- segments
 
@@ -101,24 +91,21 @@ export class SpecWrites {
   }
 
   async updateSegment(uuid: string, patch: SegmentPatch): Promise<SegmentRecord> {
-    const start = this.reads.segmentObject(uuid);
+    const start = this.segmentObject(uuid);
     if (!start) throw new NotFoundInStoreError(`segment ${uuid} not found`);
-    const { updated, previousName } = await replaceSpec(this.deps, RESOURCES.segments, 'segment', start, (obj) =>
-      segmentSpec(obj.spec, patch),
+    const written = await this.update(
+      RESOURCES.segments,
+      'segment',
+      start,
+      (obj) => segmentSpec(obj.spec, patch),
+      () => ({}),
     );
-    const written = await this.patchStatus(RESOURCES.segments, updated, {
-      updatedAt: nowRfc3339(this.deps.now()),
-      observedGeneration: updated.metadata.generation,
-    });
-    if (previousName !== written.spec.name) {
-      await this.deps.claims.release('segment', previousName, written.metadata.name ?? '');
-    }
     this.deps.caches.segments.upsertLocal(written);
     return toSegmentRecord(written);
   }
 
   async deleteSegment(uuid: string): Promise<void> {
-    const seg = this.reads.segmentObject(uuid);
+    const seg = this.segmentObject(uuid);
     if (!seg) throw new NotFoundInStoreError(`segment ${uuid} not found`);
     await this.deps.lifecycle.deleteSegment(seg);
   }
@@ -127,7 +114,7 @@ export class SpecWrites {
 
   async createHost(segmentUuid: string, h: NewHost): Promise<HostRecord> {
     const { caches, ids, lifecycle } = this.deps;
-    const seg = this.reads.segmentObject(segmentUuid);
+    const seg = this.segmentObject(segmentUuid);
     if (!seg) throw new NotFoundInStoreError(`segment ${segmentUuid} not found`);
     const segmentName = seg.metadata.name ?? '';
     const { object } = await createAdmitted(this.deps, {
@@ -184,40 +171,51 @@ export class SpecWrites {
    * clear an engine latch while spec was already false.
    */
   async updateHost(uuid: string, patch: HostPatch): Promise<HostRecord> {
-    const start = this.reads.hostObject(uuid);
+    const start = this.hostObject(uuid);
     if (!start) throw new NotFoundInStoreError(`host ${uuid} not found`);
-    const { updated, previousName } = await replaceSpec(this.deps, RESOURCES.hosts, 'host', start, (obj) => {
+    const edit = (obj: HaHost): HaHostSpec => {
       const flags = effectiveFlags(obj);
       return hostSpec(obj.spec, {
         ...patch,
         reserved: patch.reserved ?? flags.reserved,
         on_maintenance: patch.on_maintenance ?? flags.onMaintenance,
       });
-    });
-    const written = await this.patchStatus(RESOURCES.hosts, updated, {
+    };
+    const written = await this.update(RESOURCES.hosts, 'host', start, edit, (updated) => ({
       reserved: updated.spec.reserved === true,
       onMaintenance: updated.spec.onMaintenance === true,
       flagsGeneration: updated.metadata.generation,
-      updatedAt: nowRfc3339(this.deps.now()),
-      observedGeneration: updated.metadata.generation,
-    });
-    if (previousName !== written.spec.name) {
-      await this.deps.claims.release('host', previousName, written.metadata.name ?? '');
-    }
+    }));
     this.deps.caches.hosts.upsertLocal(written);
     return toHostRecord(written);
   }
 
   async deleteHost(uuid: string): Promise<void> {
-    const host = this.reads.hostObject(uuid);
+    const host = this.hostObject(uuid);
     if (!host) throw new NotFoundInStoreError(`host ${uuid} not found`);
     await this.deps.lifecycle.deleteHost(host);
   }
 
-  private patchStatus<T extends MasakariObject>(ref: ResourceRef, obj: T, status: Record<string, unknown>): Promise<T> {
-    return writeStatus(this.deps, ref, obj, status).catch((e: unknown) => {
-      throw inStoreTerms(e, ref, obj.metadata.name);
+  /** Spec by compare-and-swap, then status (updatedAt, observedGeneration and `status`), then the old name's claim released. */
+  private async update<T extends FailoverSegment | HaHost>(
+    ref: ResourceRef,
+    kind: ClaimKind,
+    start: T,
+    edit: (obj: T) => T['spec'],
+    status: (updated: T) => Record<string, unknown>,
+  ): Promise<T> {
+    const { updated, previousName } = await replaceSpec(this.deps, ref, kind, start, edit);
+    const written = await writeStatus(this.deps, ref, updated, {
+      ...status(updated),
+      updatedAt: nowRfc3339(this.deps.now()),
+      observedGeneration: updated.metadata.generation,
+    }).catch((e: unknown) => {
+      throw inStoreTerms(e, ref, updated.metadata.name);
     });
+    if (previousName !== written.spec.name) {
+      await this.deps.claims.release(kind, previousName, written.metadata.name ?? '');
+    }
+    return written;
   }
 }
 
