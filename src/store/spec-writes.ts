@@ -10,7 +10,9 @@ import type { FailoverSegment, FailoverSegmentSpec, HaHost, HaHostSpec } from '.
 import type { HostRecord, SegmentRecord } from '../domain/records.ts';
 import type { NewHost, NewSegment } from '../domain/repository.ts';
 import { NotFoundInStoreError } from '../domain/repository.ts';
-import type { AdmissionWriter, StoreDeps } from './admission.ts';
+import type { AdmissionPlan, AdmissionWriter, StoreDeps } from './admission.ts';
+import type { IdAllocator } from './ids.ts';
+import type { Informer } from '../runtime/types.ts';
 import { createAdmitted, writeStatus } from './admission.ts';
 import { effectiveFlags, toHostRecord, toSegmentRecord } from './mapping.ts';
 import type { ClaimKind } from './names.ts';
@@ -65,13 +67,7 @@ export class SpecWrites extends RepositoryReads {
 
   async createSegment(s: NewSegment): Promise<SegmentRecord> {
     const { caches, ids, lifecycle } = this.deps;
-    const { object } = await createAdmitted(this.deps, {
-      ref: RESOURCES.segments,
-      kind: 'segment',
-      masakariName: s.name,
-      candidates: restCandidates(s.name, 'segment'),
-      nameInUse: (name) => caches.segments.get(name) !== undefined,
-      takeId: () => ids.segments.next(),
+    const object = await this.restCreate(RESOURCES.segments, 'segment', s.name, caches.segments, ids.segments, {
       body: ({ name, uuid }, id): FailoverSegment => ({
         apiVersion: API_VERSION,
         kind: 'FailoverSegment',
@@ -82,11 +78,8 @@ export class SpecWrites extends RepositoryReads {
         },
         spec: segmentSpec(undefined, s),
       }),
-      bindClaim: false,
       rollback: (created) => lifecycle.deleteSegment(created),
-      statusFailed: (e, created) => inStoreTerms(e, RESOURCES.segments, created.metadata.name),
     });
-    caches.segments.upsertLocal(object);
     return toSegmentRecord(object);
   }
 
@@ -117,13 +110,7 @@ export class SpecWrites extends RepositoryReads {
     const seg = this.segmentObject(segmentUuid);
     if (!seg) throw new NotFoundInStoreError(`segment ${segmentUuid} not found`);
     const segmentName = seg.metadata.name ?? '';
-    const { object } = await createAdmitted(this.deps, {
-      ref: RESOURCES.hosts,
-      kind: 'host',
-      masakariName: h.name,
-      candidates: restCandidates(h.name, 'host'),
-      nameInUse: (name) => caches.hosts.get(name) !== undefined,
-      takeId: () => ids.hosts.next(),
+    const object = await this.restCreate(RESOURCES.hosts, 'host', h.name, caches.hosts, ids.hosts, {
       body: ({ name, uuid }, id): HaHost => ({
         apiVersion: API_VERSION,
         kind: 'HaHost',
@@ -155,11 +142,8 @@ export class SpecWrites extends RepositoryReads {
         onMaintenance: h.on_maintenance,
         flagsGeneration: created.metadata.generation,
       }),
-      bindClaim: false,
       rollback: (created) => lifecycle.deleteHost(created),
-      statusFailed: (e, created) => inStoreTerms(e, RESOURCES.hosts, created.metadata.name),
     });
-    caches.hosts.upsertLocal(object);
     return toHostRecord(object);
   }
 
@@ -194,6 +178,30 @@ export class SpecWrites extends RepositoryReads {
     const host = this.hostObject(uuid);
     if (!host) throw new NotFoundInStoreError(`host ${uuid} not found`);
     await this.deps.lifecycle.deleteHost(host);
+  }
+
+  /** createAdmitted with the REST path's choices: new uuids, the cache for names in use, rollback on failure. */
+  private async restCreate<T extends FailoverSegment | HaHost>(
+    ref: ResourceRef,
+    kind: ClaimKind,
+    masakariName: string,
+    cache: Informer<T>,
+    ids: IdAllocator,
+    plan: Pick<AdmissionPlan<T>, 'body' | 'status'> & { rollback: (created: T) => Promise<void> },
+  ): Promise<T> {
+    const { object } = await createAdmitted(this.deps, {
+      ref,
+      kind,
+      masakariName,
+      candidates: restCandidates(masakariName, kind),
+      nameInUse: (name) => cache.get(name) !== undefined,
+      takeId: () => ids.next(),
+      ...plan,
+      bindClaim: false,
+      statusFailed: (e, created) => inStoreTerms(e, ref, created.metadata.name),
+    });
+    cache.upsertLocal(object);
+    return object;
   }
 
   /** Spec by compare-and-swap, then status (updatedAt, observedGeneration and `status`), then the old name's claim released. */
