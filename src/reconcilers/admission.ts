@@ -205,3 +205,69 @@ export function admittedStatus(
     !sameConditions(obj.status?.conditions, conditions as Condition[]);
   return changed ? status : undefined;
 }
+
+/** What admitFound needs to know about a segment or host besides the object. */
+export interface FoundObject<T extends FailoverSegment | HaHost> {
+  ref: ResourceRef;
+  kind: ClaimKind;
+  cache: Informer<T>;
+  ids: IdAllocator;
+  /** The finalizer the object must carry before it is admitted (its cleanup on delete). */
+  finalizer: string;
+  /** The spec's first schema error, if any. */
+  invalid: (obj: T) => string | undefined;
+  /** Masakari's message when another object holds the name. */
+  nameTaken: (obj: T) => string;
+  /** Labels and status fields besides uuid and id (a host's segment uuid). */
+  labels?: Record<string, string>;
+  fields?: Record<string, unknown>;
+  ownerReferences?: OwnerReference[];
+}
+
+/**
+ * The kubectl path's admission of a segment or host: its finalizer first,
+ * then a valid spec, the name claim, then uuid and id into labels and into
+ * status (admittedStatus, written only when something changed). Refusals
+ * become Ready=False with their reason.
+ */
+export async function admitFound<T extends FailoverSegment | HaHost>(
+  deps: AdmissionDeps,
+  cached: T,
+  how: FoundObject<T>,
+): Promise<void> {
+  const { ref, cache } = how;
+  const obj = await deps.lifecycle.addFinalizer(ref, cached, how.finalizer);
+  if (!obj || obj.metadata.deletionTimestamp) return;
+  const invalid = how.invalid(obj);
+  if (invalid) return flagNotReady(deps, ref, obj, REASONS.invalidSpec, invalid);
+  if (!(await holdNameClaim(deps, how.kind, obj))) {
+    return flagNotReady(deps, ref, obj, REASONS.nameConflict, how.nameTaken(obj));
+  }
+  const uuid = chooseUuid(obj, cache);
+  const id = await chooseId(obj, cache, how.ids);
+  const labels = { [LABELS.uuid]: uuid, [LABELS.id]: String(id), ...how.labels };
+  const current = await ensureMetadata(deps, ref, obj, labels, how.ownerReferences);
+  if (!current) return;
+  const status = admittedStatus(current, { uuid, id, ...how.fields }, deps.now());
+  if (status) {
+    const written = await patchStatus(deps, ref, current, status);
+    if (written) cache.upsertLocal(written);
+  }
+}
+
+/**
+ * For an object being deleted: runs the finalizer's work (while the object
+ * still carries `finalizer`) and forgets its confirmed claim. False when the
+ * object is not being deleted.
+ */
+export async function finishedDeleting<T extends FailoverSegment | HaHost>(
+  deps: AdmissionDeps,
+  obj: T,
+  finalizer: string,
+  finish: (obj: T) => Promise<unknown>,
+): Promise<boolean> {
+  if (!obj.metadata.deletionTimestamp) return false;
+  if (obj.metadata.finalizers?.includes(finalizer)) await finish(obj);
+  deps.confirmedClaims.delete(obj.metadata.uid ?? '');
+  return true;
+}
