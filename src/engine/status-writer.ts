@@ -232,7 +232,7 @@ export class NotificationStatusWriter {
       },
       (last) =>
         new JournalWriteError(`could not write status of notification ${this.name}: ${(last as Error).message}`, last),
-      { sleep: (ms) => this.o.clock.sleep(ms, this.o.signal) },
+      { sleep: (ms) => this.options.clock.sleep(ms, this.options.signal) },
     );
   }
 

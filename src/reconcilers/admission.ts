@@ -10,12 +10,11 @@ import type { Condition, FailoverSegment, HaHost, MasakariObject, OwnerReference
 import { NameTakenError } from '../domain/repository.ts';
 import type { ClaimKind } from '../store/names.ts';
 import type { Informer } from '../runtime/types.ts';
-import { INDEX } from '../store/caches.ts';
 import type { IdAllocator } from '../store/ids.ts';
 import { withReady } from '../store/conditions.ts';
 import type { StoreDeps } from '../store/admission.ts';
 import { admissionStatus, writeStatus } from '../store/admission.ts';
-import { REASONS, objectId } from '../store/mapping.ts';
+import { objectId } from '../store/mapping.ts';
 import { removeCondition, sameConditions, setCondition } from '../runtime/conditions.ts';
 import type { SpecValidators } from './validators.ts';
 import { rfc3339Seconds } from '../time/format.ts';
@@ -198,7 +197,8 @@ export function admittedStatus(
   const generation = obj.metadata.generation;
   const status = admissionStatus(obj, fields, now);
   const observed = obj.status?.observedGeneration;
-  if (observed !== undefined && generation !== undefined && observed < generation) status.updatedAt = nowRfc3339(now);
+  if (observed !== undefined && generation !== undefined && observed < generation)
+    status.updatedAt = rfc3339Seconds(now);
   const { conditions, ...rest } = status;
   const changed =
     Object.entries(rest).some(([k, v]) => JSON.stringify(st[k]) !== JSON.stringify(v)) ||

@@ -11,6 +11,7 @@ import type { FailoverSegment } from '../model/types.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { hostExists } from '../domain/messages.ts';
 import { objectUuid } from '../store/mapping.ts';
+import { isAdmitted, readyCondition, REASONS } from '../domain/admitted.ts';
 import type { AdmissionDeps } from './admission.ts';
 import { admitFound, finishedDeleting, flagNotReady } from './admission.ts';
 

@@ -13,8 +13,10 @@ import type {
   MasakariObject,
   RecoveryMethod,
 } from '../model/types.ts';
-import { effectiveFlags, isAdmitted, objectUuid } from './mapping.ts';
-import { toRecordTime } from './time.ts';
+import { isAdmitted } from '../domain/admitted.ts';
+import { effectiveFlags } from '../domain/host-flags.ts';
+import { toRecordTime } from '../time/format.ts';
+import { objectUuid } from './mapping.ts';
 
 /** A segment as Masakari's API returns it (microversion >= 1.2), the fields that are copied. */
 export interface SourceSegment {

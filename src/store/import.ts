@@ -26,11 +26,12 @@ import { NameClaims } from './claims.ts';
 import { reserveImportedId } from './ids.ts';
 import type { ImportCreated, SourceHost, SourceSegment } from './import-mapping.ts';
 import { hostSpecFrom, segmentSpecFrom, toStatusTime } from './import-mapping.ts';
-import { isAdmitted, objectId, objectUuid } from './mapping.ts';
+import { isAdmitted } from '../domain/admitted.ts';
+import { objectId, objectUuid } from './mapping.ts';
 import type { ClaimKind, IdKind } from './names.ts';
 import { restObjectName, slugify } from './names.ts';
 import { replaceSpec } from './replace-spec.ts';
-import { nowRfc3339 } from './time.ts';
+import { rfc3339Seconds } from '../time/format.ts';
 
 export class ImportError extends Error {}
 

@@ -7,12 +7,13 @@ import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
 import type { NotificationPageQuery } from '../domain/repository.ts';
 import type { StoreCaches } from './caches.ts';
-import { INDEX } from './caches.ts';
 import { recordMiss, withFreshReads } from './fresh-reads.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import type { JournalPage } from './journal-pages.ts';
 import { assembleNotification, countedPages, notificationUuidOf, pageOf } from './journal-pages.ts';
-import { isAdmitted, toHostRecord, toNotificationRecord, toSegmentRecord, toVMoveView } from './mapping.ts';
+import { toHostRecord, toNotificationRecord, toSegmentRecord, toVMoveView } from './mapping.ts';
+import { isAdmitted } from '../domain/admitted.ts';
+import { INDEX } from '../model/indexes.ts';
 import { NotificationIndex } from './notification-index.ts';
 
 export interface RepositoryReadDeps {

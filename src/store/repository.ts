@@ -18,7 +18,7 @@ import { DuplicateNotificationError, NotFoundInStoreError, StoreUnavailableError
 import { duplicateNotification } from '../domain/messages.ts';
 import type { StoreDeps } from './admission.ts';
 import { admitCreated } from './admission.ts';
-import { INDEX } from './caches.ts';
+import { INDEX } from '../model/indexes.ts';
 import { payloadHash } from './fingerprints.ts';
 import { claimNotification, findCachedDuplicate, IntakeContendedError } from './intake.ts';
 import { toNotificationRecord } from './mapping.ts';

@@ -14,12 +14,13 @@ import type { AdmissionPlan, AdmissionWriter, StoreDeps } from './admission.ts';
 import type { IdAllocator } from './ids.ts';
 import type { Informer } from '../runtime/types.ts';
 import { createAdmitted, writeStatus } from './admission.ts';
-import { effectiveFlags, toHostRecord, toSegmentRecord } from './mapping.ts';
+import { toHostRecord, toSegmentRecord } from './mapping.ts';
+import { effectiveFlags } from '../domain/host-flags.ts';
 import type { ClaimKind } from './names.ts';
 import { restObjectName } from './names.ts';
 import { RepositoryReads } from './repository-reads.ts';
 import { replaceSpec } from './replace-spec.ts';
-import { nowRfc3339 } from './time.ts';
+import { rfc3339Seconds } from '../time/format.ts';
 
 /** A metadata.name collision with a kubectl-created object is retried with a new uuid this many times. */
 const MAX_CREATE_ATTEMPTS = 3;
@@ -215,7 +216,7 @@ export class SpecWrites extends RepositoryReads {
     const { updated, previousName } = await replaceSpec(this.deps, ref, kind, start, edit);
     const written = await writeStatus(this.deps, ref, updated, {
       ...status(updated),
-      updatedAt: nowRfc3339(this.deps.now()),
+      updatedAt: rfc3339Seconds(this.deps.now()),
       observedGeneration: updated.metadata.generation,
     }).catch((e: unknown) => {
       throw inStoreTerms(e, ref, updated.metadata.name);

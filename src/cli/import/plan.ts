@@ -7,7 +7,7 @@
 // skipped); anything else is created; objects only the namespace has are left
 // alone and reported.
 import type { FailoverSegment, HaHost } from '../../model/types.ts';
-import { hostSegmentUuid, isAdmitted, objectId, objectUuid } from '../../store/mapping.ts';
+import { hostSegmentUuid, objectId, objectUuid } from '../../store/mapping.ts';
 import { byUuid, hostChanges, segmentChanges } from '../../store/import-mapping.ts';
 import type { ImportTarget, SourceHost, SourceSegment } from '../../store/import-mapping.ts';
 import { isInvalid } from './source.ts';
