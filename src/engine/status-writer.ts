@@ -21,7 +21,8 @@
 
 import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
-import { KubeError, isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
+import { KubeError, isAlreadyExists, isNotFound } from '../k8s/client.ts';
+import { CONFLICT_BACKOFF, isStaleWrite, lostRace, retryOnConflictOr } from '../k8s/retry-on-conflict.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { FIELD_MANAGERS } from '../model/constants.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
@@ -41,8 +42,6 @@ import type { Clock } from '../time/clock.ts';
 
 /** Window in which separate mutations are merged into one write. */
 export const COALESCE_MS = 5;
-/** 409s in a row before giving up: each means another writer changed the object in between. */
-const MAX_CONFLICTS = 20;
 /** Attempts for transport errors, 429 and 5xx, with exponential backoff from 200 ms (about 6 s in all). */
 const MAX_TRANSIENT_ATTEMPTS = 6;
 
@@ -223,8 +222,22 @@ export class NotificationStatusWriter {
     }
   }
 
+  /** One batch: on 409 (another writer changed the object) re-read and re-apply, on the one conflict backoff. */
   private async writeBatch(batch: Pending[]): Promise<Notification> {
-    let conflicts = 0;
+    return retryOnConflictOr(
+      CONFLICT_BACKOFF,
+      async (attempt) => {
+        if (attempt > 1) this.reset(await this.reread());
+        return this.writeBatchOnce(batch);
+      },
+      (last) =>
+        new JournalWriteError(`could not write status of notification ${this.name}: ${(last as Error).message}`, last),
+      { sleep: (ms) => this.options.clock.sleep(ms, this.options.signal) },
+    );
+  }
+
+  /** One write of the batch on the latest object; transient errors retried here, a conflict thrown to writeBatch. */
+  private async writeBatchOnce(batch: Pending[]): Promise<Notification> {
     let transient = 0;
     for (;;) {
       if (this.options.signal?.aborted) throw this.options.signal.reason ?? new NotOwnerError('writer cancelled');
@@ -263,11 +276,7 @@ export class NotificationStatusWriter {
         this.options.onWritten?.(stored);
         return this.latest;
       } catch (err) {
-        if (err instanceof JournalWriteError) throw err;
-        if (isConflict(err) && !isAlreadyExists(err) && ++conflicts <= MAX_CONFLICTS) {
-          this.reset(await this.reread());
-          continue;
-        }
+        if (err instanceof JournalWriteError || isStaleWrite(err)) throw err;
         if (isNotFound(err)) throw new NotOwnerError(`${this.name}: notification was deleted`);
         if (isTransient(err) && ++transient < MAX_TRANSIENT_ATTEMPTS) {
           this.options.log.warn({ err, attempt: transient }, 'status write failed; retrying');
@@ -319,7 +328,7 @@ export class NotificationStatusWriter {
       // Counted by another writer meanwhile: never overwrite it; start over from the newer status.
       const fresh = await this.reread();
       if (countedPages(fresh.status) > page.seq) {
-        throw new KubeError(409, 'Conflict', `journal page ${page.seq} of ${this.name} was written by another writer`);
+        throw lostRace(`journal page ${page.seq} of ${this.name} was written by another writer`);
       }
       await this.options.kube.replace(RESOURCES.configMaps, this.options.namespace, body.metadata.name ?? '', body, {
         fieldManager: FIELD_MANAGERS.engine,

@@ -3,26 +3,17 @@
 // (metadata the operator owns) and to status, and report the outcome in the
 // Ready condition. The reconcilers never write spec, so a GitOps tool that
 // owns spec is never fought.
-import type { Logger } from 'pino';
-import type { KubeClient, ResourceRef } from '../k8s/client.ts';
+import type { ResourceRef } from '../k8s/client.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { CONDITIONS, FIELD_MANAGERS, LABELS } from '../model/constants.ts';
-import type {
-  Condition,
-  FailoverSegment,
-  HaHost,
-  MasakariObject,
-  NotificationStatus,
-  OwnerReference,
-} from '../model/types.ts';
+import type { Condition, FailoverSegment, HaHost, MasakariObject, OwnerReference } from '../model/types.ts';
 import { NameTakenError } from '../domain/repository.ts';
 import type { ClaimKind } from '../store/names.ts';
 import type { Informer } from '../runtime/types.ts';
-import type { StoreCaches } from '../store/caches.ts';
-import type { NameClaims } from '../store/claims.ts';
 import type { IdAllocator } from '../store/ids.ts';
-import type { Lifecycle } from '../store/lifecycle.ts';
-import { admittedConditions, notificationConditions, withReady } from '../store/conditions.ts';
+import { withReady } from '../store/conditions.ts';
+import type { StoreDeps } from '../store/admission.ts';
+import { admissionStatus, writeStatus } from '../store/admission.ts';
 import { objectId } from '../store/mapping.ts';
 import { removeCondition, sameConditions, setCondition } from '../runtime/conditions.ts';
 import type { SpecValidators } from './validators.ts';
@@ -30,14 +21,7 @@ import { rfc3339Seconds } from '../time/format.ts';
 import { REASONS } from '../domain/admitted.ts';
 import { INDEX } from '../model/indexes.ts';
 
-export interface AdmissionDeps {
-  kube: KubeClient;
-  namespace: string;
-  log: Logger;
-  caches: StoreCaches;
-  claims: NameClaims;
-  lifecycle: Lifecycle;
-  ids: { segments: IdAllocator; hosts: IdAllocator; notifications: IdAllocator };
+export interface AdmissionDeps extends StoreDeps {
   validators: SpecValidators;
   /** [DEFAULT] duplicate_notification_detection_interval, for kubectl-created notifications. */
   duplicateWindowSeconds: number;
@@ -142,6 +126,7 @@ export async function ensureMetadata<T extends MasakariObject>(
   }
 }
 
+/** The status write of the kubectl path (store/admission.ts writeStatus); undefined when the object is gone. */
 export async function patchStatus<T extends MasakariObject>(
   deps: AdmissionDeps,
   ref: ResourceRef,
@@ -149,16 +134,7 @@ export async function patchStatus<T extends MasakariObject>(
   status: Record<string, unknown>,
 ): Promise<T | undefined> {
   try {
-    return await deps.kube.mergePatch<T>(
-      ref,
-      deps.namespace,
-      obj.metadata.name ?? '',
-      { status },
-      {
-        status: true,
-        fieldManager: FIELD_MANAGERS.reconciler,
-      },
-    );
+    return await writeStatus({ ...deps, fieldManager: FIELD_MANAGERS.reconciler }, ref, obj, status);
   } catch (e) {
     if (isNotFound(e)) return undefined;
     throw e;
@@ -206,11 +182,11 @@ export async function flagNotReady<T extends MasakariObject>(
 }
 
 /**
- * Status of an admitted object: ids, observedGeneration, Ready=True,
- * createdAt (metadata.creationTimestamp, once, when status has none), and
- * updatedAt = now when the spec changed since the last admission (a
- * generation bump seen after the first one). Returns undefined if nothing
- * would change, so steady-state reconciles write nothing.
+ * Status of an admitted object: the admission of src/store/admission.ts
+ * (ids, observedGeneration, Ready=True, createdAt once) and updatedAt = now
+ * when the spec changed since the last admission (a generation bump seen
+ * after the first one). Returns undefined if nothing would change, so
+ * steady-state reconciles write nothing.
  */
 export function admittedStatus(
   obj: MasakariObject,
@@ -219,19 +195,79 @@ export function admittedStatus(
 ): Record<string, unknown> | undefined {
   const st = (obj.status ?? {}) as Record<string, unknown>;
   const generation = obj.metadata.generation;
-  const phase = fields.phase as NotificationStatus | undefined;
-  const conditions =
-    phase !== undefined
-      ? notificationConditions(obj.status?.conditions, phase, generation, now)
-      : withKstatus(admittedConditions(obj.status?.conditions, generation, now), undefined, now);
-  const next: Record<string, unknown> = { ...fields, observedGeneration: generation };
-  // Recorded once: status survives a backup and restore, creationTimestamp does not.
-  if (!st.createdAt && obj.metadata.creationTimestamp) next.createdAt = obj.metadata.creationTimestamp;
+  const status = admissionStatus(obj, fields, now);
   const observed = obj.status?.observedGeneration;
-  if (observed !== undefined && generation !== undefined && observed < generation) next.updatedAt = rfc3339Seconds(now);
+  if (observed !== undefined && generation !== undefined && observed < generation)
+    status.updatedAt = rfc3339Seconds(now);
+  const { conditions, ...rest } = status;
   const changed =
-    Object.entries(next).some(([k, v]) => JSON.stringify(st[k]) !== JSON.stringify(v)) ||
-    !sameConditions(obj.status?.conditions, conditions);
-  if (!changed) return undefined;
-  return { ...next, conditions };
+    Object.entries(rest).some(([k, v]) => JSON.stringify(st[k]) !== JSON.stringify(v)) ||
+    !sameConditions(obj.status?.conditions, conditions as Condition[]);
+  return changed ? status : undefined;
+}
+
+/** What admitFound needs to know about a segment or host besides the object. */
+export interface FoundObject<T extends FailoverSegment | HaHost> {
+  ref: ResourceRef;
+  kind: ClaimKind;
+  cache: Informer<T>;
+  ids: IdAllocator;
+  /** The finalizer the object must carry before it is admitted (its cleanup on delete). */
+  finalizer: string;
+  /** The spec's first schema error, if any. */
+  invalid: (obj: T) => string | undefined;
+  /** Masakari's message when another object holds the name. */
+  nameTaken: (obj: T) => string;
+  /** Labels and status fields besides uuid and id (a host's segment uuid). */
+  labels?: Record<string, string>;
+  fields?: Record<string, unknown>;
+  ownerReferences?: OwnerReference[];
+}
+
+/**
+ * The kubectl path's admission of a segment or host: its finalizer first,
+ * then a valid spec, the name claim, then uuid and id into labels and into
+ * status (admittedStatus, written only when something changed). Refusals
+ * become Ready=False with their reason.
+ */
+export async function admitFound<T extends FailoverSegment | HaHost>(
+  deps: AdmissionDeps,
+  cached: T,
+  how: FoundObject<T>,
+): Promise<void> {
+  const { ref, cache } = how;
+  const obj = await deps.lifecycle.addFinalizer(ref, cached, how.finalizer);
+  if (!obj || obj.metadata.deletionTimestamp) return;
+  const invalid = how.invalid(obj);
+  if (invalid) return flagNotReady(deps, ref, obj, REASONS.invalidSpec, invalid);
+  if (!(await holdNameClaim(deps, how.kind, obj))) {
+    return flagNotReady(deps, ref, obj, REASONS.nameConflict, how.nameTaken(obj));
+  }
+  const uuid = chooseUuid(obj, cache);
+  const id = await chooseId(obj, cache, how.ids);
+  const labels = { [LABELS.uuid]: uuid, [LABELS.id]: String(id), ...how.labels };
+  const current = await ensureMetadata(deps, ref, obj, labels, how.ownerReferences);
+  if (!current) return;
+  const status = admittedStatus(current, { uuid, id, ...how.fields }, deps.now());
+  if (status) {
+    const written = await patchStatus(deps, ref, current, status);
+    if (written) cache.upsertLocal(written);
+  }
+}
+
+/**
+ * For an object being deleted: runs the finalizer's work (while the object
+ * still carries `finalizer`) and forgets its confirmed claim. False when the
+ * object is not being deleted.
+ */
+export async function finishedDeleting<T extends FailoverSegment | HaHost>(
+  deps: AdmissionDeps,
+  obj: T,
+  finalizer: string,
+  finish: (obj: T) => Promise<unknown>,
+): Promise<boolean> {
+  if (!obj.metadata.deletionTimestamp) return false;
+  if (obj.metadata.finalizers?.includes(finalizer)) await finish(obj);
+  deps.confirmedClaims.delete(obj.metadata.uid ?? '');
+  return true;
 }

@@ -7,21 +7,13 @@
 // segment that is now gone is deleted, as a garbage collector would.
 import { RESOURCES } from '../k8s/resources.ts';
 import { API_VERSION, FINALIZERS, KINDS, LABELS } from '../model/constants.ts';
-import type { FailoverSegment, HaHost } from '../model/types.ts';
+import type { FailoverSegment } from '../model/types.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { hostExists } from '../domain/messages.ts';
 import { objectUuid } from '../store/mapping.ts';
-import type { AdmissionDeps } from './admission.ts';
-import {
-  admittedStatus,
-  chooseId,
-  chooseUuid,
-  ensureMetadata,
-  flagNotReady,
-  holdNameClaim,
-  patchStatus,
-} from './admission.ts';
 import { isAdmitted, readyCondition, REASONS } from '../domain/admitted.ts';
+import type { AdmissionDeps } from './admission.ts';
+import { admitFound, finishedDeleting, flagNotReady } from './admission.ts';
 
 export const segmentNotFoundMessage = (segmentName: string) =>
   `FailoverSegment ${segmentName} referenced by spec.segmentRef does not exist in this namespace.`;
@@ -33,11 +25,7 @@ export async function reconcileHost(deps: AdmissionDeps, name: string): Promise<
   const { caches, lifecycle } = deps;
   const cached = caches.hosts.get(name);
   if (!cached) return;
-  if (cached.metadata.deletionTimestamp) {
-    if (cached.metadata.finalizers?.includes(FINALIZERS.hostCleanup)) await lifecycle.finishHostDeletion(cached);
-    deps.confirmedClaims.delete(cached.metadata.uid ?? '');
-    return;
-  }
+  if (await finishedDeleting(deps, cached, FINALIZERS.hostCleanup, (o) => lifecycle.finishHostDeletion(o))) return;
 
   const segName = cached.spec.segmentRef?.name ?? '';
   const seg = caches.segments.get(segName);
@@ -63,31 +51,20 @@ export async function reconcileHost(deps: AdmissionDeps, name: string): Promise<
   }
   const segmentUuid = objectUuid(seg) ?? '';
 
-  let host: HaHost | undefined = await lifecycle.addFinalizer(RESOURCES.hosts, cached, FINALIZERS.hostCleanup);
-  if (!host || host.metadata.deletionTimestamp) return;
-
-  const invalid = deps.validators.host(host.spec);
-  if (invalid) return flagNotReady(deps, RESOURCES.hosts, host, REASONS.invalidSpec, invalid);
-
-  if (!(await holdNameClaim(deps, 'host', host))) {
-    return flagNotReady(deps, RESOURCES.hosts, host, REASONS.nameConflict, hostExists(host.spec.name));
-  }
-
-  const uuid = chooseUuid(host, caches.hosts);
-  const id = await chooseId(host, caches.hosts, deps.ids.hosts);
-  host = await ensureMetadata(
-    deps,
-    RESOURCES.hosts,
-    host,
-    { [LABELS.uuid]: uuid, [LABELS.id]: String(id), [LABELS.segmentUuid]: segmentUuid },
-    [{ apiVersion: API_VERSION, kind: KINDS.segment.kind, name: seg.metadata.name ?? '', uid: seg.metadata.uid ?? '' }],
-  );
-  if (!host) return;
-  const status = admittedStatus(host, { uuid, id, segmentUuid }, deps.now());
-  if (status) {
-    const written = await patchStatus(deps, RESOURCES.hosts, host, status);
-    if (written) caches.hosts.upsertLocal(written);
-  }
+  await admitFound(deps, cached, {
+    ref: RESOURCES.hosts,
+    kind: 'host',
+    cache: caches.hosts,
+    ids: deps.ids.hosts,
+    finalizer: FINALIZERS.hostCleanup,
+    invalid: (host) => deps.validators.host(host.spec),
+    nameTaken: (host) => hostExists(host.spec.name),
+    labels: { [LABELS.segmentUuid]: segmentUuid },
+    fields: { segmentUuid },
+    ownerReferences: [
+      { apiVersion: API_VERSION, kind: KINDS.segment.kind, name: seg.metadata.name ?? '', uid: seg.metadata.uid ?? '' },
+    ],
+  });
 }
 
 /** Asks the API server (not the cache) whether the segment this host was admitted to is gone. */

@@ -11,18 +11,25 @@
 import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
+import { getIfExists } from '../k8s/get-if-exists.ts';
 import { RESOURCES } from '../k8s/resources.ts';
+import {
+  CONFLICT_BACKOFF,
+  isStaleWrite,
+  lostRace,
+  retryOnConflict,
+  retryOnConflictOr,
+} from '../k8s/retry-on-conflict.ts';
 import { API_VERSION, FIELD_MANAGERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, OwnerReference } from '../model/types.ts';
 import { NameTakenError } from '../domain/repository.ts';
 import type { ConfigMap } from './configmap.ts';
-import { ROLES } from './configmap.ts';
+import { deleteExactly, ROLES } from './configmap.ts';
 import type { ClaimKind } from './names.ts';
 import { claimObjectName } from './names.ts';
 
 /** Default age before an orphaned claim may be removed; covers an in-flight create or rename and clock skew. */
 export const DEFAULT_CLAIM_GRACE_MS = 120_000;
-const MAX_ATTEMPTS = 5;
 
 export interface ClaimOwner {
   /** metadata.name of the FailoverSegment or HaHost. */
@@ -68,68 +75,75 @@ export class NameClaims {
   async take(kind: ClaimKind, name: string, owner: ClaimOwner): Promise<void> {
     const { kube, namespace } = this.opts;
     const objectName = claimObjectName(kind, name);
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      try {
-        await kube.create<ConfigMap>(RESOURCES.configMaps, namespace, this.claimBody(kind, name, owner), {
-          fieldManager: FIELD_MANAGERS.api,
-        });
-        return;
-      } catch (e) {
-        if (!isAlreadyExists(e)) throw e;
-      }
-      const existing = await this.get(objectName);
-      if (!existing) continue; // released between our create and our read: try again
-      if (existing.data?.name !== name) {
-        throw new Error(
-          `name claim ${objectName} holds ${JSON.stringify(existing.data?.name)}, not ${JSON.stringify(name)}: hash collision`,
-        );
-      }
-      if (this.isHeldBy(existing, owner)) {
-        if (owner.uid && !existing.data?.ownerUid) await this.bindOwner(kind, existing, owner as Required<ClaimOwner>);
-        return;
-      }
-      if (owner.uid && (await this.isRestoredClaimOf(kind, existing, owner as Required<ClaimOwner>))) {
+    await retryOnConflictOr(
+      CONFLICT_BACKOFF,
+      async () => {
+        try {
+          await kube.create<ConfigMap>(RESOURCES.configMaps, namespace, this.claimBody(kind, name, owner), {
+            fieldManager: FIELD_MANAGERS.api,
+          });
+          return;
+        } catch (e) {
+          if (!isAlreadyExists(e)) throw e;
+        }
+        const existing = await this.get(objectName);
+        if (!existing) throw lostRace(`claim ${objectName} released between our create and our read`);
+        if (existing.data?.name !== name) {
+          throw new Error(
+            `name claim ${objectName} holds ${JSON.stringify(existing.data?.name)}, not ${JSON.stringify(name)}: hash collision`,
+          );
+        }
+        if (this.isHeldBy(existing, owner)) {
+          if (owner.uid && !existing.data?.ownerUid)
+            await this.bindOwner(kind, existing, owner as Required<ClaimOwner>);
+          return;
+        }
+        if (owner.uid && (await this.isRestoredClaimOf(kind, existing, owner as Required<ClaimOwner>))) {
+          this.opts.log.info(
+            { claim: objectName, owner: owner.name, previousUid: existing.data?.ownerUid },
+            're-adopting name claim of an earlier object of the same metadata.name (restored or re-created)',
+          );
+          if (await this.bindOwner(kind, existing, owner as Required<ClaimOwner>)) return;
+          throw lostRace(`claim ${objectName} changed while being re-adopted`);
+        }
+        if (!(await this.isStale(existing))) {
+          throw new NameTakenError(
+            `${kind} name ${JSON.stringify(name)} is already claimed by ${existing.data?.ownerName}`,
+          );
+        }
         this.opts.log.info(
-          { claim: objectName, owner: owner.name, previousUid: existing.data?.ownerUid },
-          're-adopting name claim of an earlier object of the same metadata.name (restored or re-created)',
+          { claim: objectName, owner: existing.data?.ownerName },
+          'removing stale name claim in the way',
         );
-        if (await this.bindOwner(kind, existing, owner as Required<ClaimOwner>)) return;
-        continue; // changed meanwhile: look again
-      }
-      if (!(await this.isStale(existing))) {
-        throw new NameTakenError(
-          `${kind} name ${JSON.stringify(name)} is already claimed by ${existing.data?.ownerName}`,
-        );
-      }
-      this.opts.log.info(
-        { claim: objectName, owner: existing.data?.ownerName },
-        'removing stale name claim in the way',
-      );
-      await this.deleteClaim(existing);
-    }
-    throw new NameTakenError(
-      `${kind} name ${JSON.stringify(name)}: claim kept changing after ${MAX_ATTEMPTS} attempts`,
+        await deleteExactly(this.opts.kube, this.opts.namespace, existing);
+        throw lostRace(`stale claim ${objectName} removed: take it again`);
+      },
+      () =>
+        new NameTakenError(
+          `${kind} name ${JSON.stringify(name)}: claim kept changing after ${CONFLICT_BACKOFF.steps} attempts`,
+        ),
     );
   }
 
   /** Releases the claim if (and only if) `ownerName` holds it. */
   async release(kind: ClaimKind, name: string, ownerName: string): Promise<void> {
     const objectName = claimObjectName(kind, name);
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      const existing = await this.get(objectName);
-      if (!existing || existing.data?.ownerName !== ownerName) return;
-      if (await this.deleteClaim(existing)) return;
+    try {
+      await retryOnConflict(CONFLICT_BACKOFF, async () => {
+        const existing = await this.get(objectName);
+        if (!existing || existing.data?.ownerName !== ownerName) return;
+        if (!(await deleteExactly(this.opts.kube, this.opts.namespace, existing)))
+          throw lostRace(`claim ${objectName} changed before its delete`);
+      });
+    } catch (e) {
+      // A claim that kept changing is left to the sweeper, as a claim whose release failed.
+      if (!isStaleWrite(e)) throw e;
     }
   }
 
   /** The claim object for a name, if any. */
-  async get(objectName: string): Promise<ConfigMap | undefined> {
-    try {
-      return await this.opts.kube.get<ConfigMap>(RESOURCES.configMaps, this.opts.namespace, objectName);
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
+  get(objectName: string): Promise<ConfigMap | undefined> {
+    return getIfExists<ConfigMap>(this.opts.kube, RESOURCES.configMaps, this.opts.namespace, objectName);
   }
 
   holder(kind: ClaimKind, name: string): Promise<ConfigMap | undefined> {
@@ -198,7 +212,7 @@ export class NameClaims {
     for (const claim of list.items) {
       if (this.cachedHolderMatches(claim)) continue;
       if (!(await this.isStale(claim))) continue;
-      if (await this.deleteClaim(claim)) {
+      if (await deleteExactly(this.opts.kube, this.opts.namespace, claim)) {
         removed++;
         log.info({ claim: claim.metadata.name, owner: claim.data?.ownerName }, 'removed orphaned name claim');
       }
@@ -256,20 +270,6 @@ export class NameClaims {
       // Someone else changed or removed it meanwhile; the next pass looks again.
       if (!isConflict(e) && !isNotFound(e)) throw e;
       return false;
-    }
-  }
-
-  /** Deletes exactly the version we looked at; false when it changed or vanished meanwhile. */
-  private async deleteClaim(claim: ConfigMap): Promise<boolean> {
-    try {
-      await this.opts.kube.delete(RESOURCES.configMaps, this.opts.namespace, claim.metadata.name ?? '', {
-        preconditionResourceVersion: claim.metadata.resourceVersion,
-      });
-      return true;
-    } catch (e) {
-      if (isNotFound(e)) return true;
-      if (isConflict(e)) return false;
-      throw e;
     }
   }
 }

@@ -9,7 +9,8 @@
 // repeat); they increase within one process but not across processes, which
 // Masakari does not need: lists sort by created_at, then id.
 import type { KubeClient } from '../k8s/client.ts';
-import { isConflict, isNotFound } from '../k8s/client.ts';
+import { isAlreadyExists, isNotFound } from '../k8s/client.ts';
+import { CONFLICT_BACKOFF, lostRace, retryOnConflictOr } from '../k8s/retry-on-conflict.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { FIELD_MANAGERS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { ConfigMap } from './configmap.ts';
@@ -18,8 +19,6 @@ import type { IdKind } from './names.ts';
 import { sequenceObjectName } from './names.ts';
 
 export const DEFAULT_ID_BLOCK_SIZE = 20;
-/** Compare-and-swap attempts before giving up; each conflict means another process got a block. */
-const MAX_CAS_ATTEMPTS = 50;
 
 export interface IdAllocator {
   /** The next id of this process's block, reserving a new block when it is used up. */
@@ -154,34 +153,39 @@ async function advanceSequence<T>(
   decide: (mark: number) => { take: T; next: number },
 ): Promise<T> {
   const name = sequenceObjectName(kind);
-  for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
-    const cm = await readSequence(kube, namespace, kind);
-    const { take, next } = decide(markOf(cm, namespace, kind));
-    const data = { ...cm?.data, kind, next: String(next) };
-    try {
-      if (cm) {
-        await kube.replace(
-          RESOURCES.configMaps,
-          namespace,
-          name,
-          { ...cm, data },
-          { fieldManager: FIELD_MANAGERS.api },
-        );
-      } else {
-        const fresh: ConfigMap = {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name, labels: { [LABELS.role]: ROLES.idSequence, [LABELS.managedBy]: MANAGED_BY } },
-          data,
-        };
-        await kube.create(RESOURCES.configMaps, namespace, fresh, { fieldManager: FIELD_MANAGERS.api });
+  return retryOnConflictOr(
+    CONFLICT_BACKOFF,
+    async () => {
+      const cm = await readSequence(kube, namespace, kind);
+      const { take, next } = decide(markOf(cm, namespace, kind));
+      const data = { ...cm?.data, kind, next: String(next) };
+      try {
+        if (cm) {
+          await kube.replace(
+            RESOURCES.configMaps,
+            namespace,
+            name,
+            { ...cm, data },
+            { fieldManager: FIELD_MANAGERS.api },
+          );
+        } else {
+          const fresh: ConfigMap = {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name, labels: { [LABELS.role]: ROLES.idSequence, [LABELS.managedBy]: MANAGED_BY } },
+            data,
+          };
+          await kube.create(RESOURCES.configMaps, namespace, fresh, { fieldManager: FIELD_MANAGERS.api });
+        }
+      } catch (e) {
+        if (isAlreadyExists(e)) throw lostRace(`${name}: another process created it first`);
+        throw e;
       }
       return take;
-    } catch (e) {
-      if (!isConflict(e)) throw e; // also AlreadyExists: another process created it first
-    }
-  }
-  throw new IdAllocationError(
-    `could not ${what}: ${MAX_CAS_ATTEMPTS} conflicting updates of ConfigMap ${namespace}/${name}`,
+    },
+    () =>
+      new IdAllocationError(
+        `could not ${what}: ${CONFLICT_BACKOFF.steps} conflicting updates of ConfigMap ${namespace}/${name}`,
+      ),
   );
 }

@@ -72,11 +72,13 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
 import { listAllPages } from '../k8s/list-pages.ts';
+import { getIfExists } from '../k8s/get-if-exists.ts';
 import { RESOURCES } from '../k8s/resources.ts';
+import { CONFLICT_BACKOFF, lostRace, retryOnConflictOr } from '../k8s/retry-on-conflict.ts';
 import { API_VERSION, FIELD_MANAGERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
-import { ROLES } from './configmap.ts';
+import { deleteExactly, ROLES } from './configmap.ts';
 import type { Candidate } from './fingerprints.ts';
 import { bucketOf, isDuplicateOf, payloadHash } from './fingerprints.ts';
 import { notificationClaimName, shortHash } from './names.ts';
@@ -86,8 +88,6 @@ import { isRefused } from '../domain/admitted.ts';
 export const DECISION_GRACE_MS = 10_000;
 /** Claims are kept at least this long after their creation, whatever the window (the cache covers older ones). */
 export const CLAIM_MIN_AGE_MS = 600_000;
-/** Rounds of create / re-read before giving up with a retryable error; each round means a competing write. */
-const MAX_ROUNDS = 50;
 
 const STATE = { deciding: 'deciding', accepted: 'accepted' } as const;
 
@@ -161,13 +161,8 @@ class ClaimSession {
     return notificationClaimName(candidate.type, hostUuid, candidate.payloadHash, windowSeconds, bucket);
   }
 
-  async get(name: string): Promise<ConfigMap | undefined> {
-    try {
-      return await this.req.kube.get<ConfigMap>(RESOURCES.configMaps, this.req.namespace, name);
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
+  get(name: string): Promise<ConfigMap | undefined> {
+    return getIfExists<ConfigMap>(this.req.kube, RESOURCES.configMaps, this.req.namespace, name);
   }
 
   async create(name: string, bucket: string): Promise<ConfigMap | undefined> {
@@ -258,24 +253,28 @@ class ClaimSession {
   async decide(mine: ConfigMap, bucket: bigint): Promise<'accept' | 'yield'> {
     const w = this.req.windowSeconds;
     const me = this.candidateOf(mine);
-    let waitingFor: { rv: string | undefined; since: number } | undefined;
-    for (let round = 1; round <= MAX_ROUNDS * 4; round++) {
-      const [lower, upper] = await Promise.all([
-        this.get(this.claimName(bucket - 1n)),
-        this.get(this.claimName(bucket + 1n)),
-      ]);
-      if (upper) {
-        const s = await this.standing(upper);
-        if (s === 'present' || s === 'pending') return 'yield';
-        if (s === 'deciding' && isDuplicateOf(this.candidateOf(upper), me, w)) {
-          // The upper claim yields to us; if it was decided meanwhile, look again.
-          if (!(await this.remove(upper))) continue;
-        }
-      }
-      if (lower && isDuplicateOf(me, this.candidateOf(lower), w)) {
-        const s = await this.standing(lower);
-        if (s === 'present' || s === 'pending') return 'yield';
-        if (s === 'deciding') {
+    return retryOnConflictOr(
+      CONFLICT_BACKOFF,
+      async () => {
+        let waitingFor: { rv: string | undefined; since: number } | undefined;
+        // Waiting for a deciding lower neighbour is not a competing write: it ends with its decision or its grace.
+        for (let waits = 1; ; waits++) {
+          const [lower, upper] = await Promise.all([
+            this.get(this.claimName(bucket - 1n)),
+            this.get(this.claimName(bucket + 1n)),
+          ]);
+          if (upper) {
+            const s = await this.standing(upper);
+            if (s === 'present' || s === 'pending') return 'yield';
+            // The upper claim yields to us; if it was decided meanwhile, look again.
+            if (s === 'deciding' && isDuplicateOf(this.candidateOf(upper), me, w) && !(await this.remove(upper))) {
+              throw lostRace(`upper neighbour of ${mine.metadata.name} changed`);
+            }
+          }
+          if (!lower || !isDuplicateOf(me, this.candidateOf(lower), w)) return 'accept';
+          const s = await this.standing(lower);
+          if (s === 'present' || s === 'pending') return 'yield';
+          if (s !== 'deciding') return 'accept';
           const now = Date.now();
           if (!waitingFor || waitingFor.rv !== lower.metadata.resourceVersion) {
             waitingFor = { rv: lower.metadata.resourceVersion, since: now };
@@ -283,31 +282,15 @@ class ClaimSession {
           if (now - waitingFor.since >= this.graceMs) {
             // Its creator stopped deciding: refuse it (it is a duplicate of ours).
             await this.remove(lower);
-            continue;
+            throw lostRace(`lower neighbour of ${mine.metadata.name} removed: look again`);
           }
           // Its decider may be deleting ours right now (lower claims win).
           if (!(await this.get(mine.metadata.name ?? ''))) return 'yield';
-          await this.sleep(Math.min(200, 10 * round));
-          continue;
+          await this.sleep(Math.min(200, 10 * waits));
         }
-      }
-      return 'accept';
-    }
-    throw new IntakeContendedError(`notification claim ${mine.metadata.name}: neighbours kept changing`);
-  }
-}
-
-/** Deletes exactly the version we looked at; true when it is gone, false when it changed meanwhile. */
-async function deleteExactly(kube: KubeClient, namespace: string, claim: ConfigMap): Promise<boolean> {
-  try {
-    await kube.delete(RESOURCES.configMaps, namespace, claim.metadata.name ?? '', {
-      preconditionResourceVersion: claim.metadata.resourceVersion,
-    });
-    return true;
-  } catch (e) {
-    if (isNotFound(e)) return true;
-    if (isConflict(e)) return false;
-    throw e;
+      },
+      () => new IntakeContendedError(`notification claim ${mine.metadata.name}: neighbours kept changing`),
+    );
   }
 }
 
@@ -332,51 +315,58 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
   let waitingFor: { rv: string | undefined; since: number } | undefined;
   let waits = 0;
 
-  for (let round = 1; round <= MAX_ROUNDS; round++) {
-    let mine = await session.create(name, bucketText);
-    let existing: ConfigMap | undefined;
-    if (!mine) {
-      existing = await session.get(name);
-      if (!existing) continue; // yielded between our create and our read: try again
-      // Our own earlier attempt (a reconciler retry, or a create interrupted after the claim): carry on with it.
-      if (dataOf(existing).notification === req.name) {
-        if (dataOf(existing).state === STATE.accepted) return accepted(existing);
-        mine = existing;
-      }
-    }
-    if (mine) {
-      const verdict = bucket === undefined ? 'accept' : await session.decide(mine, bucket);
-      if (verdict === 'yield') {
-        await session.remove(mine);
-        return { kind: 'duplicate' };
-      }
-      const written = await session.accept(mine);
-      if (written) return accepted(written);
-      // Someone decided our claim first: a lower neighbour made it yield, or a racer finished it.
-      const now = await session.get(name);
-      if (now && dataOf(now).notification === req.name && dataOf(now).state === STATE.accepted) return accepted(now);
-      return { kind: 'duplicate' };
-    }
+  return retryOnConflictOr(
+    CONFLICT_BACKOFF,
+    async (): Promise<ClaimOutcome> => {
+      // Waiting for a deciding claim's decider is not a competing write: it ends with its decision or its grace.
+      for (;;) {
+        let mine = await session.create(name, bucketText);
+        let existing: ConfigMap | undefined;
+        if (!mine) {
+          existing = await session.get(name);
+          if (!existing) throw lostRace(`claim ${name} yielded between our create and our read`);
+          // Our own earlier attempt (a reconciler retry, or a create interrupted after the claim): carry on with it.
+          if (dataOf(existing).notification === req.name) {
+            if (dataOf(existing).state === STATE.accepted) return accepted(existing);
+            mine = existing;
+          }
+        }
+        if (mine) {
+          const verdict = bucket === undefined ? 'accept' : await session.decide(mine, bucket);
+          if (verdict === 'yield') {
+            await session.remove(mine);
+            return { kind: 'duplicate' };
+          }
+          const written = await session.accept(mine);
+          if (written) return accepted(written);
+          // Someone decided our claim first: a lower neighbour made it yield, or a racer finished it.
+          const now = await session.get(name);
+          if (now && dataOf(now).notification === req.name && dataOf(now).state === STATE.accepted) {
+            return accepted(now);
+          }
+          return { kind: 'duplicate' };
+        }
 
-    const other = existing as ConfigMap;
-    const standing = await session.standing(other);
-    if (standing === 'present') return { kind: 'duplicate' };
-    if (standing === 'pending') return accepted(other);
-    if (standing === 'absent') continue;
-    // Deciding: wait for its decider; past the grace its creator is gone and the claim yields to ours.
-    const now = Date.now();
-    if (!waitingFor || waitingFor.rv !== other.metadata.resourceVersion) {
-      waitingFor = { rv: other.metadata.resourceVersion, since: now };
-    }
-    if (now - waitingFor.since >= graceMs) {
-      await session.remove(other);
-      continue;
-    }
-    // Polling backs off (5, 10, 20 … 200 ms): a storm of identical requests must not hammer the API server.
-    await sleep(Math.min(200, 5 * 2 ** Math.min(6, waits++)));
-    round--; // waiting for a decision is not a competing write
-  }
-  throw new IntakeContendedError(`notification claim ${name}: ${MAX_ROUNDS} competing writes`);
+        const other = existing as ConfigMap;
+        const standing = await session.standing(other);
+        if (standing === 'present') return { kind: 'duplicate' };
+        if (standing === 'pending') return accepted(other);
+        if (standing === 'absent') throw lostRace(`claim ${name} stood for a deleted notification: take it again`);
+        // Deciding: wait for its decider; past the grace its creator is gone and the claim yields to ours.
+        const now = Date.now();
+        if (!waitingFor || waitingFor.rv !== other.metadata.resourceVersion) {
+          waitingFor = { rv: other.metadata.resourceVersion, since: now };
+        }
+        if (now - waitingFor.since >= graceMs) {
+          await session.remove(other);
+          throw lostRace(`claim ${name} of a crashed creator removed: take it again`);
+        }
+        // Polling backs off (5, 10, 20 … 200 ms): a storm of identical requests must not hammer the API server.
+        await sleep(Math.min(200, 5 * 2 ** Math.min(6, waits++)));
+      }
+    },
+    () => new IntakeContendedError(`notification claim ${name}: ${CONFLICT_BACKOFF.steps} competing writes`),
+  );
 }
 
 /**

@@ -13,14 +13,14 @@
 import type { Logger } from 'pino';
 import type { KubeClient, ResourceRef } from '../k8s/client.ts';
 import { isConflict, isNotFound } from '../k8s/client.ts';
+import { getIfExists } from '../k8s/get-if-exists.ts';
 import { RESOURCES } from '../k8s/resources.ts';
+import { CONFLICT_BACKOFF, retryOnConflictOr } from '../k8s/retry-on-conflict.ts';
 import { FINALIZERS, LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, MasakariObject } from '../model/types.ts';
 import type { NameClaims } from './claims.ts';
 import type { StoreCaches } from './caches.ts';
 import { objectUuid } from './mapping.ts';
-
-const MAX_ATTEMPTS = 10;
 
 export interface LifecycleDeps {
   kube: KubeClient;
@@ -128,36 +128,34 @@ export class Lifecycle {
   ): Promise<T | undefined> {
     const { kube, namespace, fieldManager } = this.deps;
     const name = start.metadata.name ?? '';
-    let obj: T | undefined = start;
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      if (!obj) return undefined;
-      if (start.metadata.uid && obj.metadata.uid !== start.metadata.uid) return undefined;
-      if (obj.metadata.deletionTimestamp && !allowDeleting) return obj;
-      const next = edit(obj.metadata.finalizers ?? []);
-      if (!next) return obj;
-      try {
-        return await kube.mergePatch<T>(
-          ref,
-          namespace,
-          name,
-          { metadata: { resourceVersion: obj.metadata.resourceVersion, finalizers: next } },
-          { fieldManager },
-        );
-      } catch (e) {
-        if (isNotFound(e)) return undefined;
-        if (!isConflict(e)) throw e;
-      }
-      obj = await this.fresh<T>(ref, name);
-    }
-    throw new Error(`could not update finalizers of ${ref.plural}/${name}: ${MAX_ATTEMPTS} conflicting writes`);
+    return retryOnConflictOr(
+      CONFLICT_BACKOFF,
+      async (attempt) => {
+        const obj = attempt === 1 ? start : await this.fresh<T>(ref, name);
+        if (!obj) return undefined;
+        if (start.metadata.uid && obj.metadata.uid !== start.metadata.uid) return undefined;
+        if (obj.metadata.deletionTimestamp && !allowDeleting) return obj;
+        const next = edit(obj.metadata.finalizers ?? []);
+        if (!next) return obj;
+        try {
+          return await kube.mergePatch<T>(
+            ref,
+            namespace,
+            name,
+            { metadata: { resourceVersion: obj.metadata.resourceVersion, finalizers: next } },
+            { fieldManager },
+          );
+        } catch (e) {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        }
+      },
+      () =>
+        new Error(`could not update finalizers of ${ref.plural}/${name}: ${CONFLICT_BACKOFF.steps} conflicting writes`),
+    );
   }
 
-  async fresh<T>(ref: ResourceRef, name: string): Promise<T | undefined> {
-    try {
-      return await this.deps.kube.get<T>(ref, this.deps.namespace, name);
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
+  fresh<T>(ref: ResourceRef, name: string): Promise<T | undefined> {
+    return getIfExists<T>(this.deps.kube, ref, this.deps.namespace, name);
   }
 }

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { API_VERSION, LABELS } from '../../model/constants.ts';
 import type { FailoverSegment, HaHost } from '../../model/types.ts';
-import type { SourceHost, SourceSegment } from '../../store/import.ts';
+import type { SourceHost, SourceSegment } from '../../store/import-mapping.ts';
 import { buildPlan, executionOrder } from './plan.ts';
 import type { PlanItem } from './plan.ts';
 import type { SourceSnapshot } from './source.ts';

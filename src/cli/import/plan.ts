@@ -8,8 +8,8 @@
 // alone and reported.
 import type { FailoverSegment, HaHost } from '../../model/types.ts';
 import { hostSegmentUuid, objectId, objectUuid } from '../../store/mapping.ts';
-import { byUuid, hostChanges, segmentChanges } from '../../store/import.ts';
-import type { ImportTarget, SourceHost, SourceSegment } from '../../store/import.ts';
+import { byUuid, hostChanges, segmentChanges } from '../../store/import-mapping.ts';
+import type { ImportTarget, SourceHost, SourceSegment } from '../../store/import-mapping.ts';
 import { isInvalid } from './source.ts';
 import type { SourceSnapshot } from './source.ts';
 import { isAdmitted } from '../../domain/admitted.ts';

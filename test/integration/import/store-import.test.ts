@@ -19,7 +19,7 @@ import { NameTakenError } from '../../../src/domain/repository.ts';
 import { createCrRepository } from '../../../src/store/index.ts';
 import { createIdAllocator, reserveImportedId } from '../../../src/store/ids.ts';
 import { StoreImporter } from '../../../src/store/import.ts';
-import type { SourceHost, SourceSegment } from '../../../src/store/import.ts';
+import type { SourceHost, SourceSegment } from '../../../src/store/import-mapping.ts';
 import { claimObjectName, restObjectName } from '../../../src/store/names.ts';
 import { isAdmitted } from '../../../src/domain/admitted.ts';
 
