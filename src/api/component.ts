@@ -5,7 +5,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AppContext, Component } from '../app/component.ts';
 import { untilSyncedOrShutdown } from '../app/first-sync.ts';
-import { sharedFactoryOf } from '../runtime/shared-informers.ts';
+import { managerFor } from '../runtime/manager.ts';
+import type { Manager } from '../runtime/manager.ts';
+import { addStoreReconcilers } from '../reconcilers/component.ts';
 import { createCrRepository } from '../store/index.ts';
 import { limitConnections } from './connections.ts';
 import type { ConnectionLimits } from './connections.ts';
@@ -46,17 +48,22 @@ export interface ApiComponent extends Component {
   webhook?: WebhookServer;
 }
 
-/** The CR-backed repository; the store brings its own informers, controllers and leader election. */
-function openStore(ctx: AppContext): ApiRepository {
-  return createCrRepository({
+/**
+ * The CR-backed repository over the manager's shared caches, with the store
+ * reconcilers (kubectl/GitOps admission, sweeps, retention) beside it as a
+ * leader-elected runnable of the same manager.
+ */
+function openStore(ctx: AppContext, manager: Manager): ApiRepository {
+  const repo = createCrRepository({
     kube: ctx.kube,
     namespace: ctx.namespace,
     config: ctx.config,
     log: ctx.log,
-    identity: ctx.identity,
     metrics: ctx.metrics,
-    ...(ctx.informers ? { informerFactory: sharedFactoryOf(ctx.informers) } : {}),
+    informerFactory: manager.informerFactory,
   });
+  addStoreReconcilers(manager, repo.parts, { metrics: ctx.metrics });
+  return repo;
 }
 
 function authSettings(ctx: AppContext): AuthSettings {
@@ -84,9 +91,17 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
   const { config } = ctx;
   const auth = authSettings(ctx);
   const policy = new PolicyEnforcer({ policyFile: config.oslo_policy.policy_file });
-  const repo = opts.repository ?? openStore(ctx);
+  const { manager, owned } = managerFor(ctx);
+  const repo = opts.repository ?? openStore(ctx, manager);
   // The first sync is retried for as long as it takes (readiness stays false); only a shutdown ends the wait.
   await untilSyncedOrShutdown(repo, ctx.signal);
+  // A process's manager is started by the process once every component is created.
+  if (owned) await manager.start();
+  /** The repository's caches and the store reconcilers stop with the manager; a given repository by itself. */
+  const stopStore = async (): Promise<void> => {
+    if (opts.repository) await repo.stop();
+    if (owned) await manager.stop();
+  };
 
   const compute = ctx.nova ? new NovaComputeHostChecker(ctx.nova) : new NoComputeHostChecker();
   if (!ctx.nova)
@@ -119,7 +134,7 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
       });
     });
   } catch (e) {
-    await repo.stop();
+    await stopStore();
     throw e;
   }
   log.info(
@@ -145,7 +160,7 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
       });
     } catch (e) {
       server.close();
-      await repo.stop();
+      await stopStore();
       throw e;
     }
   }
@@ -166,7 +181,7 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
       await closed;
       clearTimeout(deadline);
       await repo.settle?.();
-      await repo.stop();
+      await stopStore();
       log.info('Masakari API stopped');
     },
   };

@@ -11,7 +11,7 @@ import type { KubeClient } from '../k8s/client.ts';
 import type { Config } from '../config/config.ts';
 import type { NovaClient } from '../openstack/types.ts';
 import type { OpenStackSession } from '../openstack/session.ts';
-import type { SharedInformerFactory } from '../runtime/shared-informers.ts';
+import type { Manager } from '../runtime/manager.ts';
 
 export interface AppContext {
   config: Config;
@@ -34,11 +34,14 @@ export interface AppContext {
   /** Aborted on SIGTERM/SIGINT. */
   signal: AbortSignal;
   /**
-   * The process's caches: one per (resource, namespace, selectors), shared by
-   * every component (src/runtime/shared-informers.ts). The process shell
-   * always sets it; a component given none (unit tests) makes its own.
+   * The process's manager (src/runtime/manager.ts): its caches, one per
+   * (resource, namespace, selectors), are shared by every component; it runs
+   * the components' runnables and leader elections in one start and one
+   * shutdown order. The process shell always sets it and starts it once every
+   * component is created; a component given none (tests) makes, starts and
+   * stops its own (managerFor).
    */
-  informers?: SharedInformerFactory;
+  manager?: Manager;
 }
 
 export interface Component {

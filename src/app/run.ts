@@ -1,9 +1,13 @@
 // `masakari-operator run`: the process from start to exit.
 //   1. configuration (fails fast naming the option), logger, identity;
 //   2. OpenStack credentials → Nova client (or none), Kubernetes client;
-//   3. ops server (/healthz, /readyz, /metrics), then each selected component;
+//   3. the process's manager (src/runtime/manager.ts: shared caches, runnables,
+//      leader elections), the ops server (/healthz, /readyz, /metrics), then
+//      each selected component, which registers its caches and runnables with
+//      the manager; then the manager starts them (caches synced first);
 //   4. wait for SIGTERM/SIGINT, then abort ctx.signal, stop the components
-//      (reverse order, one shared deadline), close the servers and clients.
+//      (reverse order: they stop serving), then the manager (runnables, caches,
+//      Leases), all within one shared deadline; close the servers and clients.
 // Exit code: 0 after a clean stop, 1 when start-up failed or a component did
 // not stop cleanly. Anything that prevents start-up is a StartupError whose
 // message main.ts prints on stderr.
@@ -32,7 +36,7 @@ import {
 } from './components.ts';
 import { createMetricsRegistry, openStackCallObserver } from './metrics.ts';
 import { operatorVersion } from './version.ts';
-import { SharedInformerFactory } from '../runtime/shared-informers.ts';
+import { Manager } from '../runtime/manager.ts';
 import type { InformerDeps } from '../runtime/informer.ts';
 
 export interface ClosableKube {
@@ -164,14 +168,23 @@ export async function runOperator(opts: RunOptions): Promise<number> {
     }
     cleanups.push(() => kube.close());
 
-    // One cache per (resource, namespace, selectors) for every component of this process.
-    const informers = new SharedInformerFactory({
-      ...opts.informerDeps,
+    // One manager for every component of this process: one cache per (resource, namespace, selectors),
+    // one election per Lease, one start and one shutdown order.
+    const manager = new Manager({
       kube: kube.client,
-      log: log.child({ component: 'caches' }),
+      namespace: config.operator.namespace,
+      identity,
+      log,
+      metrics,
+      lease: config.operator,
+      ...(opts.informerDeps ? { informerDeps: opts.informerDeps } : {}),
     });
-    cleanups.push(async () => informers.stopAll());
-    const liveness = () => informers.crashed().map((key) => `cache ${key}: list/watch loop crashed`);
+    // Normally stopped before the clean-ups (runShutdown); here for a failed start-up.
+    cleanups.push(async () => {
+      if (!manager.isStopping()) await manager.stop();
+      manager.informers.stopAll();
+    });
+    const liveness = () => manager.informers.crashed().map((key) => `cache ${key}: list/watch loop crashed`);
 
     const listen = metricsListenAddress(config);
     let ops: OpsServer;
@@ -205,7 +218,7 @@ export async function runOperator(opts: RunOptions): Promise<number> {
       metrics,
       identity,
       signal: controller.signal,
-      informers,
+      manager,
     };
     const stopTimeoutMs = config.operator.shutdown_timeout * 1000;
     await startComponents(
@@ -215,6 +228,8 @@ export async function runOperator(opts: RunOptions): Promise<number> {
       (entry) => started.push(entry),
       stopTimeoutMs,
     );
+    // Every component has registered its caches and runnables: caches sync, then runnables and elections start.
+    void manager.start().catch((err: unknown) => log.info({ err }, 'stopped before the caches synced'));
     if (!stopSignal) {
       phase = 'running';
       log.info({ components }, 'masakari-operator running');
@@ -222,7 +237,12 @@ export async function runOperator(opts: RunOptions): Promise<number> {
 
     const signal = await opts.shutdownRequested;
     log.info({ signal, deadline_s: config.operator.shutdown_timeout }, 'shutting down');
+    const deadline = Date.now() + stopTimeoutMs;
     const failed = await stopComponents(started, stopTimeoutMs, log);
+    if (!(await stopWithin(() => manager.stop(), deadline - Date.now()))) {
+      failed.push('manager');
+      log.error({ timeout_ms: stopTimeoutMs }, 'the manager did not stop before the shutdown deadline');
+    }
     await cleanUp();
     if (failed.length > 0) {
       log.error({ components: failed }, 'masakari-operator stopped, but not every component stopped cleanly');
@@ -242,6 +262,21 @@ export async function runOperator(opts: RunOptions): Promise<number> {
     throw e;
   } finally {
     log.flush();
+  }
+}
+
+/** Runs stop, waiting at most ms for it; false when it overran or failed. */
+async function stopWithin(stop: () => Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const overran = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([stop().then(() => true), overran]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -1,7 +1,8 @@
 // The `engine` component (MASAKARI_COMPONENTS=engine): the recovery engine of
-// src/engine/engine.ts on the real runtime — KubeInformers, a work-queue
-// Controller, Lease-based leader election (Lease `masakari-engine`) and an
-// EventRecorder — with the host-failure workflow and the vmoves id allocator.
+// src/engine/engine.ts on the real runtime — the process manager's shared
+// caches and leader election (Lease `masakari-engine`), a work-queue
+// Controller and an EventRecorder — with the host-failure workflow and the
+// vmoves id allocator.
 
 import type { AppContext, Component } from '../app/component.ts';
 import { RESOURCES } from '../k8s/resources.ts';
@@ -9,9 +10,9 @@ import { API_VERSION } from '../model/constants.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
-import { SharedInformerFactory, sharedFactoryOf } from '../runtime/shared-informers.ts';
+import { managerFor } from '../runtime/manager.ts';
+import { sharedFactoryOf } from '../runtime/shared-informers.ts';
 import { NodeDirectory } from '../remediation/node-directory.ts';
-import { runLeaderElection } from '../runtime/leaderelection.ts';
 import { createIdAllocator } from '../store/ids.ts';
 import { createEngine } from './engine.ts';
 import type { EngineEvents } from './notification-processor.ts';
@@ -61,9 +62,10 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
   const recorder = new EventRecorder({ kube, reportingInstance: identity, log });
   const op = config.operator;
   if (!ctx.nova) log.warn('no OpenStack credentials: notifications that need Nova will end in error');
-  // The process's shared caches (hosts and segments are the API's too); unit tests may give none.
-  const informers = sharedFactoryOf(ctx.informers ?? new SharedInformerFactory({ kube, log }));
-  const nodes = new NodeDirectory({ kube, informers, log });
+  // The process's manager: shared caches (hosts and segments are the API's too) and leader election.
+  const { manager, owned } = managerFor(ctx);
+  // Opened on first use (a requireFencing segment) and stopped by the directory itself.
+  const nodes = new NodeDirectory({ kube, informers: sharedFactoryOf(manager.informers), log });
 
   const engine = createEngine({
     kube,
@@ -72,25 +74,9 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
     ...(ctx.nova ? { nova: instrumentNova(ctx.nova) } : {}),
     log: ctx.log,
     identity,
-    informerFactory: informers,
+    manager,
     makeController: (name, reconcile) =>
       new Controller({ name, reconcile, workers: ENGINE_WORKERS, log, metrics: ctx.metrics }),
-    runLeader: ({ name, identity: id, lead, signal }) =>
-      runLeaderElection({
-        kube,
-        namespace,
-        name,
-        identity: id,
-        signal,
-        log,
-        metrics: ctx.metrics,
-        leaseDurationMs: op.lease_duration * 1000,
-        renewDeadlineMs: op.renew_deadline * 1000,
-        retryPeriodMs: op.retry_period * 1000,
-        onStartedLeading: lead,
-        onStoppedLeading: () => log.info('engine lease released or lost'),
-        onNewLeader: (leader) => log.info({ leader }, 'engine leader'),
-      }),
     events: eventSink(recorder),
     hostWorkflow: (wctx, startFallbackRun) => runHostFailure(wctx, startFallbackRun, { onEvacuation: countEvacuation }),
     vmoveIds: createIdAllocator(kube, namespace, 'vmoves', op.id_block_size),
@@ -108,19 +94,26 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
     },
   });
 
+  manager.onStop(async () => {
+    nodes.stop();
+    await recorder.flush();
+  });
   // Caches sync in the background, retried for as long as it takes; ready() reports it. Only
   // stop() ends the wait (start() then rejects: the caches were stopped before they synced).
-  const started = engine.start().catch((err: unknown) => log.info({ err }, 'engine stopped before its caches synced'));
+  // A process's manager is started by the process once every component is created.
+  const started = owned
+    ? engine.start().catch((err: unknown) => log.info({ err }, 'engine stopped before its caches synced'))
+    : undefined;
   log.info({ namespace, lease: RESOURCES.leases.plural }, 'engine component started');
 
   return {
     name: 'engine',
     ready: () => engine.ready(),
     async stop() {
+      // The process's manager stops the engine after every component stopped serving.
+      if (!owned) return;
       await engine.stop();
       await started;
-      nodes.stop();
-      await recorder.flush();
     },
   };
 }

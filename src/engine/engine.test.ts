@@ -4,7 +4,9 @@ import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification } from '../model/types.ts';
 import type { Reconciler } from '../runtime/types.ts';
 import { createEngine } from './engine.ts';
-import type { Engine, EngineController, EngineLeaderRunner } from './engine.ts';
+import type { Engine, EngineController } from './engine.ts';
+import { Manager } from '../runtime/manager.ts';
+import type { LeaderRunner } from '../runtime/manager.ts';
 import type { HostWorkflow } from './notification-processor.ts';
 import type { KubeInformer } from '../runtime/informer.ts';
 import type { World } from './testing/fixtures.ts';
@@ -19,7 +21,7 @@ class FakeLease {
   private readonly revokers = new Map<string, AbortController>();
   private wake: Array<() => void> = [];
 
-  runner: EngineLeaderRunner = async ({ identity, lead, signal }) => {
+  runner: LeaderRunner = async ({ identity, lead, signal }) => {
     while (!signal.aborted) {
       if (this.holder === undefined && !this.blocked.has(identity)) {
         this.holder = identity;
@@ -98,13 +100,13 @@ function engineFor(
     nova,
     log: quietLog,
     identity,
+    manager: new Manager({ kube: w.kube, namespace: NS, identity, log: quietLog, runLeader: lease.runner }),
     informerFactory: (ref, opts) => {
       const informer = w.informers.factory(ref, opts);
       caches.set(ref.plural, informer as never);
       return informer;
     },
     makeController: fakeController(calls),
-    runLeader: lease.runner,
     events: { onNotification: () => {}, onHost: () => {} },
     hostWorkflow,
     vmoveIds: counterIds,
@@ -203,7 +205,7 @@ test('a leader whose Lease is no longer held sends no Nova side effect: the run 
   // A Lease that this engine holds until `held` turns false, as after a stall past its duration:
   // the leading signal has not aborted yet (the renew loop has not run), only the hold knows.
   let held = true;
-  const runner: EngineLeaderRunner = async ({ lead, signal }) => {
+  const runner: LeaderRunner = async ({ lead, signal }) => {
     await lead(signal, { held: () => held });
   };
   let locked = false;
@@ -227,9 +229,9 @@ test('a leader whose Lease is no longer held sends no Nova side effect: the run 
     nova,
     log: quietLog,
     identity: 'engine-a',
+    manager: new Manager({ kube: w.kube, namespace: NS, identity: 'engine-a', log: quietLog, runLeader: runner }),
     informerFactory: w.informers.factory,
     makeController: fakeController(calls),
-    runLeader: runner,
     events: { onNotification: () => {}, onHost: () => {} },
     hostWorkflow: workflow,
     vmoveIds: counterIds,

@@ -1,9 +1,10 @@
 // The recovery engine assembled from its parts: informers on notifications,
 // hosts and segments; the notification state machine on a work-queue
-// controller; Masakari's two periodic tasks; all of it active only while this
-// process holds the engine Lease. The runtime pieces (informer, controller,
-// leader election, events) are injected, so the engine runs the same way on
-// the real runtime (src/engine/component.ts) and on test doubles.
+// controller; Masakari's two periodic tasks; all of it a runnable of the
+// process's manager (src/runtime/manager.ts) that runs only while this
+// process holds the engine Lease. The caches and the leader election are the
+// manager's; the controller and events are injected, so the engine runs the
+// same way on the real runtime (src/engine/component.ts) and on test doubles.
 
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
@@ -16,6 +17,7 @@ import { informerReady } from '../runtime/types.ts';
 import { isUnfinishedNotification, UNFINISHED_FIELD_SELECTOR } from '../model/notification-phase.ts';
 import type { LeaseHold } from '../runtime/leaderelection.ts';
 import { INDEX } from '../model/indexes.ts';
+import type { Manager } from '../runtime/manager.ts';
 import type { IdSource } from './journal.ts';
 import { NotificationProcessor } from './notification-processor.ts';
 import type { EngineEvents, FencingGate, HostWorkflow } from './notification-processor.ts';
@@ -40,17 +42,6 @@ export interface EngineController {
   start(signal: AbortSignal): Promise<void>;
 }
 
-/**
- * Runs `lead(signal, hold)` while this process holds the Lease `name`; resolves when `signal` aborts.
- * hold.held() says, at any instant, whether the Lease is still ours (src/runtime/leaderelection.ts).
- */
-export type EngineLeaderRunner = (args: {
-  name: string;
-  identity: string;
-  lead: (signal: AbortSignal, hold?: LeaseHold) => Promise<void>;
-  signal: AbortSignal;
-}) => Promise<void>;
-
 export interface EngineOptions {
   kube: KubeClient;
   namespace: string;
@@ -59,9 +50,11 @@ export interface EngineOptions {
   log: Logger;
   identity: string;
   clock?: Clock;
-  informerFactory: EngineInformerFactory;
+  /** Runs the engine's caches and, under the Lease ENGINE_LEASE_NAME, the engine itself. */
+  manager: Manager;
+  /** Default: the manager's shared informers. Caches from another factory (test doubles) are handed to the manager. */
+  informerFactory?: EngineInformerFactory;
   makeController: (name: string, reconcile: Reconciler) => EngineController;
-  runLeader: EngineLeaderRunner;
   events: EngineEvents;
   hostWorkflow: HostWorkflow;
   vmoveIds: IdSource;
@@ -70,11 +63,11 @@ export interface EngineOptions {
 }
 
 export interface Engine {
-  /** Starts the caches (resolves once synced) and campaigns for the Lease in the background. */
+  /** Starts the manager: the caches (resolves once synced), then the campaign for the Lease in the background. */
   start(): Promise<void>;
   ready(): boolean;
   isLeading(): boolean;
-  /** Stops leading (runs in flight are cancelled and resume on the next leader) and the caches. */
+  /** Stops the manager: leading ends (runs in flight are cancelled and resume on the next leader), then the caches. */
   stop(): Promise<void>;
   readonly processor: NotificationProcessor;
 }
@@ -86,26 +79,30 @@ export function createEngine(o: EngineOptions): Engine {
   // they are what grows without bound. The API server filters (the CRD's selectable field
   // status.phase) and sends DELETED when one finishes; keep applies the same rule to the
   // engine's own status writes.
-  const notifications = o.informerFactory<Notification>(RESOURCES.notifications, {
+  const { manager } = o;
+  const custom = o.informerFactory;
+  const informerFactory: EngineInformerFactory = custom
+    ? (ref, opts) => manager.addCache(custom(ref, opts))
+    : manager.informerFactory;
+  const notifications = informerFactory<Notification>(RESOURCES.notifications, {
     namespace: o.namespace,
     fieldSelector: UNFINISHED_FIELD_SELECTOR,
     keep: isUnfinishedNotification,
   });
-  const hosts = o.informerFactory<HaHost>(RESOURCES.hosts, {
+  const hosts = informerFactory<HaHost>(RESOURCES.hosts, {
     namespace: o.namespace,
     indexes: {
       [INDEX.name]: (h) => (h.spec?.name ? [h.spec.name] : []),
       [INDEX.uuid]: (h) => (h.status?.uuid ? [h.status.uuid] : []),
     },
   });
-  const segments = o.informerFactory<FailoverSegment>(RESOURCES.segments, {
+  const segments = informerFactory<FailoverSegment>(RESOURCES.segments, {
     namespace: o.namespace,
     indexes: { [INDEX.uuid]: (s) => (s.status?.uuid ? [s.status.uuid] : []) },
   });
   const informers = [notifications, hosts, segments];
 
   let controller: EngineController | undefined;
-  const stopping = new AbortController();
   const processor = new NotificationProcessor({
     kube: o.kube,
     namespace: o.namespace,
@@ -137,7 +134,7 @@ export function createEngine(o: EngineOptions): Engine {
     const c = o.makeController(ENGINE_CONTROLLER_NAME, (key) => processor.reconcile(key));
     controller = c;
     processor.startLeading(signal, {
-      isGracefulStop: () => stopping.signal.aborted,
+      isGracefulStop: () => manager.isStopping(),
       ...(hold ? { holdsLease: () => hold.held() } : {}),
     });
     const d = o.config.DEFAULT;
@@ -164,41 +161,32 @@ export function createEngine(o: EngineOptions): Engine {
     } finally {
       if (controller === c) controller = undefined;
       // A graceful stop still holds the Lease here (it is released after lead returns), so runs unlock their servers.
-      const graceful = stopping.signal.aborted;
+      const graceful = manager.isStopping();
       await processor.stopLeading(graceful ? 'engine stopping' : 'leadership lost', { releaseLocks: graceful });
       log.info({ graceful }, 'engine stopped leading');
     }
   };
 
-  let campaign: Promise<void> | undefined;
   let leading = false;
+  manager.add(
+    {
+      start: async (signal, hold) => {
+        leading = true;
+        try {
+          await lead(signal, hold);
+        } finally {
+          leading = false;
+        }
+      },
+    },
+    { name: 'engine', needLeaderElection: true, lease: ENGINE_LEASE_NAME },
+  );
 
   return {
     processor,
-    async start() {
-      await Promise.all(informers.map((i) => i.start()));
-      campaign ??= o
-        .runLeader({
-          name: ENGINE_LEASE_NAME,
-          identity: o.identity,
-          signal: stopping.signal,
-          lead: async (signal, hold) => {
-            leading = true;
-            try {
-              await lead(signal, hold);
-            } finally {
-              leading = false;
-            }
-          },
-        })
-        .catch((err: unknown) => log.error({ err }, 'engine leader election stopped with an error'));
-    },
+    start: () => manager.start(),
     ready: () => informers.every(informerReady),
     isLeading: () => leading,
-    async stop() {
-      stopping.abort();
-      await campaign;
-      for (const i of informers) i.stop();
-    },
+    stop: () => manager.stop(),
   };
 }

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { RESOURCES } from '../k8s/resources.ts';
 import { API_VERSION, FINALIZERS, LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
-import { NS, hostInput, segmentInput, storeFixture } from '../store/testing/fixture.ts';
+import { NS, hostInput, segmentInput, storeFixture } from './testing/fixture.ts';
 import { reconcileHost } from './host-reconciler.ts';
 import { reconcileNotification } from './notification-reconciler.ts';
 import { reconcileSegment } from './segment-reconciler.ts';

@@ -1,10 +1,12 @@
 // The 'remediation' component: the Medik8s external remediator. It caches the
 // MasakariRemediations of the operator's namespace on every replica and runs
-// the remediation controller only on the replica holding the Lease
-// "masakari-remediation" (like the engine), so exactly one process files
-// notifications and forces services down. Notifications go through the same
-// HaService and CR repository as the REST API, one repository per segment
-// namespace, opened on first use.
+// the remediation controller, a runnable of the process's manager, only on
+// the replica holding the Lease "masakari-remediation" (like the engine), so
+// exactly one process files notifications and forces services down.
+// Notifications go through the same HaService and CR repository as the REST
+// API, one repository per segment namespace, opened on first use. Without the
+// API beside it on that namespace, the repository caches only COMPUTE_HOST
+// notifications, the only kind the remediator files and looks for.
 import type { Logger } from 'pino';
 import type { AppContext, Component } from '../app/component.ts';
 import { NoComputeHostChecker, NovaComputeHostChecker } from '../domain/compute-host-checker.ts';
@@ -17,10 +19,11 @@ import {
 import type { MasakariRemediation } from '../model/remediation-types.ts';
 import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
-import { SharedInformerFactory, sharedFactoryOf } from '../runtime/shared-informers.ts';
+import { managerFor } from '../runtime/manager.ts';
+import { sharedFactoryOf } from '../runtime/shared-informers.ts';
+import type { Manager } from '../runtime/manager.ts';
 import { informerReady } from '../runtime/types.ts';
 import { untilSyncedOrShutdown } from '../app/first-sync.ts';
-import { runLeaderElection } from '../runtime/leaderelection.ts';
 import { createCrRepository } from '../store/index.ts';
 import type { CrRepositoryHandle } from '../store/index.ts';
 import { RemediationReconciler } from './reconciler.ts';
@@ -39,9 +42,12 @@ export interface RemediationComponent extends Component {
 /**
  * Opens (once) and caches the CR repository + HaService of each segment
  * namespace. Their caches come from the process's shared factory: in a
- * process that also runs the API on that namespace they are the API's.
+ * process that also runs the API on that namespace they are the API's;
+ * elsewhere only COMPUTE_HOST notifications are cached.
  */
-function serviceCache(ctx: AppContext, log: Logger, informers: ReturnType<typeof sharedFactoryOf>) {
+function serviceCache(ctx: AppContext, log: Logger, manager: Manager) {
+  const apiServes = (namespace: string) =>
+    ctx.config.operator.components.includes('api') && namespace === ctx.namespace;
   const repos = new Map<string, Promise<{ repo: CrRepositoryHandle; service: HaService }>>();
   const compute = ctx.nova ? new NovaComputeHostChecker(ctx.nova) : new NoComputeHostChecker();
   return {
@@ -53,11 +59,10 @@ function serviceCache(ctx: AppContext, log: Logger, informers: ReturnType<typeof
           namespace,
           config: ctx.config,
           log,
-          identity: ctx.identity,
           metrics: ctx.metrics,
-          // The API component (or the one of that namespace) runs the store reconcilers; this is a client.
-          reconcilers: false,
-          informerFactory: informers,
+          // The API component of that namespace runs the store reconcilers; this is a client.
+          informerFactory: sharedFactoryOf(manager.informers),
+          notifications: apiServes(namespace) ? 'all' : 'compute-host',
         });
         entry = repo.start().then(
           () => ({ repo, service: new HaService(repo, compute, ctx.config.DEFAULT) }),
@@ -83,15 +88,17 @@ export async function createComponent(
   opts: RemediationComponentOptions = {},
 ): Promise<RemediationComponent> {
   const log = ctx.log.child({ component: 'remediation' });
-  const informers = sharedFactoryOf(ctx.informers ?? new SharedInformerFactory({ kube: ctx.kube, log }));
-  const cache = informers<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, { namespace: ctx.namespace });
+  const { manager, owned } = managerFor(ctx);
+  const cache = manager.informer<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, {
+    namespace: ctx.namespace,
+  });
   const events = new EventRecorder({
     kube: ctx.kube,
     reportingInstance: ctx.identity,
     reportingController: 'masakari-operator/remediation',
     log,
   });
-  const services = serviceCache(ctx, log, informers);
+  const services = serviceCache(ctx, log, manager);
   const reconciler = new RemediationReconciler({
     kube: ctx.kube,
     namespace: ctx.namespace,
@@ -115,50 +122,43 @@ export async function createComponent(
   cache.on('delete', enqueue);
   await untilSyncedOrShutdown(cache, ctx.signal);
 
-  const stopping = new AbortController();
-  const signal = AbortSignal.any([ctx.signal, stopping.signal]);
-  const { operator } = ctx.config;
-  const leading = runLeaderElection({
-    kube: ctx.kube,
-    namespace: ctx.namespace,
-    name: REMEDIATION_LEASE_NAME,
-    identity: ctx.identity,
-    signal,
-    leaseDurationMs: operator.lease_duration * 1000,
-    renewDeadlineMs: operator.renew_deadline * 1000,
-    retryPeriodMs: operator.retry_period * 1000,
-    log,
-    metrics: ctx.metrics,
-    onStartedLeading: async (leadSignal) => {
-      const c = new Controller({
-        name: REMEDIATION_CONTROLLER_NAME,
-        reconcile: reconciler.reconcile,
-        workers: opts.workers ?? 2,
-        log,
-        metrics: ctx.metrics,
-      });
-      controller = c;
-      for (const r of cache.list()) enqueue(r);
-      log.info('leading: remediation controller started');
-      try {
-        await c.start(leadSignal);
-      } finally {
-        if (controller === c) controller = undefined;
-      }
+  manager.add(
+    {
+      start: async (leadSignal) => {
+        const c = new Controller({
+          name: REMEDIATION_CONTROLLER_NAME,
+          reconcile: reconciler.reconcile,
+          workers: opts.workers ?? 2,
+          log,
+          metrics: ctx.metrics,
+        });
+        controller = c;
+        for (const r of cache.list()) enqueue(r);
+        log.info('leading: remediation controller started');
+        try {
+          await c.start(leadSignal);
+        } finally {
+          if (controller === c) controller = undefined;
+          log.info('no longer leading: remediation controller stopped');
+        }
+      },
     },
-    onStoppedLeading: () => log.info('no longer leading: remediation controller stopped'),
-  }).catch((err: unknown) => log.error({ err }, 'remediation leader election stopped with an error'));
+    { name: 'remediation', needLeaderElection: true, lease: REMEDIATION_LEASE_NAME },
+  );
+  manager.onStop(async () => {
+    await services.stop();
+    await events.flush();
+  });
+  // A process's manager is started by the process once every component is created.
+  if (owned) await manager.start();
 
   return {
     name: 'remediation',
     ready: () => informerReady(cache),
     isLeading: () => controller !== undefined,
     async stop() {
-      stopping.abort();
-      await leading;
-      cache.stop();
-      await services.stop();
-      await events.flush();
+      // The process's manager stops the controller after every component stopped serving.
+      if (owned) await manager.stop();
     },
   };
 }

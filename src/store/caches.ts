@@ -25,6 +25,18 @@ export type InformerFactory = <T extends FailoverSegment | HaHost | Notification
   opts: InformerOptions<T>,
 ) => Informer<T>;
 
+/**
+ * Which notifications a store's cache holds. 'all' for the REST facade and
+ * the reconcilers. 'compute-host' for a process that only files and follows
+ * host notifications (the Medik8s remediator without the API beside it):
+ * a watch on the CRD's selectable field spec.type, so VM and PROCESS
+ * notifications, the bulk of a failure storm, are never sent to it.
+ */
+export type NotificationScope = 'all' | 'compute-host';
+
+export const COMPUTE_HOST_FIELD_SELECTOR = 'spec.type=COMPUTE_HOST';
+const isComputeHostNotification = (n: Notification): boolean => n.spec?.type === 'COMPUTE_HOST';
+
 const present = (...values: Array<string | undefined>): string[] => [
   ...new Set(values.filter((v): v is string => !!v)),
 ];
@@ -36,7 +48,11 @@ const uuidsOf = (obj: FailoverSegment | HaHost | Notification): string[] =>
   present(objectUuid(obj), obj.metadata.labels?.[LABELS.uuid]);
 
 /** Caches hold no managedFields: the runtime's informer drops them from every object (src/runtime/informer.ts). */
-export function createStoreCaches(factory: InformerFactory, namespace: string): StoreCaches {
+export function createStoreCaches(
+  factory: InformerFactory,
+  namespace: string,
+  scope: NotificationScope = 'all',
+): StoreCaches {
   return {
     segments: factory<FailoverSegment>(RESOURCES.segments, {
       namespace,
@@ -54,6 +70,9 @@ export function createStoreCaches(factory: InformerFactory, namespace: string): 
     }),
     notifications: factory<Notification>(RESOURCES.notifications, {
       namespace,
+      ...(scope === 'compute-host'
+        ? { fieldSelector: COMPUTE_HOST_FIELD_SELECTOR, keep: isComputeHostNotification }
+        : {}),
       indexes: {
         [INDEX.uuid]: uuidsOf,
         [INDEX.id]: idOf,

@@ -222,8 +222,6 @@ async function setUp(): Promise<void> {
       return { ...config, operator: { ...config.operator, id_block_size: 1 } };
     })(),
     log: pino({ level: 'silent' }),
-    identity: 'import-test',
-    reconcilers: false,
   });
   await repo.start();
   try {

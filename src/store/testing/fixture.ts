@@ -2,8 +2,6 @@
 // informers, the way createCrRepository wires them over a real API server.
 import { pino } from 'pino';
 import { FIELD_MANAGERS } from '../../model/constants.ts';
-import type { AdmissionDeps } from '../../reconcilers/admission.ts';
-import { MASAKARI_VALIDATORS } from '../../reconcilers/validators.ts';
 import { createStoreCaches } from '../caches.ts';
 import { NameClaims } from '../claims.ts';
 import { createIdAllocator } from '../ids.ts';
@@ -43,21 +41,7 @@ export async function storeFixture(
     claimDecisionGraceMs: opts.claimDecisionGraceMs,
     now,
   });
-  const admission: AdmissionDeps = {
-    kube,
-    namespace: NS,
-    log,
-    caches,
-    claims,
-    lifecycle: new Lifecycle({ kube, namespace: NS, claims, caches, log, fieldManager: FIELD_MANAGERS.reconciler }),
-    ids,
-    validators: MASAKARI_VALIDATORS,
-    duplicateWindowSeconds: 180,
-    pendingClaimMs: opts.pendingClaimMs ?? 300_000,
-    now,
-    confirmedClaims: new Map(),
-  };
-  return { kube, informers, caches, claims, ids, repo, admission };
+  return { kube, log, informers, caches, claims, ids, repo, now };
 }
 
 export const segmentInput = (name: string) => ({

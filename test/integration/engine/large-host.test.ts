@@ -74,7 +74,6 @@ large.before(async () => {
     namespace: env.namespace,
     config,
     log,
-    identity: 'engine-large-api',
     metrics: new Registry(),
   });
   api = await createApiComponent(

@@ -123,8 +123,6 @@ t('a created segment and host are served by the repository with their uuids, ids
     namespace: ns.namespace,
     config: loadConfig({ env: {} }).config,
     log,
-    identity: 'store-import-test',
-    reconcilers: false,
   });
   await repo.start();
   try {

@@ -198,7 +198,7 @@ test.before(async (ctx) => {
   });
   const nova = createNovaClient(sim.clientCredentials, { timeoutMs: 5_000, maxRetries: 1 });
   const config = fastConfig();
-  const store = createCrRepository({ kube, namespace: ns.namespace, config, log, identity: 'test-store' });
+  const store = createCrRepository({ kube, namespace: ns.namespace, config, log });
   await store.start();
   const segment = await store.createSegment({
     name: 'workers',

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { NameTakenError, NotFoundInStoreError } from '../../../src/domain/repository.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { claimObjectName } from '../../../src/store/names.ts';
-import { STORE_LEASE_NAME } from '../../../src/store/index.ts';
+import { STORE_LEASE_NAME } from '../../../src/reconcilers/component.ts';
 import type { HaHost } from '../../../src/model/types.ts';
 import { isNotFound } from '../../../src/k8s/client.ts';
 import type { StoreEnv } from './helpers.ts';

@@ -49,7 +49,6 @@ growth.before(async (ctx) => {
     namespace: 'growth',
     config: loadConfig({ env: {} }).config,
     log: pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' }),
-    identity: 'growth-1',
   });
   await ctx.repo.start();
 });

@@ -1,6 +1,8 @@
 // Shared set-up for the store's integration tests: a fresh namespace on the
 // shared control plane, a KubeClient, and repositories opened on it (as many
-// as a test needs, to play several facade replicas).
+// as a test needs, to play several facade replicas), each with the store
+// reconcilers beside it on a manager of its own, as the api component runs
+// them (unless `reconcilers: false`).
 import { pino } from 'pino';
 import { useNamespace } from '../../support/cluster.ts';
 import { createKubeClient } from '../../../src/k8s/kube-client.ts';
@@ -8,12 +10,21 @@ import { loadConfig } from '../../../src/config/load.ts';
 import type { KubeClient } from '../../../src/k8s/client.ts';
 import { createCrRepository } from '../../../src/store/index.ts';
 import type { CrRepositoryHandle, CrRepositoryOptions } from '../../../src/store/index.ts';
+import { addStoreReconcilers } from '../../../src/reconcilers/component.ts';
+import type { StoreReconcilerOptions } from '../../../src/reconcilers/component.ts';
+import { Manager } from '../../../src/runtime/manager.ts';
+
+export type OpenOptions = Partial<CrRepositoryOptions> &
+  StoreReconcilerOptions & {
+    /** Run the store reconcilers beside this repository; default true. */
+    reconcilers?: boolean;
+  };
 
 export interface StoreEnv {
   namespace: string;
   kube: KubeClient;
   kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }>;
-  open(opts?: Partial<CrRepositoryOptions>): Promise<CrRepositoryHandle>;
+  open(opts?: OpenOptions): Promise<CrRepositoryHandle>;
   /** Another client on the namespace's control plane (the caller closes it). */
   newClient(): ReturnType<typeof createKubeClient>;
   close(): Promise<void>;
@@ -32,17 +43,43 @@ export async function storeEnv(prefix: string): Promise<StoreEnv> {
     kubectl: (args, stdin) => ns.kubectl(args, stdin),
     newClient: () => createKubeClient(ns.kc),
     async open(opts = {}) {
+      const {
+        reconcilers = true,
+        validators,
+        sweepIntervalMs,
+        retentionIntervalMs,
+        retentionFirstAfterMs,
+        ...store
+      } = opts;
+      const client = store.kube ?? kube;
+      const manager = new Manager({
+        kube: client,
+        namespace: ns.namespace,
+        identity: `${prefix}-replica-${++n}`,
+        log,
+        lease: config.operator,
+      });
       const repo = createCrRepository({
-        kube,
+        kube: client,
         namespace: ns.namespace,
         config,
         log,
-        identity: `${prefix}-replica-${++n}`,
-        ...opts,
+        informerFactory: manager.informerFactory,
+        ...store,
       });
-      await repo.start();
-      opened.push(repo);
-      return repo;
+      if (reconcilers) {
+        addStoreReconcilers(manager, repo.parts, {
+          ...(validators ? { validators } : {}),
+          ...(sweepIntervalMs !== undefined ? { sweepIntervalMs } : {}),
+          ...(retentionIntervalMs !== undefined ? { retentionIntervalMs } : {}),
+          ...(retentionFirstAfterMs !== undefined ? { retentionFirstAfterMs } : {}),
+        });
+      }
+      await manager.start();
+      // Stopping a replica is stopping its manager: reconcilers, then caches, then the Lease.
+      const replica = Object.assign(repo, { stop: () => manager.stop() });
+      opened.push(replica);
+      return replica;
     },
     async close() {
       for (const repo of opened) await repo.stop();

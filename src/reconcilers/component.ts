@@ -1,0 +1,92 @@
+// The store reconcilers as a runnable of the process's manager
+// (src/runtime/manager.ts): the kubectl/GitOps admission of src/reconcilers/,
+// the periodic sweeps of orphaned name claims, journal pages and expired
+// duplicate claims, and the notification retention task, run by the one
+// replica holding the Lease `masakari-store-reconcilers`. They work on the
+// caches, claims and id allocators of the API's store (StoreParts), so both
+// paths share one cache per kind and one id sequence.
+import type { Registry } from 'prom-client';
+import { FIELD_MANAGERS } from '../model/constants.ts';
+import { Controller } from '../runtime/controller.ts';
+import type { Manager } from '../runtime/manager.ts';
+import type { StoreParts } from '../store/index.ts';
+import { sweepNotificationClaims } from '../store/intake.ts';
+import { Lifecycle } from '../store/lifecycle.ts';
+import { runRetention } from '../store/retention.ts';
+import type { ControllerFactory } from './index.ts';
+import { StoreReconcilers } from './index.ts';
+import { MASAKARI_VALIDATORS } from './validators.ts';
+import type { SpecValidators } from './validators.ts';
+
+/** Lease held by the replica that runs the store reconcilers. */
+export const STORE_LEASE_NAME = 'masakari-store-reconcilers';
+const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
+/** The retention task runs this often on the leader, the first time a minute after it starts leading. */
+const DEFAULT_RETENTION_INTERVAL_MS = 3_600_000;
+const DEFAULT_RETENTION_FIRST_AFTER_MS = 60_000;
+/** Workers per store controller: admission is a handful of small API calls, so a few suffice. */
+const RECONCILE_WORKERS = 2;
+
+export interface StoreReconcilerOptions {
+  metrics?: Registry;
+  validators?: SpecValidators;
+  sweepIntervalMs?: number;
+  /** Period of the notification retention task (default 1 h) and delay of its first pass (default 1 min). */
+  retentionIntervalMs?: number;
+  retentionFirstAfterMs?: number;
+  /** Default: the runtime's Controller (src/runtime/controller.ts) with RECONCILE_WORKERS workers. */
+  makeController?: ControllerFactory;
+}
+
+export function createStoreReconcilers(store: StoreParts, opts: StoreReconcilerOptions = {}): StoreReconcilers {
+  const { kube, namespace, config, caches, claims } = store;
+  const log = store.log.child({ component: 'store-reconcilers' });
+  const windowSeconds = config.DEFAULT.duplicate_notification_detection_interval;
+  return new StoreReconcilers({
+    deps: {
+      kube,
+      namespace,
+      log,
+      caches,
+      claims,
+      lifecycle: new Lifecycle({ kube, namespace, claims, caches, log, fieldManager: FIELD_MANAGERS.reconciler }),
+      ids: store.ids,
+      validators: opts.validators ?? MASAKARI_VALIDATORS,
+      duplicateWindowSeconds: windowSeconds,
+      pendingClaimMs: store.pendingClaimMs,
+      now: () => new Date(),
+      confirmedClaims: new Map(),
+    },
+    makeController:
+      opts.makeController ??
+      ((name, reconcile) =>
+        new Controller({ name, reconcile, workers: RECONCILE_WORKERS, log, metrics: opts.metrics })),
+    sweep: async () => (await store.sweepOrphans()) + (await sweepNotificationClaims(kube, namespace, new Date(), log)),
+    sweepIntervalMs: opts.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
+    retention: {
+      run: (signal) =>
+        runRetention(
+          {
+            kube,
+            namespace,
+            retentionDays: config.operator.notification_retention_days,
+            windowSeconds,
+            log: log.child({ component: 'retention' }),
+          },
+          signal,
+        ),
+      intervalMs: opts.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
+      firstAfterMs: opts.retentionFirstAfterMs ?? DEFAULT_RETENTION_FIRST_AFTER_MS,
+    },
+    log,
+  });
+}
+
+/** Adds the store reconcilers of `store` to the manager, under the Lease STORE_LEASE_NAME. */
+export function addStoreReconcilers(manager: Manager, store: StoreParts, opts: StoreReconcilerOptions = {}): void {
+  manager.add(createStoreReconcilers(store, opts), {
+    name: 'store-reconcilers',
+    needLeaderElection: true,
+    lease: STORE_LEASE_NAME,
+  });
+}
