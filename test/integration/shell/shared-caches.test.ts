@@ -2,17 +2,24 @@
 // plane, with its Kubernetes client wrapped to count and break requests:
 //   - it opens one watch per kind, shared by every component; the engine's
 //     notification watch (unfinished only) is the one deliberate second;
+//   - a remediator-only process never watches every notification: once it
+//     files for a segment namespace, it watches COMPUTE_HOST ones only;
 //   - a first sync that keeps failing is retried until it succeeds: not
 //     ready meanwhile, never not alive;
 //   - a watch that keeps failing (403, as after an RBAC change) makes the
 //     process not ready; it is ready again once the watch works.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { randomBytes } from 'node:crypto';
 import { freePort } from '../../../src/controlplane/ports.ts';
 import { KubeError } from '../../../src/k8s/client.ts';
 import type { KubeClient } from '../../../src/k8s/client.ts';
 import { createKubeClient } from '../../../src/k8s/kube-client.ts';
+import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { UNFINISHED_FIELD_SELECTOR } from '../../../src/model/notification-phase.ts';
+import { REMEDIATION_RESOURCES } from '../../../src/model/remediation-constants.ts';
+import type { MasakariRemediation } from '../../../src/model/remediation-types.ts';
+import { COMPUTE_HOST_FIELD_SELECTOR } from '../../../src/store/caches.ts';
 import { runOperator } from '../../../src/app/run.ts';
 import { useNamespace } from '../../support/cluster.ts';
 import type { TestNamespace } from '../../support/cluster.ts';
@@ -145,6 +152,68 @@ t('one watch per kind in the all-in-one process; readiness follows failing syncs
   } finally {
     stop('SIGTERM');
     assert.is(await run, 0);
+  }
+});
+
+t('a remediator-only process watches COMPUTE_HOST notifications only, and only once it files', async ({ ns }) => {
+  const real = createKubeClient(ns.kc, { timeoutMs: 10_000, userAgent: 'masakari-operator-test/shared-caches' });
+  const kube = instrumented(real);
+  const opsPort = await freePort();
+  let stop!: (signal: string) => void;
+  const shutdownRequested = new Promise<string>((r) => (stop = r));
+  const logs: string[] = [];
+  const run = runOperator({
+    env: {
+      MASAKARI_COMPONENTS: 'remediation',
+      MASAKARI_NAMESPACE: ns.namespace,
+      MASAKARI_METRICS_LISTEN: `127.0.0.1:${opsPort}`,
+      MASAKARI_AUTH_STRATEGY: 'noauth2',
+      MASAKARI_LOG_LEVEL: 'info',
+    },
+    shutdownRequested,
+    logDestination: { write: (line: string) => void logs.push(line) },
+    connectKube: () => ({ client: kube.client, close: () => real.close() }),
+  });
+  // Nodes are cluster-wide: a per-run name.
+  const node = `shared-caches-${randomBytes(3).toString('hex')}`;
+  try {
+    await eventually(
+      '/readyz 200',
+      () => probe(`http://127.0.0.1:${opsPort}/readyz`),
+      (s) => s === 200,
+      60_000,
+    );
+    assert.equal(Object.fromEntries(kube.open), { masakariremediations: 1 }, 'nothing else before it files');
+
+    // A remediation for a Node whose compute host is not registered: the remediator opens the
+    // segment namespace's store to look the host up, and ends with HostNotFound.
+    await real.create(RESOURCES.nodes, undefined, { apiVersion: 'v1', kind: 'Node', metadata: { name: node } });
+    const created = await real.create<Partial<MasakariRemediation>>(REMEDIATION_RESOURCES.remediations, ns.namespace, {
+      apiVersion: 'masakari.openkeel.io/v1alpha1',
+      kind: 'MasakariRemediation',
+      metadata: { name: node, annotations: { 'remediation.medik8s.io/node-name': node } },
+      spec: {},
+    });
+    await eventually(
+      'the remediation to finish (host not found)',
+      () => real.get<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, ns.namespace, created.metadata!.name!),
+      (r) => r.status?.conditions?.some((c) => c.type === 'Succeeded' && c.status === 'False') ?? false,
+      30_000,
+    );
+    assert.equal(Object.fromEntries([...kube.open].sort()), {
+      configmaps: 1,
+      failoversegments: 1,
+      hahosts: 1,
+      masakariremediations: 1,
+      [`notifications?${COMPUTE_HOST_FIELD_SELECTOR}`]: 1,
+    });
+  } catch (e) {
+    process.stderr.write(logs.slice(-80).join(''));
+    throw e;
+  } finally {
+    stop('SIGTERM');
+    assert.is(await run, 0);
+    await real.delete(RESOURCES.nodes, undefined, node).catch(() => undefined);
   }
 });
 
