@@ -26,20 +26,14 @@ const describeProof = (p: FencingProof): string => `${p.kind}: ${p.source}`;
 /** Concurrent reconciles; each only decides and starts runs, so a few suffice. */
 const ENGINE_WORKERS = 2;
 
-/** The Event `action` for each reason the engine reports. */
+/** The Event `action` of the reasons that are not part of a recovery run ('Recover'). */
 const ACTIONS: Record<string, string> = {
-  [EVENT_REASONS.recoveryStarted]: 'Recover',
-  [EVENT_REASONS.recoveryResumed]: 'Recover',
-  [EVENT_REASONS.recoveryFinished]: 'Recover',
   [EVENT_REASONS.recoveryIgnored]: 'Decide',
-  [EVENT_REASONS.recoveryError]: 'Recover',
-  [EVENT_REASONS.recoveryFailed]: 'Recover',
   [EVENT_REASONS.recoveryExpired]: 'Expire',
   [EVENT_REASONS.serversUnlocked]: 'Unlock',
   [EVENT_REASONS.unlockFailed]: 'Unlock',
   [EVENT_REASONS.hostOnMaintenance]: 'SetMaintenance',
   [EVENT_REASONS.serviceDisabled]: 'DisableService',
-  [EVENT_REASONS.waitingForFencing]: 'Recover',
 };
 
 function eventSink(recorder: EventRecorder): EngineEvents {

@@ -2,9 +2,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification } from '../model/types.ts';
-import type { Reconciler } from '../runtime/types.ts';
 import { createEngine } from './engine.ts';
-import type { Engine, EngineController } from './engine.ts';
+import type { Engine } from './engine.ts';
+import type { ControllerFactory } from '../runtime/controller.ts';
 import { Manager } from '../runtime/manager.ts';
 import type { LeaderRunner } from '../runtime/manager.ts';
 import type { HostWorkflow } from './notification-processor.ts';
@@ -53,7 +53,7 @@ class FakeLease {
 }
 
 /** A controller that runs reconciles one at a time, in order. */
-function fakeController(calls: string[]): (name: string, reconcile: Reconciler) => EngineController {
+function fakeController(calls: string[]): ControllerFactory {
   return (_name, reconcile) => {
     const queue: string[] = [];
     let stopped: AbortSignal | undefined;

@@ -12,7 +12,8 @@ import type { KubeClient, ResourceRef } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
-import type { Informer, InformerOptions, Reconciler } from '../runtime/types.ts';
+import type { ControllerFactory, QueueingController } from '../runtime/controller.ts';
+import type { Informer, InformerOptions } from '../runtime/types.ts';
 import { informerReady } from '../runtime/types.ts';
 import { isUnfinishedNotification, UNFINISHED_FIELD_SELECTOR } from '../model/notification-phase.ts';
 import type { LeaseHold } from '../runtime/leaderelection.ts';
@@ -35,13 +36,6 @@ export type EngineInformerFactory = <T extends FailoverSegment | HaHost | Notifi
   opts: InformerOptions<T>,
 ) => Informer<T>;
 
-/** What the engine needs from the runtime's Controller. */
-export interface EngineController {
-  enqueue(key: string): void;
-  enqueueAfter(key: string, ms: number): void;
-  start(signal: AbortSignal): Promise<void>;
-}
-
 export interface EngineOptions {
   kube: KubeClient;
   namespace: string;
@@ -54,7 +48,7 @@ export interface EngineOptions {
   manager: Manager;
   /** Default: the manager's shared informers. Caches from another factory (test doubles) are handed to the manager. */
   informerFactory?: EngineInformerFactory;
-  makeController: (name: string, reconcile: Reconciler) => EngineController;
+  makeController: ControllerFactory;
   events: EngineEvents;
   hostWorkflow: HostWorkflow;
   vmoveIds: IdSource;
@@ -102,7 +96,7 @@ export function createEngine(o: EngineOptions): Engine {
   });
   const informers = [notifications, hosts, segments];
 
-  let controller: EngineController | undefined;
+  let controller: QueueingController | undefined;
   const processor = new NotificationProcessor({
     kube: o.kube,
     namespace: o.namespace,

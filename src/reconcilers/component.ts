@@ -8,24 +8,24 @@
 import type { Registry } from 'prom-client';
 import { FIELD_MANAGERS } from '../model/constants.ts';
 import { Controller } from '../runtime/controller.ts';
+import type { ControllerFactory } from '../runtime/controller.ts';
 import type { Manager } from '../runtime/manager.ts';
 import type { StoreParts } from '../store/index.ts';
 import { sweepNotificationClaims } from '../store/intake.ts';
 import { Lifecycle } from '../store/lifecycle.ts';
 import { runRetention } from '../store/retention.ts';
-import type { ControllerFactory } from './index.ts';
 import { StoreReconcilers } from './index.ts';
 import { MASAKARI_VALIDATORS } from './validators.ts';
 import type { SpecValidators } from './validators.ts';
 
 /** Lease held by the replica that runs the store reconcilers. */
 export const STORE_LEASE_NAME = 'masakari-store-reconcilers';
-const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
-/** The retention task runs this often on the leader, the first time a minute after it starts leading. */
-const DEFAULT_RETENTION_INTERVAL_MS = 3_600_000;
-const DEFAULT_RETENTION_FIRST_AFTER_MS = 60_000;
-/** Workers per store controller: admission is a handful of small API calls, so a few suffice. */
-const RECONCILE_WORKERS = 2;
+/**
+ * Orphan sweep every minute; retention every hour, the first pass a minute
+ * after leading starts; two workers per controller (admission is a handful
+ * of small API calls).
+ */
+const DEFAULTS = { sweepIntervalMs: 60_000, retentionIntervalMs: 3_600_000, retentionFirstAfterMs: 60_000, workers: 2 };
 
 export interface StoreReconcilerOptions {
   metrics?: Registry;
@@ -34,7 +34,7 @@ export interface StoreReconcilerOptions {
   /** Period of the notification retention task (default 1 h) and delay of its first pass (default 1 min). */
   retentionIntervalMs?: number;
   retentionFirstAfterMs?: number;
-  /** Default: the runtime's Controller (src/runtime/controller.ts) with RECONCILE_WORKERS workers. */
+  /** Default: the runtime's Controller (src/runtime/controller.ts) with DEFAULTS.workers workers. */
   makeController?: ControllerFactory;
 }
 
@@ -59,10 +59,9 @@ export function createStoreReconcilers(store: StoreParts, opts: StoreReconcilerO
     },
     makeController:
       opts.makeController ??
-      ((name, reconcile) =>
-        new Controller({ name, reconcile, workers: RECONCILE_WORKERS, log, metrics: opts.metrics })),
+      ((name, reconcile) => new Controller({ name, reconcile, workers: DEFAULTS.workers, log, metrics: opts.metrics })),
     sweep: async () => (await store.sweepOrphans()) + (await sweepNotificationClaims(kube, namespace, new Date(), log)),
-    sweepIntervalMs: opts.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
+    sweepIntervalMs: opts.sweepIntervalMs ?? DEFAULTS.sweepIntervalMs,
     retention: {
       run: (signal) =>
         runRetention(
@@ -75,8 +74,8 @@ export function createStoreReconcilers(store: StoreParts, opts: StoreReconcilerO
           },
           signal,
         ),
-      intervalMs: opts.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
-      firstAfterMs: opts.retentionFirstAfterMs ?? DEFAULT_RETENTION_FIRST_AFTER_MS,
+      intervalMs: opts.retentionIntervalMs ?? DEFAULTS.retentionIntervalMs,
+      firstAfterMs: opts.retentionFirstAfterMs ?? DEFAULTS.retentionFirstAfterMs,
     },
     log,
   });

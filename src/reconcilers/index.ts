@@ -6,21 +6,13 @@
 // the signal aborts (leadership lost or shutdown).
 import type { Logger } from 'pino';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
-import type { Reconciler } from '../runtime/types.ts';
+import type { ControllerFactory, QueueingController } from '../runtime/controller.ts';
 import type { AdmissionDeps } from './admission.ts';
 import { reconcileHost } from './host-reconciler.ts';
 import { reconcileNotification } from './notification-reconciler.ts';
 import { reconcileSegment } from './segment-reconciler.ts';
 import { isAdmittedNotification } from '../domain/admitted.ts';
 import { INDEX } from '../model/indexes.ts';
-
-/** What the reconcilers need from the runtime's Controller (src/runtime/controller.ts). */
-export interface QueueingController {
-  enqueue(key: string): void;
-  start(signal: AbortSignal): Promise<void>;
-}
-
-export type ControllerFactory = (name: string, reconcile: Reconciler) => QueueingController;
 
 export interface StoreReconcilersOptions {
   deps: AdmissionDeps;

@@ -40,7 +40,19 @@ const noMetrics: ControllerMetrics = {
   maxConcurrent: () => undefined,
 };
 
-export class Controller {
+/**
+ * What the engine, the store reconcilers and the remediator need of a
+ * Controller (one per leadership term): test doubles implement it.
+ */
+export interface QueueingController {
+  enqueue(key: string): void;
+  enqueueAfter(key: string, ms: number): void;
+  start(signal: AbortSignal): Promise<void>;
+}
+
+export type ControllerFactory = (name: string, reconcile: Reconciler) => QueueingController;
+
+export class Controller implements QueueingController {
   readonly name: string;
   readonly queue: WorkQueue;
   private readonly reconcile: Reconciler;
