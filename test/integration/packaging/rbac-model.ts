@@ -69,7 +69,7 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
     verbs: ['get', 'create', 'update'],
     why:
       'src/runtime/leaderelection.ts, client-go algorithm (get, create on 404, replace): masakari-engine ' +
-      '(src/engine/engine.ts), masakari-store-reconcilers (src/store/index.ts), the remediator (src/remediation/component.ts)',
+      '(src/engine/engine.ts), masakari-store-reconcilers (src/reconcilers/component.ts), the remediator (src/remediation/component.ts)',
   },
   {
     subjects: ['controller'],
