@@ -4,21 +4,21 @@ import type { ResourceRef } from '../k8s/client.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { Informer, InformerOptions } from '../runtime/types.ts';
 import { withoutManagedFields } from '../runtime/informer.ts';
-import { createStoreCaches } from './caches.ts';
-import type { InformerFactory } from './caches.ts';
+import { COMPUTE_HOST_FIELD_SELECTOR, createStoreCaches } from './caches.ts';
+import type { InformerFactory, NotificationScope } from './caches.ts';
 import type { ConfigMap } from './configmap.ts';
 import { INDEX } from '../model/indexes.ts';
 
 type Cached = FailoverSegment | HaHost | Notification;
 
 /** Records the options each cache is created with; the informers themselves are never used. */
-function captureOptions(): Map<string, InformerOptions<Cached>> {
+function captureOptions(scope: NotificationScope = 'all'): Map<string, InformerOptions<Cached>> {
   const seen = new Map<string, InformerOptions<Cached>>();
   const factory = (<T extends Cached>(ref: ResourceRef, opts: InformerOptions<T>) => {
     seen.set(ref.plural, opts as unknown as InformerOptions<Cached>);
     return {} as Informer<T>;
   }) as InformerFactory;
-  createStoreCaches(factory, 'ns');
+  createStoreCaches(factory, 'ns', scope);
   return seen;
 }
 
@@ -74,6 +74,17 @@ test('the journal page cache holds only journal pages, findable by notification 
   };
   assert.equal(opts.indexes?.[INDEX.notificationUuid]?.(page), ['n']);
   assert.equal(opts.indexes?.[INDEX.vmove]?.(page), ['m1', 'm2']);
+});
+
+test('the compute-host scope caches COMPUTE_HOST notifications only, on the API server and on local writes', () => {
+  const notifications = captureOptions('compute-host').get('notifications');
+  assert.is(notifications?.fieldSelector, COMPUTE_HOST_FIELD_SELECTOR);
+  const keep = notifications?.keep as ((n: Notification) => boolean) | undefined;
+  assert.ok(keep?.({ spec: { type: 'COMPUTE_HOST' } } as Notification));
+  assert.not.ok(keep?.({ spec: { type: 'VM' } } as Notification));
+  const all = captureOptions().get('notifications');
+  assert.is(all?.fieldSelector, undefined, 'the API keeps every notification');
+  assert.is(all?.keep, undefined);
 });
 
 test.run();
