@@ -1,7 +1,7 @@
 // The `engine` component (MASAKARI_COMPONENTS=engine): the recovery engine of
 // src/engine/engine.ts on the real runtime — the process manager's shared
 // caches and leader election (Lease `masakari-engine`), a work-queue
-// Controller and an EventRecorder — with the host-failure workflow and the
+// Controller and an EventRecorder — with the taskflow recovery driver and the
 // vmoves id allocator.
 
 import type { AppContext, Component } from '../app/component.ts';
@@ -15,9 +15,9 @@ import { sharedFactoryOf } from '../runtime/shared-informers.ts';
 import { NodeDirectory } from '../remediation/node-directory.ts';
 import { createIdAllocator } from '../store/ids.ts';
 import { createEngine } from './engine.ts';
-import type { EngineEvents } from './notification-processor.ts';
+import type { EngineEvents } from './processor-deps.ts';
 import { countEvacuation, instrumentNova, registerEngineMetrics } from './metrics.ts';
-import { runHostFailure } from './workflows/host-failure.ts';
+import { taskflowDriver } from './workflows/driver.ts';
 import { fencingProofFor, type FencingProof } from '../remediation/fencing.ts';
 import { EVENT_REASONS } from './event-reasons.ts';
 
@@ -72,7 +72,7 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
     makeController: (name, reconcile) =>
       new Controller({ name, reconcile, workers: ENGINE_WORKERS, log, metrics: ctx.metrics }),
     events: eventSink(recorder),
-    hostWorkflow: (wctx, startFallbackRun) => runHostFailure(wctx, startFallbackRun, { onEvacuation: countEvacuation }),
+    driver: taskflowDriver({ onEvacuation: countEvacuation }),
     vmoveIds: createIdAllocator(kube, namespace, 'vmoves', op.id_block_size),
     // requireFencing segments: the same proofs the Medik8s remediator accepts
     // (FAR FenceAgentActionSucceeded, SNR time, a remediation that verified

@@ -33,6 +33,9 @@ export type Plan =
   /** Run a workflow; `maintenance` first puts the source host on maintenance (and un-reserves it for host failures). */
   | { kind: 'workflow'; workflow: Workflow; maintenance: 'none' | 'on' | 'on-and-unreserve' };
 
+/** The source host or segment is not (yet) in the cache: Masakari's "could not be found" error. */
+export type MissingReference = { kind: 'error'; reason: string };
+
 export interface PlanInput {
   uuid: string;
   type: NotificationType;

@@ -7,7 +7,8 @@ import type { Engine } from './engine.ts';
 import type { ControllerFactory } from '../runtime/controller.ts';
 import { Manager } from '../runtime/manager.ts';
 import type { LeaderRunner } from '../runtime/manager.ts';
-import type { HostWorkflow } from './notification-processor.ts';
+import type { HostWorkflow } from './recovery-driver.ts';
+import { taskflowDriver } from './workflows/driver.ts';
 import type { KubeInformer } from '../runtime/informer.ts';
 import type { World } from './testing/fixtures.ts';
 import { FakeNova, makeServer } from '../testing/fake-nova.ts';
@@ -64,7 +65,8 @@ function fakeController(calls: string[]): ControllerFactory {
       while (queue.length > 0 && !stopped?.aborted) {
         const key = queue.shift() ?? '';
         calls.push(key);
-        await reconcile(key, stopped ?? new AbortController().signal);
+        const result = await reconcile(key, stopped ?? new AbortController().signal);
+        if (result?.requeueAfterMs) setTimeout(() => queue.push(key), result.requeueAfterMs);
       }
       running = false;
     };
@@ -108,7 +110,7 @@ function engineFor(
     },
     makeController: fakeController(calls),
     events: { onNotification: () => {}, onHost: () => {} },
-    hostWorkflow,
+    driver: { ...taskflowDriver(), host: hostWorkflow },
     vmoveIds: counterIds,
   });
 }
@@ -233,7 +235,7 @@ test('a leader whose Lease is no longer held sends no Nova side effect: the run 
     informerFactory: w.informers.factory,
     makeController: fakeController(calls),
     events: { onNotification: () => {}, onHost: () => {} },
-    hostWorkflow: workflow,
+    driver: { ...taskflowDriver(), host: workflow },
     vmoveIds: counterIds,
   });
   await e.start();

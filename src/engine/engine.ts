@@ -21,7 +21,8 @@ import { INDEX } from '../model/indexes.ts';
 import type { Manager } from '../runtime/manager.ts';
 import type { IdSource } from './journal.ts';
 import { NotificationProcessor } from './notification-processor.ts';
-import type { EngineEvents, FencingGate, HostWorkflow } from './notification-processor.ts';
+import type { EngineEvents, FencingGate } from './processor-deps.ts';
+import type { RecoveryDriver } from './recovery-driver.ts';
 import { runPeriodic } from './periodic.ts';
 import type { Clock } from '../time/clock.ts';
 import { systemClock } from '../time/clock.ts';
@@ -50,7 +51,8 @@ export interface EngineOptions {
   informerFactory?: EngineInformerFactory;
   makeController: ControllerFactory;
   events: EngineEvents;
-  hostWorkflow: HostWorkflow;
+  /** The recovery workflows (src/engine/workflows/driver.ts taskflowDriver). */
+  driver: RecoveryDriver;
   vmoveIds: IdSource;
   /** Fencing gate for requireFencing segments (see ProcessorDeps.fencing). */
   fencing?: FencingGate;
@@ -110,10 +112,9 @@ export function createEngine(o: EngineOptions): Engine {
     segments,
     events: o.events,
     vmoveIds: o.vmoveIds,
-    hostWorkflow: o.hostWorkflow,
+    driver: o.driver,
     ...(o.fencing ? { fencing: o.fencing } : {}),
     enqueue: (key) => controller?.enqueue(key),
-    enqueueAfter: (key, ms) => controller?.enqueueAfter(key, ms),
   });
 
   // New notifications are processed on the watch event (Masakari's RPC cast), not by the periodic task.

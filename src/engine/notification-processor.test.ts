@@ -6,7 +6,9 @@ import type { NovaClient } from '../openstack/types.ts';
 import { NovaError } from '../openstack/types.ts';
 import type { Config } from '../config/config.ts';
 import { NotificationProcessor } from './notification-processor.ts';
-import type { EngineEvents, FencingGate, HostWorkflow } from './notification-processor.ts';
+import type { EngineEvents, FencingGate } from './processor-deps.ts';
+import type { HostWorkflow } from './recovery-driver.ts';
+import { taskflowDriver } from './workflows/driver.ts';
 import { RecoveryFailed, SkipRecovery } from './workflows/context.ts';
 import type { WorkflowContext } from './workflows/context.ts';
 import { FakeNova, makeServer } from '../testing/fake-nova.ts';
@@ -77,13 +79,15 @@ async function harness(
     segments: w.segments,
     events: sink,
     vmoveIds: counterIds,
-    hostWorkflow:
-      o.hostWorkflow ??
-      (async (ctx) => {
-        hostRuns.push(ctx);
-      }),
+    driver: {
+      ...taskflowDriver(),
+      host:
+        o.hostWorkflow ??
+        (async (ctx) => {
+          hostRuns.push(ctx);
+        }),
+    },
     enqueue: (k) => queue.push(k),
-    enqueueAfter: (key, ms) => delayed.push({ key, ms }),
     ...(o.fencing ? { fencing: o.fencing } : {}),
   });
   const leader = new AbortController();
@@ -100,7 +104,11 @@ async function harness(
     leader,
     async settle() {
       for (let i = 0; i < 200; i++) {
-        while (queue.length > 0) await p.reconcile(queue.shift() ?? '');
+        while (queue.length > 0) {
+          const key = queue.shift() ?? '';
+          const { requeueAfterMs } = await p.reconcile(key);
+          if (requeueAfterMs !== undefined) delayed.push({ key, ms: requeueAfterMs });
+        }
         await p.whenIdle();
         if (queue.length === 0) return;
       }

@@ -1,11 +1,27 @@
-// Masakari's periodic tasks, run by the leader only: each task sleeps its
-// configured spacing, runs, and repeats until leadership ends. A failing pass
+// Masakari's periodic tasks (engine/manager.py), run by the leader only:
+// processing unfinished notifications and expiring old ones. Each task sleeps
+// its configured spacing, runs, and repeats until leadership ends. A failing pass
 // is logged and the next pass runs on schedule (oslo's periodic_task does the
 // same). Masakari runs both tasks one after the other in one greenthread;
 // here each has its own loop, so a long expiry pass never delays retries.
 
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { Notification } from '../model/types.ts';
+import { admitted, EXPIRABLE_PHASES, phaseOf, writtenBack } from './admitted-notification.ts';
+import type { AdmittedNotification } from './admitted-notification.ts';
+import { EVENT_REASONS } from './event-reasons.ts';
+import type { FencingWait } from './fencing-wait.ts';
+import { countFinalStatus } from './metrics.ts';
+import { emitPhaseEvent, fencedNova, statusWriterFor } from './processor-deps.ts';
+import type { LeadershipTerm, ProcessorDeps } from './processor-deps.ts';
+import { NotificationExpired } from './run-cancellation.ts';
+import type { RunExecutor } from './run-executor.ts';
+import { sweepExpiredRunLocks } from './run-locks.ts';
+import { NotOwnerError } from './status-writer.ts';
+import type { StatusGuard } from './status-writer.ts';
 import type { Clock } from '../time/clock.ts';
+import { parseGeneratedTime, rfc3339Seconds } from '../time/format.ts';
 
 export interface PeriodicTask {
   name: string;
@@ -34,4 +50,122 @@ export async function runPeriodic(
       o.log.error({ task: task.name, err }, 'periodic task pass failed; next pass on schedule');
     }
   }
+}
+
+// ---------------------------------------------------------------- Masakari's two tasks
+
+/** What the two notification tasks read and touch of the processor. */
+export interface NotificationTaskScope {
+  d: ProcessorDeps;
+  term(): LeadershipTerm | undefined;
+  runs: RunExecutor;
+  /** Keys picked for their single last attempt (error retry, stuck new); the processor consumes them. */
+  lastChance: Set<string>;
+  fencingWait: FencingWait;
+}
+
+/**
+ * Masakari's _process_unfinished_notifications: every `error` gets one
+ * retry, every `new` older than retry_notification_new_status_interval one
+ * attempt; an error on that attempt ends `failed`. Newest first.
+ */
+export function processUnfinished(x: NotificationTaskScope): void {
+  if (!x.term()) return;
+  const now = x.d.clock.now().getTime();
+  const newAge = x.d.config.DEFAULT.retry_notification_new_status_interval * 1000;
+  const candidates = x.d.notifications
+    .list()
+    .map(admitted)
+    .filter(
+      (n): n is AdmittedNotification =>
+        n !== undefined && !n.metadata.deletionTimestamp && !x.runs.isRunning(n.metadata.name),
+    )
+    .filter((n) => {
+      const phase = phaseOf(n);
+      if (phase === 'error') return true;
+      if (phase !== 'new' || x.fencingWait.isWaiting(n.metadata.name)) return false;
+      const generated = parseGeneratedTime(n.spec.generatedTime);
+      return !Number.isNaN(generated) && now - generated > newAge;
+    })
+    .sort(newestNotificationFirst);
+  for (const n of candidates) {
+    x.lastChance.add(n.metadata.name);
+    x.d.log.info(
+      { notification: n.status.uuid, status: phaseOf(n) },
+      phaseOf(n) === 'error'
+        ? 'periodic task: retrying a notification in error once'
+        : 'periodic task: processing a notification stuck in new',
+    );
+    x.d.enqueue(n.metadata.name);
+  }
+}
+
+/**
+ * Masakari's _check_expired_notifications: new/running/error notifications
+ * whose generated_time is older than notifications_expired_interval become
+ * `failed`. Unlike upstream, a run still in flight is cancelled and the
+ * servers it locked are unlocked.
+ */
+export async function checkExpired(x: NotificationTaskScope): Promise<void> {
+  if (!x.term()) return;
+  const now = x.d.clock.now().getTime();
+  const maxAge = x.d.config.DEFAULT.notifications_expired_interval * 1000;
+  for (const n of x.d.notifications.list().map(admitted)) {
+    if (!n || !EXPIRABLE_PHASES.includes(phaseOf(n))) continue;
+    const generated = parseGeneratedTime(n.spec.generatedTime);
+    if (Number.isNaN(generated) || now - generated <= maxAge) continue;
+    await expire(x, n).catch((err) =>
+      x.d.log.warn({ err, notification: n.status.uuid }, 'could not expire notification; next pass retries'),
+    );
+  }
+}
+
+const stillExpirable: StatusGuard = (x) =>
+  EXPIRABLE_PHASES.includes(phaseOf(x)) ? undefined : `notification is '${phaseOf(x)}'`;
+
+async function expire(x: NotificationTaskScope, n: AdmittedNotification): Promise<void> {
+  const { d } = x;
+  const key = n.metadata.name;
+  const uuid = n.status.uuid;
+  const term = x.term();
+  if (!term) return;
+  const writer = statusWriterFor(d, n, stillExpirable, term.signal, d.log);
+  let stored: Notification;
+  try {
+    stored = await writer.mutate((s, e) => {
+      s.phase = 'failed';
+      s.updatedAt = rfc3339Seconds(d.clock.now());
+      e.lastError = `Notification ${uuid} is expired.`;
+    });
+  } catch (err) {
+    if (err instanceof NotOwnerError) return;
+    throw err;
+  }
+  d.log.warn(
+    { notification: uuid, previous: phaseOf(n) },
+    `Periodic task 'check_expired_notifications': Notification ${uuid} is expired.`,
+  );
+  countFinalStatus(n.spec.type, 'failed');
+  emitPhaseEvent(d, writtenBack(stored), 'Warning', EVENT_REASONS.recoveryExpired, `Notification ${uuid} is expired.`);
+  x.lastChance.delete(key);
+  if (x.runs.isRunning(key)) {
+    await x.runs.cancel(key, new NotificationExpired(uuid));
+  } else if (phaseOf(n) === 'running') {
+    // Interrupted earlier and never resumed: its locks are still ours to release.
+    const log = d.log.child({ notification: uuid });
+    await sweepExpiredRunLocks(d, writer, {
+      log,
+      requestId: `req-${randomUUID()}`,
+      signal: term.signal,
+      nova: fencedNova(d, term, d.log),
+    });
+  }
+}
+
+/** Masakari's default order for the periodic task: created_at desc, id desc. */
+function newestNotificationFirst(a: Notification, b: Notification): number {
+  const ta = Date.parse(a.metadata.creationTimestamp ?? '') || 0;
+  const tb = Date.parse(b.metadata.creationTimestamp ?? '') || 0;
+  if (ta !== tb) return tb - ta;
+  return (b.status?.id ?? 0) - (a.status?.id ?? 0);
 }

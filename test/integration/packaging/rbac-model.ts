@@ -47,7 +47,7 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
     verbs: ['update', 'patch'],
     why:
       'replaceStatus (update): src/engine/host-flags.ts; jsonPatch with status (patch): src/engine/status-writer.ts, ' +
-      'src/engine/notification-processor.ts; mergePatch with status (patch): src/store/repository.ts, src/reconcilers/admission.ts',
+      'src/engine/run-claim.ts; mergePatch with status (patch): src/store/repository.ts, src/reconcilers/admission.ts',
   })),
   {
     subjects: BOTH,

@@ -1,0 +1,84 @@
+// Releasing the Nova server locks a run left behind (src/engine/locks.ts
+// finds and unlocks them): before a resumed run re-enters its workflow, after
+// every run, when a graceful stop hands a run over, and when the expiry task
+// ends a run. Each unlock is journalled, so a sweep that is interrupted
+// resumes where it stopped.
+
+import type { Logger } from 'pino';
+import type { Notification } from '../model/types.ts';
+import type { NovaClient } from '../openstack/types.ts';
+import { phaseOf } from './admitted-notification.ts';
+import { EVENT_REASONS } from './event-reasons.ts';
+import { lockKey, sweepLeftoverLocks, unreleasedLocks } from './locks.ts';
+import { statusWriterFor } from './processor-deps.ts';
+import type { ProcessorDeps } from './processor-deps.ts';
+import type { NotificationStatusWriter, StatusGuard } from './status-writer.ts';
+
+export interface SweepScope {
+  log: Logger;
+  requestId: string;
+  signal: AbortSignal;
+  nova: NovaClient | undefined;
+}
+
+/** Unlocks the servers the notification's journal says are still locked, journalling each unlock. */
+export async function sweepRunLocks(d: ProcessorDeps, writer: NotificationStatusWriter, o: SweepScope): Promise<void> {
+  await writer.load();
+  const current = writer.current();
+  if (!o.nova || unreleasedLocks(current).length === 0) return;
+  const result = await sweepLeftoverLocks(
+    current,
+    o.nova,
+    async (server) => {
+      await writer.mutate((_s, e) => {
+        const seq = (e.effectSeq ?? 0) + 1;
+        e.effectSeq = seq;
+        const effects = (e.effects ??= {});
+        const data = { ...effects[lockKey(server)]?.data, unlockedBy: 'engine-sweep' };
+        effects[lockKey(server)] = { state: 'done', at: d.clock.now().toISOString(), seq, data };
+      });
+    },
+    o.log,
+    { requestId: o.requestId, signal: o.signal },
+  );
+  if (result.unlocked.length > 0) {
+    d.events.onNotification(
+      writer.current(),
+      'Normal',
+      EVENT_REASONS.serversUnlocked,
+      `Unlocked servers left locked by an interrupted run: ${result.unlocked.join(', ')}`,
+    );
+  }
+  if (result.failed.length > 0) {
+    d.events.onNotification(
+      writer.current(),
+      'Warning',
+      EVENT_REASONS.unlockFailed,
+      `Could not unlock servers (retried at the next sweep): ${result.failed.map((f) => `${f.server}: ${f.error}`).join('; ')}`,
+    );
+  }
+}
+
+/** Only an expired (failed) notification's locks are swept this way: any other phase means someone else owns it. */
+const stillFailed: StatusGuard = (x) => (phaseOf(x) === 'failed' ? undefined : `notification is '${phaseOf(x)}'`);
+
+/**
+ * After the expiry task wrote `failed`: unlock what the ended run had locked.
+ * `from` is the notification as cached, or the writer of the run (its journal
+ * pages are taken over).
+ */
+export async function sweepExpiredRunLocks(
+  d: ProcessorDeps,
+  from: Notification | NotificationStatusWriter,
+  o: SweepScope,
+): Promise<void> {
+  const sweeper = statusWriterFor(d, from, stillFailed, o.signal, o.log);
+  await refreshFromCache(d, sweeper);
+  await sweepRunLocks(d, sweeper, o);
+}
+
+/** Points a writer at the cache's newest version of its notification (it may have changed since the writer was made). */
+export async function refreshFromCache(d: ProcessorDeps, w: NotificationStatusWriter): Promise<void> {
+  const latest = d.notifications.get(w.storedObject().metadata.name ?? '');
+  if (latest) w.reset(latest);
+}
