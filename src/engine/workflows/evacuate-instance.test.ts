@@ -5,7 +5,7 @@ import type { FakeServer } from '../../testing/fake-nova.ts';
 import { novaServerError } from '../../testing/fake-nova.ts';
 import { NovaBadRequest, NovaError, NovaConflict, NovaForbidden, NovaNotFound } from '../../openstack/types.ts';
 import { scenario } from './testing/evacuation-scenario.ts';
-import { planEvacuation } from './evacuate-instance.ts';
+import { planEvacuation } from './evacuation-rules.ts';
 import { runHostFailure } from './host-failure.ts';
 
 /** Runs the auto flow over one server and returns the server and its move afterwards. */

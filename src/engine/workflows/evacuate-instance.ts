@@ -46,17 +46,27 @@
 //   the engine core's sweep or the resumed run uses to unlock.
 
 import type { NovaServer } from '../../openstack/types.ts';
-import { NovaBadRequest, NovaConflict, NovaError, NovaNotFound } from '../../openstack/types.ts';
+import { NovaError } from '../../openstack/types.ts';
 import type { VMoveRecord } from '../../model/types.ts';
 import type { WorkflowContext } from './context.ts';
-import { RecoveryFailed } from './context.ts';
+import {
+  errorText,
+  evacuateKey,
+  evacuationOutcome,
+  InstanceEvacuateFailed,
+  parseNovaTime,
+  planEvacuation,
+  serviceHost,
+  SHUTDOWN,
+  stateAtEvacuation,
+  vmoveFailureText,
+} from './evacuation-rules.ts';
+import type { EvacuateIntent, EvacuationResult } from './evacuation-rules.ts';
 import { retryCleanup, settleSchedule } from './evacuation-polling.ts';
 import { lockKey, unlockKey } from '../locks.ts';
 import { PollTimeout, pollUntil } from '../../time/poll.ts';
 import { rfc3339Micro } from '../../time/format.ts';
 
-/** Nova power_state SHUTDOWN. */
-const SHUTDOWN = 4;
 /** Tolerated clock difference between this process and Nova when matching migrations to an intent. */
 const MIGRATION_CLOCK_SKEW_MS = 5_000;
 /** How long each unlock attempt may take; unlock runs even when the run is being cancelled. */
@@ -64,8 +74,6 @@ const UNLOCK_TIMEOUT_MS = 10_000;
 
 /** How many times Nova is asked whether it accepted an evacuate whose answer was lost. */
 const LOST_ANSWER_LOOKS = 3;
-
-export type EvacuationResult = 'succeeded' | 'failed';
 
 /** Where this attempt sends instances: Nova's scheduler ('auto') or one reserved host. */
 export interface EvacuationTarget {
@@ -81,88 +89,6 @@ export interface EvacuationHooks {
    * from src/engine/metrics.ts (masakari_evacuations_total).
    */
   onEvacuation?: (result: EvacuationResult) => void;
-}
-
-/** What `evacuate:<uuid>` holds. */
-export interface EvacuateIntent {
-  run: number;
-  attempt: string;
-  target: string | null;
-  sourceHost: string;
-  /** ISO time the intent was first written for this attempt (migrations created after it are ours). */
-  at: string;
-  originalVmState: string;
-  originalTaskState: string | null;
-  originalPowerState: number;
-  needsReset: boolean;
-  stopAfter: boolean;
-  result?: EvacuationResult;
-}
-
-/** Masakari's InstanceEvacuateFailed. */
-export class InstanceEvacuateFailed extends RecoveryFailed {
-  constructor(instanceUuid: string) {
-    super(`Failed to evacuate instance ${instanceUuid}`);
-    this.name = 'InstanceEvacuateFailed';
-  }
-}
-
-export const evacuateKey = (instanceUuid: string): string => `evacuate:${instanceUuid}`;
-
-/**
- * Masakari's reset-state and stop-after rules (host_failure.py
- * _evacuate_and_confirm). Nova evacuates only active, stopped or error
- * instances without a task_state, so anything else is reset to error first.
- */
-export function planEvacuation(
-  vmState: string,
-  taskState: string | null,
-  powerState: number,
-): { needsReset: boolean; stopAfter: boolean } {
-  if (!['active', 'error', 'stopped'].includes(vmState)) {
-    // A resized instance that is still running comes back active; anything else ends stopped.
-    return { needsReset: true, stopAfter: !(vmState === 'resized' && powerState !== SHUTDOWN) };
-  }
-  if (vmState === 'stopped' && taskState === null) return { needsReset: false, stopAfter: false };
-  if (taskState !== null) return { needsReset: true, stopAfter: vmState !== 'active' };
-  return { needsReset: false, stopAfter: true };
-}
-
-/** vm_state the server has when evacuate is sent: Masakari's `old_vm_state` while confirming. */
-function stateAtEvacuation(intent: EvacuateIntent): string {
-  return intent.needsReset ? 'error' : intent.originalVmState;
-}
-
-function serviceHost(server: NovaServer): string | null {
-  return server['OS-EXT-SRV-ATTR:host'];
-}
-
-/**
- * Masakari's `_wait_for_evacuation_confirmation`, with B11 fixed: done once the
- * server runs on another compute service with no task in progress and its
- * vm_state is the one it had before (or active after error). `lenient` is for
- * an evacuation we did not watch from the start (resumption, a late move):
- * any settled state counts, except error for an instance that was not in error.
- */
-export function evacuationOutcome(
-  server: NovaServer,
-  sourceHost: string,
-  oldVmState: string,
-  lenient: boolean,
-): 'done' | 'failed' | undefined {
-  const vmState = server['OS-EXT-STS:vm_state'];
-  if (vmState === 'error' && oldVmState !== 'error') return 'failed';
-  const host = serviceHost(server);
-  if (host === null || host === sourceHost) return undefined;
-  if (server['OS-EXT-STS:task_state'] !== null) return undefined;
-  if (lenient) return 'done';
-  if (vmState === oldVmState || (oldVmState === 'error' && vmState === 'active')) return 'done';
-  return undefined;
-}
-
-function parseNovaTime(value: string): number {
-  // Nova writes naive UTC timestamps ("2026-11-29T18:00:00.000000").
-  return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
 }
 
 type PriorEvacuation = 'moved' | 'in-progress' | 'failed' | 'not-started';
@@ -495,28 +421,4 @@ export class EvacuationProcedure {
     }
     return current;
   }
-}
-
-/**
- * The vmove message for a failed evacuation: Masakari writes str() of the
- * exception, and its Nova layer (compute/nova.py translate_nova_exception)
- * turns novaclient's "<message> (HTTP <code>) (Request-ID: ...)" into
- * InvalidInput ("Invalid input received: ..."), Forbidden (the text as is),
- * NotFound ("Resource could not be found.") and Conflict ("Conflict"); other
- * HTTP errors pass through untranslated. The request id is left out, as in
- * the API's Nova messages (it is in the log). A request that got no HTTP
- * answer (timeout, connection) keeps our own text: Masakari's "An unknown
- * exception occurred." would hide the cause.
- */
-export function vmoveFailureText(err: unknown): string {
-  if (!(err instanceof NovaError) || err.status === 0) return errorText(err);
-  const novaclientText = `${err.message} (HTTP ${err.status})`;
-  if (err instanceof NovaBadRequest) return `Invalid input received: ${novaclientText}`;
-  if (err instanceof NovaNotFound) return 'Resource could not be found.';
-  if (err instanceof NovaConflict) return 'Conflict';
-  return novaclientText;
-}
-
-export function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

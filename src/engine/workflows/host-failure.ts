@@ -45,7 +45,7 @@ import type { RecoveryMethod } from '../../model/types.ts';
 import type { StartFallbackRun, WorkflowContext } from './context.ts';
 import { RecoveryFailed, ReservedHostsUnavailable, SkipRecovery } from './context.ts';
 import type { EvacuationHooks } from './evacuate-instance.ts';
-import { errorText } from './evacuate-instance.ts';
+import { errorText } from './evacuation-rules.ts';
 import type { HostTask } from './host-failure-tasks.ts';
 import { reservedHostKey, resolveHostTasks } from './host-failure-tasks.ts';
 
