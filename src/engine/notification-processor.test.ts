@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { KubeError } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
@@ -7,7 +8,7 @@ import { NovaError } from '../openstack/types.ts';
 import type { Config } from '../config/config.ts';
 import { NotificationProcessor } from './notification-processor.ts';
 import type { EngineEvents, FencingGate } from './processor-deps.ts';
-import type { HostWorkflow } from './recovery-driver.ts';
+import type { HostWorkflow, RecoveryDriver } from './recovery-driver.ts';
 import { taskflowDriver } from './workflows/driver.ts';
 import { RecoveryFailed, SkipRecovery } from './workflows/context.ts';
 import type { WorkflowContext } from './workflows/context.ts';
@@ -39,6 +40,8 @@ interface Harness {
 async function harness(
   o: {
     hostWorkflow?: HostWorkflow;
+    /** Instance and process workflows in place of the taskflow driver's. */
+    driver?: Partial<Pick<RecoveryDriver, 'instance' | 'process'>>;
     config?: Config;
     nova?: NovaClient | null;
     segmentEnabled?: boolean;
@@ -81,6 +84,7 @@ async function harness(
     vmoveIds: counterIds,
     driver: {
       ...taskflowDriver(),
+      ...o.driver,
       host:
         o.hostWorkflow ??
         (async (ctx) => {
@@ -310,6 +314,40 @@ decisions('a notification created by kubectl waits until the store admitted it',
   h.queue.push('k1');
   await h.settle();
   assert.is(h.get('k1').status?.phase, 'finished');
+});
+
+decisions('a notification whose source host is not in the cache stays new and asks to be looked at again', async () => {
+  const h = harness();
+  h.add(hostStopped('n1', { hostUuid: 'host-uuid-unknown' }));
+  await h.settle();
+  assert.is(h.get('n1').status?.phase, undefined);
+  assert.equal(h.delayed, [{ key: 'n1', ms: 15_000 }]);
+  assert.is(h.hostRuns.length, 0);
+});
+
+decisions('each notification type runs its workflow from the injected RecoveryDriver', async () => {
+  const ran: string[] = [];
+  const h = harness({
+    driver: {
+      instance: async (ctx) => void ran.push(`instance ${ctx.notification.uuid}`),
+      process: async (ctx) => void ran.push(`process ${ctx.notification.uuid}`),
+    },
+  });
+  h.add(vmEvent('v1'));
+  h.add(
+    notification(
+      'p1',
+      'PROCESS',
+      { event: 'STOPPED', process_name: 'nova-compute' },
+      { uuid: 'uuid-p1', hostUuid: 'host-uuid-1' },
+    ),
+  );
+  await h.settle();
+  assert.equal(ran.sort(), ['instance uuid-v1', 'process uuid-p1']);
+  assert.equal(
+    ['v1', 'p1'].map((k) => h.get(k).status?.phase),
+    ['finished', 'finished'],
+  );
 });
 
 decisions.run();
@@ -632,6 +670,27 @@ safety('a notification deleted while it runs cancels its run', async () => {
   await h.p.reconcile('n1');
   await h.p.whenIdle();
   assert.not.ok(h.p.isRunning('n1'));
+});
+
+safety('a run stopped by a failed journal write is taken over again after 5 s, not at once', async () => {
+  let calls = 0;
+  const h = harness({
+    hostWorkflow: async (ctx) => {
+      if (++calls === 1) h.w.kube.failNext('patchStatus', new KubeError(422, 'Invalid', 'refused'), 'notifications');
+      await ctx.progress.start('DisableComputeServiceTask');
+    },
+  });
+  h.add(hostStopped('n1'));
+  await h.settle();
+  assert.is(h.get('n1').status?.phase, 'running');
+  assert.is(calls, 1);
+  assert.equal(h.delayed, [{ key: 'n1', ms: 5_000 }]);
+  h.w.clock.advance(5_000);
+  h.queue.push('n1');
+  await h.settle();
+  assert.is(calls, 2);
+  assert.is(h.get('n1').status?.phase, 'finished');
+  assert.is(h.get('n1').status?.runs, 1, 'the same run, taken over');
 });
 
 safety.run();

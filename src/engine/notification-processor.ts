@@ -45,7 +45,7 @@ import { NotOwnerError } from './status-writer.ts';
 const MISSING_REFERENCE_RECHECK_MS = 15_000;
 
 export class NotificationProcessor {
-  private readonly d: ProcessorDeps;
+  private readonly deps: ProcessorDeps;
   private readonly gate = new HostGate();
   private readonly fencingWait: FencingWait;
   private readonly runs: RunExecutor;
@@ -55,11 +55,11 @@ export class NotificationProcessor {
   private readonly tasks: NotificationTaskScope;
 
   constructor(deps: ProcessorDeps) {
-    this.d = { ...deps, log: deps.log.child({ component: 'engine' }) };
-    this.fencingWait = new FencingWait(this.d);
-    this.runs = new RunExecutor(this.d, () => this.term);
+    this.deps = { ...deps, log: deps.log.child({ component: 'engine' }) };
+    this.fencingWait = new FencingWait(this.deps);
+    this.runs = new RunExecutor(this.deps, () => this.term);
     this.tasks = {
-      d: this.d,
+      d: this.deps,
       term: () => this.term,
       runs: this.runs,
       lastChance: this.lastChance,
@@ -76,13 +76,13 @@ export class NotificationProcessor {
    */
   startLeading(signal: AbortSignal, o: { isGracefulStop?: () => boolean; holdsLease?: () => boolean } = {}): void {
     this.term = {
-      token: `${this.d.identity}#${randomUUID().slice(0, 8)}`,
+      token: `${this.deps.identity}#${randomUUID().slice(0, 8)}`,
       signal,
       isGracefulStop: o.isGracefulStop ?? (() => false),
       holdsLease: o.holdsLease ?? (() => true),
     };
-    this.d.log.info({ owner: this.term.token }, 'engine leading: resuming and processing notifications');
-    for (const n of this.d.notifications.list()) if (n.metadata.name) this.d.enqueue(n.metadata.name);
+    this.deps.log.info({ owner: this.term.token }, 'engine leading: resuming and processing notifications');
+    for (const n of this.deps.notifications.list()) if (n.metadata.name) this.deps.enqueue(n.metadata.name);
   }
 
   /**
@@ -122,7 +122,7 @@ export class NotificationProcessor {
   async reconcile(key: string): Promise<ReconcileResult> {
     const term = this.term;
     if (!term || term.signal.aborted) return {};
-    const cached = this.d.notifications.get(key);
+    const cached = this.deps.notifications.get(key);
     if (!cached || cached.metadata.deletionTimestamp) return this.gone(key, cached);
     // Created by kubectl: the store's reconciler assigns uuid and source host first; its update event brings us back.
     const n = admitted(cached);
@@ -155,7 +155,7 @@ export class NotificationProcessor {
     const key = n.metadata.name;
     const hostUuid = n.status.sourceHostUuid;
     if (!this.gate.tryAcquire(hostUuid, key)) {
-      this.d.log.info(
+      this.deps.log.info(
         { notification: n.status.uuid, holder: this.gate.holder(hostUuid) },
         'waiting: another notification of the same host is being processed',
       );
@@ -167,7 +167,7 @@ export class NotificationProcessor {
       if (plan.kind === 'error' && mode === 'new' && !this.lastChance.has(key)) {
         // Masakari leaves a notification whose host cannot be loaded `new`; the periodic task then gives
         // it its one attempt. Until then, look again in case our cache was just behind.
-        this.d.log.warn(
+        this.deps.log.warn(
           { notification: n.status.uuid },
           `${plan.reason} Notification left new until the periodic task retries it.`,
         );
@@ -175,7 +175,7 @@ export class NotificationProcessor {
       }
       if (plan.kind === 'final' && mode !== 'resume') {
         this.lastChance.delete(key);
-        await finishWithoutRun(this.d, n, plan);
+        await finishWithoutRun(this.deps, n, plan);
         return {};
       }
       // requireFencing: a resumed run passed this gate already. Waiting for proof is not an attempt:
@@ -190,7 +190,7 @@ export class NotificationProcessor {
         return { requeueAfterMs: FENCING_RECHECK_MS };
       }
       const finalAttempt = mode === 'retry' || (mode === 'new' && this.lastChance.has(key));
-      const stored = await claimRun(this.d, n, term.token, mode, finalAttempt);
+      const stored = await claimRun(this.deps, n, term.token, mode, finalAttempt);
       if (!stored) return {};
       this.lastChance.delete(key);
       handedToExecutor = true;
@@ -199,9 +199,9 @@ export class NotificationProcessor {
     } catch (err) {
       if (!isConflict(err)) throw err;
       // Someone wrote the notification since our cache saw it: decide again on the newer version.
-      this.d.log.debug({ notification: key }, 'notification changed underneath; re-evaluating');
+      this.deps.log.debug({ notification: key }, 'notification changed underneath; re-evaluating');
       await this.refresh(key);
-      this.d.enqueue(key);
+      this.deps.enqueue(key);
       return {};
     } finally {
       if (!handedToExecutor) this.releaseHost(hostUuid, key);
@@ -209,8 +209,8 @@ export class NotificationProcessor {
   }
 
   private plan(n: AdmittedNotification): Plan | MissingReference {
-    const segment = segmentOf(this.d, n);
-    const host = sourceHostOf(this.d, n);
+    const segment = segmentOf(this.deps, n);
+    const host = sourceHostOf(this.deps, n);
     if (!host) return { kind: 'error', reason: `Host ${n.status.sourceHostUuid} could not be found.` };
     if (!segment)
       return { kind: 'error', reason: `Failover segment ${n.status.failoverSegmentUuid} could not be found.` };
@@ -225,17 +225,17 @@ export class NotificationProcessor {
 
   private runEnded(hostUuid: string, key: string): void {
     this.releaseHost(hostUuid, key);
-    if (this.term) this.d.enqueue(key);
+    if (this.term) this.deps.enqueue(key);
   }
 
   private releaseHost(hostUuid: string, key: string): void {
-    for (const waiting of this.gate.release(hostUuid, key)) this.d.enqueue(waiting);
+    for (const waiting of this.gate.release(hostUuid, key)) this.deps.enqueue(waiting);
   }
 
   /** True when the notification is gone or being deleted on the API server (not merely finished). */
   private async deletedOnServer(key: string): Promise<boolean> {
     try {
-      const n = await this.d.kube.get<Notification>(RESOURCES.notifications, this.d.namespace, key);
+      const n = await this.deps.kube.get<Notification>(RESOURCES.notifications, this.deps.namespace, key);
       return !!n.metadata.deletionTimestamp;
     } catch (err) {
       if (isNotFound(err)) return true;
@@ -245,8 +245,8 @@ export class NotificationProcessor {
 
   private async refresh(key: string): Promise<void> {
     try {
-      this.d.notifications.upsertLocal(
-        await this.d.kube.get<Notification>(RESOURCES.notifications, this.d.namespace, key),
+      this.deps.notifications.upsertLocal(
+        await this.deps.kube.get<Notification>(RESOURCES.notifications, this.deps.namespace, key),
       );
     } catch (err) {
       if (!isNotFound(err)) throw err;

@@ -53,7 +53,7 @@ export class RunExecutor {
   private readonly resumeNotBefore = new Map<string, number>();
 
   constructor(
-    private readonly d: ProcessorDeps,
+    private readonly deps: ProcessorDeps,
     private readonly currentTerm: () => LeadershipTerm | undefined,
   ) {}
 
@@ -66,16 +66,16 @@ export class RunExecutor {
     if (term.signal.aborted) onTermEnd();
     else term.signal.addEventListener('abort', onTermEnd, { once: true });
     const nova =
-      this.d.nova &&
-      fenceNova(this.d.nova, term.holdsLease, (err) => {
+      this.deps.nova &&
+      fenceNova(this.deps.nova, term.holdsLease, (err) => {
         if (!abort.signal.aborted) {
-          this.d.log.warn({ notification: r.n.status.uuid }, `${err.message}; cancelling the run`);
+          this.deps.log.warn({ notification: r.n.status.uuid }, `${err.message}; cancelling the run`);
           abort.abort(new HandedOver('engine Lease no longer held'));
         }
       });
     this.resumeNotBefore.delete(key);
     const done = this.execute(r, abort.signal, nova)
-      .catch((err) => this.d.log.error({ err, notification: r.n.status.uuid }, 'recovery execution crashed'))
+      .catch((err) => this.deps.log.error({ err, notification: r.n.status.uuid }, 'recovery execution crashed'))
       .finally(() => {
         term.signal.removeEventListener('abort', onTermEnd);
         this.runs.delete(key);
@@ -112,7 +112,7 @@ export class RunExecutor {
   /** How long to wait before taking the interrupted run of `key` over again (0: now). */
   resumeDelay(key: string): number {
     const at = this.resumeNotBefore.get(key);
-    const wait = at === undefined ? 0 : at - this.d.clock.now().getTime();
+    const wait = at === undefined ? 0 : at - this.deps.clock.now().getTime();
     if (wait <= 0) this.resumeNotBefore.delete(key);
     return Math.max(wait, 0);
   }
@@ -122,7 +122,7 @@ export class RunExecutor {
   }
 
   private resumeLater(key: string): void {
-    this.resumeNotBefore.set(key, this.d.clock.now().getTime() + RESUME_AFTER_WRITE_FAILURE_MS);
+    this.resumeNotBefore.set(key, this.deps.clock.now().getTime() + RESUME_AFTER_WRITE_FAILURE_MS);
   }
 
   private async execute(r: RunRequest, signal: AbortSignal, nova: NovaClient | undefined): Promise<void> {
@@ -130,18 +130,18 @@ export class RunExecutor {
     const key = n.metadata.name;
     const uuid = n.status.uuid;
     const run = (n.status.runs ?? 1) - 1;
-    const log = this.d.log.child({ notification: uuid, type: n.spec.type, run });
-    const writer = statusWriterFor(this.d, n, ownsRun(r.term.token), signal, log);
+    const log = this.deps.log.child({ notification: uuid, type: n.spec.type, run });
+    const writer = statusWriterFor(this.deps, n, ownsRun(r.term.token), signal, log);
     const requestId = `req-${randomUUID()}`;
     const scope = { log, requestId, signal, nova };
     const cancelled = (): Promise<void> =>
-      afterCancel(this.d, this.currentTerm(), { n, token: r.term.token, writer, ...scope });
+      afterCancel(this.deps, this.currentTerm(), { n, token: r.term.token, writer, ...scope });
     let workflow: Workflow | undefined;
     let outcome: Outcome;
     try {
       // A resumed run (or a retry) needs its whole journal, pages included, before the workflow reads it.
       await writer.load();
-      if (r.resumed) await sweepRunLocks(this.d, writer, scope);
+      if (r.resumed) await sweepRunLocks(this.deps, writer, scope);
       if (plan.kind === 'error') {
         outcome = { status: 'error', reason: plan.reason };
       } else if (plan.kind === 'final') {
@@ -155,7 +155,7 @@ export class RunExecutor {
         };
       } else {
         workflow = plan.workflow;
-        outcome = await runWorkflow(this.d, { n, plan, run, writer, requestId, signal, log, nova });
+        outcome = await runWorkflow(this.deps, { n, plan, run, writer, requestId, signal, log, nova });
       }
     } catch (err) {
       if (signal.aborted || err instanceof NotOwnerError) return cancelled();
@@ -172,7 +172,7 @@ export class RunExecutor {
       }
       return cancelled();
     }
-    await sweepRunLocks(this.d, writer, scope);
-    if (!(await finishRun(this.d, n, writer, outcome, log))) this.resumeLater(key);
+    await sweepRunLocks(this.deps, writer, scope);
+    if (!(await finishRun(this.deps, n, writer, outcome, log))) this.resumeLater(key);
   }
 }
