@@ -317,7 +317,7 @@ decisions('a notification created by kubectl waits until the store admitted it',
 });
 
 decisions('a notification whose source host is not in the cache stays new and asks to be looked at again', async () => {
-  const h = harness();
+  const h = await harness();
   h.add(hostStopped('n1', { hostUuid: 'host-uuid-unknown' }));
   await h.settle();
   assert.is(h.get('n1').status?.phase, undefined);
@@ -327,7 +327,7 @@ decisions('a notification whose source host is not in the cache stays new and as
 
 decisions('each notification type runs its workflow from the injected RecoveryDriver', async () => {
   const ran: string[] = [];
-  const h = harness({
+  const h = await harness({
     driver: {
       instance: async (ctx) => void ran.push(`instance ${ctx.notification.uuid}`),
       process: async (ctx) => void ran.push(`process ${ctx.notification.uuid}`),
@@ -674,7 +674,7 @@ safety('a notification deleted while it runs cancels its run', async () => {
 
 safety('a run stopped by a failed journal write is taken over again after 5 s, not at once', async () => {
   let calls = 0;
-  const h = harness({
+  const h = await harness({
     hostWorkflow: async (ctx) => {
       if (++calls === 1) h.w.kube.failNext('patchStatus', new KubeError(422, 'Invalid', 'refused'), 'notifications');
       await ctx.progress.start('DisableComputeServiceTask');
