@@ -48,8 +48,14 @@ export interface ControlPlane {
   /** Temp dir: pki/, etcd/, *.log, kubeconfig. */
   dir: string;
   id: string;
+  /** The current processes (apiserver changes with restartApiServer). */
   pids: { etcd: number; apiserver: number; watchdog: number };
   stop(): Promise<void>;
+  /**
+   * Stops kube-apiserver (SIGTERM, then SIGKILL after stopTimeoutMs) and starts it again on the same
+   * port with the same etcd and credentials; resolves once it is ready. For fault-injection tests.
+   */
+  restartApiServer(): Promise<void>;
 }
 
 const ADDRESS_IN_USE = /address already in use|bind: address|EADDRINUSE/i;
@@ -217,49 +223,51 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const etcdUrl = `http://127.0.0.1:${etcd.ports.client}`;
 
     const apiBin = join(binDir, 'kube-apiserver');
+    const spawnApiServer = (port: number): ManagedProcess =>
+      track(
+        spawnInGroup(
+          'kube-apiserver',
+          apiBin,
+          [
+            `--etcd-servers=${etcdUrl}`,
+            `--cert-dir=${pkiDir}`,
+            `--tls-cert-file=${files.servingCert}`,
+            `--tls-private-key-file=${files.servingKey}`,
+            `--secure-port=${port}`,
+            '--bind-address=127.0.0.1',
+            '--advertise-address=127.0.0.1',
+            '--service-cluster-ip-range=10.0.0.0/24',
+            '--allow-privileged=true',
+            '--authorization-mode=RBAC',
+            `--token-auth-file=${files.tokens}`,
+            '--disable-admission-plugins=ServiceAccount',
+            `--service-account-issuer=https://127.0.0.1:${port}/`,
+            `--service-account-key-file=${files.saPub}`,
+            `--service-account-signing-key-file=${files.saKey}`,
+            '--profiling=false',
+            '--v=1',
+          ],
+          join(dir, 'kube-apiserver.log'),
+        ),
+      );
+    const apiServerReady = async (proc: ManagedProcess, port: number): Promise<void> => {
+      await waitUntil(
+        'kube-apiserver /readyz',
+        async () => {
+          const res = await httpRequest(`https://127.0.0.1:${port}/readyz`, {
+            ca: pki.ca.certPem,
+            token,
+            timeoutMs: 5_000,
+          });
+          return res.status === 200 ? true : undefined;
+        },
+        { timeoutMs: startTimeoutMs, intervalMs: 250, abort: () => exitedEarly(proc) },
+      );
+    };
     const apiserver = await startWithFreshPorts(
       'kube-apiserver',
-      ({ port }) =>
-        track(
-          spawnInGroup(
-            'kube-apiserver',
-            apiBin,
-            [
-              `--etcd-servers=${etcdUrl}`,
-              `--cert-dir=${pkiDir}`,
-              `--tls-cert-file=${files.servingCert}`,
-              `--tls-private-key-file=${files.servingKey}`,
-              `--secure-port=${port}`,
-              '--bind-address=127.0.0.1',
-              '--advertise-address=127.0.0.1',
-              '--service-cluster-ip-range=10.0.0.0/24',
-              '--allow-privileged=true',
-              '--authorization-mode=RBAC',
-              `--token-auth-file=${files.tokens}`,
-              '--disable-admission-plugins=ServiceAccount',
-              `--service-account-issuer=https://127.0.0.1:${port}/`,
-              `--service-account-key-file=${files.saPub}`,
-              `--service-account-signing-key-file=${files.saKey}`,
-              '--profiling=false',
-              '--v=1',
-            ],
-            join(dir, 'kube-apiserver.log'),
-          ),
-        ),
-      async (proc, { port }) => {
-        await waitUntil(
-          'kube-apiserver /readyz',
-          async () => {
-            const res = await httpRequest(`https://127.0.0.1:${port}/readyz`, {
-              ca: pki.ca.certPem,
-              token,
-              timeoutMs: 5_000,
-            });
-            return res.status === 200 ? true : undefined;
-          },
-          { timeoutMs: startTimeoutMs, intervalMs: 250, abort: () => exitedEarly(proc) },
-        );
-      },
+      ({ port }) => spawnApiServer(port),
+      (proc, { port }) => apiServerReady(proc, port),
       async () => ({ port: await freePort() }),
     );
     const server = `https://127.0.0.1:${apiserver.ports.port}`;
@@ -278,6 +286,19 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const api = { server, ca: pki.ca.certPem, token };
     const installed = crdDir ? await installCrds(api, crdDir, startTimeoutMs) : [];
 
+    const pids = { etcd: etcd.proc.pid, apiserver: apiserver.proc.pid, watchdog: watchdog.pid };
+    let currentApiServer = apiserver.proc;
+    // Same port, certificates and etcd: clients see the outage of a real restart, then the same server.
+    const restartApiServer = async (): Promise<void> => {
+      const old = currentApiServer;
+      await terminate(old, stopTimeoutMs);
+      procs.splice(procs.indexOf(old), 1);
+      const port = apiserver.ports.port;
+      currentApiServer = spawnApiServer(port);
+      pids.apiserver = currentApiServer.pid; // track() appended it after etcd: stop() still ends it first
+      await apiServerReady(currentApiServer, port);
+    };
+
     const caData = Buffer.from(pki.ca.certPem).toString('base64');
     writeFileSync(files.kubeconfig, renderKubeconfig(server, caData, token), { mode: 0o600 });
     log(
@@ -292,8 +313,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       etcdUrl,
       dir,
       id,
-      pids: { etcd: etcd.proc.pid, apiserver: apiserver.proc.pid, watchdog: watchdog.pid },
+      pids,
       stop,
+      restartApiServer,
     };
   } catch (e) {
     await stop();

@@ -1,0 +1,68 @@
+// The custom resources as kubectl sees them (the Kubernetes API, not the operator).
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+
+const GROUP = 'masakari.openkeel.io';
+const VERSION = 'v1alpha1';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface Cr {
+  metadata: { name: string; generation?: number; labels?: Record<string, string> };
+  spec: Record<string, unknown>;
+  status?: Record<string, unknown> & { uuid?: string; phase?: string; onMaintenance?: boolean };
+}
+
+export class Kube {
+  private readonly core: CoreV1Api;
+  private readonly custom: CustomObjectsApi;
+  constructor(kubeconfigPath: string) {
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfigPath);
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.custom = kc.makeApiClient(CustomObjectsApi);
+  }
+
+  /** Retries while the API server is away (a fault may just have ended), for up to budgetMs. */
+  private async retry<T>(what: string, fn: () => Promise<T>, budgetMs = 60_000): Promise<T> {
+    const deadline = Date.now() + budgetMs;
+    for (;;) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (Date.now() > deadline) throw new Error(`${what}: ${(e as Error).message}`);
+        await sleep(500);
+      }
+    }
+  }
+
+  createNamespace(name: string): Promise<unknown> {
+    return this.retry('create namespace', () =>
+      this.core.createNamespace({ body: { metadata: { name, labels: { 'masakari.openkeel.io/test': 'chaos' } } } }),
+    );
+  }
+
+  async deleteNamespace(name: string): Promise<void> {
+    await this.core.deleteNamespace({ name }).catch(() => undefined);
+  }
+
+  /** Every object of a kind in the namespace, paged as a careful client pages. */
+  list(namespace: string, plural: string): Promise<Cr[]> {
+    return this.retry(`list ${plural}`, async () => {
+      const out: Cr[] = [];
+      let next: string | undefined;
+      do {
+        const page = (await this.custom.listNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace,
+          plural,
+          limit: 100,
+          ...(next ? { _continue: next } : {}),
+        })) as { items: Cr[]; metadata?: { continue?: string } };
+        out.push(...page.items);
+        next = page.metadata?.continue || undefined;
+      } while (next);
+      return out;
+    });
+  }
+}

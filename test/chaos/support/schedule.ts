@@ -1,0 +1,123 @@
+// The chaos schedule: which faults a run injects, when, and for how long, all
+// drawn from one seed, so a printed seed names the same schedule again
+// (MASAKARI_CHAOS_SEED=N). The interleaving with the processes' own timing is
+// not seeded: a seed reproduces the faults, not every race they provoke.
+
+/** mulberry32: a small, well-mixed 32-bit PRNG; returns floats in [0, 1). */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const FAULT_KINDS = [
+  'kill-engine', // SIGKILL an engine process, restart it after a delay
+  'kill-api', // SIGKILL an api process, restart it after a delay
+  'freeze-apiserver', // SIGSTOP kube-apiserver for 2-20 s, then SIGCONT
+  'restart-apiserver', // stop kube-apiserver and start it again on the same port
+  'freeze-leader', // SIGSTOP the leading engine past its lease, then SIGCONT
+  'nova-500', // Nova answers 500 before acting
+  'nova-timeout', // Nova never answers (the request times out) before acting
+  'nova-lost-response', // Nova acts, then the answer is lost (reset, hang or 500)
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** Faults that act on the same thing run one after the other (see runSchedule). */
+export type Lane = 'engine' | 'api' | 'apiserver' | 'nova';
+
+export interface Fault {
+  kind: FaultKind;
+  lane: Lane;
+  /** Milliseconds after the notifications were sent. */
+  atMs: number;
+  /** kill-*: which of the two processes (0 or 1). */
+  target?: number;
+  /** kill-*: restart delay; freeze-*: how long the process stays stopped. */
+  durationMs?: number;
+  /** nova-*: how many Nova requests it hits; nova-lost-response: how the answer is lost. */
+  count?: number;
+  lostAs?: 'reset' | 'hang' | 500;
+  /** nova-*: which requests: any Nova call, or only the server actions (evacuate, lock, unlock). */
+  novaTarget?: 'any' | 'server-actions';
+}
+
+export interface ScheduleOptions {
+  /** Lease duration (ms) of the engines: freeze-leader stops the leader longer than this. */
+  leaseMs: number;
+  /** Faults start within this window after the notifications were sent. */
+  windowMs: number;
+  /** Faults per run (inclusive bounds). */
+  minFaults: number;
+  maxFaults: number;
+}
+
+const LANE: Record<FaultKind, Lane> = {
+  'kill-engine': 'engine',
+  'freeze-leader': 'engine',
+  'kill-api': 'api',
+  'freeze-apiserver': 'apiserver',
+  'restart-apiserver': 'apiserver',
+  'nova-500': 'nova',
+  'nova-timeout': 'nova',
+  'nova-lost-response': 'nova',
+};
+
+const between = (rnd: () => number, lo: number, hi: number): number => Math.round(lo + rnd() * (hi - lo));
+
+function draw(kind: FaultKind, rnd: () => number, o: ScheduleOptions): Fault {
+  const f: Fault = { kind, lane: LANE[kind], atMs: between(rnd, 0, o.windowMs) };
+  switch (kind) {
+    case 'kill-engine':
+    case 'kill-api':
+      f.target = rnd() < 0.5 ? 0 : 1;
+      f.durationMs = between(rnd, 200, 5_000);
+      break;
+    case 'freeze-apiserver':
+      f.durationMs = between(rnd, 2_000, 20_000);
+      break;
+    case 'freeze-leader':
+      // past the lease, so the other engine takes over while this one is stopped
+      f.durationMs = between(rnd, o.leaseMs + 1_000, o.leaseMs + 5_000);
+      break;
+    case 'nova-500':
+    case 'nova-timeout':
+      f.count = between(rnd, 1, 3);
+      f.novaTarget = rnd() < 0.5 ? 'any' : 'server-actions';
+      break;
+    case 'nova-lost-response':
+      f.count = between(rnd, 1, 3);
+      f.lostAs = (['reset', 'hang', 500] as const)[Math.floor(rnd() * 3)];
+      f.novaTarget = 'server-actions';
+      break;
+    case 'restart-apiserver':
+      break;
+  }
+  return f;
+}
+
+/**
+ * The faults of one run, in start order. The first is FAULT_KINDS[seed mod 8],
+ * so any 8 consecutive seeds inject every kind at least once; the rest are drawn.
+ */
+export function scheduleFor(seed: number, o: ScheduleOptions): Fault[] {
+  const rnd = seededRandom(seed);
+  const n = between(rnd, o.minFaults, o.maxFaults);
+  const kinds: FaultKind[] = [FAULT_KINDS[seed % FAULT_KINDS.length] as FaultKind];
+  while (kinds.length < n) kinds.push(FAULT_KINDS[Math.floor(rnd() * FAULT_KINDS.length)] as FaultKind);
+  return kinds.map((k) => draw(k, rnd, o)).sort((a, b) => a.atMs - b.atMs);
+}
+
+export function describeFault(f: Fault): string {
+  const parts = [`+${(f.atMs / 1000).toFixed(1)}s ${f.kind}`];
+  if (f.target !== undefined) parts.push(`#${f.target}`);
+  if (f.durationMs !== undefined) parts.push(`${(f.durationMs / 1000).toFixed(1)}s`);
+  if (f.count !== undefined) parts.push(`x${f.count}`);
+  if (f.lostAs !== undefined) parts.push(`as ${f.lostAs}`);
+  if (f.novaTarget !== undefined) parts.push(`on ${f.novaTarget}`);
+  return parts.join(' ');
+}

@@ -1,0 +1,102 @@
+// What the runs of one chaos session share: one control plane (owned here, so
+// kube-apiserver can be frozen and restarted), one simulator process, and one
+// namespace served by two engine and two api replicas that live across runs
+// (restarted only when a fault kills them). Each run brings its own segment,
+// hosts and servers (topology.ts), so runs never share an object.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startControlPlane, type ControlPlane } from '../../../src/controlplane/index.ts';
+import { createFleet, type Fleet } from './fleet.ts';
+import { Kube } from './kube.ts';
+import { checkProcesses } from './process-checks.ts';
+import { BOUNDS, runOnce, type RunResult } from './scenario.ts';
+import { startSimulatorProcess, type SimulatorProcess } from './simulator.ts';
+
+/** Seeds of this session: MASAKARI_CHAOS_SEED=N is one run; else `runs` seeds from MASAKARI_CHAOS_BASE_SEED or a random base. */
+export function sessionSeeds(runs: number, env = process.env): number[] {
+  if (env.MASAKARI_CHAOS_SEED) return [Number(env.MASAKARI_CHAOS_SEED)];
+  const base = env.MASAKARI_CHAOS_BASE_SEED ? Number(env.MASAKARI_CHAOS_BASE_SEED) : Math.floor(Math.random() * 1e6);
+  return Array.from({ length: runs }, (_, i) => base + i);
+}
+
+export interface Session {
+  run(seed: number): Promise<RunResult>;
+  /** Where the replicas' logs are (kept when a check failed). */
+  logDir: string;
+  /** Stops the replicas gracefully, then everything else; returns what the last checks found. */
+  stop(): Promise<string[]>;
+}
+
+/** SIGTERM grace of a replica at the end (shutdown_timeout is 10 s). */
+const STOP_GRACE_MS = 20_000;
+
+export async function startSession(log: (line: string) => void): Promise<Session> {
+  const logDir = mkdtempSync(path.join(tmpdir(), 'masakari-chaos-'));
+  let cp: ControlPlane | undefined;
+  let sim: SimulatorProcess | undefined;
+  let fleet: Fleet | undefined;
+  const namespace = `chaos-${process.pid}`;
+  try {
+    cp = await startControlPlane({ log });
+    // short latencies keep a run short; evacuations still overlap the faults
+    sim = await startSimulatorProcess([
+      '--hosts',
+      'idle',
+      '--evacuate-ms',
+      '150',
+      '--stop-ms',
+      '100',
+      '--start-ms',
+      '100',
+    ]);
+    const kube = new Kube(cp.kubeconfigPath);
+    await kube.createNamespace(namespace);
+    fleet = await createFleet({
+      kubeconfigPath: cp.kubeconfigPath,
+      namespace,
+      openstack: sim.credentials,
+      logDir,
+      readyTimeoutMs: BOUNDS.ready,
+    });
+    await Promise.all(fleet.all().map((s) => s.start()));
+  } catch (e) {
+    await Promise.all((fleet?.all() ?? []).map((s) => s.stop(STOP_GRACE_MS)));
+    await sim?.stop();
+    await cp?.stop();
+    throw e;
+  }
+  const plane = cp;
+  const simulator = sim;
+  const replicas = fleet;
+  const kube = new Kube(plane.kubeconfigPath);
+  let failures = 0;
+  return {
+    logDir,
+    async run(seed) {
+      // a run that failed half-way may have left a replica down: every run starts with all four up
+      for (const s of replicas.all()) if (!s.current) await s.start();
+      const result = await runOnce(seed, {
+        kube,
+        namespace,
+        fleet: replicas,
+        apiserver: { pid: () => plane.pids.apiserver, restart: () => plane.restartApiServer() },
+        sim: simulator,
+        log,
+      });
+      if (simulator.exit) result.violations.push(`the simulator died: ${JSON.stringify(simulator.exit)}`);
+      if (result.violations.length) failures++;
+      return result;
+    },
+    async stop() {
+      await Promise.all(replicas.all().map((s) => s.stop(STOP_GRACE_MS)));
+      const problems = checkProcesses(replicas);
+      if (simulator.exit) problems.push(`the simulator died: ${JSON.stringify(simulator.exit)} ${simulator.stderr()}`);
+      await simulator.stop();
+      await kube.deleteNamespace(namespace);
+      await plane.stop();
+      if (!failures && !problems.length) rmSync(logDir, { recursive: true, force: true });
+      return problems;
+    },
+  };
+}
