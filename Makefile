@@ -9,7 +9,7 @@ VERSION  = $(shell $(NODE) -p "require('./package.json').version" 2>/dev/null ||
 IMAGE   ?= masakari-operator:$(VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help run test build lint typecheck envtest image bench clean deps config-docs fuzz openstack
+.PHONY: help run test build lint typecheck envtest image bench clean deps config-docs fuzz openstack chaos-soak
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ test: deps ## run every test suite (unit, integration, e2e); prints "N passed, N
 
 fuzz: deps ## schemathesis over /v1/openapi.json against a running facade (test/fuzz/; installs its venv once)
 	$(NODE) --unhandled-rejections=strict --import tsx node_modules/uvu/bin.js test/fuzz
+
+chaos-soak: deps ## 100 seeded chaos runs (test/chaos/soak.ts; MASAKARI_CHAOS_RUNS=N for fewer); summary in .run/chaos-soak.json
+	$(NODE) --unhandled-rejections=strict --import tsx test/chaos/soak.ts
 
 build: deps ## compile src/ to dist/
 	npm run build

@@ -104,11 +104,22 @@ async function restMismatches(ctx: Ctx): Promise<string[]> {
   return out;
 }
 
-export async function checkInvariants(ctx: Ctx): Promise<string[]> {
+/** Servers Nova never evacuated (lost) and servers it evacuated more than once (duplicate). */
+export interface EvacuationTally {
+  lost: number;
+  duplicate: number;
+}
+
+export async function checkInvariants(ctx: Ctx): Promise<{ violations: string[]; tally: EvacuationTally }> {
   const out = checkNotifications(await ctx.kube.list(ctx.namespace, 'notifications'), ctx.topology);
   const state = await ctx.sim.call<SimState>('GET', '/state');
   const counters = await ctx.sim.call<{ actions: Record<string, Record<string, number>> }>('GET', '/counters');
-  out.push(...checkServers(state, counters.actions.evacuate ?? {}, ctx.topology));
+  const evacuations = counters.actions.evacuate ?? {};
+  const tally = {
+    lost: state.servers.filter((s) => !evacuations[s.id]).length,
+    duplicate: state.servers.filter((s) => (evacuations[s.id] ?? 0) > 1).length,
+  };
+  out.push(...checkServers(state, evacuations, ctx.topology));
   // the replicas' caches converge after the last write; compare until they agree or the bound passes
   const deadline = Date.now() + CONVERGE_MS;
   let rest = await restMismatches(ctx);
@@ -117,5 +128,5 @@ export async function checkInvariants(ctx: Ctx): Promise<string[]> {
     rest = await restMismatches(ctx);
   }
   out.push(...rest);
-  return out;
+  return { violations: out, tally };
 }

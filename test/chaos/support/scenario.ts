@@ -5,7 +5,7 @@
 import type { Fleet } from './fleet.ts';
 import { LEASE } from './fleet.ts';
 import { runSchedule, type ApiServerHandle, type FaultReport } from './faults.ts';
-import { checkInvariants } from './invariants.ts';
+import { checkInvariants, type EvacuationTally } from './invariants.ts';
 import { checkProcesses } from './process-checks.ts';
 import type { Kube } from './kube.ts';
 import { MasakariRest } from './rest.ts';
@@ -40,6 +40,8 @@ export interface RunResult {
   durationMs: number;
   /** Notifications of this run per final status. */
   notifications: Record<string, number>;
+  /** Undefined when the run did not get as far as counting. */
+  tally?: EvacuationTally;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -121,12 +123,13 @@ async function waitTerminal(ctx: RunContext, t: Topology, timeoutMs: number): Pr
 export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult> {
   const started = Date.now();
   const since = (t: number) => `+${((Date.now() - t) / 1000).toFixed(1)}s`;
-  const faults = scheduleFor(seed, { leaseMs: LEASE.duration * 1000, windowMs: 8_000, minFaults: 3, maxFaults: 5 });
+  const faults = scheduleFor(seed, { leaseMs: LEASE.duration * 1000, windowMs: 8_000, minFaults: 2, maxFaults: 4 });
   ctx.log(`seed ${seed}: ${faults.map(describeFault).join(', ')}`);
   const t = topologyFor(seed);
   const violations: string[] = [];
   let report: FaultReport = { injected: {}, lines: [] };
   let notifications: Record<string, number> = {};
+  let tally: EvacuationTally | undefined;
   const rest = new MasakariRest(ctx.fleet.apiUrls);
   let faultsDone: Promise<{ report?: FaultReport; error?: unknown }> | undefined;
   try {
@@ -148,7 +151,9 @@ export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult>
     notifications = await waitTerminal(ctx, t, BOUNDS.settle);
     ctx.log(`  notifications ${JSON.stringify(notifications)} at ${since(t0)}`);
     await ctx.sim.call('DELETE', '/faults');
-    violations.push(...(await checkInvariants({ ...ctx, rest, topology: t })));
+    const checked = await checkInvariants({ ...ctx, rest, topology: t });
+    violations.push(...checked.violations);
+    tally = checked.tally;
   } catch (e) {
     violations.push(`run aborted: ${(e as Error).message}`);
   } finally {
@@ -156,5 +161,5 @@ export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult>
     await ctx.sim.call('DELETE', '/faults').catch(() => undefined);
     violations.push(...checkProcesses(ctx.fleet));
   }
-  return { seed, faults, report, violations, durationMs: Date.now() - started, notifications };
+  return { seed, faults, report, violations, durationMs: Date.now() - started, notifications, tally };
 }

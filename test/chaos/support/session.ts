@@ -69,6 +69,20 @@ export async function startSession(log: (line: string) => void): Promise<Session
   const plane = cp;
   const simulator = sim;
   const replicas = fleet;
+  // The replicas and the simulator are our children, not the control plane's: if this process is
+  // stopped (the runner's timeout, Ctrl-C), take them along (the control plane's own exit hook
+  // ends kube-apiserver and etcd, frozen or not).
+  const killChildren = () => {
+    for (const s of replicas.all()) s.current?.child.kill('SIGKILL');
+    simulator.child.kill('SIGKILL');
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    killChildren();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.on('exit', killChildren);
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
   const kube = new Kube(plane.kubeconfigPath);
   let failures = 0;
   return {
@@ -95,6 +109,9 @@ export async function startSession(log: (line: string) => void): Promise<Session
       await simulator.stop();
       await kube.deleteNamespace(namespace);
       await plane.stop();
+      process.off('exit', killChildren);
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
       if (!failures && !problems.length) rmSync(logDir, { recursive: true, force: true });
       return problems;
     },
