@@ -24,6 +24,7 @@ for (const seed of seeds) {
     if (!session) throw new Error('no chaos session');
     const result = await session.run(seed);
     say(`seed ${seed}: ${result.violations.length ? 'FAILED' : 'ok'} in ${(result.durationMs / 1000).toFixed(1)} s`);
+    for (const v of result.violations.slice(0, 10)) say(`  ${v.slice(0, 800)}`);
     const shown = result.violations.slice(0, 25).map((v) => v.slice(0, 1_500));
     const more = result.violations.length - shown.length;
     assert.ok(

@@ -45,6 +45,13 @@ const EXPECTED_ERRORS = new Set([
 ]);
 
 /**
+ * Masakari logs a recovery that failed at error level (notification-processor.ts); a Nova fault explains
+ * it, and the invariants require that the retry finished it.
+ */
+const RECOVERY_FAILED = /^Failed to process notification '[0-9a-f-]+'\. Reason: /;
+const expectedError = (msg: string): boolean => EXPECTED_ERRORS.has(msg) || RECOVERY_FAILED.test(msg);
+
+/**
  * A conflict (409: someone else wrote first, or our fencing token lost) or the API server out of
  * reach (a transport error, a timeout, 429/5xx while it starts or stalls). A 400/403/404/422 would
  * be a write the product should not have sent.
@@ -84,7 +91,7 @@ function newLogProblems(inc: Incarnation): string[] {
     }
     const msg = line.msg ?? '';
     if (WRITE_FAILURE.test(msg) && !acceptableError(line.err)) out.push(`failed write: ${raw.slice(0, 600)}`);
-    else if (levelOf(line) >= 50 && !(EXPECTED_ERRORS.has(msg) && acceptableError(line.err)))
+    else if (levelOf(line) >= 50 && !(expectedError(msg) && acceptableError(line.err)))
       out.push(`error logged: ${raw.slice(0, 600)}`);
   }
   return out;
