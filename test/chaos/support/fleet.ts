@@ -4,8 +4,12 @@
 import { freePort } from '../../e2e/support/net.ts';
 import { ProcessSlot } from './process-slot.ts';
 
-/** Engine lease timing (s): lease_duration, renew_deadline, retry_period. */
-export const LEASE = { duration: 4, renewDeadline: 3, retryPeriod: 1 };
+/**
+ * Engine lease timing (s): lease_duration, renew_deadline, retry_period. Shorter than the defaults
+ * (15, 10, 2) so take-overs fit in a run, but not so short that a loaded machine's slow API server
+ * makes the leader step down on its own all the time.
+ */
+export const LEASE = { duration: 8, renewDeadline: 6, retryPeriod: 1 };
 
 const TIMINGS: Record<string, string> = {
   MASAKARI__DEFAULT__WAIT_PERIOD_AFTER_SERVICE_UPDATE: '0',

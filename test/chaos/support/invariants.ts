@@ -74,11 +74,10 @@ async function restMismatches(ctx: Ctx): Promise<string[]> {
   }
   for (const [i] of ctx.fleet.apis.entries()) {
     try {
-      const got = await ctx.rest.list<{ notification_uuid: string; status: string }>(
+      const got = await ctx.rest.list<{ id: number; notification_uuid: string; status: string }>(
         i,
         '/notifications',
         'notifications',
-        'notification_uuid',
       );
       if (got.length !== wantN.size) out.push(`api-${i} lists ${got.length} notifications, CRs ${wantN.size}`);
       for (const n of got)
@@ -86,7 +85,7 @@ async function restMismatches(ctx: Ctx): Promise<string[]> {
           out.push(`api-${i}: notification ${n.notification_uuid} ${n.status}, CR ${wantN.get(n.notification_uuid)}`);
       const rhTotal = { n: 0 };
       for (const seg of segments) {
-        const rh = await ctx.rest.list<{ uuid: string; name: string; on_maintenance: boolean }>(
+        const rh = await ctx.rest.list<{ id: number; name: string; on_maintenance: boolean }>(
           i,
           `/segments/${seg.status?.uuid}/hosts`,
           'hosts',

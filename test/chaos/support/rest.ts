@@ -3,6 +3,8 @@
 // does not answer, is retried on the other, for a bounded time.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Small pages, so every run exercises paging (10 hosts per segment). */
+const PAGE = 10;
 
 export interface Reply<T> {
   status: number;
@@ -53,8 +55,8 @@ export class MasakariRest {
     throw new Error(`${method} ${path}: no answer below 500 within ${this.budgetMs} ms (last: ${last})`);
   }
 
-  /** Every page of a list (Masakari's limit/marker paging; the marker is the item's `idField`). */
-  async list<T>(replica: number, path: string, key: string, idField = 'uuid'): Promise<T[]> {
+  /** Every page of a list (Masakari's limit/marker paging: the marker is the last item's integer id). */
+  async list<T extends { id: number }>(replica: number, path: string, key: string): Promise<T[]> {
     const out: T[] = [];
     let marker: string | undefined;
     for (;;) {
@@ -62,13 +64,13 @@ export class MasakariRest {
       const r = await this.on<Record<string, T[]>>(
         replica,
         'GET',
-        `${path}${sep}limit=50${marker ? `&marker=${marker}` : ''}`,
+        `${path}${sep}limit=${PAGE}${marker ? `&marker=${marker}` : ''}`,
       );
       if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${JSON.stringify(r.json)}`);
       const page = r.json[key] ?? [];
       out.push(...page);
-      if (page.length < 50) return out;
-      marker = (page.at(-1) as Record<string, string> | undefined)?.[idField];
+      if (page.length < PAGE) return out;
+      marker = String(page.at(-1)?.id);
     }
   }
 }
