@@ -27,7 +27,8 @@ import { loadKubeConfig } from '../src/k8s/kubeconfig.ts';
 import { RESOURCES } from '../src/k8s/resources.ts';
 import { startSimulator, type Simulator } from '../src/simulator/server.ts';
 import { freePort } from '../src/controlplane/ports.ts';
-import { selfSignedKeyPair, CERT_FILE, KEY_FILE } from '../src/webhook/tls.ts';
+import { CERT_FILE, KEY_FILE } from '../src/webhook/tls.ts';
+import { selfSignedKeyPair } from '../src/webhook/self-signed.ts';
 import { buildValidatingWebhookConfiguration, registerWebhookConfiguration } from '../src/webhook/configuration.ts';
 import { kubeUsername } from '../src/webhook/settings.ts';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
@@ -194,7 +195,7 @@ async function main(): Promise<number> {
     // registered in a cluster named by KUBECONFIG: that is not ours to change.
     let webhook: { url: string; caPem: string; certDir: string } | undefined;
     if (running.controlPlane && operatorEnv.MASAKARI_COMPONENTS?.split(',').includes('api')) {
-      const pair = selfSignedKeyPair();
+      const pair = await selfSignedKeyPair();
       const certDir = mkdtempSync(join(tmpdir(), 'masakari-webhook-'));
       writeFileSync(join(certDir, CERT_FILE), pair.cert);
       writeFileSync(join(certDir, KEY_FILE), pair.key, { mode: 0o600 });

@@ -14,7 +14,7 @@ import { allow, deny } from './review.ts';
 import { kindLabel, operationLabel, OTHER_LABEL } from './metrics.ts';
 import { startWebhookServer } from './server.ts';
 import type { WebhookServer } from './server.ts';
-import { selfSignedKeyPair } from './tls.ts';
+import { selfSignedKeyPair } from './self-signed.ts';
 
 const log = pino({ level: 'silent' });
 
@@ -118,8 +118,8 @@ test('answers AdmissionReviews over TLS with the self-signed CA, and refuses mal
 
 test('a rotated certificate in the cert directory is served without a restart', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'webhook-tls-'));
-  const first = selfSignedKeyPair();
-  const second = selfSignedKeyPair();
+  const first = await selfSignedKeyPair();
+  const second = await selfSignedKeyPair();
   const write = async (p: { cert: string; key: string }) => {
     await writeFile(join(dir, 'tls.key'), p.key);
     await writeFile(join(dir, 'tls.crt'), p.cert);
@@ -168,8 +168,8 @@ test('a missing or mismatched certificate fails the start naming the directory',
       () => assert.unreachable(),
       (e: Error) => assert.match(e.message, `webhook: cannot read tls.crt and tls.key in ${dir}`),
     );
-    await writeFile(join(dir, 'tls.crt'), selfSignedKeyPair().cert);
-    await writeFile(join(dir, 'tls.key'), selfSignedKeyPair().key);
+    await writeFile(join(dir, 'tls.crt'), (await selfSignedKeyPair()).cert);
+    await writeFile(join(dir, 'tls.key'), (await selfSignedKeyPair()).key);
     await start().then(
       () => assert.unreachable(),
       (e: Error) => assert.match(e.message, 'are not a usable pair'),

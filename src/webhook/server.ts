@@ -13,7 +13,8 @@ import { admissionResponse, deny, parseAdmissionReview } from './review.ts';
 import { internalError } from './messages.ts';
 import { createWebhookMetrics } from './metrics.ts';
 import type { KeyPair } from './tls.ts';
-import { readKeyPair, selfSignedKeyPair, watchKeyPair } from './tls.ts';
+import { readKeyPair, watchKeyPair } from './tls.ts';
+import { selfSignedKeyPair } from './self-signed.ts';
 
 export const WEBHOOK_PATH = '/validate';
 /** An AdmissionReview carries the object and the old object; etcd caps each at 1.5 MiB. */
@@ -101,7 +102,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   if (opts.certDir) {
     pair = await readKeyPair(opts.certDir);
   } else {
-    const generated = selfSignedKeyPair();
+    const generated = await selfSignedKeyPair();
     pair = generated;
     caPem = generated.caPem;
   }

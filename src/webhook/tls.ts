@@ -3,14 +3,13 @@
 // MASAKARI_WEBHOOK_CERT_DIR), re-read periodically so a rotated certificate
 // (cert-manager renewals; the kubelet swaps Secret volumes atomically) is
 // served without a restart. For `make run` and tests, a throwaway CA and a
-// certificate for 127.0.0.1/localhost are made at start; the CA PEM goes into
-// the ValidatingWebhookConfiguration's caBundle.
+// certificate for 127.0.0.1/localhost are made at start (self-signed.ts); the
+// CA PEM goes into the ValidatingWebhookConfiguration's caBundle.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import type { Logger } from 'pino';
-import { generateControlPlanePki } from '../controlplane/pki.ts';
 
 export interface KeyPair {
   cert: string;
@@ -21,13 +20,6 @@ export const CERT_FILE = 'tls.crt';
 export const KEY_FILE = 'tls.key';
 /** Kubelet refreshes mounted Secrets within about a minute; polling every 10 s adds little to that. */
 export const DEFAULT_CERT_POLL_MS = 10_000;
-
-/** A CA and a serving certificate for 127.0.0.1 and localhost (valid one year), for local runs and tests. */
-export function selfSignedKeyPair(): KeyPair & { caPem: string } {
-  // The control plane's PKI generator already makes exactly this (a loopback serving cert under a fresh CA).
-  const pki = generateControlPlanePki();
-  return { cert: pki.serving.certPem, key: pki.serving.keyPem, caPem: pki.ca.certPem };
-}
 
 /** Reads tls.crt and tls.key and checks they form a usable pair; throws naming the directory. */
 export async function readKeyPair(dir: string): Promise<KeyPair> {
