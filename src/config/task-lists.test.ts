@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseMasakariTaskString, taskLists, type RecoveryFlow } from './task-lists.ts';
+import type { RecoveryFlow } from '../model/recovery-tasks.ts';
+import { parseMasakariTaskString, taskLists } from './task-lists.ts';
 import { InvalidValue } from './parsers.ts';
 
 function rejection(raw: unknown, flow: RecoveryFlow = 'instance failure'): string {

@@ -3,20 +3,17 @@
 //   { pre: [disable_compute_service_task], main: [...], post: [] }
 // or in Masakari's masakari.conf string form
 //   pre:['disable_compute_service_task'],main:['prepare_HA_enabled_instances_task'],post:[]
-// (oslo's Dict type without braces; see spec masakari-engine.md §4.8), or a
+// (oslo's Dict type without braces; masakari/conf/engine_driver.py), or a
 // brace form {pre: [...], ...} (which upstream documents but rejects). Masakari
 // fails only when a flow is built and an entry point is missing; here every
 // key must be present and every name must be a task of that recovery (the
-// engine's registry, MASAKARI_TASK_NAMES), so a typo or a misplaced task stops
+// names Masakari ships, MASAKARI_TASK_NAMES), so a typo or a misplaced task stops
 // the process at start instead of failing a recovery at 3 a.m.
 
 import { load } from 'js-yaml';
-import { MASAKARI_TASK_NAMES } from '../engine/workflows/tasks.ts';
+import { MASAKARI_TASK_NAMES, type RecoveryFlow } from '../model/recovery-tasks.ts';
 import type { TaskLists } from './config.ts';
 import { InvalidValue, isRecord, type Parser } from './parsers.ts';
-
-/** Which recovery a task list drives; each task belongs to one (no_op to any). */
-export type RecoveryFlow = 'host failure' | 'instance failure' | 'process failure';
 
 const KNOWN_TASKS = Object.keys(MASAKARI_TASK_NAMES);
 

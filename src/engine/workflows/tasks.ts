@@ -14,6 +14,7 @@
 // are skipped when a run is resumed after an engine restart.
 
 import type { TaskLists } from '../../config/config.ts';
+import { MASAKARI_TASK_NAMES } from '../../model/recovery-tasks.ts';
 import type { WorkflowContext } from './context.ts';
 
 /** The progress reporter a task sees: Masakari's `update_details(msg, progress=0.0)`. */
@@ -28,19 +29,6 @@ export interface RecoveryTask<I> {
 }
 
 export type TaskRegistry<I> = Readonly<Record<string, RecoveryTask<I>>>;
-
-/** Every task name Masakari ships (setup.cfg entry points), to word errors precisely. */
-export const MASAKARI_TASK_NAMES: Readonly<Record<string, string>> = {
-  disable_compute_service_task: 'host failure',
-  prepare_HA_enabled_instances_task: 'host failure',
-  evacuate_instances_task: 'host failure',
-  stop_instance_task: 'instance failure',
-  start_instance_task: 'instance failure',
-  confirm_instance_active_task: 'instance failure',
-  disable_compute_node_task: 'process failure',
-  confirm_compute_node_disabled_task: 'process failure',
-  no_op: 'any',
-};
 
 /** `no_op`: Masakari's placeholder task for custom flows. */
 export function noOpTask<I>(): RecoveryTask<I> {
