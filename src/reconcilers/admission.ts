@@ -16,7 +16,7 @@ import type { StoreDeps } from '../store/admission.ts';
 import { admissionStatus, writeStatus } from '../store/admission.ts';
 import { objectId } from '../store/mapping.ts';
 import { removeCondition, sameConditions, setCondition } from '../runtime/conditions.ts';
-import type { SpecValidators } from './validators.ts';
+import type { SpecValidators } from '../domain/spec-validators.ts';
 import { rfc3339Seconds } from '../time/format.ts';
 import { REASONS } from '../domain/admitted.ts';
 import { INDEX } from '../model/indexes.ts';

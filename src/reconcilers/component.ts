@@ -15,8 +15,8 @@ import { sweepNotificationClaims } from '../store/intake.ts';
 import { Lifecycle } from '../store/lifecycle.ts';
 import { runRetention } from '../store/retention.ts';
 import { StoreReconcilers } from './index.ts';
-import { MASAKARI_VALIDATORS } from './validators.ts';
-import type { SpecValidators } from './validators.ts';
+import { MASAKARI_VALIDATORS } from '../domain/spec-validators.ts';
+import type { SpecValidators } from '../domain/spec-validators.ts';
 
 /** Lease held by the replica that runs the store reconcilers. */
 export const STORE_LEASE_NAME = 'masakari-store-reconcilers';

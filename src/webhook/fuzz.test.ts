@@ -11,7 +11,7 @@ import { API_VERSION, FIELD_MANAGERS, GROUP, VERSION } from '../model/constants.
 import { MemoryRepository } from '../domain/testing/memory-repository.ts';
 import { HaService } from '../domain/ha-service.ts';
 import { Fuzzer } from '../domain/testing/fuzz.ts';
-import { MASAKARI_VALIDATORS } from '../reconcilers/validators.ts';
+import { MASAKARI_VALIDATORS } from '../domain/spec-validators.ts';
 import { AdmissionRules } from './rules.ts';
 import { startWebhookServer } from './server.ts';
 import type { WebhookServer } from './server.ts';

@@ -12,7 +12,7 @@ import { MemoryRepository } from '../domain/testing/memory-repository.ts';
 import { HaService } from '../domain/ha-service.ts';
 import type { ComputeHostChecker } from '../domain/compute-host-checker.ts';
 import { UnexpectedApiError } from '../domain/errors.ts';
-import { MASAKARI_VALIDATORS } from '../reconcilers/validators.ts';
+import { MASAKARI_VALIDATORS } from '../domain/spec-validators.ts';
 import { AdmissionRules } from './rules.ts';
 import type { TrustPolicy } from './rules.ts';
 import type { AdmissionRequest, Operation, Verdict } from './review.ts';

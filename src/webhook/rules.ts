@@ -25,7 +25,7 @@ import {
   hostNotFoundByName,
   hostOnMaintenance,
 } from '../domain/messages.ts';
-import type { SpecValidators } from '../reconcilers/validators.ts';
+import type { SpecValidators } from '../domain/spec-validators.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 import { allow, deny } from './review.ts';
 import * as msg from './messages.ts';

@@ -5,7 +5,7 @@ import { FIELD_MANAGERS } from '../../model/constants.ts';
 import { Lifecycle } from '../../store/lifecycle.ts';
 import { NS, storeFixture as bareStoreFixture } from '../../store/testing/fixture.ts';
 import type { AdmissionDeps } from '../admission.ts';
-import { MASAKARI_VALIDATORS } from '../validators.ts';
+import { MASAKARI_VALIDATORS } from '../../domain/spec-validators.ts';
 
 export { NS, segmentInput, hostInput } from '../../store/testing/fixture.ts';
 
