@@ -13,7 +13,7 @@ import type { TokenIdentity, TokenValidator } from './auth.ts';
 import { NovaForbidden, NovaError } from '../openstack/types.ts';
 import { Forbidden, UnexpectedApiError } from '../domain/errors.ts';
 import { StoreUnavailableError } from '../domain/repository.ts';
-import { NovaComputeHostChecker } from '../domain/compute-host-checker.ts';
+import { NovaComputeHostChecker } from '../openstack/compute-host-checker.ts';
 import type { NovaClient } from '../openstack/types.ts';
 
 const ADMIN: TokenIdentity = { userId: 'u-admin', projectId: 'p-admin', roles: ['admin', 'member'] };

@@ -13,7 +13,7 @@ import { limitConnections } from './connections.ts';
 import type { ConnectionLimits } from './connections.ts';
 import type { Repository } from '../domain/repository.ts';
 import { HaService } from '../domain/ha-service.ts';
-import { NoComputeHostChecker, NovaComputeHostChecker } from '../domain/compute-host-checker.ts';
+import { computeHostCheckerFor } from '../openstack/compute-host-checker.ts';
 import { createTokenValidator } from '../openstack/index.ts';
 import { createApiApp } from './app.ts';
 import type { AuthSettings } from './auth.ts';
@@ -103,7 +103,7 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
     if (owned) await manager.stop();
   };
 
-  const compute = ctx.nova ? new NovaComputeHostChecker(ctx.nova) : new NoComputeHostChecker();
+  const compute = computeHostCheckerFor(ctx.nova);
   if (!ctx.nova)
     log.warn(
       'no Nova configured: host create and rename will fail with 500, as Masakari does when Nova is unreachable',

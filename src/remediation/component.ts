@@ -9,7 +9,7 @@
 // notifications, the only kind the remediator files and looks for.
 import type { Logger } from 'pino';
 import type { AppContext, Component } from '../app/component.ts';
-import { NoComputeHostChecker, NovaComputeHostChecker } from '../domain/compute-host-checker.ts';
+import { computeHostCheckerFor } from '../openstack/compute-host-checker.ts';
 import { HaService } from '../domain/ha-service.ts';
 import {
   REMEDIATION_CONTROLLER_NAME,
@@ -49,7 +49,7 @@ function serviceCache(ctx: AppContext, log: Logger, manager: Manager) {
   const apiServes = (namespace: string) =>
     ctx.config.operator.components.includes('api') && namespace === ctx.namespace;
   const repos = new Map<string, Promise<{ repo: CrRepositoryHandle; service: HaService }>>();
-  const compute = ctx.nova ? new NovaComputeHostChecker(ctx.nova) : new NoComputeHostChecker();
+  const compute = computeHostCheckerFor(ctx.nova);
   return {
     serviceFor(namespace: string): Promise<HaService> {
       let entry = repos.get(namespace);
