@@ -12,13 +12,13 @@ import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { managerFor } from '../runtime/manager.ts';
 import { sharedFactoryOf } from '../runtime/shared-informers.ts';
-import { NodeDirectory } from '../remediation/node-directory.ts';
+import { NodeDirectory } from '../fencing/node-directory.ts';
 import { createIdAllocator } from '../store/ids.ts';
 import { createEngine } from './engine.ts';
 import type { EngineEvents } from './processor-deps.ts';
 import { countEvacuation, instrumentNova, registerEngineMetrics } from './metrics.ts';
 import { taskflowDriver } from './workflows/driver.ts';
-import { fencingProofFor, type FencingProof } from '../remediation/fencing.ts';
+import { fencingProofFor, type FencingProof } from '../fencing/proof.ts';
 import { EVENT_REASONS } from './event-reasons.ts';
 
 const describeProof = (p: FencingProof): string => `${p.kind}: ${p.source}`;

@@ -25,7 +25,7 @@ export interface EngineEvents {
 }
 
 export type FencingVerdict = { proven: true; proof: string } | { proven: false; missing: string };
-/** Is the failed host proven fenced? (src/remediation/fencing.ts, wired by the engine component) */
+/** Is the failed host proven fenced? (src/fencing/proof.ts, wired by the engine component) */
 export type FencingGate = (n: Notification, hostName: string) => Promise<FencingVerdict>;
 
 export interface ProcessorDeps {
@@ -48,7 +48,7 @@ export interface ProcessorDeps {
   enqueue(key: string): void;
   /**
    * Fencing gate for segments with spec.requireFencing (OpenKeel extension):
-   * is the failed host proven fenced? Wired to src/remediation/fencing.ts by
+   * is the failed host proven fenced? Wired to src/fencing/proof.ts by
    * the engine component; absent means no gate.
    */
   fencing?: FencingGate;

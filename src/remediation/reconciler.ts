@@ -36,9 +36,9 @@ import type { ReconcileResult } from '../runtime/types.ts';
 import { forceDownComputeService } from './compute-service.ts';
 import type { EffectiveSpec, Finish } from './decide.ts';
 import { deadlineMs, effectiveSpec, isFinished, notificationOutcome, stage, waitDelayMs } from './decide.ts';
-import { evaluateFencing, gatherEvidence } from './fencing.ts';
+import { evaluateFencing, gatherEvidence } from '../fencing/proof.ts';
 import { leaseBlocker, readNodeLease } from './lease.ts';
-import { computeHostOf, excludedFromRemediation, nodeNameOf } from './node.ts';
+import { computeHostOf, excludedFromRemediation, nodeNameOf } from '../fencing/node.ts';
 import { fileHostNotification, findOwnNotification } from './notify.ts';
 import { rfc3339Seconds } from '../time/format.ts';
 

@@ -86,7 +86,7 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
     resource: 'masakariremediations',
     verbs: ['list', 'watch', 'patch'],
     why:
-      'src/remediation/component.ts (informer: list, watch), src/remediation/fencing.ts (list), ' +
+      'src/remediation/component.ts (informer: list, watch), src/fencing/proof.ts (list), ' +
       'src/runtime/finalizers.ts via src/remediation/reconciler.ts (finalizer JSON patch)',
   },
   {
@@ -104,7 +104,7 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
     resource: 'nodes',
     verbs: ['get', 'list', 'watch'],
     why:
-      'src/remediation/reconciler.ts (get the remediated node), src/remediation/node-directory.ts ' +
+      'src/remediation/reconciler.ts (get the remediated node), src/fencing/node-directory.ts ' +
       "(the engine's fencing gate: a Node cache, list + watch)",
   },
   {
@@ -113,7 +113,7 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
     apiGroup: 'fence-agents-remediation.medik8s.io',
     resource: 'fenceagentsremediations',
     verbs: ['list'],
-    why: 'src/remediation/fencing.ts readEvidence: list in all namespaces, FenceAgentActionSucceeded=True proves fencing',
+    why: 'src/fencing/proof.ts readEvidence: list in all namespaces, FenceAgentActionSucceeded=True proves fencing',
   },
   {
     subjects: ['controller'],
@@ -121,7 +121,7 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
     apiGroup: 'self-node-remediation.medik8s.io',
     resource: 'selfnoderemediations',
     verbs: ['list'],
-    why: 'src/remediation/fencing.ts readEvidence: list in all namespaces, timeAssumedRebooted proves fencing',
+    why: 'src/fencing/proof.ts readEvidence: list in all namespaces, timeAssumedRebooted proves fencing',
   },
   {
     subjects: ['controller'],

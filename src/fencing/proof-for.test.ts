@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import type { KubeClient, KubeList, ResourceRef } from '../k8s/client.ts';
 import { KubeError } from '../k8s/client.ts';
 import { scriptedKube } from '../testing/fake-kube.ts';
-import { fencingProofFor } from './fencing.ts';
+import { fencingProofFor } from './proof.ts';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 

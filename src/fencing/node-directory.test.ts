@@ -5,7 +5,7 @@ import type { ListOptions, WatchEvent } from '../k8s/client.ts';
 import type { NodeLike } from '../model/remediation-types.ts';
 import { SharedInformerFactory, sharedFactoryOf } from '../runtime/shared-informers.ts';
 import { scriptedKube } from '../testing/fake-kube.ts';
-import { fencingProofFor } from './fencing.ts';
+import { fencingProofFor } from './proof.ts';
 import { NodeDirectory, slimNode } from './node-directory.ts';
 
 const log = pino({ level: 'silent' });

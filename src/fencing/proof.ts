@@ -8,6 +8,8 @@
 //                           (a person vouches; accepted whatever proof is required)
 // The evaluators are pure; the readers tolerate absent CRDs (404 = no proof).
 // fencingProofFor() is the seam for the API path (segment spec.requireFencing).
+// src/fencing/ is shared by the Medik8s remediator and the engine's fencing
+// gate, so neither feature imports the other.
 import type { KubeClient } from '../k8s/client.ts';
 import { KubeError, isNotFound } from '../k8s/client.ts';
 import { listAllPages } from '../k8s/list-pages.ts';

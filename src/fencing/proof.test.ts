@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { FenceAgentsRemediationLike, SelfNodeRemediationLike } from '../model/remediation-types.ts';
 import type { Condition } from '../model/types.ts';
-import { evaluateFencing, farProof, manualApproval, remediationProof, snrProof } from './fencing.ts';
+import { evaluateFencing, farProof, manualApproval, remediationProof, snrProof } from './proof.ts';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 const cond = (type: string, status: Condition['status']): Condition => ({
