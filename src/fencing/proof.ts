@@ -19,8 +19,8 @@ import {
   REMEDIATION_ANNOTATIONS,
   REMEDIATION_CONDITIONS,
   REMEDIATION_REASONS,
-  REMEDIATION_RESOURCES,
 } from '../model/remediation-constants.ts';
+import { REMEDIATION_RESOURCES } from '../k8s/resources.ts';
 import type {
   FenceAgentsRemediationLike,
   FencingProofKind,

@@ -1,5 +1,6 @@
 // Resource references for every kind the operator touches.
 import { GROUP, VERSION, KINDS } from '../model/constants.ts';
+import { REMEDIATION_KINDS } from '../model/remediation-constants.ts';
 import type { ResourceRef } from './client.ts';
 
 export const RESOURCES = {
@@ -12,4 +13,24 @@ export const RESOURCES = {
   namespaces: { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
   nodes: { group: '', version: 'v1', plural: 'nodes', namespaced: false },
   crds: { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false },
+} as const satisfies Record<string, ResourceRef>;
+
+/** The Medik8s remediator's kinds and the other Medik8s operators' CRs it reads as proof of fencing. */
+export const REMEDIATION_RESOURCES = {
+  templates: { group: GROUP, version: VERSION, plural: REMEDIATION_KINDS.template.plural, namespaced: true },
+  remediations: { group: GROUP, version: VERSION, plural: REMEDIATION_KINDS.remediation.plural, namespaced: true },
+  /** medik8s/fence-agents-remediation; not ours, may be absent (404 = no proof). */
+  fenceAgentsRemediations: {
+    group: 'fence-agents-remediation.medik8s.io',
+    version: 'v1alpha1',
+    plural: 'fenceagentsremediations',
+    namespaced: true,
+  },
+  /** medik8s/self-node-remediation; not ours, may be absent (404 = no proof). */
+  selfNodeRemediations: {
+    group: 'self-node-remediation.medik8s.io',
+    version: 'v1alpha1',
+    plural: 'selfnoderemediations',
+    namespaced: true,
+  },
 } as const satisfies Record<string, ResourceRef>;

@@ -1,34 +1,15 @@
 // Names of the Medik8s remediator (src/remediation/): our two kinds, the
-// annotations NodeHealthCheck sets and reads, the resources of the other
-// Medik8s operators we read as proof of fencing, and the condition types and
-// reasons we report. Reasons are free-form for NHC (it reads only type and
+// annotations NodeHealthCheck sets and reads, and the condition types and
+// reasons we report (the resources, ours and those of the other Medik8s
+// operators we read as proof of fencing, are REMEDIATION_RESOURCES in
+// src/k8s/resources.ts). Reasons are free-form for NHC (it reads only type and
 // status); they are the vocabulary people grep for. See docs/medik8s.md.
-import type { ResourceRef } from '../k8s/client.ts';
-import { GROUP, KINDS, VERSION } from './constants.ts';
+import { GROUP, KINDS } from './constants.ts';
 
 export const REMEDIATION_KINDS = {
   template: KINDS.remediationTemplate,
   remediation: KINDS.remediation,
 } as const;
-
-export const REMEDIATION_RESOURCES = {
-  templates: { group: GROUP, version: VERSION, plural: REMEDIATION_KINDS.template.plural, namespaced: true },
-  remediations: { group: GROUP, version: VERSION, plural: REMEDIATION_KINDS.remediation.plural, namespaced: true },
-  /** medik8s/fence-agents-remediation; not ours, may be absent (404 = no proof). */
-  fenceAgentsRemediations: {
-    group: 'fence-agents-remediation.medik8s.io',
-    version: 'v1alpha1',
-    plural: 'fenceagentsremediations',
-    namespaced: true,
-  },
-  /** medik8s/self-node-remediation; not ours, may be absent (404 = no proof). */
-  selfNodeRemediations: {
-    group: 'self-node-remediation.medik8s.io',
-    version: 'v1alpha1',
-    plural: 'selfnoderemediations',
-    namespaced: true,
-  },
-} as const satisfies Record<string, ResourceRef>;
 
 /** Annotations of the Medik8s external-remediation contract (set by NodeHealthCheck). */
 export const MEDIK8S_ANNOTATIONS = {

@@ -11,11 +11,8 @@ import type { Logger } from 'pino';
 import type { AppContext, Component } from '../app/component.ts';
 import { computeHostCheckerFor } from '../openstack/compute-host-checker.ts';
 import { HaService } from '../domain/ha-service.ts';
-import {
-  REMEDIATION_CONTROLLER_NAME,
-  REMEDIATION_LEASE_NAME,
-  REMEDIATION_RESOURCES,
-} from '../model/remediation-constants.ts';
+import { REMEDIATION_CONTROLLER_NAME, REMEDIATION_LEASE_NAME } from '../model/remediation-constants.ts';
+import { REMEDIATION_RESOURCES } from '../k8s/resources.ts';
 import type { MasakariRemediation } from '../model/remediation-types.ts';
 import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';

@@ -23,8 +23,8 @@ import {
   REMEDIATION_FINALIZER,
   REMEDIATION_KINDS,
   REMEDIATION_REASONS,
-  REMEDIATION_RESOURCES,
 } from '../model/remediation-constants.ts';
+import { REMEDIATION_RESOURCES } from '../k8s/resources.ts';
 import type { MasakariRemediation, MasakariRemediationStatus, NodeLike } from '../model/remediation-types.ts';
 import type { Notification } from '../model/types.ts';
 import type { NovaClient } from '../openstack/types.ts';

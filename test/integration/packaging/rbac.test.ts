@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
-import { REMEDIATION_RESOURCES } from '../../../src/model/remediation-constants.ts';
+import { REMEDIATION_RESOURCES } from '../../../src/k8s/resources.ts';
 import { runKubectl, useNamespace } from '../../support/cluster.ts';
 import type { TestNamespace } from '../../support/cluster.ts';
 import { effectiveGrants, minus, REQUIRED_PERMISSIONS, requiredGrants, wildcardRules } from './rbac-model.ts';

@@ -22,7 +22,7 @@ import { createKubeClient } from '../../../src/k8s/kube-client.ts';
 import type { KubeClient } from '../../../src/k8s/client.ts';
 import { isAlreadyExists, isNotFound } from '../../../src/k8s/client.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
-import { REMEDIATION_RESOURCES } from '../../../src/model/remediation-constants.ts';
+import { REMEDIATION_RESOURCES } from '../../../src/k8s/resources.ts';
 import type {
   FenceAgentsRemediationLike,
   MasakariRemediation,
