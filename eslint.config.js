@@ -1,6 +1,9 @@
-// Lint config: typescript-eslint's recommended rules on top of eslint's.
+// Lint config: typescript-eslint's recommended rules on top of eslint's, and
+// the layers of src/ (scripts/lint/layers.js) with no import cycles.
 import js from '@eslint/js';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+import { layerZones, OUTSIDE_LAYERS } from './scripts/lint/layers.js';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.cache/**', '.run/**', 'charts/**', 'coverage/**', '.venv/**'] },
@@ -52,6 +55,24 @@ export default tseslint.config(
           ],
         },
       ],
+    },
+  },
+  {
+    // Every import in src/ is relative with its .ts extension: the plain node
+    // resolver finds them all, no TypeScript resolver needed.
+    files: ['src/**/*.ts'],
+    ignores: OUTSIDE_LAYERS,
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver()],
+      // no-cycle follows only the files it can parse: without these it would
+      // skip every .ts file and pass silently.
+      'import-x/extensions': ['.ts'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
+    rules: {
+      'import-x/no-restricted-paths': ['error', { zones: layerZones() }],
+      'import-x/no-cycle': 'error',
     },
   },
 );

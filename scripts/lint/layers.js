@@ -1,0 +1,87 @@
+// The layers of src/, lowest first (docs/design.md, "Layers"). A file may
+// import its own layer and the layers below it, never a layer above: the
+// eslint rule import-x/no-restricted-paths enforces it with the zones built
+// here (eslint.config.js), and src/lint/layers.test.ts proves that each
+// import the layering once had would fail it again.
+//
+// - Folders of an `isolated` layer (the features) may not import one another
+//   either: what two features share moves down a layer (src/fencing/).
+// - A feature's component.ts (src/api/component.ts, src/engine/component.ts,
+//   ...) is the app layer's code kept beside its feature: it wires the
+//   feature into the process (AppContext -> Component) and may therefore use
+//   the app's contract and start other features (the api component runs the
+//   store reconcilers and the admission webhook). Of another feature it may
+//   import only the public entry, index.ts or component.ts, never internals.
+// - TOOLS are the development and test programs that ship in src/ (the Nova
+//   simulator, the throwaway control plane, the mini OpenStack): they may
+//   import the product, the product never imports them.
+// - Tests (*.test.ts) and test helpers (testing/ folders) are outside the
+//   layers: they may import whatever they exercise.
+
+/** Each feature's wiring into the process: part of the app layer (see above). */
+export const COMPOSITION_ROOTS = 'src/*/component.ts';
+
+/** Lowest first. `folders` are the names under src/ (a file for main.ts). */
+export const LAYERS = [
+  { name: 'base', folders: ['model', 'time', 'log', 'net'] },
+  { name: 'domain', folders: ['domain'] },
+  { name: 'adapters', folders: ['k8s', 'openstack'] },
+  { name: 'runtime', folders: ['runtime', 'config'] },
+  { name: 'store', folders: ['store'] },
+  { name: 'shared features', folders: ['fencing'] },
+  { name: 'features', folders: ['engine', 'reconcilers', 'remediation', 'webhook', 'api', 'ops'], isolated: true },
+  { name: 'app', folders: ['app'], files: [COMPOSITION_ROOTS] },
+  { name: 'entry points', folders: ['cli', 'main.ts'] },
+];
+
+export const TOOLS = ['simulator', 'controlplane', 'openstack-cloud'];
+
+/** Files of src/ that are not product code, so no layer applies to them. */
+export const OUTSIDE_LAYERS = ['src/**/*.test.ts', 'src/**/testing/**', 'src/testing/**'];
+
+const SEE = 'See docs/design.md, "Layers".';
+const paths = (folders) => folders.map((f) => `src/${f}`);
+/** The files a layer's rules apply to: its folders (a feature's component.ts belongs to the app layer) and files. */
+const targets = (layer) => [
+  ...(layer.isolated ? layer.folders.map((f) => `src/${f}/**/!(component).ts`) : paths(layer.folders)),
+  ...(layer.files ?? []),
+];
+
+/** The zones of import-x/no-restricted-paths that encode LAYERS and TOOLS. */
+export function layerZones() {
+  const zones = [];
+  LAYERS.forEach((layer, i) => {
+    for (const above of LAYERS.slice(i + 1)) {
+      zones.push({
+        target: targets(layer),
+        from: paths(above.folders),
+        message: `The ${layer.name} layer (${layer.folders.join(', ')}) may not import the ${above.name} layer above it. ${SEE}`,
+      });
+    }
+    if (layer.isolated) {
+      for (const folder of layer.folders) {
+        zones.push({
+          target: targets({ ...layer, folders: [folder] }),
+          from: paths(layer.folders.filter((f) => f !== folder)),
+          message: `The ${layer.name} do not import one another (${folder} imports a sibling); move what they share down a layer. ${SEE}`,
+        });
+      }
+    }
+  });
+  for (const layer of LAYERS.filter((l) => l.isolated)) {
+    for (const folder of layer.folders) {
+      zones.push({
+        target: `src/${folder}/component.ts`,
+        from: paths(layer.folders.filter((f) => f !== folder)),
+        except: ['./index.ts', './component.ts'],
+        message: `A feature's component.ts may start another feature through its index.ts or component.ts only, not import its internals. ${SEE}`,
+      });
+    }
+  }
+  zones.push({
+    target: LAYERS.flatMap((l) => [...paths(l.folders), ...(l.files ?? [])]),
+    from: paths(TOOLS),
+    message: `Product code may not import the development tools (${TOOLS.join(', ')}). ${SEE}`,
+  });
+  return zones;
+}

@@ -1,0 +1,109 @@
+// The layer rule (scripts/lint/layers.js, run by `make lint`) catches every
+// import the layering once had: each case lints a real file of src/ with one
+// of those imports put back and expects import-x/no-restricted-paths (or
+// import-x/no-cycle) to refuse it. The unmodified file must pass, so the
+// failure comes from the added import alone.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { LAYERS, TOOLS } from '../../scripts/lint/layers.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const eslint = new ESLint({ cwd: ROOT });
+
+const RESTRICTED = 'import-x/no-restricted-paths';
+const CYCLE = 'import-x/no-cycle';
+
+async function ruleHits(file: string, extraImport?: string): Promise<{ rule: string; message: string }[]> {
+  const path = join(ROOT, file);
+  const text = readFileSync(path, 'utf8');
+  const [result] = await eslint.lintText(extraImport ? `${extraImport}\n${text}` : text, { filePath: path });
+  return (result?.messages ?? [])
+    .filter((m) => m.ruleId === RESTRICTED || m.ruleId === CYCLE)
+    .map((m) => ({ rule: m.ruleId ?? '', message: m.message }));
+}
+
+/** One import per fix of issue 9's layering review, put back into the file that had it (or its feature). */
+const REVERTED_FIXES: { fix: string; file: string; line: string; rule?: string }[] = [
+  {
+    fix: 'config reads task names from model/recovery-tasks.ts, not the engine',
+    file: 'src/config/task-lists.ts',
+    line: "import { buildFlow } from '../engine/workflows/tasks.ts';",
+  },
+  {
+    fix: "the webhook's certificate comes from @peculiar/x509, not the test control plane's PKI",
+    file: 'src/webhook/tls.ts',
+    line: "import { generateControlPlanePki } from '../controlplane/pki.ts';",
+  },
+  {
+    fix: 'the engine uses src/fencing/, not the remediator (its wiring included)',
+    file: 'src/engine/component.ts',
+    line: "import { effectiveSpec } from '../remediation/decide.ts';",
+  },
+  {
+    fix: 'the engine uses src/fencing/, not the remediator',
+    file: 'src/engine/decisions.ts',
+    line: "import { effectiveSpec } from '../remediation/decide.ts';",
+  },
+  {
+    fix: 'the store takes its validators from domain/spec-validators.ts, not the reconcilers',
+    file: 'src/store/intake.ts',
+    line: "import { StoreReconcilers } from '../reconcilers/index.ts';",
+  },
+  {
+    fix: 'the webhook takes its validators from domain/spec-validators.ts, not the reconcilers',
+    file: 'src/webhook/rules.ts',
+    line: "import { StoreReconcilers } from '../reconcilers/index.ts';",
+  },
+  {
+    fix: 'the domain owns the ComputeHostChecker port; the Nova adapter lives in openstack/',
+    file: 'src/domain/compute-host-checker.ts',
+    line: "import { NovaError } from '../openstack/types.ts';",
+  },
+  {
+    fix: 'model imports nothing above it (REMEDIATION_RESOURCES live in k8s/resources.ts)',
+    file: 'src/model/remediation-constants.ts',
+    line: "import type { ResourceRef } from '../k8s/client.ts';",
+  },
+  {
+    fix: 'no import cycles',
+    file: 'src/config/parsers.ts',
+    line: "import { taskLists } from './task-lists.ts';\nexport const cycle = taskLists;",
+    rule: CYCLE,
+  },
+];
+
+for (const c of REVERTED_FIXES) {
+  test(`the lint rule fails when undone: ${c.fix} (${c.file})`, async () => {
+    assert.ok(existsSync(join(ROOT, c.file)), `${c.file} moved: point this case at the file that now holds the fix`);
+    assert.equal(await ruleHits(c.file), [], `${c.file} must pass the layer rule as it is`);
+    const hits = await ruleHits(c.file, c.line);
+    const expected = c.rule ?? RESTRICTED;
+    assert.ok(
+      hits.some((h) => h.rule === expected),
+      `expected ${expected} on ${c.file} with ${JSON.stringify(c.line)}; got ${JSON.stringify(hits)}`,
+    );
+  });
+}
+
+test('every folder of src/ with product code has a layer (or is a tool)', () => {
+  const placed = new Set([...LAYERS.flatMap((l) => l.folders), ...TOOLS]);
+  const productFiles = (dir: string): boolean =>
+    readdirSync(dir, { withFileTypes: true }).some((e) =>
+      e.isDirectory()
+        ? e.name !== 'testing' && productFiles(join(dir, e.name))
+        : e.name.endsWith('.ts') && !e.name.endsWith('.test.ts'),
+    );
+  const unplaced = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
+    .filter((e) =>
+      e.isDirectory() ? e.name !== 'testing' && productFiles(join(ROOT, 'src', e.name)) : e.name.endsWith('.ts'),
+    )
+    .map((e) => e.name)
+    .filter((name) => !placed.has(name));
+  assert.equal(unplaced, [], 'add these to LAYERS or TOOLS in scripts/lint/layers.js and to docs/design.md');
+});
+
+test.run();
