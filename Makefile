@@ -39,7 +39,7 @@ chaos-soak: deps ## 100 seeded chaos runs (test/chaos/soak.ts; MASAKARI_CHAOS_RU
 build: deps ## compile src/ to dist/
 	npm run build
 
-lint: deps ## eslint and prettier --check
+lint: deps ## eslint (with the layer and no-cycle rules, docs/design.md) and prettier --check
 	npm run lint
 	npm run format:check
 
