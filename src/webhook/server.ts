@@ -14,7 +14,6 @@ import { internalError } from './messages.ts';
 import { createWebhookMetrics } from './metrics.ts';
 import type { KeyPair } from './tls.ts';
 import { readKeyPair, watchKeyPair } from './tls.ts';
-import { selfSignedKeyPair } from './self-signed.ts';
 
 export const WEBHOOK_PATH = '/validate';
 /** An AdmissionReview carries the object and the old object; etcd caps each at 1.5 MiB. */
@@ -102,6 +101,8 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   if (opts.certDir) {
     pair = await readKeyPair(opts.certDir);
   } else {
+    // Loaded only here: a pod serving a mounted certificate never loads the X.509 generator.
+    const { selfSignedKeyPair } = await import('./self-signed.ts');
     const generated = await selfSignedKeyPair();
     pair = generated;
     caPem = generated.caPem;
