@@ -4,11 +4,7 @@
 // reconcilers (src/reconcilers/admission.ts) and the admission webhook
 // (src/webhook/rules.ts) take them through this injectable seam.
 import type { FailoverSegmentSpec, HaHostSpec, NotificationSpec } from '../model/types.ts';
-import {
-  validateFailoverSegmentSpec,
-  validateHaHostSpec,
-  validateNotificationResourceSpec,
-} from './validators.ts';
+import { validateFailoverSegmentSpec, validateHaHostSpec, validateNotificationResourceSpec } from './validators.ts';
 
 export interface SpecValidators {
   /** Masakari's message for an invalid spec, or undefined when valid. */
