@@ -1,5 +1,5 @@
-// Nova compute API v2.1, the subset Masakari and the operator call (N1–N12 of
-// the engine spec §5.3), with Nova's status codes, fault bodies, messages and
+// Nova compute API v2.1, the subset Masakari and the operator call (N1–N12,
+// the table "Masakari calls" in src/openstack/README.md), with Nova's status codes, fault bodies, messages and
 // microversion negotiation (nova/api/openstack/wsgi.py, api_version_request.py).
 // The routes are here; the plumbing is in nova-wsgi.ts, the documents in
 // nova-views.ts and the server actions in nova-server-actions.ts.
