@@ -21,7 +21,7 @@ import { INDEX } from '../model/indexes.ts';
 import type { Manager } from '../runtime/manager.ts';
 import type { IdSource } from './journal.ts';
 import { NotificationProcessor } from './notification-processor.ts';
-import type { EngineEvents, FencingGate } from './processor-deps.ts';
+import type { EngineEvents, FencingPrecondition } from './processor-deps.ts';
 import type { RecoveryDriver } from './recovery-driver.ts';
 import { runPeriodic } from './periodic.ts';
 import type { Clock } from '../time/clock.ts';
@@ -54,8 +54,8 @@ export interface EngineOptions {
   /** The recovery workflows (src/engine/workflows/driver.ts taskflowDriver). */
   driver: RecoveryDriver;
   vmoveIds: IdSource;
-  /** Fencing gate for requireFencing segments (see ProcessorDeps.fencing). */
-  fencing?: FencingGate;
+  /** Fencing precondition for requireFencing segments (see ProcessorDeps.fencing). */
+  fencing?: FencingPrecondition;
 }
 
 export interface Engine {

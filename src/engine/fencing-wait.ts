@@ -1,4 +1,4 @@
-// The requireFencing gate (OpenKeel extension): a host-failure notification
+// The requireFencing precondition (OpenKeel extension; FencingPrecondition): a host-failure notification
 // of a segment with spec.requireFencing never evacuates a host that is not
 // proven fenced. It stays `new` (visible, rechecked, expired as usual) until
 // the proof appears. A long wait is reported once per reason, not at every

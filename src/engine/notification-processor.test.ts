@@ -7,7 +7,7 @@ import type { NovaClient } from '../openstack/types.ts';
 import { NovaError } from '../openstack/types.ts';
 import type { Config } from '../config/config.ts';
 import { NotificationProcessor } from './notification-processor.ts';
-import type { EngineEvents, FencingGate } from './processor-deps.ts';
+import type { EngineEvents, FencingPrecondition } from './processor-deps.ts';
 import type { HostWorkflow, RecoveryDriver } from './recovery-driver.ts';
 import { taskflowDriver } from './workflows/driver.ts';
 import { RecoveryFailed, SkipRecovery } from './workflows/context.ts';
@@ -15,7 +15,7 @@ import type { WorkflowContext } from './workflows/context.ts';
 import { FakeNova, makeServer } from '../testing/fake-nova.ts';
 import { counterIds, host, notification, NS, quietLog, segment, testConfig, world } from './testing/fixtures.ts';
 import type { World } from './testing/fixtures.ts';
-import { lockKey } from './locks.ts';
+import { serverLockKey } from './nova-server-locks.ts';
 import type { EngineBookkeeping } from './status-writer.ts';
 
 const SERVER = '11111111-2222-3333-4444-555555555555';
@@ -46,7 +46,7 @@ async function harness(
     nova?: NovaClient | null;
     segmentEnabled?: boolean;
     requireFencing?: boolean;
-    fencing?: FencingGate;
+    fencing?: FencingPrecondition;
     hostOver?: Partial<HaHost['spec']>;
   } = {},
 ): Promise<Harness> {
@@ -527,7 +527,7 @@ safety(
     let cancelled = false;
     const h = await harness({
       hostWorkflow: async (ctx) => {
-        await ctx.effects.intend(lockKey(SERVER));
+        await ctx.effects.intend(serverLockKey(SERVER));
         await ctx.nova.lockServer(SERVER);
         started();
         await untilAborted(ctx.signal).catch((e) => {
@@ -557,7 +557,7 @@ safety(
     );
     assert.ok(cancelled);
     assert.is(h.nova.servers.get(SERVER)!.locked, false);
-    assert.is(engineOfN(h.get('r')).effects?.[lockKey(SERVER)]?.state, 'done');
+    assert.is(engineOfN(h.get('r')).effects?.[serverLockKey(SERVER)]?.state, 'done');
     assert.ok(h.events.some((e) => e.startsWith('r Warning RecoveryExpired')));
   },
 );
@@ -580,7 +580,7 @@ safety('resume after a crash: same run, new owner, leftover locks released befor
       engine: {
         owner: 'dead-engine#1',
         effectSeq: 1,
-        effects: { [lockKey(SERVER)]: { state: 'intended', at: 'x', seq: 1 } },
+        effects: { [serverLockKey(SERVER)]: { state: 'intended', at: 'x', seq: 1 } },
       },
     },
   });
@@ -633,7 +633,7 @@ safety(
     const inRun = new Promise<void>((r) => (entered = r));
     const h = await harness({
       hostWorkflow: async (ctx) => {
-        await ctx.effects.intend(lockKey(SERVER));
+        await ctx.effects.intend(serverLockKey(SERVER));
         await ctx.nova.lockServer(SERVER);
         entered();
         await untilAborted(ctx.signal);
@@ -650,7 +650,7 @@ safety(
     assert.is(h.nova.servers.get(SERVER)!.locked, false);
     const n = h.get('n1');
     assert.is(n.status?.phase, 'running');
-    assert.is(engineOfN(n).effects?.[lockKey(SERVER)]?.state, 'done');
+    assert.is(engineOfN(n).effects?.[serverLockKey(SERVER)]?.state, 'done');
   },
 );
 

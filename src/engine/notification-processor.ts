@@ -30,7 +30,7 @@ import type { AdmittedNotification } from './admitted-notification.ts';
 import { planNotification } from './decisions.ts';
 import type { MissingReference, Plan } from './decisions.ts';
 import { FENCING_RECHECK_MS, FencingWait } from './fencing-wait.ts';
-import { HostGate } from './host-gate.ts';
+import { SourceHostMutex } from './source-host-mutex.ts';
 import { checkExpired, processUnfinished } from './periodic.ts';
 import type { NotificationTaskScope } from './periodic.ts';
 import { segmentOf, sourceHostOf } from './processor-deps.ts';
@@ -46,7 +46,7 @@ const MISSING_REFERENCE_RECHECK_MS = 15_000;
 
 export class NotificationProcessor {
   private readonly deps: ProcessorDeps;
-  private readonly gate = new HostGate();
+  private readonly sourceHostMutex = new SourceHostMutex();
   private readonly fencingWait: FencingWait;
   private readonly runs: RunExecutor;
   /** Keys the periodic task picked for their single last attempt (error retry, stuck new). */
@@ -95,7 +95,7 @@ export class NotificationProcessor {
   async stopLeading(why: string, o: { releaseLocks?: boolean } = {}): Promise<void> {
     this.term = undefined;
     await this.runs.cancelAll(() => new HandedOver(why, o.releaseLocks ?? false));
-    this.gate.clear();
+    this.sourceHostMutex.clear();
     this.lastChance.clear();
     this.fencingWait.clear();
   }
@@ -154,9 +154,9 @@ export class NotificationProcessor {
   private async begin(n: AdmittedNotification, term: LeadershipTerm, mode: RunMode): Promise<ReconcileResult> {
     const key = n.metadata.name;
     const hostUuid = n.status.sourceHostUuid;
-    if (!this.gate.tryAcquire(hostUuid, key)) {
+    if (!this.sourceHostMutex.tryAcquire(hostUuid, key)) {
       this.deps.log.info(
-        { notification: n.status.uuid, holder: this.gate.holder(hostUuid) },
+        { notification: n.status.uuid, holder: this.sourceHostMutex.holder(hostUuid) },
         'waiting: another notification of the same host is being processed',
       );
       return {};
@@ -178,7 +178,7 @@ export class NotificationProcessor {
         await finishWithoutRun(this.deps, n, plan);
         return {};
       }
-      // requireFencing: a resumed run passed this gate already. Waiting for proof is not an attempt:
+      // requireFencing: a resumed run passed the fencing precondition already. Waiting for proof is not an attempt:
       // the run that follows is the notification's first, and an error in it still earns the retry.
       if (
         plan.kind === 'workflow' &&
@@ -229,7 +229,7 @@ export class NotificationProcessor {
   }
 
   private releaseHost(hostUuid: string, key: string): void {
-    for (const waiting of this.gate.release(hostUuid, key)) this.deps.enqueue(waiting);
+    for (const waiting of this.sourceHostMutex.release(hostUuid, key)) this.deps.enqueue(waiting);
   }
 
   /** True when the notification is gone or being deleted on the API server (not merely finished). */

@@ -17,7 +17,7 @@ import { emitPhaseEvent, fencedNova, statusWriterFor } from './processor-deps.ts
 import type { LeadershipTerm, ProcessorDeps } from './processor-deps.ts';
 import { NotificationExpired } from './run-cancellation.ts';
 import type { RunExecutor } from './run-executor.ts';
-import { sweepExpiredRunLocks } from './run-locks.ts';
+import { sweepExpiredRunLocks } from './run-server-lock-sweep.ts';
 import { NotOwnerError } from './status-writer.ts';
 import type { StatusGuard } from './status-writer.ts';
 import type { Clock } from '../time/clock.ts';

@@ -26,7 +26,7 @@ export interface EngineEvents {
 
 export type FencingVerdict = { proven: true; proof: string } | { proven: false; missing: string };
 /** Is the failed host proven fenced? (src/fencing/proof.ts, wired by the engine component) */
-export type FencingGate = (n: Notification, hostName: string) => Promise<FencingVerdict>;
+export type FencingPrecondition = (n: Notification, hostName: string) => Promise<FencingVerdict>;
 
 export interface ProcessorDeps {
   kube: KubeClient;
@@ -47,11 +47,11 @@ export interface ProcessorDeps {
   /** Puts a key on the work queue: a run ended, a host was released, the periodic task picked it. */
   enqueue(key: string): void;
   /**
-   * Fencing gate for segments with spec.requireFencing (OpenKeel extension):
+   * Fencing precondition for segments with spec.requireFencing (OpenKeel extension):
    * is the failed host proven fenced? Wired to src/fencing/proof.ts by
-   * the engine component; absent means no gate.
+   * the engine component; absent means no precondition.
    */
-  fencing?: FencingGate;
+  fencing?: FencingPrecondition;
 }
 
 /** One term of leadership: everything the engine does happens inside one. */

@@ -9,7 +9,7 @@ import type { NovaClient } from '../openstack/types.ts';
 import type { AdmittedNotification } from './admitted-notification.ts';
 import { statusWriterFor } from './processor-deps.ts';
 import type { LeadershipTerm, ProcessorDeps } from './processor-deps.ts';
-import { refreshFromCache, sweepExpiredRunLocks, sweepRunLocks } from './run-locks.ts';
+import { refreshFromCache, sweepExpiredRunLocks, sweepRunServerLocks } from './run-server-lock-sweep.ts';
 import { ownsRun } from './status-writer.ts';
 import type { NotificationStatusWriter } from './status-writer.ts';
 
@@ -58,7 +58,7 @@ export async function afterCancel(
     const deadline = AbortSignal.timeout(RELEASE_LOCKS_TIMEOUT_MS);
     const releaser = statusWriterFor(d, writer, ownsRun(token), deadline, log);
     await refreshFromCache(d, releaser);
-    await sweepRunLocks(d, releaser, { log, requestId, signal: deadline, nova }).catch((err) =>
+    await sweepRunServerLocks(d, releaser, { log, requestId, signal: deadline, nova }).catch((err) =>
       log.warn({ err }, 'could not release locks at shutdown'),
     );
     log.info('run handed over at shutdown; the servers it had locked were unlocked');

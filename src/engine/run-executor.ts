@@ -24,7 +24,7 @@ import { statusWriterFor } from './processor-deps.ts';
 import type { LeadershipTerm, ProcessorDeps } from './processor-deps.ts';
 import { afterCancel, HandedOver } from './run-cancellation.ts';
 import { finishRun } from './run-finish.ts';
-import { sweepRunLocks } from './run-locks.ts';
+import { sweepRunServerLocks } from './run-server-lock-sweep.ts';
 import { runWorkflow } from './run-workflow.ts';
 import { JournalWriteError, NotOwnerError, ownsRun } from './status-writer.ts';
 
@@ -141,7 +141,7 @@ export class RunExecutor {
     try {
       // A resumed run (or a retry) needs its whole journal, pages included, before the workflow reads it.
       await writer.load();
-      if (r.resumed) await sweepRunLocks(this.deps, writer, scope);
+      if (r.resumed) await sweepRunServerLocks(this.deps, writer, scope);
       if (plan.kind === 'error') {
         outcome = { status: 'error', reason: plan.reason };
       } else if (plan.kind === 'final') {
@@ -172,7 +172,7 @@ export class RunExecutor {
       }
       return cancelled();
     }
-    await sweepRunLocks(this.deps, writer, scope);
+    await sweepRunServerLocks(this.deps, writer, scope);
     if (!(await finishRun(this.deps, n, writer, outcome, log))) this.resumeLater(key);
   }
 }

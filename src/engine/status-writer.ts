@@ -49,7 +49,7 @@ const MAX_TRANSIENT_ATTEMPTS = 6;
 export interface EngineBookkeeping {
   /** Fencing token of the engine process that runs the current run. */
   owner?: string;
-  /** Set when the current run is the notification's last chance: an error then ends `failed` (Masakari §3.7). */
+  /** Set when the current run is the notification's last chance: an error then ends `failed` (masakari/engine/manager.py). */
   finalAttempt?: boolean;
   /** When the first run started (RFC 3339 ms), for the recovery duration metric. */
   firstStartedAt?: string;

@@ -1,5 +1,5 @@
 // One instance's evacuation: Masakari's `_evacuate_and_confirm`
-// (host_failure.py; spec §4.4.4), made crash-safe and exactly-once.
+// (masakari/engine/drivers/taskflow/host_failure.py), made crash-safe and exactly-once.
 //
 // Upstream behaviour kept: lock the server unless someone already locked it;
 // the reset-state rules and the stop-after decision per vm_state/task_state;
@@ -41,7 +41,7 @@
 //   Masakari's does.
 // - Locks: `lock:<uuid>` is journalled (intended) BEFORE the lock call; after
 //   the unlock we mark it done and then record `unlock:<uuid>` done (the
-//   engine core's convention, src/engine/locks.ts: a lock is released when a
+//   engine core's convention, src/engine/nova-server-locks.ts: a lock is released when a
 //   newer unlock record exists). A run killed in between leaves a record that
 //   the engine core's sweep or the resumed run uses to unlock.
 
@@ -63,7 +63,7 @@ import {
 } from './evacuation-rules.ts';
 import type { EvacuateIntent, EvacuationResult } from './evacuation-rules.ts';
 import { retryCleanup, settleSchedule } from './evacuation-polling.ts';
-import { lockKey, unlockKey } from '../locks.ts';
+import { serverLockKey, serverUnlockKey } from '../nova-server-locks.ts';
 import { PollTimeout, pollUntil } from '../../time/poll.ts';
 import { rfc3339Micro } from '../../time/format.ts';
 
@@ -168,7 +168,9 @@ export class EvacuationProcedure {
       const lock = this.lockDecision(server);
       ownLock = lock.ours;
       await Promise.all([
-        lock.call ? ctx.effects.intend(lockKey(uuid), { run: ctx.run, at: ctx.clock.now().toISOString() }) : undefined,
+        lock.call
+          ? ctx.effects.intend(serverLockKey(uuid), { run: ctx.run, at: ctx.clock.now().toISOString() })
+          : undefined,
         sameAttempt ? undefined : ctx.effects.intend(evacuateKey(uuid), { ...planned }),
         this.markOngoing(move, sameAttempt),
       ]);
@@ -225,8 +227,8 @@ export class EvacuationProcedure {
       ctx.vmoves.update(move.uuid, { status, ...rest, endTime: rfc3339Micro(ctx.clock.now()) }),
       intent ? ctx.effects.done(evacuateKey(uuid), { ...intent, result: status }) : undefined,
       // Lock record first, then the newer unlock record: the engine core's sweep reads their order.
-      unlocked ? ctx.effects.done(lockKey(uuid), { run: ctx.run, at }) : undefined,
-      unlocked ? ctx.effects.done(unlockKey(uuid), { run: ctx.run, at }) : undefined,
+      unlocked ? ctx.effects.done(serverLockKey(uuid), { run: ctx.run, at }) : undefined,
+      unlocked ? ctx.effects.done(serverUnlockKey(uuid), { run: ctx.run, at }) : undefined,
     ]);
     this.hooks.onEvacuation?.(status);
     return status;
@@ -238,8 +240,8 @@ export class EvacuationProcedure {
    * sweep) is still ours; a lock someone else set is left alone.
    */
   private lockDecision(server: NovaServer): { ours: boolean; call: boolean } {
-    const lock = this.ctx.effects.get(lockKey(server.id));
-    const unlock = this.ctx.effects.get(unlockKey(server.id));
+    const lock = this.ctx.effects.get(serverLockKey(server.id));
+    const unlock = this.ctx.effects.get(serverUnlockKey(server.id));
     const journalled = lock?.state === 'intended' && !(unlock?.state === 'done' && unlock.at >= lock.at);
     if (server.locked) return { ours: journalled, call: false };
     return { ours: true, call: true };

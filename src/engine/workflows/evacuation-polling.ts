@@ -1,4 +1,4 @@
-// Observing Nova instead of sleeping (fixes upstream B13). Masakari sleeps a
+// Observing Nova instead of sleeping (fixes upstream B13a). Masakari sleeps a
 // fixed wait_period_after_service_update and polls evacuations every
 // verify_interval; here every wait is a poll with a short first delay that
 // grows geometrically up to a cap, bounded by Masakari's timeout option. The

@@ -8,7 +8,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { sweepLeftoverLocks } from '../locks.ts';
+import { sweepLeftoverServerLocks } from '../nova-server-locks.ts';
 import { novaServerError } from '../../testing/fake-nova.ts';
 import type { Scenario } from './testing/evacuation-scenario.ts';
 import { scenario } from './testing/evacuation-scenario.ts';
@@ -35,9 +35,15 @@ async function runOnce(engine: MemoryEngine): Promise<string> {
 
 async function sweep(s: Scenario): Promise<void> {
   const ctx = s.engine.context();
-  await sweepLeftoverLocks(s.engine.notification, s.nova, (server) => ctx.effects.done(`unlock:${server}`), ctx.log, {
-    requestId: 'sweep',
-  });
+  await sweepLeftoverServerLocks(
+    s.engine.notification,
+    s.nova,
+    (server) => ctx.effects.done(`unlock:${server}`),
+    ctx.log,
+    {
+      requestId: 'sweep',
+    },
+  );
 }
 
 /** Runs the scenario, crashing once after `crashAt` steps (undefined: never) and resuming. */

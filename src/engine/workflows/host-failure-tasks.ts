@@ -1,5 +1,5 @@
 // The host-failure tasks, named and worded as Masakari's
-// (masakari/engine/drivers/taskflow/host_failure.py; spec §4.4). Each task
+// (masakari/engine/drivers/taskflow/host_failure.py). Each task
 // writes the same progress messages at the same progress values, so
 // recovery_workflow_details reads as upstream. The config names in
 // [taskflow_driver_recovery_flows] map to these tasks through HOST_TASKS.
@@ -7,7 +7,7 @@
 // Differences from upstream (each explained where it happens):
 // - DisableComputeServiceTask skips the PUT when the service is already
 //   disabled with our reason, and instead of sleeping 180 s it polls until Nova
-//   reports the service down or forced down (B13). wait_period_after_service_update
+//   reports the service down or forced down (B13a). wait_period_after_service_update
 //   bounds that wait; if Nova still reports the service up by then, the task
 //   FAILS rather than proceeding as Masakari does after its sleep: a compute
 //   service that keeps reporting in means the host (or at least nova-compute)
@@ -28,7 +28,7 @@ import type { EvacuationHooks, EvacuationTarget } from './evacuate-instance.ts';
 import { EvacuationProcedure } from './evacuate-instance.ts';
 import { serviceDownSchedule } from './evacuation-polling.ts';
 import { NovaConflict } from '../../openstack/types.ts';
-import { acquireReservedHost } from './host-failure-reserved-host-lock.ts';
+import { acquireReservedHostMutex } from './reserved-host-mutex.ts';
 import { PollTimeout, pollUntil } from '../../time/poll.ts';
 
 /** What the flow passes to every task (taskflow's store). */
@@ -207,7 +207,9 @@ export const evacuateInstancesTask: HostTask = {
       `Start evacuation of instances from failed host '${host}', instance uuids are: '${todo.map((m) => m.instanceUuid).join(',')}'`,
       0.0,
     );
-    const release = inputs.reservedHost ? acquireReservedHost(inputs.reservedHost, ctx.notification.uuid) : undefined;
+    const release = inputs.reservedHost
+      ? acquireReservedHostMutex(inputs.reservedHost, ctx.notification.uuid)
+      : undefined;
     try {
       if (inputs.reservedHost) await takeReservedHost(ctx, inputs.reservedHost);
       await forEachBounded(todo, ctx.config.DEFAULT.host_failure_recovery_threads, ctx.signal, async (move) => {

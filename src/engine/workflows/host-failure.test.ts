@@ -4,7 +4,7 @@ import { RecoveryFailed, ReservedHostsUnavailable, SkipRecovery } from './contex
 import { novaServerError } from '../../testing/fake-nova.ts';
 import { FAILED_HOST, scenario } from './testing/evacuation-scenario.ts';
 import { runHostFailure } from './host-failure.ts';
-import { acquireReservedHost } from './host-failure-reserved-host-lock.ts';
+import { acquireReservedHostMutex } from './reserved-host-mutex.ts';
 
 async function outcome(p: Promise<void>): Promise<unknown> {
   try {
@@ -208,7 +208,7 @@ test('reserved_host: no reserved host → ReservedHostsUnavailable before touchi
 
 test('reserved_host: a reserved host locked by another recovery is skipped (LockAlreadyAcquired)', async () => {
   const { engine, nova, servers } = scenario({ method: 'reserved_host', reserved: ['rh-b', 'rh-a'] });
-  const release = acquireReservedHost('rh-a', 'another-notification');
+  const release = acquireReservedHostMutex('rh-a', 'another-notification');
   try {
     await runHostFailure(engine.context(), engine.startFallbackRun);
   } finally {

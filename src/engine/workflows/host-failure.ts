@@ -1,6 +1,6 @@
 // The host-failure workflow: Masakari's TaskflowDriver.execute_host_failure
-// with the auto and reserved-host flows (driver.py, host_failure.py; spec
-// §4.3–4.5). The engine core has already put the failed host on maintenance;
+// with the auto and reserved-host flows (masakari/engine/drivers/taskflow/driver.py,
+// host_failure.py). The engine core has already put the failed host on maintenance;
 // it calls runHostFailure and maps the outcome: resolve → finished,
 // SkipRecovery → finished, RecoveryFailed (incl. ReservedHostsUnavailable) →
 // error.
@@ -32,7 +32,7 @@
 //
 // Taskflow states. A task is RUNNING while it executes and SUCCESS after. On a
 // failure or a skip every task of the run that executed ends REVERTED with
-// progress 1.0, as taskflow reverts them (spec §4.2) — except in the
+// progress 1.0, as taskflow reverts them on a failure — except in the
 // reserved-host flow, whose main tasks run under a ParameterizedForEach retry:
 // a failure or skip there reverts only the main tasks (before they run again
 // with the next host, and once more when the hosts are exhausted), and the pre

@@ -1,4 +1,4 @@
-// Releasing the Nova server locks a run left behind (src/engine/locks.ts
+// Releasing the Nova server locks a run left behind (src/engine/nova-server-locks.ts
 // finds and unlocks them): before a resumed run re-enters its workflow, after
 // every run, when a graceful stop hands a run over, and when the expiry task
 // ends a run. Each unlock is journalled, so a sweep that is interrupted
@@ -9,7 +9,7 @@ import type { Notification } from '../model/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
 import { phaseOf } from './admitted-notification.ts';
 import { EVENT_REASONS } from './event-reasons.ts';
-import { lockKey, sweepLeftoverLocks, unreleasedLocks } from './locks.ts';
+import { serverLockKey, sweepLeftoverServerLocks, unreleasedServerLocks } from './nova-server-locks.ts';
 import { statusWriterFor } from './processor-deps.ts';
 import type { ProcessorDeps } from './processor-deps.ts';
 import type { NotificationStatusWriter, StatusGuard } from './status-writer.ts';
@@ -22,11 +22,15 @@ export interface SweepScope {
 }
 
 /** Unlocks the servers the notification's journal says are still locked, journalling each unlock. */
-export async function sweepRunLocks(d: ProcessorDeps, writer: NotificationStatusWriter, o: SweepScope): Promise<void> {
+export async function sweepRunServerLocks(
+  d: ProcessorDeps,
+  writer: NotificationStatusWriter,
+  o: SweepScope,
+): Promise<void> {
   await writer.load();
   const current = writer.current();
-  if (!o.nova || unreleasedLocks(current).length === 0) return;
-  const result = await sweepLeftoverLocks(
+  if (!o.nova || unreleasedServerLocks(current).length === 0) return;
+  const result = await sweepLeftoverServerLocks(
     current,
     o.nova,
     async (server) => {
@@ -34,8 +38,8 @@ export async function sweepRunLocks(d: ProcessorDeps, writer: NotificationStatus
         const seq = (e.effectSeq ?? 0) + 1;
         e.effectSeq = seq;
         const effects = (e.effects ??= {});
-        const data = { ...effects[lockKey(server)]?.data, unlockedBy: 'engine-sweep' };
-        effects[lockKey(server)] = { state: 'done', at: d.clock.now().toISOString(), seq, data };
+        const data = { ...effects[serverLockKey(server)]?.data, unlockedBy: 'engine-sweep' };
+        effects[serverLockKey(server)] = { state: 'done', at: d.clock.now().toISOString(), seq, data };
       });
     },
     o.log,
@@ -74,7 +78,7 @@ export async function sweepExpiredRunLocks(
 ): Promise<void> {
   const sweeper = statusWriterFor(d, from, stillFailed, o.signal, o.log);
   await refreshFromCache(d, sweeper);
-  await sweepRunLocks(d, sweeper, o);
+  await sweepRunServerLocks(d, sweeper, o);
 }
 
 /** Points a writer at the cache's newest version of its notification (it may have changed since the writer was made). */

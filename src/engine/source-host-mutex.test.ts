@@ -1,9 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { HostGate } from './host-gate.ts';
+import { SourceHostMutex } from './source-host-mutex.ts';
 
 test('one holder per host; parked keys come back on release; other hosts are independent', () => {
-  const g = new HostGate();
+  const g = new SourceHostMutex();
   assert.ok(g.tryAcquire('h1', 'a'));
   assert.ok(g.tryAcquire('h1', 'a'));
   assert.not.ok(g.tryAcquire('h1', 'b'));

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Notification } from '../model/types.ts';
 import { NovaError } from '../openstack/types.ts';
-import { sweepLeftoverLocks, unreleasedLocks } from './locks.ts';
+import { sweepLeftoverServerLocks, unreleasedServerLocks } from './nova-server-locks.ts';
 import type { EffectRecord } from './status-writer.ts';
 import { FakeNova, makeServer } from '../testing/fake-nova.ts';
 import { notification, quietLog } from './testing/fixtures.ts';
@@ -23,7 +23,7 @@ test('a lock still intended is unreleased unless a newer unlock record is done',
     'unlock:d': rec('done', 5),
     'evacuate:a': rec('intended', 7),
   });
-  assert.equal(unreleasedLocks(n), ['a', 'd']);
+  assert.equal(unreleasedServerLocks(n), ['a', 'd']);
 });
 
 test('the sweep unlocks only servers Nova still shows locked, and reports failures without throwing', async () => {
@@ -39,7 +39,7 @@ test('the sweep unlocks only servers Nova still shows locked, and reports failur
     'lock:c': rec('intended', 3),
     'lock:gone': rec('intended', 4),
   });
-  const r = await sweepLeftoverLocks(n, nova, async (s) => void recorded.push(s), quietLog, { requestId: 'r' });
+  const r = await sweepLeftoverServerLocks(n, nova, async (s) => void recorded.push(s), quietLog, { requestId: 'r' });
   assert.equal(
     r.failed.map((f) => f.server),
     ['a'],

@@ -3,7 +3,7 @@
 // worker. A notification that finds its host busy parks its key; releasing
 // the host hands back every parked key so the controller re-enqueues them.
 
-export class HostGate {
+export class SourceHostMutex {
   private readonly holders = new Map<string, string>();
   private readonly parked = new Map<string, Set<string>>();
 

@@ -19,19 +19,19 @@ import type { NovaClient } from '../openstack/types.ts';
 import type { Notification } from '../model/types.ts';
 import type { EngineBookkeeping } from './status-writer.ts';
 
-export const LOCK_PREFIX = 'lock:';
-export const UNLOCK_PREFIX = 'unlock:';
-export const lockKey = (serverUuid: string): string => `${LOCK_PREFIX}${serverUuid}`;
-export const unlockKey = (serverUuid: string): string => `${UNLOCK_PREFIX}${serverUuid}`;
+export const SERVER_LOCK_PREFIX = 'lock:';
+export const SERVER_UNLOCK_PREFIX = 'unlock:';
+export const serverLockKey = (serverUuid: string): string => `${SERVER_LOCK_PREFIX}${serverUuid}`;
+export const serverUnlockKey = (serverUuid: string): string => `${SERVER_UNLOCK_PREFIX}${serverUuid}`;
 
 /** Servers whose `lock:` record is still `intended` and has no newer `unlock:` record. */
-export function unreleasedLocks(n: Notification): string[] {
+export function unreleasedServerLocks(n: Notification): string[] {
   const effects = (n.status?.engine as EngineBookkeeping | undefined)?.effects ?? {};
   const out: string[] = [];
   for (const [key, rec] of Object.entries(effects)) {
-    if (!key.startsWith(LOCK_PREFIX) || rec.state !== 'intended') continue;
-    const server = key.slice(LOCK_PREFIX.length);
-    const unlock = effects[unlockKey(server)];
+    if (!key.startsWith(SERVER_LOCK_PREFIX) || rec.state !== 'intended') continue;
+    const server = key.slice(SERVER_LOCK_PREFIX.length);
+    const unlock = effects[serverUnlockKey(server)];
     if (!unlock || unlock.state !== 'done' || unlock.seq < rec.seq) out.push(server);
   }
   return out.sort();
@@ -47,7 +47,7 @@ export interface SweepResult {
  * Unlocks every server this notification may have left locked. `recordUnlocked`
  * persists the release (`lock:<uuid>` done). Failures are returned, not thrown: the next sweep retries.
  */
-export async function sweepLeftoverLocks(
+export async function sweepLeftoverServerLocks(
   n: Notification,
   nova: NovaClient,
   recordUnlocked: (server: string) => Promise<void>,
@@ -55,7 +55,7 @@ export async function sweepLeftoverLocks(
   opts: { requestId: string; signal?: AbortSignal },
 ): Promise<SweepResult> {
   const result: SweepResult = { unlocked: [], alreadyUnlocked: [], failed: [] };
-  for (const server of unreleasedLocks(n)) {
+  for (const server of unreleasedServerLocks(n)) {
     try {
       let locked = true;
       try {

@@ -22,7 +22,7 @@ export class LockAlreadyAcquired extends RecoveryFailed {
 const held = new Map<string, string>();
 
 /** Takes the reserved host for `owner` (a notification uuid) or throws LockAlreadyAcquired. */
-export function acquireReservedHost(host: string, owner: string): () => void {
+export function acquireReservedHostMutex(host: string, owner: string): () => void {
   if (held.has(host)) throw new LockAlreadyAcquired(host);
   held.set(host, owner);
   let released = false;
@@ -34,6 +34,6 @@ export function acquireReservedHost(host: string, owner: string): () => void {
 }
 
 /** Who holds the reserved host, for logs and tests. */
-export function reservedHostHolder(host: string): string | undefined {
+export function reservedHostMutexHolder(host: string): string | undefined {
   return held.get(host);
 }
