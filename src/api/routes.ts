@@ -19,7 +19,7 @@ export interface ResourceDef {
   memberAction: boolean;
 }
 
-export const RESOURCES = {
+export const ROUTE_RESOURCES = {
   extensions: {
     collection: 'extensions',
     alias: 'extensions',
@@ -54,7 +54,7 @@ export const RESOURCES = {
   },
 } as const satisfies Record<string, ResourceDef>;
 
-export type ResourceName = keyof typeof RESOURCES;
+export type ResourceName = keyof typeof ROUTE_RESOURCES;
 
 export interface RouteMatch {
   resource: ResourceName;
@@ -169,7 +169,7 @@ export function matchV1(method: string, path: string): RouteMatch | undefined {
   if (parts.length > 1 && PROJECT_ID.test(parts[0]!))
     candidates.unshift({ parts: parts.slice(1), projectId: parts[0] });
   for (const c of candidates) {
-    for (const [name, def] of Object.entries(RESOURCES) as [ResourceName, ResourceDef][]) {
+    for (const [name, def] of Object.entries(ROUTE_RESOURCES) as [ResourceName, ResourceDef][]) {
       const m = matchResource(name, def, method, c.parts);
       if (m) {
         const full = { ...m, ...(c.projectId !== undefined ? { projectId: c.projectId } : {}) };

@@ -5,13 +5,13 @@ import { MasakariError } from '../../domain/errors.ts';
 import * as msg from '../../domain/messages.ts';
 import type { RequestContext } from '../auth.ts';
 import { MASAKARI_API } from '../policy.ts';
-import { RESOURCES } from '../routes.ts';
+import { ROUTE_RESOURCES } from '../routes.ts';
 import { EXTENSIONS, extensionView } from '../views.ts';
 import type { Controller, ControllerDeps } from './controller.ts';
 import { policyFor } from './controller.ts';
 
 export function extensionsController({ policy }: ControllerDeps): Controller {
-  const { authorize, check } = policyFor(policy, RESOURCES.extensions.alias);
+  const { authorize, check } = policyFor(policy, ROUTE_RESOURCES.extensions.alias);
   const discoverable = (ctx: RequestContext) =>
     EXTENSIONS.filter((e) => check(ctx, `${MASAKARI_API}:${e.alias}:discoverable`));
   return {

@@ -5,13 +5,13 @@
 
 import type { HostRecord } from '../../domain/records.ts';
 import { validateHostCreate, validateHostUpdate } from '../../domain/validators.ts';
-import { RESOURCES } from '../routes.ts';
+import { ROUTE_RESOURCES } from '../routes.ts';
 import { hostJson } from '../views.ts';
 import type { Controller, ControllerDeps } from './controller.ts';
 import { novaRequestId, policyFor, refuseInvalid, validBody } from './controller.ts';
 
 export function hostsController({ service, repo, policy }: ControllerDeps): Controller {
-  const { authorize } = policyFor(policy, RESOURCES.hosts.alias);
+  const { authorize } = policyFor(policy, ROUTE_RESOURCES.hosts.alias);
   const hostDoc = (h: HostRecord) => hostJson(h, repo.getSegment(h.failover_segment_id));
   return {
     index: ({ ctx, req, parentId }) => {

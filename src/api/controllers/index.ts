@@ -1,4 +1,4 @@
-// The controllers by Routes resource name (routes.ts RESOURCES).
+// The controllers by Routes resource name (routes.ts ROUTE_RESOURCES).
 
 import type { ResourceName } from '../routes.ts';
 import type { Controller, ControllerDeps } from './controller.ts';

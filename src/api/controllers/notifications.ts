@@ -4,13 +4,13 @@
 
 import { atLeast } from '../../domain/api-version.ts';
 import { validateNotificationCreate, validateNotificationPayload } from '../../domain/validators.ts';
-import { RESOURCES } from '../routes.ts';
+import { ROUTE_RESOURCES } from '../routes.ts';
 import { notificationView } from '../views.ts';
 import type { Controller, ControllerDeps } from './controller.ts';
 import { policyFor, refuseInvalid, validBody } from './controller.ts';
 
 export function notificationsController({ service, policy }: ControllerDeps): Controller {
-  const { authorize } = policyFor(policy, RESOURCES.notifications.alias);
+  const { authorize } = policyFor(policy, ROUTE_RESOURCES.notifications.alias);
   return {
     index: ({ ctx, req }) => {
       authorize(ctx, 'index');

@@ -2,13 +2,13 @@
 // then policy, then the rules in src/domain/ha-service.ts.
 
 import { validateSegmentCreate, validateSegmentUpdate } from '../../domain/validators.ts';
-import { RESOURCES } from '../routes.ts';
+import { ROUTE_RESOURCES } from '../routes.ts';
 import { segmentJson, segmentView } from '../views.ts';
 import type { Controller, ControllerDeps } from './controller.ts';
 import { policyFor, refuseInvalid, validBody } from './controller.ts';
 
 export function segmentsController({ service, policy }: ControllerDeps): Controller {
-  const { authorize } = policyFor(policy, RESOURCES.segments.alias);
+  const { authorize } = policyFor(policy, ROUTE_RESOURCES.segments.alias);
   return {
     index: ({ ctx, req }) => {
       authorize(ctx, 'index');

@@ -1,13 +1,13 @@
 // masakari/api/openstack/ha/vmoves.py VMovesController (read-only, under
 // /notifications/{notification_id}/vmoves).
 
-import { RESOURCES } from '../routes.ts';
+import { ROUTE_RESOURCES } from '../routes.ts';
 import { vmoveView } from '../views.ts';
 import type { Controller, ControllerDeps } from './controller.ts';
 import { policyFor } from './controller.ts';
 
 export function vmovesController({ service, policy }: ControllerDeps): Controller {
-  const { authorize } = policyFor(policy, RESOURCES.vmoves.alias);
+  const { authorize } = policyFor(policy, ROUTE_RESOURCES.vmoves.alias);
   return {
     index: ({ ctx, req, parentId }) => {
       authorize(ctx, 'index');
