@@ -17,6 +17,7 @@ import type { HostFlags } from './workflows/context.ts';
 import { isTransient } from './status-writer.ts';
 import type { Clock } from '../time/clock.ts';
 import { rfc3339Seconds } from '../time/format.ts';
+import { newestFirst } from '../domain/created-at.ts';
 
 const MAX_CONFLICTS = 20;
 const MAX_TRANSIENT_ATTEMPTS = 6;
@@ -112,10 +113,3 @@ export class HaHostFlags implements HostFlags {
   }
 }
 
-/** Masakari's default list order: created_at desc, then id desc. */
-export function newestFirst(a: HaHost, b: HaHost): number {
-  const ta = Date.parse(a.metadata.creationTimestamp ?? '') || 0;
-  const tb = Date.parse(b.metadata.creationTimestamp ?? '') || 0;
-  if (ta !== tb) return tb - ta;
-  return (b.status?.id ?? 0) - (a.status?.id ?? 0);
-}

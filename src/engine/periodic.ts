@@ -22,6 +22,7 @@ import { NotOwnerError } from './status-writer.ts';
 import type { StatusGuard } from './status-writer.ts';
 import type { Clock } from '../time/clock.ts';
 import { parseGeneratedTime, rfc3339Seconds } from '../time/format.ts';
+import { newestFirst } from '../domain/created-at.ts';
 
 export interface PeriodicTask {
   name: string;
@@ -87,7 +88,7 @@ export function processUnfinished(x: NotificationTaskScope): void {
       const generated = parseGeneratedTime(n.spec.generatedTime);
       return !Number.isNaN(generated) && now - generated > newAge;
     })
-    .sort(newestNotificationFirst);
+    .sort(newestFirst);
   for (const n of candidates) {
     x.lastChance.add(n.metadata.name);
     x.d.log.info(
@@ -162,10 +163,3 @@ async function expire(x: NotificationTaskScope, n: AdmittedNotification): Promis
   }
 }
 
-/** Masakari's default order for the periodic task: created_at desc, id desc. */
-function newestNotificationFirst(a: Notification, b: Notification): number {
-  const ta = Date.parse(a.metadata.creationTimestamp ?? '') || 0;
-  const tb = Date.parse(b.metadata.creationTimestamp ?? '') || 0;
-  if (ta !== tb) return tb - ta;
-  return (b.status?.id ?? 0) - (a.status?.id ?? 0);
-}

@@ -5,22 +5,9 @@ import { ANNOTATIONS, LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, MasakariObject, Notification, VMoveRecord } from '../model/types.ts';
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
+import { createdAtOf, recordedCreatedAt } from '../domain/created-at.ts';
 import { toRecordTime } from '../time/format.ts';
 
-/**
- * created_at: Masakari's, for objects imported from Masakari; else the one
- * recorded in status at admission (it survives a backup and restore, which
- * resets metadata.creationTimestamp); else, for objects admitted before
- * status.createdAt existed, when the API server created the object.
- */
-function createdAtOf(obj: MasakariObject): string | undefined {
-  return obj.metadata.annotations?.[ANNOTATIONS.createdAt] ?? recordedCreatedAt(obj);
-}
-
-/** status.createdAt, falling back to metadata.creationTimestamp. */
-export function recordedCreatedAt(obj: MasakariObject): string | undefined {
-  return obj.status?.createdAt || obj.metadata.creationTimestamp;
-}
 
 /** The Masakari integer id: status first, the label as the crash-recovery copy. */
 export function objectId(obj: MasakariObject): number | undefined {

@@ -20,6 +20,7 @@ import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification, NotificationStatus } from '../model/types.ts';
 import { deleteClaimOf } from './intake.ts';
 import { countedPages, deletePages, notificationUuidOf } from './journal-pages.ts';
+import { createdAtMs } from '../domain/created-at.ts';
 
 /** Phases a notification never leaves by itself: only these are ever deleted. */
 export const TERMINAL_PHASES: readonly NotificationStatus[] = ['finished', 'failed', 'ignored'];
@@ -56,11 +57,11 @@ export interface PurgeResult {
   deleted: number;
 }
 
-/** When the notification ended: its last status change (status.updatedAt), else its creation. */
+/** When the notification ended: its last status change (status.updatedAt), else its created_at (domain/created-at.ts). */
 export function endedAt(n: Notification): number {
   const updated = Date.parse(n.status?.updatedAt ?? '');
   if (!Number.isNaN(updated)) return updated;
-  return Date.parse(n.metadata.creationTimestamp ?? '');
+  return createdAtMs(n);
 }
 
 export function isPurgeable(n: Notification, cutoffMs: number): boolean {

@@ -8,12 +8,12 @@
 // such as names, so a client cannot blow up the series count.
 import type { Registry } from 'prom-client';
 import { gauge } from '../runtime/metric-registry.ts';
-import { ANNOTATIONS } from '../model/constants.ts';
 import type { NotificationStatus } from '../model/types.ts';
 import type { StoreCaches } from './caches.ts';
 import { hostSegmentUuid } from './mapping.ts';
 import { isAdmitted } from '../domain/admitted.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
+import { createdAtMs } from '../domain/created-at.ts';
 
 export const STATE_METRICS = {
   hosts: 'masakari_hosts',
@@ -91,7 +91,7 @@ export function registerStateMetrics(
       let oldest = Infinity;
       for (const n of caches.notifications.list()) {
         if (n.status?.phase !== 'running' || !isAdmitted(n)) continue;
-        const since = Date.parse(n.metadata.annotations?.[ANNOTATIONS.createdAt] ?? n.metadata.creationTimestamp ?? '');
+        const since = createdAtMs(n);
         if (!Number.isNaN(since)) oldest = Math.min(oldest, since);
       }
       this.set(oldest === Infinity ? 0 : Math.max(0, (now().getTime() - oldest) / 1000));
