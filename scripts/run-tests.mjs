@@ -1,4 +1,4 @@
-// Test runner: `node scripts/run-tests.mjs <unit|integration|e2e|chaos|openstack|all> [--filter REGEX]`
+// Test runner: `node scripts/run-tests.mjs <unit|integration|e2e|chaos|fuzz|cluster|openstack|all> [--filter REGEX]`
 // (npm test = all). Runs on the Node 24 from node_modules/.bin (npm puts it
 // first in PATH).
 //
@@ -9,6 +9,8 @@
 //   chaos        uvu over test/chaos/**/*.test.ts: 20 seeded fault-injection runs on a control plane
 //                the suite starts itself (it freezes and restarts kube-apiserver); MASAKARI_CHAOS_SEED=N
 //                runs one seed, MASAKARI_CHAOS_RUNS / MASAKARI_CHAOS_BASE_SEED pick the seeds
+//   fuzz         uvu over test/fuzz/**/*.test.ts: schemathesis (its venv built on first use) against
+//                facades it starts in noauth2 and keystone mode, at least 10,000 requests
 //   cluster      builds the image (hack/image/build.sh), starts ONE real single-node
 //                cluster with it loaded (src/controlplane/cluster.ts; needs root), runs
 //                uvu over test/cluster/**/*.test.ts with MASAKARI_TEST_CLUSTER_* set, stops it
@@ -16,7 +18,7 @@
 //                (src/openstack-cloud: Keystone, Placement, Nova with fake computes; its
 //                venv built on first use) whose control API is MASAKARI_TEST_OPENSTACK_CONTROL
 //   all          lint (eslint .), format (prettier --check .), typecheck (tsc --noEmit),
-//                then unit, integration, e2e, chaos (not cluster, for now)
+//                then unit, integration, e2e, chaos, fuzz (not cluster or openstack, for now)
 //
 // Every uvu run (and each Node process it starts) runs with --unhandled-rejections=strict.
 //
@@ -28,7 +30,7 @@
 // Timeouts (ms): MASAKARI_TEST_STATIC_TIMEOUT_MS (lint/format/typecheck, default
 // 10 min each), MASAKARI_TEST_UNIT_TIMEOUT_MS (15 min),
 // MASAKARI_TEST_SUITE_TIMEOUT_MS (integration, e2e: 40 min each), MASAKARI_TEST_CHAOS_TIMEOUT_MS
-// (chaos: 30 min). A run past its
+// (chaos: 30 min), MASAKARI_TEST_FUZZ_TIMEOUT_MS (fuzz: 40 min). A run past its
 // timeout is killed and counted as failed.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -44,10 +46,12 @@ const timeouts = {
   unit: Number(process.env.MASAKARI_TEST_UNIT_TIMEOUT_MS) || 15 * MIN,
   suite: Number(process.env.MASAKARI_TEST_SUITE_TIMEOUT_MS) || 40 * MIN,
   chaos: Number(process.env.MASAKARI_TEST_CHAOS_TIMEOUT_MS) || 30 * MIN,
+  fuzz: Number(process.env.MASAKARI_TEST_FUZZ_TIMEOUT_MS) || 40 * MIN,
 };
 
-const USAGE = 'usage: node scripts/run-tests.mjs <unit|integration|e2e|chaos|cluster|openstack|all> [--filter REGEX]';
-const SUITES = ['unit', 'integration', 'e2e', 'chaos', 'cluster', 'openstack', 'all'];
+const USAGE =
+  'usage: node scripts/run-tests.mjs <unit|integration|e2e|chaos|fuzz|cluster|openstack|all> [--filter REGEX]';
+const SUITES = ['unit', 'integration', 'e2e', 'chaos', 'fuzz', 'cluster', 'openstack', 'all'];
 
 /** @type {{ name: string, passed: number, failed: number, skipped: number, note: string }[]} */
 const results = [];
@@ -398,6 +402,10 @@ async function main() {
   // Owns its control plane (it freezes and restarts kube-apiserver), so none is started here.
   if (mode === 'chaos' || mode === 'all') {
     await uvuSuite('chaos', 'test/chaos', filter, { timeoutMs: timeouts.chaos });
+  }
+  // Starts its own facades (test/e2e/support/stack.ts) and builds its schemathesis venv on first use.
+  if (mode === 'fuzz' || mode === 'all') {
+    await uvuSuite('fuzz', 'test/fuzz', filter, { timeoutMs: timeouts.fuzz });
   }
   // not part of `all` yet: it joins make test once it has passed repeatedly within its time budget
   if (mode === 'openstack' && testFiles(join(ROOT, 'test/openstack'), filter).length) {
