@@ -162,4 +162,3 @@ async function expire(x: NotificationTaskScope, n: AdmittedNotification): Promis
     });
   }
 }
-

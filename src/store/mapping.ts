@@ -8,7 +8,6 @@ import { effectiveFlags } from '../domain/host-flags.ts';
 import { createdAtOf, recordedCreatedAt } from '../domain/created-at.ts';
 import { toRecordTime } from '../time/format.ts';
 
-
 /** The Masakari integer id: status first, the label as the crash-recovery copy. */
 export function objectId(obj: MasakariObject): number | undefined {
   if (typeof obj.status?.id === 'number') return obj.status.id;
