@@ -11,6 +11,13 @@
 // label: a quorum read), the ones found are put into the cache, and the
 // request runs once more. A request whose lookups all hit never pays for it,
 // and the read is bounded: one list per missed uuid, at most MAX_MISSES.
+//
+// A lookup of a host by its Masakari name (POST /v1/notifications names the
+// host, masakari/ha/api.py create_notification) reads the host's name claim
+// (claims.ts: a ConfigMap named from the exact name, created before the
+// host), then the host it names, and the host's segment when that is missing
+// too: a monitor may send its first notification right after the host was
+// added through another replica.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { KubeClient } from '../k8s/client.ts';
@@ -19,13 +26,23 @@ import { LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { StoreCaches } from './caches.ts';
 import { isAdmitted } from '../domain/admitted.ts';
+import { getIfExists } from '../k8s/get-if-exists.ts';
+import { INDEX } from '../model/indexes.ts';
+import type { ConfigMap } from './configmap.ts';
+import { claimObjectName } from './names.ts';
 
-export type MissedKind = 'segment' | 'host' | 'notification';
+export type MissedKind = 'segment' | 'host' | 'notification' | 'hostName';
 
 /** Lookups per request that are checked against the API server; more is not a client's mistake. */
 const MAX_MISSES = 4;
 
-const misses = new AsyncLocalStorage<Map<string, MissedKind>>();
+interface Miss {
+  kind: MissedKind;
+  /** The uuid, or for hostName the Masakari host name. */
+  key: string;
+}
+
+const misses = new AsyncLocalStorage<Map<string, Miss>>();
 
 /**
  * What a Kubernetes label value may be (63 characters at most). Every uuid we
@@ -39,7 +56,13 @@ const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 export function recordMiss(kind: MissedKind, uuid: string): void {
   if (uuid === '' || !LABEL_VALUE.test(uuid)) return;
   const seen = misses.getStore();
-  if (seen && seen.size < MAX_MISSES) seen.set(uuid, kind);
+  if (seen && seen.size < MAX_MISSES) seen.set(`${kind}:${uuid}`, { kind, key: uuid });
+}
+
+/** Records a cache miss of a host lookup by Masakari name, when inside withFreshReads. */
+export function recordHostNameMiss(name: string): void {
+  const seen = misses.getStore();
+  if (name !== '' && seen && seen.size < MAX_MISSES) seen.set(`hostName:${name}`, { kind: 'hostName', key: name });
 }
 
 const REFS = { segment: RESOURCES.segments, host: RESOURCES.hosts, notification: RESOURCES.notifications } as const;
@@ -55,7 +78,7 @@ export async function withFreshReads<T>(
   attempt: () => Promise<T>,
   retryable: (e: unknown) => boolean,
 ): Promise<T> {
-  const seen = new Map<string, MissedKind>();
+  const seen = new Map<string, Miss>();
   try {
     return await misses.run(seen, attempt);
   } catch (e) {
@@ -66,27 +89,60 @@ export async function withFreshReads<T>(
 }
 
 /** Reads the missed objects from the API server into the caches; true when any was found. */
-async function catchUp(
-  { kube, namespace, caches }: { kube: KubeClient; namespace: string; caches: StoreCaches },
-  seen: Map<string, MissedKind>,
-): Promise<boolean> {
-  let found = false;
-  await Promise.all(
-    [...seen].map(async ([uuid, kind]) => {
-      const list = await kube.list<FailoverSegment | HaHost | Notification>(REFS[kind], namespace, {
-        labelSelector: `${LABELS.uuid}=${uuid}`,
-        limit: 2,
-      });
-      for (const obj of list.items) {
-        if (!isAdmitted(obj) || obj.metadata.deletionTimestamp) continue;
-        const { managedFields: _dropped, ...metadata } = obj.metadata;
-        const cached = { ...obj, metadata };
-        if (kind === 'segment') caches.segments.upsertLocal(cached as FailoverSegment);
-        else if (kind === 'host') caches.hosts.upsertLocal(cached as HaHost);
-        else caches.notifications.upsertLocal(cached as Notification);
-        found = true;
-      }
-    }),
+async function catchUp(deps: FreshReadDeps, seen: Map<string, Miss>): Promise<boolean> {
+  const found = await Promise.all(
+    [...seen.values()].map(({ kind, key }) =>
+      kind === 'hostName' ? catchUpHostNamed(deps, key) : catchUpByUuid(deps, kind, key),
+    ),
   );
+  return found.some(Boolean);
+}
+
+interface FreshReadDeps {
+  kube: KubeClient;
+  namespace: string;
+  caches: StoreCaches;
+}
+
+/** The admitted objects labelled with this uuid, put into the cache; true when any was. */
+async function catchUpByUuid(
+  { kube, namespace, caches }: FreshReadDeps,
+  kind: Exclude<MissedKind, 'hostName'>,
+  uuid: string,
+): Promise<boolean> {
+  const list = await kube.list<FailoverSegment | HaHost | Notification>(REFS[kind], namespace, {
+    labelSelector: `${LABELS.uuid}=${uuid}`,
+    limit: 2,
+  });
+  let found = false;
+  for (const obj of list.items) {
+    if (!isAdmitted(obj) || obj.metadata.deletionTimestamp) continue;
+    const cached = withoutManagedFields(obj);
+    if (kind === 'segment') caches.segments.upsertLocal(cached as FailoverSegment);
+    else if (kind === 'host') caches.hosts.upsertLocal(cached as HaHost);
+    else caches.notifications.upsertLocal(cached as Notification);
+    found = true;
+  }
   return found;
+}
+
+/** The host that holds this Masakari name (through its name claim), and its segment if not cached; true when found. */
+async function catchUpHostNamed(deps: FreshReadDeps, name: string): Promise<boolean> {
+  const { kube, namespace, caches } = deps;
+  const claim = await getIfExists<ConfigMap>(kube, RESOURCES.configMaps, namespace, claimObjectName('host', name));
+  const ownerName = claim?.data?.ownerName;
+  if (claim?.data?.name !== name || !ownerName) return false;
+  const host = await getIfExists<HaHost>(kube, RESOURCES.hosts, namespace, ownerName);
+  if (!host || host.spec.name !== name || !isAdmitted(host) || host.metadata.deletionTimestamp) return false;
+  const segmentUuid = host.status?.segmentUuid;
+  if (segmentUuid && !caches.segments.byIndex(INDEX.uuid, segmentUuid).some(isAdmitted)) {
+    await catchUpByUuid(deps, 'segment', segmentUuid);
+  }
+  caches.hosts.upsertLocal(withoutManagedFields(host));
+  return true;
+}
+
+function withoutManagedFields<T extends FailoverSegment | HaHost | Notification>(obj: T): T {
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
 }

@@ -7,7 +7,7 @@ import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
 import type { NotificationPageQuery } from '../domain/repository.ts';
 import type { StoreCaches } from './caches.ts';
-import { recordMiss, withFreshReads } from './fresh-reads.ts';
+import { recordHostNameMiss, recordMiss, withFreshReads } from './fresh-reads.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import type { JournalPage } from './journal-pages.ts';
 import { assembleNotification, countedPages, notificationUuidOf, pageOf } from './journal-pages.ts';
@@ -96,6 +96,7 @@ export class RepositoryReads {
 
   getHostByName(name: string): HostRecord | undefined {
     const host = this.caches.hosts.byIndex(INDEX.name, name).find(this.hostVisible);
+    if (!host) recordHostNameMiss(name);
     return host && toHostRecord(host);
   }
 

@@ -34,8 +34,8 @@ const fakeNova = {
   },
 } as unknown as NovaClient;
 
-/** A client whose watch events for `plural` arrive lagMs late (in order). */
-function lagging(kube: KubeClient, plural: string, lagMs: number): KubeClient {
+/** A client whose watch events for `plurals` arrive lagMs late (in order). */
+function lagging(kube: KubeClient, plurals: string[], lagMs: number): KubeClient {
   const watch: KubeClient['watch'] = <T>(
     ref: ResourceRef,
     namespace: string | undefined,
@@ -47,7 +47,7 @@ function lagging(kube: KubeClient, plural: string, lagMs: number): KubeClient {
       ref,
       namespace,
       opts,
-      ref.plural === plural ? (e) => void setTimeout(() => onEvent(e), lagMs) : onEvent,
+      plurals.includes(ref.plural) ? (e) => void setTimeout(() => onEvent(e), lagMs) : onEvent,
       signal,
     );
   return Object.assign(Object.create(kube) as KubeClient, { watch });
@@ -82,7 +82,11 @@ async function replica(ns: TestNamespace, identity: string, kube: KubeClient): P
 replicas.before(async (ctx) => {
   ctx.ns = await useNamespace('api-replicas');
   ctx.a = await replica(ctx.ns, 'api-a', createKubeClient(ctx.ns.kc));
-  ctx.b = await replica(ctx.ns, 'api-b', lagging(createKubeClient(ctx.ns.kc), 'failoversegments', WATCH_LAG_MS));
+  ctx.b = await replica(
+    ctx.ns,
+    'api-b',
+    lagging(createKubeClient(ctx.ns.kc), ['failoversegments', 'hahosts'], WATCH_LAG_MS),
+  );
 });
 
 replicas.after(async (ctx) => {
@@ -110,6 +114,37 @@ replicas('a segment created through one replica is usable through the other at o
   const ghost = await callApi(b, 'GET', '/v1/segments/8f4e7d3a-6b1c-4c59-9d8e-2a7b5c1e0f93');
   assert.is(ghost.status, 404);
 });
+
+replicas(
+  'a host added through one replica can be named in a notification through the other at once',
+  async ({ a, b }) => {
+    // masakari-monitors sends its first notification right after the operator added the host.
+    const seg = await callApi(a, 'POST', '/v1/segments', {
+      segment: { name: 'seg-ryw-names', recovery_method: 'auto', service_type: 'COMPUTE' },
+    });
+    assert.is(seg.status, 201);
+    const host = await callApi(a, 'POST', `/v1/segments/${seg.json.segment.uuid}/hosts`, {
+      host: { name: 'compute-2', type: 'COMPUTE', control_attributes: 'SSH' },
+    });
+    assert.is(host.status, 201, JSON.stringify(host.json));
+    const notify = (hostname: string) =>
+      callApi(b, 'POST', '/v1/notifications', {
+        notification: {
+          type: 'PROCESS',
+          hostname,
+          generated_time: new Date().toISOString().slice(0, 19),
+          payload: { event: 'STOPPED', process_name: 'nova-compute' },
+        },
+      });
+    const started = Date.now();
+    const n = await notify('compute-2');
+    assert.is(n.status, 202, JSON.stringify(n.json));
+    assert.ok(Date.now() - started < WATCH_LAG_MS, 'answered before replica B saw the watch events');
+    // A host that exists nowhere is still Masakari's 400 for an unknown host name.
+    const ghost = await notify('compute-nowhere');
+    assert.is(ghost.status, 400, JSON.stringify(ghost.json));
+  },
+);
 
 replicas(
   "an id that cannot be a label value is a 404 after a miss, never the API server's 400 as a 500",
