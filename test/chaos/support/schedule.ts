@@ -3,17 +3,10 @@
 // (MASAKARI_CHAOS_SEED=N). The interleaving with the processes' own timing is
 // not seeded: a seed reproduces the faults, not every race they provoke.
 
-/** mulberry32: a small, well-mixed 32-bit PRNG; returns floats in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../../../src/domain/testing/fuzz.ts';
+
+/** The seeded PRNG the fuzz tests use (mulberry32); returns floats in [0, 1). */
+export const seededRandom = prng;
 
 export const FAULT_KINDS = [
   'kill-engine', // SIGKILL an engine process, restart it after a delay
