@@ -42,7 +42,7 @@ const EXAMPLES = {
   negative: Number(process.env.MASAKARI_FUZZ_NEGATIVE_EXAMPLES ?? 130),
 };
 /** Wall-clock cap of one schemathesis run (a hang, not slowness, is what it catches). */
-const RUN_TIMEOUT_MS = 15 * 60_000;
+const RUN_TIMEOUT_MS = 30 * 60_000;
 
 let venv: Promise<string> | undefined;
 const fuzzVenv = (): Promise<string> =>
