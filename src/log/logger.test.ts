@@ -76,6 +76,16 @@ test('sensitive keys are redacted at any depth, os_privileged_user_password incl
   assert.match(text, '"os_privileged_user_password":"[redacted]"');
 });
 
+test("a child logger's bindings are redacted too, at any depth and in the child's children", () => {
+  const { log, lines } = capture();
+  const child = log.child({ component: 'engine', auth: { os_privileged_user_password: 'p5', token: 't3' } });
+  child.child({ nested: { application_credential_secret: 's3' }, request_id: 'req-1' }).info('work');
+  const text = JSON.stringify(lines);
+  for (const secret of ['p5', 't3', 's3']) assert.not.match(text, `"${secret}"`);
+  assert.match(text, '"component":"engine"');
+  assert.match(text, '"request_id":"req-1"');
+});
+
 test('redaction leaves objects without sensitive keys untouched (no copy)', async () => {
   const { redactSensitive } = await import('./logger.ts');
   const plain = { a: { b: [1, { c: 'x' }] } };

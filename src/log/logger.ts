@@ -4,7 +4,7 @@
 // and the Nova calls it caused.
 
 import { randomUUID } from 'node:crypto';
-import { pino, type DestinationStream, type Level, type Logger } from 'pino';
+import { pino, type Bindings, type ChildLoggerOptions, type DestinationStream, type Level, type Logger } from 'pino';
 
 export type { Logger } from 'pino';
 
@@ -24,7 +24,8 @@ export interface LoggerOptions {
 // paths only (one level of "*"), so the walk is ours; it copies only objects
 // that hold such a key and stops at REDACT_MAX_DEPTH (deeper values are
 // replaced too: a log line has no business carrying them). Child logger
-// bindings are not walked (pino offers no hook for them): bind no secrets.
+// bindings get the same walk when the child is made (pino's log formatter
+// never sees them, and its bindings formatter sees only the root's).
 const SENSITIVE_KEY = /password|secret|token|credential/i;
 const CENSOR = '[redacted]';
 const REDACT_MAX_DEPTH = 8;
@@ -56,16 +57,31 @@ export function redactSensitive(value: unknown, depth = 0): unknown {
 const redactObject = (o: Record<string, unknown>): Record<string, unknown> =>
   redactSensitive(o) as Record<string, unknown>;
 
+/**
+ * The logger, whose child() censors the bindings as the log formatter censors
+ * a line. pino makes a child with Object.create(parent), so the children (and
+ * theirs) inherit this child() and call it with themselves as `this`.
+ */
+function withRedactedBindings(log: Logger): Logger {
+  const pinoChild = log.child as unknown as (this: Logger, bindings: Bindings, options?: ChildLoggerOptions) => Logger;
+  log.child = function (this: Logger, bindings: Bindings, options?: ChildLoggerOptions) {
+    return pinoChild.call(this, redactObject(bindings), options);
+  } as unknown as Logger['child'];
+  return log;
+}
+
 export function createLogger(opts: LoggerOptions): Logger {
-  return pino(
-    {
-      name: 'masakari-operator',
-      level: opts.level,
-      base: { identity: opts.identity, version: opts.version },
-      timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }), log: redactObject },
-    },
-    opts.destination ?? pino.destination({ dest: 1, sync: true }),
+  return withRedactedBindings(
+    pino(
+      {
+        name: 'masakari-operator',
+        level: opts.level,
+        base: { identity: opts.identity, version: opts.version },
+        timestamp: pino.stdTimeFunctions.isoTime,
+        formatters: { level: (label) => ({ level: label }), log: redactObject },
+      },
+      opts.destination ?? pino.destination({ dest: 1, sync: true }),
+    ),
   );
 }
 
