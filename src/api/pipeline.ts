@@ -302,7 +302,11 @@ export function createPipeline(opts: PipelineOptions) {
       answer(res, withVersionHeaders(reply, x.version), m.template);
     } catch (e) {
       if (e instanceof MasakariError) {
-        if (!(e instanceof PolicyNotAuthorized) && e.status >= 500)
+        // A 503 while the API server is unreachable is the answer designed for
+        // an outage (the client retries after Retry-After): a warning. Any
+        // other 5xx is something we did not expect: an error.
+        if (e instanceof ServiceUnavailable) log.warn({ err: e, requestId: x.req.requestId }, e.message);
+        else if (!(e instanceof PolicyNotAuthorized) && e.status >= 500)
           log.error({ err: e, requestId: x.req.requestId }, e.message);
         const reply = fault(res, e.status, e.message);
         if (e instanceof ServiceUnavailable) reply.headers['retry-after'] = String(e.retryAfterSeconds);
