@@ -14,29 +14,16 @@ import { createKubeClient } from '../../../src/k8s/kube-client.ts';
 import { loadConfig } from '../../../src/config/load.ts';
 import { createComponent } from '../../../src/api/component.ts';
 import type { ApiComponent } from '../../../src/api/component.ts';
-import type { NovaClient, NovaService } from '../../../src/openstack/types.ts';
+import { FakeNova } from '../../../src/testing/fake-nova.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { LABELS } from '../../../src/model/constants.ts';
 import type { Notification } from '../../../src/model/types.ts';
 import { runPurgeCommand } from '../../../src/cli/purge/command.ts';
 import { eventually } from '../../support/eventually.ts';
 
-const COMPUTES = ['compute-1', 'compute-2'];
-
 /** Nova as far as the facade uses it: the nova-compute services. */
-const fakeNova = {
-  async listServices(q: { host?: string; binary?: string }): Promise<NovaService[]> {
-    return COMPUTES.filter((h) => h === q.host).map((host) => ({
-      id: `svc-${host}`,
-      binary: 'nova-compute',
-      host,
-      status: 'enabled',
-      state: 'up',
-      disabled_reason: null,
-      forced_down: false,
-    }));
-  },
-} as unknown as NovaClient;
+const fakeNova = new FakeNova();
+for (const host of ['compute-1', 'compute-2']) fakeNova.addHost(host);
 
 interface Ctx {
   ns: TestNamespace;

@@ -14,25 +14,12 @@ import type { KubeClient, ResourceRef, WatchEvent, WatchOptions } from '../../..
 import { loadConfig } from '../../../src/config/load.ts';
 import { createComponent } from '../../../src/api/component.ts';
 import type { ApiComponent } from '../../../src/api/component.ts';
-import type { NovaClient, NovaService } from '../../../src/openstack/types.ts';
+import { FakeNova } from '../../../src/testing/fake-nova.ts';
 
 const WATCH_LAG_MS = 4_000;
 
-const fakeNova = {
-  async listServices(q: { host?: string }): Promise<NovaService[]> {
-    return ['compute-1', 'compute-2']
-      .filter((h) => h === q.host)
-      .map((host) => ({
-        id: `svc-${host}`,
-        binary: 'nova-compute',
-        host,
-        status: 'enabled',
-        state: 'up',
-        disabled_reason: null,
-        forced_down: false,
-      }));
-  },
-} as unknown as NovaClient;
+const fakeNova = new FakeNova();
+for (const host of ['compute-1', 'compute-2']) fakeNova.addHost(host);
 
 /** A client whose watch events for `plurals` arrive lagMs late (in order). */
 function lagging(kube: KubeClient, plurals: string[], lagMs: number): KubeClient {
