@@ -121,6 +121,18 @@ export class EvacuationProcedure {
   }
 
   /**
+   * Whether this attempt already announced the move ("Evacuation of instance
+   * started"): its intent for this run and attempt is journalled, and the
+   * announcement rides along with that first write. A run resumed after a
+   * lost lease or a crash then picks the evacuation up without a second
+   * announcement, so progress_details holds one "started" line per instance.
+   */
+  announced(move: VMoveRecord): boolean {
+    const intent = this.ctx.effects.get(evacuateKey(move.instanceUuid))?.data as EvacuateIntent | undefined;
+    return intent !== undefined && intent.run === this.ctx.run && intent.attempt === this.target.attempt;
+  }
+
+  /**
    * Runs the whole procedure for one move; resolves with its result, rejects
    * only when the run is cancelled (the move is then left for the resumed run).
    *

@@ -139,6 +139,9 @@ test('a rebuild still running when the engine restarts is waited for, not re-iss
   assert.is(await runOnce(s.engine), 'resolved');
   assert.is(s.nova.evacuationsOf(id), 1);
   assert.is(s.engine.vmoves()[0]!.status, 'succeeded');
+  // The resumed run picks the evacuation up without announcing it a second time.
+  const started = s.engine.messages().filter((m) => m.includes('Evacuation of instance started'));
+  assert.equal(started, [`EvacuateInstancesTask: Evacuation of instance started: '${id}'`]);
   s.nova.stop();
 });
 

@@ -216,9 +216,9 @@ export const evacuateInstancesTask: HostTask = {
         // Not awaited first: the message rides along with the procedure's first journal write. Its
         // outcome is held (a handler is attached at once) and looked at after the procedure: a rejection
         // without a handler while Nova is still evacuating would end the process.
-        const announced = settled(
-          ctx.progress.update(task, `Evacuation of instance started: '${move.instanceUuid}'`, 0.5),
-        );
+        const announced = procedure.announced(move)
+          ? settled(Promise.resolve())
+          : settled(ctx.progress.update(task, `Evacuation of instance started: '${move.instanceUuid}'`, 0.5));
         const evacuated = await settled(procedure.run(move).then(() => undefined));
         const written = await announced;
         if (!evacuated.ok) throw evacuated.error;
