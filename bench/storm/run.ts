@@ -8,13 +8,22 @@
 // bookkeeping included. Then the same load against masakari-api 22.0.0
 // (`--reference-count` requests; its rate is what is compared).
 //
+// CPU: user + system time each process used during the storm (/proc, so a
+// busy machine slows the run but hardly changes these), per accepted
+// notification: ours (api), kube-apiserver and etcd; the reference's whole
+// process tree. It says which process limits the rate on a quiet machine.
+//
 // Ours: one process, MASAKARI_COMPONENTS=api (the reference runs without an
 // engine too), compiled dist/ with the deployed NODE_OPTIONS, on a fresh local
 // control plane whose etcd has the default 2 GiB quota. The run stops early
 // after 100 server errors (e.g. etcd out of space: every later write fails).
 //
 //   node --import tsx bench/storm/run.ts [--count 20000] [--concurrency 8]
-//        [--reference-count 1000] [--no-reference] [--no-write]
+//        [--reference-count 1000] [--no-reference] [--no-write] [--profile DIR]
+//
+// --profile DIR: the api process runs with --cpu-prof and writes its CPU
+// profile (.cpuprofile, open in Chrome DevTools or bench/storm/top-frames.ts)
+// into DIR when it stops.
 //
 // Writes the "Storm" section of docs/benchmarks.md (not with --no-write).
 import os from 'node:os';
@@ -29,7 +38,7 @@ import { e2eVenv } from '../../test/e2e/support/python-env.ts';
 import { sourceRevision, writeSection } from '../lib/docs.ts';
 import { fixedCount, type CountedResult } from '../lib/load.ts';
 import { compile, deployedNodeOptions, startBenchOperator } from '../lib/operator.ts';
-import { loadAverage, memoryMiB, peakRssMiB } from '../lib/proc.ts';
+import { cpuMs, loadAverage, memoryMiB, peakRssMiB } from '../lib/proc.ts';
 import { scrape } from '../lib/prometheus.ts';
 import { referenceHost } from '../lib/reference.ts';
 import { accepted, serverErrors, stormStopReason } from './judge.ts';
@@ -41,6 +50,7 @@ const { values } = parseArgs({
     'reference-count': { type: 'string', default: '1000' },
     'no-reference': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
+    profile: { type: 'string' },
   },
 });
 const COUNT = Number(values.count);
@@ -53,8 +63,21 @@ interface EtcdSize {
   inUse: number;
 }
 
+/** CPU milliseconds each process used during the storm. */
+interface StormCpu {
+  api: number;
+  apiserver: number;
+  etcd: number;
+}
+
+interface ReferenceResult {
+  run: CountedResult;
+  cpuMs: number;
+}
+
 interface StormResult {
   run: CountedResult;
+  cpu: StormCpu;
   etcdBefore: EtcdSize;
   etcdAfter: EtcdSize;
   quotaBytes: number;
@@ -123,7 +146,9 @@ async function measureOurs(): Promise<StormResult> {
       namespace,
       components: 'api',
       openstack: sim.credentials,
-      nodeOptions: deployedNodeOptions('api'),
+      nodeOptions: values.profile
+        ? `${deployedNodeOptions('api')} --cpu-prof --cpu-prof-dir=${values.profile}`
+        : deployedNodeOptions('api'),
       readyTimeoutMs: 120_000,
     });
     try {
@@ -132,11 +157,23 @@ async function measureOurs(): Promise<StormResult> {
       const etcdBefore = await etcdSize(cp.etcdUrl);
       const quotaBytes = await scrape(`${cp.etcdUrl}/metrics`, 'etcd_server_quota_backend_bytes');
       const loadBefore = loadAverage();
+      const cpuNow = (): StormCpu => ({
+        api: cpuMs(api.pid),
+        apiserver: cpuMs(cp.pids.apiserver),
+        etcd: cpuMs(cp.pids.etcd),
+      });
+      const cpuBefore = cpuNow();
       console.log(`storm: ${COUNT} VM notifications for one host, ${CONCURRENCY} in flight...`);
       const run = await stormLoad(api.apiUrl, COUNT);
+      const cpuAfter = cpuNow();
       await new Promise((r) => setTimeout(r, 2000));
       const result: StormResult = {
         run,
+        cpu: {
+          api: cpuAfter.api - cpuBefore.api,
+          apiserver: cpuAfter.apiserver - cpuBefore.apiserver,
+          etcd: cpuAfter.etcd - cpuBefore.etcd,
+        },
         etcdBefore,
         etcdAfter: await etcdSize(cp.etcdUrl),
         quotaBytes,
@@ -156,7 +193,7 @@ async function measureOurs(): Promise<StormResult> {
   }
 }
 
-async function measureReference(venv: string): Promise<CountedResult> {
+async function measureReference(venv: string): Promise<ReferenceResult> {
   const sim = await startSimulator({ hosts: [HOST] });
   const c = sim.credentials;
   const ref = await startReferenceMasakari({
@@ -169,9 +206,11 @@ async function measureReference(venv: string): Promise<CountedResult> {
   try {
     await referenceHost(ref.url, HOST);
     console.log(`reference storm: ${REFERENCE_COUNT} VM notifications, ${CONCURRENCY} in flight...`);
+    const before = cpuMs(ref.pid);
     const run = await stormLoad(ref.url, REFERENCE_COUNT);
-    console.log(JSON.stringify(run));
-    return run;
+    const result = { run, cpuMs: cpuMs(ref.pid) - before };
+    console.log(JSON.stringify(result));
+    return result;
   } finally {
     await ref.stop();
     await sim.stop();
@@ -184,8 +223,10 @@ const statusText = (r: CountedResult) =>
     .map(([k, v]) => `${k}: ${v}`)
     .join(', ');
 
-function render(ours: StormResult, ref: CountedResult | undefined, when: Date, revision: string): string {
+function render(ours: StormResult, reference: ReferenceResult | undefined, when: Date, revision: string): string {
+  const ref = reference?.run;
   const ok = accepted(ours.run);
+  const perOk = (ms: number) => f(ms / ok);
   const rate = ok / ours.run.seconds;
   const growth = ours.etcdAfter.total - ours.etcdBefore.total;
   const perNotification = growth / ok;
@@ -208,6 +249,8 @@ function render(ours: StormResult, ref: CountedResult | undefined, when: Date, r
     '  everything written for them counts (Notifications, duplicate-detection bookkeeping, ids). The API server',
     "  compacts etcd's history every 5 minutes and etcd reuses the freed pages, so a slower storm (a busier",
     '  machine) shows less growth than a fast one for the same writes.',
+    '- **CPU**: user + system time each process used during the storm (from /proc), per accepted notification;',
+    '  a busy machine slows the run but hardly changes these, so they say which process limits a quiet one.',
     '- **Reference**: masakari-api 22.0.0 (one worker, SQLite, noauth2, no engine), same load,',
     `  ${REFERENCE_COUNT} requests.`,
     '',
@@ -220,6 +263,7 @@ function render(ours: StormResult, ref: CountedResult | undefined, when: Date, r
     `| POST p50 / p99 ms | ${f(ours.run.p50ms)} / ${f(ours.run.p99ms)} | ${ref ? `${f(ref.p50ms)} / ${f(ref.p99ms)}` : '—'} |`,
     `| etcd database before → after (MiB) | ${f(ours.etcdBefore.total / MiB)} → ${f(ours.etcdAfter.total / MiB)} (in use ${f(ours.etcdBefore.inUse / MiB)} → ${f(ours.etcdAfter.inUse / MiB)}) | — (SQLite) |`,
     `| etcd growth per accepted notification | ${f(perNotification / 1024)} KB | — |`,
+    `| CPU ms per accepted notification: api / kube-apiserver / etcd | ${perOk(ours.cpu.api)} / ${perOk(ours.cpu.apiserver)} / ${perOk(ours.cpu.etcd)} | ${ref && reference ? f(reference.cpuMs / accepted(ref)) : '—'} (masakari-api) |`,
     `| api resident set after / peak (MiB) | ${f(ours.apiMiB, 0)} / ${f(ours.apiPeakMiB, 0)} | — |`,
     '',
     '| target | measured | met |',

@@ -12,6 +12,13 @@ export const INDEX = {
   segmentRef: 'segmentRef',
   /** Notifications by source host uuid. */
   hostUuid: 'hostUuid',
+  /**
+   * Notifications by duplicate fingerprint: source host uuid, type and a
+   * prefix of the payload hash (src/store/fingerprints.ts fingerprintKey), so
+   * the duplicate check reads the few with the same payload, not every
+   * notification of the host.
+   */
+  fingerprint: 'fingerprint',
   /** Notifications by spec.hostname. */
   hostname: 'hostname',
   /** Notifications by the uuids of their VM moves; journal pages by the uuids of the moves they hold. */

@@ -69,8 +69,7 @@ export async function reconcileNotification(deps: AdmissionDeps, name: string): 
       REASONS.duplicate,
       duplicateNotification(n!.spec.hostname, n!.spec.type),
     );
-  if (findCachedDuplicate(caches.notifications.byIndex(INDEX.hostUuid, hostUuid), candidate, window, name))
-    return duplicate();
+  if (findCachedDuplicate(caches.notifications, hostUuid, candidate, window, name)) return duplicate();
   const outcome = await claimNotification({
     kube: deps.kube,
     namespace: deps.namespace,

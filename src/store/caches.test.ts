@@ -8,6 +8,7 @@ import { COMPUTE_HOST_FIELD_SELECTOR, createStoreCaches } from './caches.ts';
 import type { InformerFactory, NotificationScope } from './caches.ts';
 import type { ConfigMap } from './configmap.ts';
 import { INDEX } from '../model/indexes.ts';
+import { fingerprintKey, payloadHash } from './fingerprints.ts';
 
 type Cached = FailoverSegment | HaHost | Notification;
 
@@ -61,6 +62,23 @@ test('the host indexes read the cached object', () => {
   assert.equal(opts.indexes![INDEX.uuid]!(cached), ['6b2c8f0e-0d1c-4c39-9d4f-3f1f6a1b2c3d']);
   assert.equal(opts.indexes![INDEX.name]!(cached), ['compute-1']);
   assert.equal(opts.indexes![INDEX.segmentRef]!(cached), ['seg']);
+});
+
+test('notifications are filed by duplicate fingerprint: host, type and payload whatever its key order', () => {
+  const index = captureOptions().get('notifications')!.indexes![INDEX.fingerprint]! as (n: Notification) => string[];
+  const notification = (payload: Record<string, string>, type = 'VM', host = 'h-uuid') =>
+    ({
+      metadata: { name: 'n', labels: { 'masakari.openkeel.io/host-uuid': host } },
+      spec: { type, hostname: 'compute-1', generatedTime: '2026-01-02T03:04:05', payload },
+      status: { sourceHostUuid: host },
+    }) as unknown as Notification;
+  const [key] = index(notification({ event: 'LIFECYCLE', instance_uuid: 'i1' }));
+  assert.equal(index(notification({ event: 'LIFECYCLE', instance_uuid: 'i1' })), [key], 'one key per notification');
+  assert.is(index(notification({ instance_uuid: 'i1', event: 'LIFECYCLE' }))[0], key, 'key order does not matter');
+  assert.is.not(index(notification({ event: 'LIFECYCLE', instance_uuid: 'i2' }))[0], key, 'another payload');
+  assert.is.not(index(notification({ event: 'LIFECYCLE', instance_uuid: 'i1' }, 'PROCESS'))[0], key, 'another type');
+  assert.is.not(index(notification({ event: 'LIFECYCLE', instance_uuid: 'i1' }, 'VM', 'h2'))[0], key, 'another host');
+  assert.is(key, fingerprintKey('h-uuid', 'VM', payloadHash({ event: 'LIFECYCLE', instance_uuid: 'i1' })));
 });
 
 test('the journal page cache holds only journal pages, findable by notification and by vmove uuid', () => {

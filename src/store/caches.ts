@@ -11,6 +11,7 @@ import { LABELS } from '../model/constants.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { ConfigMap } from './configmap.ts';
 import { pageOf, pageSelector } from './journal-pages.ts';
+import { fingerprintKey, payloadHash } from './fingerprints.ts';
 
 export interface StoreCaches {
   segments: Informer<FailoverSegment>;
@@ -47,6 +48,20 @@ const idOf = (obj: FailoverSegment | HaHost | Notification): string[] => {
 const uuidsOf = (obj: FailoverSegment | HaHost | Notification): string[] =>
   present(objectUuid(obj), obj.metadata.labels?.[LABELS.uuid]);
 
+/**
+ * Under each source host uuid it is filed by (status and label: they agree
+ * once admitted), the duplicate fingerprint. Hashed once per cache update, so
+ * an intake's duplicate check costs O(1), not a hash of every notification
+ * of the host (which made a storm quadratic).
+ */
+function notificationFingerprints(n: Notification): string[] {
+  if (!n.spec?.type || !n.spec.payload) return [];
+  const hash = payloadHash(n.spec.payload);
+  return present(n.status?.sourceHostUuid, n.metadata.labels?.[LABELS.hostUuid]).map((host) =>
+    fingerprintKey(host, n.spec.type, hash),
+  );
+}
+
 /** Caches hold no managedFields: the runtime's informer drops them from every object (src/runtime/informer.ts). */
 export function createStoreCaches(
   factory: InformerFactory,
@@ -77,6 +92,7 @@ export function createStoreCaches(
         [INDEX.uuid]: uuidsOf,
         [INDEX.id]: idOf,
         [INDEX.hostUuid]: (n) => present(n.status?.sourceHostUuid, n.metadata.labels?.[LABELS.hostUuid]),
+        [INDEX.fingerprint]: notificationFingerprints,
         [INDEX.hostname]: (n) => present(n.spec?.hostname),
         [INDEX.vmove]: (n) => present(...(n.status?.vmoves ?? []).map((v) => v.uuid)),
       },

@@ -23,6 +23,18 @@ export function payloadHash(payload: Record<string, string>): string {
   return createHash('sha256').update(canonicalJson(payload), 'utf8').digest('hex');
 }
 
+/** Hex digits of the payload hash in fingerprintKey: 64 bits, so unequal payloads almost never share a key. */
+const FINGERPRINT_HASH_DIGITS = 16;
+
+/**
+ * The cache index key of a notification's duplicate fingerprint (INDEX.fingerprint):
+ * host uuid, type and a prefix of its payload hash. Equal keys are candidates
+ * only; isDuplicateOf decides on the full hash and the times.
+ */
+export function fingerprintKey(hostUuid: string, type: string, hash: string): string {
+  return `${hostUuid}/${type}/${hash.slice(0, FINGERPRINT_HASH_DIGITS)}`;
+}
+
 export interface Candidate {
   type: string;
   payloadHash: string;

@@ -6,11 +6,12 @@ import * as assert from 'uvu/assert';
 import { pino } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
-import type { HaHost } from '../model/types.ts';
+import { INDEX } from '../model/indexes.ts';
+import type { HaHost, Notification } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
-import { bucketOf, payloadHash } from './fingerprints.ts';
+import { bucketOf, fingerprintKey, payloadHash } from './fingerprints.ts';
 import type { ClaimOutcome, ClaimRequest } from './intake.ts';
-import { CLAIM_MIN_AGE_MS, claimNotification, sweepNotificationClaims } from './intake.ts';
+import { CLAIM_MIN_AGE_MS, claimNotification, findCachedDuplicate, sweepNotificationClaims } from './intake.ts';
 import { notificationClaimName } from './names.ts';
 import { FakeKube } from '../testing/fake-kube.ts';
 
@@ -170,6 +171,28 @@ test('claims do not grow: one small object per accepted notification', async () 
   const claims = (kube as FakeKube).all<ConfigMap>(RESOURCES.configMaps, NS);
   assert.is(claims.length, 20);
   for (const c of claims) assert.ok(JSON.stringify(c).length < 1024, JSON.stringify(c));
+});
+
+test('the cached duplicate check reads only the notifications with the same fingerprint, not the whole host', () => {
+  const stored = (name: string, generatedTime: string, payload: Record<string, string> = PAYLOAD) =>
+    ({
+      metadata: { name },
+      spec: { type: 'PROCESS', hostname: 'compute-1', generatedTime, payload },
+      status: { sourceHostUuid: HOST },
+    }) as unknown as Notification;
+  const lookups: string[] = [];
+  const key = fingerprintKey(HOST, 'PROCESS', payloadHash(PAYLOAD));
+  const cache = {
+    byIndex: (index: string, value: string) => {
+      lookups.push(`${index}=${value}`);
+      return index === INDEX.fingerprint && value === key ? [stored('same', LOWER)] : [];
+    },
+  };
+  const candidate = (t: string) => ({ type: 'PROCESS', payloadHash: payloadHash(PAYLOAD), generatedTime: t });
+  assert.is(findCachedDuplicate(cache, HOST, candidate(UPPER_IN), W)?.metadata.name, 'same');
+  assert.is(findCachedDuplicate(cache, HOST, candidate(UPPER_OUT), W), undefined, 'outside the window');
+  assert.is(findCachedDuplicate(cache, HOST, candidate(UPPER_IN), W, 'same'), undefined, 'not itself');
+  assert.equal(lookups, [`${INDEX.fingerprint}=${key}`, `${INDEX.fingerprint}=${key}`, `${INDEX.fingerprint}=${key}`]);
 });
 
 test('the sweeper removes claims older than max(window, 10 min) and keeps younger ones', async () => {

@@ -80,7 +80,9 @@ import type { HaHost, Notification } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
 import { deleteExactly, ROLES } from './configmap.ts';
 import type { Candidate } from './fingerprints.ts';
-import { bucketOf, isDuplicateOf, payloadHash } from './fingerprints.ts';
+import { bucketOf, fingerprintKey, isDuplicateOf, payloadHash } from './fingerprints.ts';
+import { INDEX } from '../model/indexes.ts';
+import type { Informer } from '../runtime/types.ts';
 import { notificationClaimName, shortHash } from './names.ts';
 import { isRefused } from '../domain/admitted.ts';
 
@@ -373,15 +375,22 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
  * The same rule against stored Notifications of the host (the informer
  * cache): covers history older than the claims' lifetime and stored
  * notifications far later than the new one. Notifications being deleted or
- * flagged Ready=False do not count; neither does `self`.
+ * flagged Ready=False do not count; neither does `self`. Reads only the
+ * notifications filed under the candidate's fingerprint (INDEX.fingerprint),
+ * so its cost does not grow with the host's notifications.
  */
 export function findCachedDuplicate(
-  hostNotifications: Notification[],
+  cache: Pick<Informer<Notification>, 'byIndex'>,
+  hostUuid: string,
   candidate: Candidate,
   windowSeconds: number,
   self?: string,
 ): Notification | undefined {
-  return hostNotifications.find(
+  const sameFingerprint = cache.byIndex(
+    INDEX.fingerprint,
+    fingerprintKey(hostUuid, candidate.type, candidate.payloadHash),
+  );
+  return sameFingerprint.find(
     (o) =>
       o.metadata.name !== self &&
       !o.metadata.deletionTimestamp &&

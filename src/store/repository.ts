@@ -18,7 +18,6 @@ import { DuplicateNotificationError, NotFoundInStoreError, StoreUnavailableError
 import { duplicateNotification } from '../domain/messages.ts';
 import type { StoreDeps } from './admission.ts';
 import { admitCreated } from './admission.ts';
-import { INDEX } from '../model/indexes.ts';
 import { payloadHash } from './fingerprints.ts';
 import { claimNotification, findCachedDuplicate, IntakeContendedError } from './intake.ts';
 import { toNotificationRecord } from './mapping.ts';
@@ -74,13 +73,7 @@ export class CrRepository extends SpecWrites implements Repository {
     const duplicate = () => new DuplicateNotificationError(duplicateNotification(host.spec.name, n.type));
 
     // Notifications older than the claims' lifetime are long in every replica's cache.
-    if (
-      findCachedDuplicate(
-        this.deps.caches.notifications.byIndex(INDEX.hostUuid, n.source_host_uuid),
-        candidate,
-        windowSeconds,
-      )
-    ) {
+    if (findCachedDuplicate(this.deps.caches.notifications, n.source_host_uuid, candidate, windowSeconds)) {
       throw duplicate();
     }
 
