@@ -244,6 +244,35 @@ test('50 concurrent identical notifications → exactly one created', async () =
   assert.is(kube.all(RESOURCES.notifications, NS).length, 1);
 });
 
+test('an accepted notification costs four writes and two reads at the API server, however many the host has', async () => {
+  const { kube, repo } = await storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const isSequence = (name: string) => name.startsWith('masakari-ids-');
+  const costs: Array<{ writes: string[]; reads: number }> = [];
+  for (let i = 0; i < 60; i++) {
+    const writesBefore = kube.writes.length;
+    const callsBefore = kube.log.length;
+    const vm = { ...notification(h.uuid, s.uuid, '2026-01-01T00:00:00'), type: 'VM' as const };
+    await repo.createNotification({ ...vm, payload: { event: 'LIFECYCLE', instance_uuid: `i-${i}` } }, 180);
+    await repo.settle(); // the background status write
+    const writes = kube.writes
+      .slice(writesBefore)
+      .filter((w) => !isSequence(w.name))
+      .map((w) => `${w.op} ${w.plural}`);
+    const reads = kube.log
+      .slice(callsBefore)
+      .filter((c) => (c.method === 'get' || c.method === 'list') && !isSequence(String(c.args[2])));
+    costs.push({ writes, reads: reads.length });
+  }
+  // Claim created (deciding), its two neighbours read, claim accepted, Notification created, status written.
+  const expected = {
+    writes: ['create configmaps', 'replace configmaps', 'create notifications', 'patchStatus notifications'],
+    reads: 2,
+  };
+  for (const [i, cost] of costs.entries()) assert.equal(cost, expected, `notification ${i}`);
+});
+
 /** A duplicate claim as a creator that crashed would have left it. */
 async function leftClaim(
   kube: Awaited<ReturnType<typeof storeFixture>>['kube'],
