@@ -9,7 +9,7 @@
 // (`--reference-count` requests; its rate is what is compared).
 //
 // CPU: user + system time each process used during the storm (/proc, so a
-// busy machine slows the run but hardly changes these), per accepted
+// busy machine inflates these far less than it slows the run), per accepted
 // notification: ours (api), kube-apiserver and etcd; the reference's whole
 // process tree. It says which process limits the rate on a quiet machine.
 //
@@ -22,7 +22,7 @@
 //        [--reference-count 1000] [--no-reference] [--no-write] [--profile DIR]
 //
 // --profile DIR: the api process runs with --cpu-prof and writes its CPU
-// profile (.cpuprofile, open in Chrome DevTools or bench/storm/top-frames.ts)
+// profile (.cpuprofile, open in Chrome DevTools or bench/lib/cpuprofile.ts)
 // into DIR when it stops.
 //
 // Writes the "Storm" section of docs/benchmarks.md (not with --no-write).
@@ -250,7 +250,7 @@ function render(ours: StormResult, reference: ReferenceResult | undefined, when:
     "  compacts etcd's history every 5 minutes and etcd reuses the freed pages, so a slower storm (a busier",
     '  machine) shows less growth than a fast one for the same writes.',
     '- **CPU**: user + system time each process used during the storm (from /proc), per accepted notification;',
-    '  a busy machine slows the run but hardly changes these, so they say which process limits a quiet one.',
+    '  a busy machine inflates these far less than it slows the run, so they say which process limits a quiet one.',
     '- **Reference**: masakari-api 22.0.0 (one worker, SQLite, noauth2, no engine), same load,',
     `  ${REFERENCE_COUNT} requests.`,
     '',
