@@ -3,6 +3,7 @@
 //   bench/recovery  POST → finished for 10 and 100 instances against the physical limit
 //   bench/scale     1k, 10k and 100k notifications stored: memory, list and intake latency, cold start
 //   bench/storm     20,000 VM notifications for one host: 5xx, etcd growth per notification, rate
+//   bench/openstack host failure on a real mini OpenStack, side by side with masakari 22.0.0: POST → finished, end states
 // `make bench BENCH=scale,storm` (or `bench/run.ts --only scale,storm`) runs some of them.
 // Each also runs on its own, with more options (listed in its header comment):
 //   node_modules/.bin/node --import tsx bench/<name>/run.ts [options]
@@ -18,6 +19,7 @@ const BENCHMARKS: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['recovery', ['--mode', 'both']],
   ['scale', ['--sizes', '1k,10k,100k']],
   ['storm', ['--count', '20000']],
+  ['openstack', []],
 ];
 const { values } = parseArgs({ options: { only: { type: 'string' } } });
 const only = values.only?.split(',').filter(Boolean);

@@ -16,7 +16,7 @@ import { repoRoot } from '../controlplane/paths.ts';
 import { logTail, signalGroup, spawnInGroup, terminate } from '../controlplane/processes.ts';
 import type { ManagedProcess } from '../controlplane/processes.ts';
 import { reapOrphans, recordWithWatchdog, removeRecord, writeRecord } from '../controlplane/registry.ts';
-import { ADMIN_PASSWORD, keystoneUrl, MEMBER_PASSWORD } from './config.ts';
+import { ADMIN_PASSWORD, keystoneUrl, MEMBER_PASSWORD, rabbitUrl } from './config.ts';
 import { defaultLog, ensureOpenStackVenv, ensureRabbitmq } from './install.ts';
 import { seedKeystone, type KeystoneAdmin } from './keystone-seed.ts';
 import { httpStatus, tcpOpen } from './probes.ts';
@@ -61,6 +61,8 @@ export interface OpenStackCloud {
   computeRunning(host: string): boolean;
   /** Seconds the bring-up took, per phase and in all. */
   timings: Record<string, number>;
+  /** oslo.messaging URL of the cloud's RabbitMQ (for another service's RPC, e.g. Masakari's). */
+  transportUrl: string;
   stop(): Promise<void>;
 }
 
@@ -326,6 +328,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
     neutron: n,
     keystone: ks,
     timings,
+    transportUrl: rabbitUrl(ports),
     setMasakariEndpoint: (url) => ks.setEndpoint('instance-ha', 'masakari', url),
     computeRunning: (host) => {
       const p = procs.get(`nova-compute-${host}`);

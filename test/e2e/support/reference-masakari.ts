@@ -8,6 +8,10 @@
 // finds work only through its periodic task `_process_unfinished_notifications`
 // (notifications `new` for longer than `retry_notification_new_status_interval`),
 // which this module runs every second.
+//
+// bench/openstack wires it like a deployment instead: `transportUrl` (the
+// mini cloud's RabbitMQ, so the cast reaches the engine), `keystoneAuth`
+// against the real Keystone, and `engine.masakariDefaults`.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtemp, writeFile, copyFile, rm } from 'node:fs/promises';
@@ -28,9 +32,21 @@ export interface ReferenceOptions {
   rpcResponseTimeout?: number;
   /** Also run masakari-engine (see the header). */
   engine?: ReferenceEngineOptions;
+  /**
+   * A real deployment's wiring instead of the in-process test one: RPC over
+   * this oslo.messaging URL (e.g. the cloud's RabbitMQ), so the API's cast
+   * reaches the engine at once.
+   */
+  transportUrl?: string;
+  /** keystone auth (keystonemiddleware against authUrl, the service user above) instead of noauth2. */
+  keystoneAuth?: boolean;
+  /** Seconds of the API's random pause before creating a notification; default 0 (Masakari's default is 5). */
+  notificationDelayMax?: number;
 }
 
 export interface ReferenceEngineOptions {
+  /** Start from Masakari's own defaults instead of FAST_ENGINE_OPTIONS (`options` still apply). */
+  masakariDefaults?: boolean;
   /**
    * Extra `[DEFAULT]` options over the fast defaults below, e.g.
    * `{ wait_period_after_evacuation: 2 }`.
@@ -77,21 +93,26 @@ export async function startReferenceMasakari(o: ReferenceOptions): Promise<Refer
     conf,
     [
       '[DEFAULT]',
-      'auth_strategy = noauth2',
+      `auth_strategy = ${o.keystoneAuth ? 'keystone' : 'noauth2'}`,
       'masakari_api_listen = 127.0.0.1',
       `masakari_api_listen_port = ${port}`,
       'masakari_api_workers = 1',
-      'transport_url = fake://',
+      `transport_url = ${o.transportUrl ?? 'fake://'}`,
       // No coordination backend: Masakari would sleep 0..5 s per notification.
-      'notification_delay_max = 0',
+      `notification_delay_max = ${o.notificationDelayMax ?? 0}`,
       `rpc_response_timeout = ${o.rpcResponseTimeout ?? 2}`,
       `api_paste_config = ${path.join(dir, 'api-paste.ini')}`,
       `os_privileged_user_auth_url = ${o.authUrl}`,
       `os_privileged_user_name = ${o.username}`,
       `os_privileged_user_password = ${o.password}`,
       `os_privileged_user_tenant = ${o.projectName}`,
+      // Masakari's defaults ("default") are domain names, and a real Keystone's is "Default"
+      ...(o.keystoneAuth ? ['os_user_domain_name = Default', 'os_project_domain_name = Default'] : []),
       ...(o.engine
-        ? Object.entries({ ...FAST_ENGINE_OPTIONS, ...(o.engine.options ?? {}) }).map(([k, v]) => `${k} = ${v}`)
+        ? Object.entries({
+            ...(o.engine.masakariDefaults ? {} : FAST_ENGINE_OPTIONS),
+            ...(o.engine.options ?? {}),
+          }).map(([k, v]) => `${k} = ${v}`)
         : []),
       '[database]',
       `connection = sqlite:///${path.join(dir, 'masakari.db')}`,
@@ -99,6 +120,17 @@ export async function startReferenceMasakari(o: ReferenceOptions): Promise<Refer
       `connection = sqlite:///${path.join(dir, 'taskflow.db')}`,
       '[keystone_authtoken]',
       'auth_type = password',
+      ...(o.keystoneAuth
+        ? [
+            `www_authenticate_uri = ${o.authUrl}`,
+            `auth_url = ${o.authUrl}`,
+            `username = ${o.username}`,
+            `password = ${o.password}`,
+            `project_name = ${o.projectName}`,
+            'user_domain_name = Default',
+            'project_domain_name = Default',
+          ]
+        : []),
       '[oslo_messaging_notifications]',
       'driver = noop',
       '',
