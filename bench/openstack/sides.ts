@@ -86,6 +86,8 @@ export async function startSide(name: SideName, cloud: OpenStackCloud, venv: str
     transportUrl: cloud.transportUrl,
     keystoneAuth: true,
     notificationDelayMax: MASAKARI_NOTIFICATION_DELAY_MAX,
+    // under load 30 on 2 cores masakari-api once took over 60 s to answer its first request
+    apiStartTimeoutMs: 300_000,
     engine: {
       masakariDefaults: true,
       options: name === 'masakari-wait0' ? { wait_period_after_service_update: 0 } : {},

@@ -40,6 +40,8 @@ export interface ReferenceOptions {
   transportUrl?: string;
   /** keystone auth (keystonemiddleware against authUrl, the service user above) instead of noauth2. */
   keystoneAuth?: boolean;
+  /** How long masakari-api may take to answer after its start (default 60 s; minutes on a loaded machine). */
+  apiStartTimeoutMs?: number;
   /** Seconds of the API's random pause before creating a notification; default 0 (Masakari's default is 5). */
   notificationDelayMax?: number;
 }
@@ -158,7 +160,7 @@ export async function startReferenceMasakari(o: ReferenceOptions): Promise<Refer
   }
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitForHttp(`${url}/`, 60_000);
+    await waitForHttp(`${url}/`, o.apiStartTimeoutMs ?? 60_000);
   } catch (e) {
     child.kill('SIGKILL');
     engine?.kill('SIGKILL');
