@@ -217,11 +217,13 @@ export function section(saved: Saved): { text: string; unexplained: Difference[]
     '',
     diffs.length === 0
       ? '**No difference.**'
-      : `${diffs.length} differing fields, ${unexplained.length} without an explanation in docs/compatibility.md:`,
+      : `${diffs.length} differing fields, ${unexplained.length} without an explanation in docs/compatibility.md${diffs.some((x) => !x.path.startsWith('notification.')) ? '' : " (all in the notification's progress details: every other field, Nova's state included, is equal)"}:`,
     '',
-    ...[...byReason.entries()].flatMap(([reason, list]) => [
-      `- ${reason} (${list.length}: ${[...new Set(list.map((x) => `${x.method} ${x.path}`))].slice(0, 4).join('; ')}${list.length > 4 ? '; …' : ''})`,
-    ]),
+    ...[...byReason.entries()].map(([reason, list]) => {
+      const perMethod = methods.map((m) => `${m} ${list.filter((x) => x.method === m).length}`).join(', ');
+      const paths = [...new Set(list.map((x) => x.path.replace(/\[\d+\]/g, '[*]')))].map((x) => `\`${x}\``);
+      return `- ${reason}: ${list.length} fields (${perMethod}), at ${paths.join(', ')}`;
+    }),
     ...(unexplained.length
       ? [
           '',
