@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cloneWith, timeLike } from './seed.ts';
+import { cloneStored, cloneWith, seededHostName, swapSameLength, TEMPLATE_HOST, timeLike } from './seed.ts';
 
 test('cloneWith drops server-assigned metadata and swaps every occurrence, in order', () => {
   const template = {
@@ -40,6 +40,57 @@ test('timeLike writes a time the way the template wrote its generated_time', () 
   assert.is(timeLike('2026-01-01T00:00:00', d), '2026-12-01T10:20:30');
   assert.is(timeLike('2026-01-01T00:00:00.000000', d), '2026-12-01T10:20:30.456');
   assert.is(timeLike('2026-01-01T00:00:00Z', d), '2026-12-01T10:20:30Z');
+});
+
+test('cloneStored keeps what the API server stored but gives the copy its own uid and time, and no resourceVersion', () => {
+  const stored = JSON.stringify({
+    metadata: {
+      name: 'tmpl-3f2a9c1b',
+      uid: 'u-1',
+      resourceVersion: '7',
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      generation: 1,
+      managedFields: [{ manager: 'masakari-api', operation: 'Update' }],
+    },
+    spec: { name: 'tmpl' },
+  });
+  const copy = cloneStored<{ metadata: Record<string, unknown>; spec: unknown }>(
+    stored,
+    [
+      ['tmpl-3f2a9c1b', 'host-7-12345678'],
+      ['tmpl', 'host-7'],
+    ],
+    'u-2',
+    '2026-12-01T18:00:00Z',
+  );
+  assert.equal(copy, {
+    metadata: {
+      name: 'host-7-12345678',
+      uid: 'u-2',
+      creationTimestamp: '2026-12-01T18:00:00Z',
+      generation: 1,
+      managedFields: [{ manager: 'masakari-api', operation: 'Update' }],
+    },
+    spec: { name: 'host-7' },
+  });
+});
+
+test('swapSameLength swaps every occurrence in protobuf bytes and refuses a swap that would change a length', () => {
+  const bytes = Buffer.concat([
+    Buffer.from([0x0a, 4]),
+    Buffer.from('abcd'),
+    Buffer.from([0x12, 4]),
+    Buffer.from('abcd'),
+  ]);
+  const out = swapSameLength(bytes, [['abcd', 'wxyz']]);
+  assert.equal([...out], [0x0a, 4, ...Buffer.from('wxyz'), 0x12, 4, ...Buffer.from('wxyz')]);
+  assert.equal([...bytes.subarray(2, 6)], [...Buffer.from('abcd')]); // the template is untouched
+  assert.throws(() => swapSameLength(bytes, [['abcd', 'abcde']]), /lengths differ/);
+});
+
+test('seeded host names are as long as the template host name (so protobuf copies of its claim stay valid)', () => {
+  for (const i of [0, 7, 99_999, 1_000_000]) assert.is(seededHostName(i).length, TEMPLATE_HOST.length);
+  assert.is(seededHostName(42), 'scale-00000000042');
 });
 
 test.run();

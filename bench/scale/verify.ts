@@ -1,0 +1,108 @@
+// Reads the seeded objects back through the API server with kubectl before
+// any number is taken from them: a seeding bug (above all one that writes
+// straight into etcd) must stop the run, not show up as a fast benchmark.
+//
+// Checks one host's notifications in full (label selector on the host uuid),
+// the host, its name claim, and counts over paged lists with field selectors
+// on the CRD's selectable fields (spec.type, status.phase).
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KINDS, LABELS, GROUP } from '../../src/model/constants.ts';
+import type { HaHost, Notification } from '../../src/model/types.ts';
+import type { ConfigMap } from '../../src/store/configmap.ts';
+import { claimObjectName } from '../../src/store/names.ts';
+import { TEMPLATE_HOST, type SeedResult } from './seed.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface VerifyOptions {
+  kubeconfigPath: string;
+  namespace: string;
+  seeded: SeedResult;
+  /** Seeded notifications (the template adds one more). */
+  notifications: number;
+}
+
+function kubectlPath(): string {
+  return execFileSync('bash', [path.join(ROOT, 'hack/envtest/kubectl.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
+}
+
+export async function verifySeeded(o: VerifyOptions): Promise<void> {
+  const kubectl = kubectlPath();
+  const run = (...args: string[]): string =>
+    execFileSync(kubectl, ['--kubeconfig', o.kubeconfigPath, '-n', o.namespace, ...args], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 30,
+      timeout: 10 * 60_000,
+    });
+  const json = <T>(...args: string[]): T => JSON.parse(run(...args, '-o', 'json')) as T;
+  const count = (...args: string[]): number =>
+    run(...args, '--chunk-size=500', '-o', 'name')
+      .split('\n')
+      .filter((l) => l.trim()).length;
+  const problems: string[] = [];
+  const expect = (what: string, got: unknown, want: unknown) => {
+    if (got !== want) problems.push(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  };
+  const notifications = `${KINDS.notification.plural}.${GROUP}`;
+  const hahosts = `${KINDS.host.plural}.${GROUP}`;
+  const { hosts } = o.seeded;
+  const first = hosts[0];
+  if (!first) throw new Error('verify: nothing seeded');
+
+  // One host's notifications, in full: j % hosts == 0 for j = 0, hosts, 2·hosts, ...
+  const perHost = Math.ceil(o.notifications / hosts.length);
+  const mine = json<{ items: Notification[] }>('get', notifications, '-l', `${LABELS.hostUuid}=${first.uuid}`).items;
+  expect(`notifications with label ${LABELS.hostUuid}=${first.uuid}`, mine.length, perHost);
+  const uids = new Set<string>();
+  for (const n of mine) {
+    const name = n.metadata.name ?? '?';
+    expect(`${name} spec.hostname`, n.spec.hostname, first.name);
+    expect(`${name} status.phase`, n.status?.phase, 'finished');
+    expect(`${name} status.uuid = label uuid`, n.status?.uuid, n.metadata.labels?.[LABELS.uuid]);
+    expect(`${name} status.id = label id`, String(n.status?.id), n.metadata.labels?.[LABELS.id]);
+    expect(`${name} has a resourceVersion`, !!n.metadata.resourceVersion, true);
+    uids.add(n.metadata.uid ?? '');
+  }
+  expect('distinct uids of that host’s notifications', uids.size, mine.length);
+
+  const host = json<{ items: HaHost[] }>('get', hahosts, '-l', `${LABELS.uuid}=${first.uuid}`).items;
+  expect(`hosts with label ${LABELS.uuid}=${first.uuid}`, host.length, 1);
+  expect('host spec.name', host[0]?.spec.name, first.name);
+  expect('host status.uuid', host[0]?.status?.uuid, first.uuid);
+  try {
+    const claim = json<ConfigMap>('get', 'configmap', claimObjectName('host', first.name));
+    expect('host name claim mentions the host', JSON.stringify(claim.data ?? {}).includes(first.name), true);
+  } catch (e) {
+    // Only a store without name claims has none; the template tells.
+    let templateHasClaim = true;
+    try {
+      run('get', 'configmap', claimObjectName('host', TEMPLATE_HOST), '-o', 'name');
+    } catch {
+      templateHasClaim = false;
+    }
+    if (templateHasClaim) problems.push(`host name claim: ${(e as Error).message.split('\n')[0]}`);
+  }
+
+  // Counts over paged lists (500 a page), with field selectors on the selectable fields.
+  expect('hosts listed', count('get', hahosts), hosts.length + 1);
+  expect(
+    'notifications listed with spec.type=COMPUTE_HOST',
+    count('get', notifications, '--field-selector', 'spec.type=COMPUTE_HOST'),
+    o.notifications + 1,
+  );
+  expect(
+    'notifications listed with status.phase!=finished',
+    count('get', notifications, '--field-selector', 'status.phase!=finished'),
+    0,
+  );
+  if (problems.length) throw new Error(`seeded objects do not read back right:\n  ${problems.join('\n  ')}`);
+  console.log(
+    `  kubectl: ${perHost} notifications of ${first.name} by label, its host and claim, ` +
+      `${hosts.length + 1} hosts and ${o.notifications + 1} notifications by field selector: as seeded`,
+  );
+}
