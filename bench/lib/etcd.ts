@@ -41,6 +41,12 @@ export async function etcdGet(etcdUrl: string, key: string): Promise<Buffer | un
   return kv ? Buffer.from(kv.value ?? '', 'base64') : undefined;
 }
 
+/** etcd's current revision (what the API server calls the latest resourceVersion). */
+export async function etcdRevision(etcdUrl: string): Promise<string> {
+  const res = await call(etcdUrl, '/v3/kv/range', { key: b64('/'), count_only: true });
+  return String((res.header as { revision?: string } | undefined)?.revision ?? '0');
+}
+
 /** How many keys start with `prefix` (a count-only range). */
 export async function etcdCount(etcdUrl: string, prefix: string): Promise<number> {
   const end = Buffer.from(prefix);

@@ -50,7 +50,8 @@ import { loadAverage, memoryMiB, peakRssMiB } from '../lib/proc.ts';
 import { insertReferenceNotifications, referenceHost } from '../lib/reference.ts';
 import { scrape } from '../lib/prometheus.ts';
 import { makeTemplates, seedFromTemplates, TEMPLATE_HOST, type SeededHost, type SeedVia } from './seed.ts';
-import { verifySeeded } from './verify.ts';
+import { verifySeeded, waitForWatchCache } from './verify.ts';
+import { etcdRevision } from '../lib/etcd.ts';
 import { parseSize, shape, sizeLabel } from './sizes.ts';
 
 const READY_TIMEOUT_MS = 10 * 60_000;
@@ -67,7 +68,8 @@ interface ProcessMemory {
 
 interface ScaleResult {
   size: number;
-  seedSeconds: { hosts: number; notifications: number };
+  /** Bulk writes, then the wait until the API server's watch cache had them all. */
+  seedSeconds: { hosts: number; notifications: number; watchCache: number };
   etcdMiB: number;
   loadBefore: number;
   api: { readyMs: number; memory: ProcessMemory };
@@ -174,13 +176,16 @@ async function measureOurs(size: number): Promise<ScaleResult> {
       via: SEED_VIA,
       etcdUrl: cp.etcdUrl,
     });
+    const check = { kubeconfigPath: cp.kubeconfigPath, namespace, seeded, notifications };
+    const cacheSeconds = await waitForWatchCache({ ...check, revision: await etcdRevision(cp.etcdUrl) });
+    console.log(`  the API server's watch cache caught up in ${cacheSeconds.toFixed(0)} s`);
     console.log('reading the seeded objects back with kubectl...');
-    await verifySeeded({ kubeconfigPath: cp.kubeconfigPath, namespace, seeded, notifications });
+    await verifySeeded(check);
     const etcdMiB = (await scrape(`${cp.etcdUrl}/metrics`, 'etcd_mvcc_db_total_size_in_bytes')) / 2 ** 20;
 
     const result: ScaleResult = {
       size,
-      seedSeconds: { hosts: seeded.hostSeconds, notifications: seeded.notificationSeconds },
+      seedSeconds: { hosts: seeded.hostSeconds, notifications: seeded.notificationSeconds, watchCache: cacheSeconds },
       etcdMiB,
       loadBefore: loadAverage(),
       api: notMeasured(),
@@ -353,7 +358,7 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
       results
         .map(
           (r) =>
-            `${sizeLabel(r.size)}: hosts ${f(r.seedSeconds.hosts, 0)} s, notifications ${f(r.seedSeconds.notifications, 0)} s, etcd database ${f(r.etcdMiB, 0)} MiB`,
+            `${sizeLabel(r.size)}: hosts ${f(r.seedSeconds.hosts, 0)} s, notifications ${f(r.seedSeconds.notifications, 0)} s, API server's watch cache caught up ${f(r.seedSeconds.watchCache, 0)} s later, etcd database ${f(r.etcdMiB, 0)} MiB`,
         )
         .join('; ') +
       '.',

@@ -38,7 +38,8 @@ test('cloneWith drops server-assigned metadata and swaps every occurrence, in or
 test('timeLike writes a time the way the template wrote its generated_time', () => {
   const d = new Date('2026-12-01T10:20:30.456Z');
   assert.is(timeLike('2026-01-01T00:00:00', d), '2026-12-01T10:20:30');
-  assert.is(timeLike('2026-01-01T00:00:00.000000', d), '2026-12-01T10:20:30.456');
+  assert.is(timeLike('2026-01-01T00:00:00.000000', d), '2026-12-01T10:20:30.456000');
+  assert.is(timeLike('2026-01-01T00:00:00.1Z', d), '2026-12-01T10:20:30.4Z');
   assert.is(timeLike('2026-01-01T00:00:00Z', d), '2026-12-01T10:20:30Z');
 });
 

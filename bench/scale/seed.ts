@@ -213,12 +213,25 @@ export function seededHostName(i: number): string {
 /** A creationTimestamp as the API server writes it (whole seconds). */
 const timestamp = (d: Date) => d.toISOString().replace(/\.\d+Z$/, 'Z');
 
-/** `date` written the way `like` is (with or without fraction and Z), as the sender's generated_time was. */
+/** `date` written the way `like` is (as many fraction digits, with or without Z), as the sender's generated_time was. */
 export function timeLike(like: string, date: Date): string {
   let s = date.toISOString();
-  if (!/\.\d+/.test(like)) s = s.replace(/\.\d+/, '');
+  const digits = /\.(\d+)/.exec(like)?.[1]?.length ?? 0;
+  s = s.replace(/\.(\d+)/, (_, ms: string) => (digits ? `.${ms.padEnd(digits, '0').slice(0, digits)}` : ''));
   if (!/Z$/i.test(like)) s = s.replace(/Z$/, '');
   return s;
+}
+
+/**
+ * A seeded notification was generated, created and last updated at `at`
+ * (each written the way the template wrote it), so that the seeded ones are
+ * spread over the past in created_at order as real ones are, not one instant.
+ */
+function setTimes(obj: Notification, template: Notification, at: Date): void {
+  obj.spec.generatedTime = timeLike(template.spec.generatedTime, at);
+  const status = obj.status as { createdAt?: string; updatedAt?: string } | undefined;
+  if (status?.createdAt) status.createdAt = timeLike(status.createdAt, at);
+  if (status?.updatedAt) status.updatedAt = timeLike(status.updatedAt, at);
 }
 
 function setId(obj: KubeObject, id: number): void {
@@ -342,8 +355,8 @@ export async function seedFromTemplates(kube: KubeClient, namespace: string, pla
       [t.tNote.status?.uuid ?? '', uuid],
       ...hostSubs(t, h),
     ];
-    const generatedTime = timeLike(t.tNote.spec.generatedTime, new Date(now - (plan.notifications - j) * 1000));
-    return { subs, generatedTime };
+    const at = new Date(now - (plan.notifications - j) * 1000);
+    return { subs, at };
   };
   const firstHostId = await nextId(kube, namespace, 'hosts');
   const firstNoteId = await nextId(kube, namespace, 'notifications');
@@ -368,7 +381,7 @@ type Writer = (
   plan: SeedPlan,
   t: Templates,
   hosts: PlannedHost[],
-  noteOf: (j: number) => { subs: Array<[string, string]>; generatedTime: string },
+  noteOf: (j: number) => { subs: Array<[string, string]>; at: Date },
   ids: { firstHostId: number; firstNoteId: number },
 ) => Promise<{ hostSeconds: number; notificationSeconds: number }>;
 
@@ -396,9 +409,9 @@ const viaApiServer: Writer = async (kube, namespace, plan, t, hosts, noteOf, ids
   let notesDone = 0;
   const indices = Array.from({ length: plan.notifications }, (_, j) => j);
   await inParallel(indices, plan.width, async (j) => {
-    const { subs, generatedTime } = noteOf(j);
+    const { subs, at } = noteOf(j);
     const obj = cloneWith(t.tNote, subs);
-    obj.spec.generatedTime = generatedTime;
+    setTimes(obj, t.tNote, at);
     setId(obj, ids.firstNoteId + j);
     await createAdmitted(kube, RESOURCES.notifications, namespace, obj);
     noteProgress(++notesDone);
@@ -462,9 +475,9 @@ const viaEtcd: Writer = async (_kube, namespace, plan, t, hosts, noteOf, ids) =>
     return puts;
   });
   const notificationSeconds = await createInEtcd(etcdUrl, 'notifications', plan.notifications, plan.width, (j) => {
-    const { subs, generatedTime } = noteOf(j);
-    const obj = cloneStored<Notification>(noteJson, subs, randomUUID(), created);
-    obj.spec.generatedTime = generatedTime;
+    const { subs, at } = noteOf(j);
+    const obj = cloneStored<Notification>(noteJson, subs, randomUUID(), timestamp(at));
+    setTimes(obj, t.tNote, at);
     setId(obj, ids.firstNoteId + j);
     return [
       { key: storageKey(RESOURCES.notifications, namespace, obj.metadata.name ?? ''), value: JSON.stringify(obj) },

@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KINDS, LABELS, GROUP } from '../../src/model/constants.ts';
+import { GROUP, KINDS, LABELS, VERSION } from '../../src/model/constants.ts';
 import type { HaHost, Notification } from '../../src/model/types.ts';
 import type { ConfigMap } from '../../src/store/configmap.ts';
 import { claimObjectName } from '../../src/store/names.ts';
@@ -31,10 +31,43 @@ function kubectlPath(): string {
   }).trim();
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Waits until the API server's watch cache of notifications has caught up
+ * with etcd's `revision` (the last seeded write): a list at that
+ * resourceVersion with resourceVersionMatch=NotOlderThan is served from the
+ * watch cache once it has got there (before, the API server answers 504 "Too
+ * large resource version" after 3 s). Writing 100,000 objects straight into
+ * etcd leaves the API server decoding them for a while; lists sent meanwhile
+ * would measure its catching up, not the operator. Returns the seconds waited.
+ */
+export async function waitForWatchCache(o: VerifyOptions & { revision: string }): Promise<number> {
+  const kubectl = kubectlPath();
+  const t0 = performance.now();
+  const path = `/apis/${GROUP}/${VERSION}/namespaces/${o.namespace}/${KINDS.notification.plural}`;
+  const url = `${path}?limit=1&resourceVersion=${o.revision}&resourceVersionMatch=NotOlderThan`;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      execFileSync(kubectl, ['--kubeconfig', o.kubeconfigPath, 'get', '--raw', url], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        timeout: 120_000,
+      });
+      return (performance.now() - t0) / 1000;
+    } catch (e) {
+      if (performance.now() - t0 > 15 * 60_000) {
+        throw new Error(`the API server's watch cache did not reach revision ${o.revision} in 15 min: ${String(e)}`);
+      }
+      if (attempt % 10 === 1) console.log(`  waiting for the API server's watch cache (revision ${o.revision})...`);
+      await sleep(2000);
+    }
+  }
+}
+
 export async function verifySeeded(o: VerifyOptions): Promise<void> {
   const kubectl = kubectlPath();
   const run = (...args: string[]): string =>
-    execFileSync(kubectl, ['--kubeconfig', o.kubeconfigPath, '-n', o.namespace, ...args], {
+    execFileSync(kubectl, ['--kubeconfig', o.kubeconfigPath, '-n', o.namespace, '--request-timeout=5m', ...args], {
       encoding: 'utf8',
       maxBuffer: 1 << 30,
       timeout: 10 * 60_000,

@@ -83,4 +83,25 @@ test('a snapshot that keeps expiring gives up with the 410 after a bounded numbe
   assert.ok(kube.callsOf('list').every((c) => (c.args[2] as ListOptions).limit === 1));
 });
 
+test('keep reduces each page as it arrives, before the next page is asked for, and drops what it maps to undefined', async () => {
+  const pages: KubeList<Item>[] = [
+    { metadata: { resourceVersion: '7', continue: 'c1' }, items: items('a', 'b') },
+    { metadata: { resourceVersion: '7' }, items: items('c', 'd') },
+  ];
+  const seen: string[] = [];
+  let n = 0;
+  const kube = scriptedKube({
+    list: () => {
+      seen.push(`page ${n + 1}`);
+      return pages[n++];
+    },
+  });
+  const all = await listAllPages<Item, string>(kube, RESOURCES.configMaps, 'ns', {}, 2, (item) => {
+    seen.push(item.metadata.name);
+    return item.metadata.name === 'c' ? undefined : item.metadata.name.toUpperCase();
+  });
+  assert.equal(all.items, ['A', 'B', 'D']);
+  assert.equal(seen, ['page 1', 'a', 'b', 'page 2', 'c', 'd']);
+});
+
 test.run();

@@ -18,17 +18,21 @@ export const MAX_PAGED_SNAPSHOTS = 3;
  * list: with 100,000 objects that single answer is what paging exists to
  * avoid (API server memory, our heap, a request timeout that makes it fail
  * again).
+ *
+ * `keep` maps each item as its page arrives (undefined drops it): a caller
+ * that keeps less than the whole object never holds every full object at once.
  */
-export async function listAllPages<T>(
+export async function listAllPages<T, U = T>(
   kube: KubeClient,
   ref: ResourceRef,
   namespace: string | undefined,
   opts: Omit<ListOptions, 'limit' | 'continue'> = {},
   pageSize = DEFAULT_PAGE_SIZE,
-): Promise<KubeList<T>> {
+  keep: (item: T) => U | undefined = (item) => item as unknown as U,
+): Promise<KubeList<U>> {
   for (let snapshot = 1; ; snapshot++) {
     try {
-      return await listOneSnapshot<T>(kube, ref, namespace, opts, pageSize);
+      return await listOneSnapshot<T, U>(kube, ref, namespace, opts, pageSize, keep);
     } catch (err) {
       if (!(err instanceof ContinueExpired) || snapshot >= MAX_PAGED_SNAPSHOTS) {
         throw err instanceof ContinueExpired ? err.cause : err;
@@ -43,14 +47,15 @@ class ContinueExpired extends Error {
   }
 }
 
-async function listOneSnapshot<T>(
+async function listOneSnapshot<T, U>(
   kube: KubeClient,
   ref: ResourceRef,
   namespace: string | undefined,
   opts: Omit<ListOptions, 'limit' | 'continue'>,
   pageSize: number,
-): Promise<KubeList<T>> {
-  const items: T[] = [];
+  keep: (item: T) => U | undefined,
+): Promise<KubeList<U>> {
+  const items: U[] = [];
   let first: KubeList<T> | undefined;
   let cont: string | undefined;
   do {
@@ -62,8 +67,13 @@ async function listOneSnapshot<T>(
       throw err;
     }
     first ??= page;
-    for (const item of page.items) items.push(item);
+    // Each page is reduced as it arrives, so the API server's full objects
+    // (managedFields and all) are never all in memory at once.
+    for (const item of page.items) {
+      const kept = keep(item);
+      if (kept !== undefined) items.push(kept);
+    }
     cont = page.metadata.continue || undefined;
   } while (cont);
-  return { ...first, metadata: { resourceVersion: first.metadata.resourceVersion }, items };
+  return { ...first, metadata: { resourceVersion: first.metadata.resourceVersion }, items } as KubeList<U>;
 }

@@ -368,23 +368,25 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
    * process's own recent writes are kept.
    */
   private async relist(): Promise<void> {
+    // Shaped (no managedFields) and filtered page by page: with 100,000
+    // objects the API server's full copies would not fit the heap all at once.
     const list = await listAllPages<T>(
       this.deps.kube,
       this.ref,
       this.opts.namespace,
       { labelSelector: this.opts.labelSelector, fieldSelector: this.fieldSelector() },
       this.deps.pageSize,
+      (o) => {
+        const shaped = this.shape(o);
+        return this.kept(shaped) ? shaped : undefined;
+      },
     );
     const rv = list.metadata.resourceVersion;
     const historyRewound = isOlder(rv, this.watchRv);
     if (historyRewound) {
       this.log.warn({ listRv: rv, watchRv: this.watchRv }, 'resourceVersion went backwards (etcd restored?)');
     }
-    const items: T[] = [];
-    for (const o of list.items) {
-      const shaped = this.shape(o);
-      if (this.kept(shaped)) items.push(shaped);
-    }
+    const items = list.items;
     const changes = this.store.replaceAll(items, rv, { historyRewound });
     for (const c of changes) this.emit(c);
     this.needRelist = false;

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { HaService } from '../domain/ha-service.ts';
 import type { NotificationPageQuery, Repository } from '../domain/repository.ts';
 import type { Notification } from '../model/types.ts';
+import type { Informer } from '../runtime/types.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { FakeKube } from '../testing/fake-kube.ts';
 import { FakeInformers } from '../testing/informers.ts';
@@ -116,16 +117,22 @@ function randomQuery(r: () => number, ids: number[]): URLSearchParams {
   return q;
 }
 
-test('the index pages exactly like sorting every notification, for random data, queries and changes', async () => {
-  const seed = 20261201;
+/**
+ * Random changes (`opsPerRound` between two rounds of queries) and random
+ * queries, answered by the index and by sorting everything. Few changes per
+ * round insert new entries one by one; many (a burst of watch events, the
+ * initial list) sort and merge them in one pass, with removals and moves of
+ * entries still waiting to be merged.
+ */
+async function agreesWithSorting(seed: number, opsPerRound: number, rounds = 40): Promise<void> {
   const r = rng(seed);
   const source = await cacheOver();
   const { plain, fast, index } = services(source);
   let next = 0;
   let fresh = 20_000;
   const ids: number[] = [];
-  for (let round = 0; round < 40; round++) {
-    for (let k = 0; k < 5; k++) {
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < opsPerRound; k++) {
       const roll = r();
       const names = source.names();
       if (roll < 0.6 || names.length === 0) {
@@ -160,6 +167,56 @@ test('the index pages exactly like sorting every notification, for random data, 
     }
   }
   assert.ok(index.size > 20, `enough data to mean something (${index.size})`);
+}
+
+test('the index pages exactly like sorting every notification, for random data, queries and changes', async () => {
+  await agreesWithSorting(20261201, 5);
+});
+
+test('the same when changes come in bursts (sorted and merged in one pass), removals of unmerged ones included', async () => {
+  await agreesWithSorting(20261202, 40, 12);
+});
+
+test('a cold start listed in name order (unrelated to created_at) is indexed by one sort, not by a splice per entry', () => {
+  // Inserted one by one, each entry would move half the array: with 100,000
+  // notifications about 2.5 billion element moves, minutes on a busy machine.
+  const handlers: Array<(n: Notification) => void> = [];
+  const cache = { list: () => [], on: (_: string, h: (n: Notification) => void) => handlers.push(h) };
+  const index = new NotificationIndex(cache as unknown as Informer<Notification>);
+  const N = 20_000;
+  const r = rng(7);
+  const order = Array.from({ length: N }, (_, i) => i);
+  for (let i = N - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  const base = Date.parse('2026-11-01T00:00:00Z');
+  const splice = Array.prototype.splice;
+  let bigSplices = 0;
+  Array.prototype.splice = function (this: unknown[], ...args: unknown[]) {
+    if (this.length > 1000) bigSplices++;
+    return splice.apply(this, args as Parameters<typeof splice>);
+  } as typeof splice;
+  let newest: number[];
+  let oldest: number[];
+  try {
+    for (const i of order) {
+      const at = new Date(base + i * 1000).toISOString().replace('.000Z', 'Z');
+      handlers[0]!({
+        metadata: { name: `n-${i}`, creationTimestamp: at, labels: {} },
+        spec: { type: 'VM', hostname: 'c', generatedTime: at, payload: {} },
+        status: { id: i + 1, uuid: `u-${i}`, phase: 'finished', sourceHostUuid: 'h' },
+      } as unknown as Notification);
+    }
+    newest = index.page('desc', 3, undefined, {}).map((e) => e.id);
+    oldest = index.page('asc', 3, undefined, {}).map((e) => e.id);
+  } finally {
+    Array.prototype.splice = splice;
+  }
+  assert.equal(newest, [N, N - 1, N - 2]);
+  assert.equal(oldest, [1, 2, 3]);
+  assert.is(index.size, N);
+  assert.is(bigSplices, 0);
 });
 
 test('unfinished notifications are counted per source host and follow status changes and deletes', async () => {

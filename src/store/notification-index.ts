@@ -43,9 +43,21 @@ function compareEntries(a: NotificationIndexEntry, b: NotificationIndexEntry): n
   return a.id - b.id;
 }
 
+/**
+ * New entries wait unsorted until the next read; at most this many are
+ * inserted one by one (a binary search and a splice each), more are sorted
+ * and merged in one pass. A cold start lists every notification in name
+ * order, which says nothing about (created_at, id): inserted one by one, each
+ * splice moves half the array, quadratic in the count (minutes for 100,000).
+ */
+const INSERT_ONE_BY_ONE_MAX = 16;
+
 export class NotificationIndex {
-  /** Ascending by (created_at, id). */
-  private readonly sorted: NotificationIndexEntry[] = [];
+  /** Ascending by (created_at, id), once `pending` is merged in (settle()). */
+  private sorted: NotificationIndexEntry[] = [];
+  /** Added since the last read, in arrival order. */
+  private pending: NotificationIndexEntry[] = [];
+  private readonly isPending = new Set<NotificationIndexEntry>();
   private readonly byName = new Map<string, NotificationIndexEntry>();
   /** id → entries (ids are unique; a list keeps this honest if two objects ever claim one). */
   private readonly byId = new Map<number, NotificationIndexEntry[]>();
@@ -60,7 +72,7 @@ export class NotificationIndex {
   }
 
   get size(): number {
-    return this.sorted.length;
+    return this.sorted.length + this.pending.length;
   }
 
   /** Unfinished (new, running, error) admitted notifications from this source host. */
@@ -85,6 +97,7 @@ export class NotificationIndex {
   ): NotificationIndexEntry[] {
     const out: NotificationIndexEntry[] = [];
     if (limit <= 0) return out;
+    this.settle();
     const n = this.sorted.length;
     if (dir === 'asc') {
       for (let i = marker ? this.firstAfter(marker) : 0; i < n && out.length < limit; i++) {
@@ -127,7 +140,8 @@ export class NotificationIndex {
       return;
     }
     if (old) this.remove(name);
-    this.sorted.splice(this.insertionPoint(entry), 0, entry);
+    this.pending.push(entry);
+    this.isPending.add(entry);
     this.byName.set(name, entry);
     const same = this.byId.get(entry.id);
     if (same) same.push(entry);
@@ -139,12 +153,41 @@ export class NotificationIndex {
     const entry = this.byName.get(name);
     if (!entry) return;
     this.byName.delete(name);
-    const at = this.indexOf(entry);
-    if (at >= 0) this.sorted.splice(at, 1);
+    if (this.isPending.delete(entry)) {
+      this.pending.splice(this.pending.indexOf(entry), 1);
+    } else {
+      const at = this.indexOf(entry);
+      if (at >= 0) this.sorted.splice(at, 1);
+    }
     const same = this.byId.get(entry.id)?.filter((e) => e !== entry) ?? [];
     if (same.length) this.byId.set(entry.id, same);
     else this.byId.delete(entry.id);
     this.unfile(entry);
+  }
+
+  /** Brings the entries added since the last read into `sorted`. */
+  private settle(): void {
+    const added = this.pending;
+    if (!added.length) return;
+    this.pending = [];
+    this.isPending.clear();
+    if (added.length <= INSERT_ONE_BY_ONE_MAX) {
+      for (const e of added) this.sorted.splice(this.insertionPoint(e), 0, e);
+      return;
+    }
+    // Stable: equal keys keep arrival order, as one-by-one insertion (upper bound) does.
+    added.sort(compareEntries);
+    const old = this.sorted;
+    const merged: NotificationIndexEntry[] = new Array(old.length + added.length);
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < old.length && j < added.length) {
+      merged[k++] = compareEntries(added[j]!, old[i]!) < 0 ? added[j++]! : old[i++]!;
+    }
+    while (i < old.length) merged[k++] = old[i++]!;
+    while (j < added.length) merged[k++] = added[j++]!;
+    this.sorted = merged;
   }
 
   private file(e: NotificationIndexEntry): void {
