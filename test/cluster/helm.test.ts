@@ -10,6 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startSimulator, type Simulator } from '../../src/simulator/server.ts';
 import { freePort } from '../../src/controlplane/ports.ts';
+import { forbiddenRights, missingRights, type DeployedAccounts } from './support/access.ts';
 import {
   ROOT,
   clusterEnv,
@@ -25,11 +26,17 @@ import {
 
 const NS = 'masakari-helm';
 const RELEASE = 'mko';
-const CHART = `${ROOT}/charts/masakari-operator`;
+/** A scratch copy with a planted fault when the mutation check runs (test/cluster/README.md). */
+const CHART = process.env.MASAKARI_TEST_CLUSTER_CHART || `${ROOT}/charts/masakari-operator`;
 const API_PODS = 'app.kubernetes.io/instance=mko,app.kubernetes.io/component=api';
 const ENGINE_PODS = 'app.kubernetes.io/instance=mko,app.kubernetes.io/component=engine';
 /** docs/operations.md: lease_duration + 2 × 2.2 × retry_period with the defaults (15 s, 2 s), plus API latency slack. */
 const HANDOVER_BOUND_MS = (15 + 2 * 2.2 * 2) * 1000 + 5_000;
+/** remediation.readMedik8sLeases=false below: no Role in medik8s-leases. */
+const ACCOUNTS: DeployedAccounts = {
+  namespace: NS,
+  serviceAccounts: { api: `${RELEASE}-masakari-operator-api`, controller: `${RELEASE}-masakari-operator-controller` },
+};
 const HOSTS = ['compute-a', 'compute-b', 'compute-c'];
 /** Known to Nova, never registered through the API: the webhook test's good HaHost. */
 const SPARE_HOST = 'compute-spare';
@@ -42,6 +49,26 @@ interface Ctx {
 }
 const ctx: Ctx = {};
 const test = suite('helm chart on a real node');
+
+/**
+ * The tests build on each other (one release). After a failed install, or
+ * after any failure with MASAKARI_TEST_CLUSTER_BAIL=1 (the mutation check,
+ * test/cluster/README.md), the rest fail at once naming the cause instead of
+ * each waiting out its own timeout.
+ */
+let broken: string | undefined;
+const BAIL = process.env.MASAKARI_TEST_CLUSTER_BAIL === '1';
+function step(name: string, fn: () => Promise<void>, { prerequisite = false } = {}): void {
+  test(name, async () => {
+    if (broken) throw new Error(`not run: the earlier test "${broken}" failed`);
+    try {
+      await fn();
+    } catch (e) {
+      if (prerequisite || BAIL) broken = name;
+      throw e;
+    }
+  });
+}
 
 function osEnv(): Record<string, string> {
   return { ...(ctx.sim?.credentials ?? {}), OS_INTERFACE: 'public' };
@@ -70,55 +97,59 @@ function installArgs(extra: string[] = []): string[] {
   ];
 }
 
-test('helm install with 2 replicas and the webhook: every pod Ready under the restricted PSS', async () => {
-  const { nodeIp } = clusterEnv();
-  ctx.simPort = await freePort();
-  await restrictedNamespace(NS);
-  // The operator's OpenStack credentials: the simulator on the node IP, which
-  // starts below once the API Service has an address for its catalog.
-  const authUrl = `http://${nodeIp}:${ctx.simPort}/identity/v3`;
-  await kubectl([
-    'create',
-    'secret',
-    'generic',
-    'cloud',
-    '-n',
-    NS,
-    `--from-literal=OS_AUTH_URL=${authUrl}`,
-    '--from-literal=OS_USERNAME=admin',
-    '--from-literal=OS_PASSWORD=admin-secret',
-    '--from-literal=OS_PROJECT_NAME=admin',
-    '--from-literal=OS_USER_DOMAIN_NAME=Default',
-    '--from-literal=OS_PROJECT_DOMAIN_NAME=Default',
-    '--from-literal=OS_REGION_NAME=RegionOne',
-  ]);
-  await helm(['install', RELEASE, CHART, ...installArgs(), '--wait', '--timeout', '5m']);
-  const svc = await kubectlJson<{ spec: { clusterIP: string; ports: { port: number }[] } }>([
-    'get',
-    'service',
-    'masakari-api',
-    '-n',
-    NS,
-  ]);
-  ctx.apiUrl = `http://${svc.spec.clusterIP}:${svc.spec.ports[0]!.port}/v1`;
-  ctx.sim = await startSimulator({
-    host: nodeIp,
-    port: ctx.simPort,
-    hosts: [...HOSTS, SPARE_HOST],
-    servers: HOSTS.flatMap((h) =>
-      [1, 2, 3].map((i) => ({ name: `${h}-vm${i}`, host: h, metadata: { HA_Enabled: 'True' } })),
-    ),
-    latencyMs: { evacuate: 8_000 },
-    masakariUrl: ctx.apiUrl,
-  });
-  const api = await waitPodsReady(NS, API_PODS, 2);
-  const engine = await waitPodsReady(NS, ENGINE_PODS, 2);
-  assert.is(api.length + engine.length, 4);
-  const nsObj = await kubectlJson<{ metadata: { labels: Record<string, string> } }>(['get', 'namespace', NS]);
-  assert.is(nsObj.metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
-});
+step(
+  'helm install with 2 replicas and the webhook: every pod Ready under the restricted PSS',
+  async () => {
+    const { nodeIp } = clusterEnv();
+    ctx.simPort = await freePort();
+    await restrictedNamespace(NS);
+    // The operator's OpenStack credentials: the simulator on the node IP, which
+    // starts below once the API Service has an address for its catalog.
+    const authUrl = `http://${nodeIp}:${ctx.simPort}/identity/v3`;
+    await kubectl([
+      'create',
+      'secret',
+      'generic',
+      'cloud',
+      '-n',
+      NS,
+      `--from-literal=OS_AUTH_URL=${authUrl}`,
+      '--from-literal=OS_USERNAME=admin',
+      '--from-literal=OS_PASSWORD=admin-secret',
+      '--from-literal=OS_PROJECT_NAME=admin',
+      '--from-literal=OS_USER_DOMAIN_NAME=Default',
+      '--from-literal=OS_PROJECT_DOMAIN_NAME=Default',
+      '--from-literal=OS_REGION_NAME=RegionOne',
+    ]);
+    await helm(['install', RELEASE, CHART, ...installArgs(), '--wait', '--timeout', '5m']);
+    const svc = await kubectlJson<{ spec: { clusterIP: string; ports: { port: number }[] } }>([
+      'get',
+      'service',
+      'masakari-api',
+      '-n',
+      NS,
+    ]);
+    ctx.apiUrl = `http://${svc.spec.clusterIP}:${svc.spec.ports[0]!.port}/v1`;
+    ctx.sim = await startSimulator({
+      host: nodeIp,
+      port: ctx.simPort,
+      hosts: [...HOSTS, SPARE_HOST],
+      servers: HOSTS.flatMap((h) =>
+        [1, 2, 3].map((i) => ({ name: `${h}-vm${i}`, host: h, metadata: { HA_Enabled: 'True' } })),
+      ),
+      latencyMs: { evacuate: 8_000 },
+      masakariUrl: ctx.apiUrl,
+    });
+    const api = await waitPodsReady(NS, API_PODS, 2);
+    const engine = await waitPodsReady(NS, ENGINE_PODS, 2);
+    assert.is(api.length + engine.length, 4);
+    const nsObj = await kubectlJson<{ metadata: { labels: Record<string, string> } }>(['get', 'namespace', NS]);
+    assert.is(nsObj.metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
+  },
+  { prerequisite: true },
+);
 
-test('the containers run with a read-only root filesystem as uid 65532', async () => {
+step('the containers run with a read-only root filesystem as uid 65532', async () => {
   const [pod] = await waitPodsReady(NS, API_PODS, 2);
   const write = await kubectlRaw([
     'exec',
@@ -145,7 +176,7 @@ test('the containers run with a read-only root filesystem as uid 65532', async (
   assert.is(uid, '65532');
 });
 
-test('RBAC as deployed: no cluster-admin, no Secrets, but its own resources', async () => {
+step('RBAC as deployed: no cluster-admin, no Secrets, but its own resources', async () => {
   const bindings = await kubectlJson<{
     items: { roleRef: { name: string }; subjects?: { kind: string; name: string; namespace?: string }[] }[];
   }>(['get', 'clusterrolebindings']);
@@ -168,7 +199,29 @@ test('RBAC as deployed: no cluster-admin, no Secrets, but its own resources', as
   }
 });
 
-test('the openstack CLI creates, lists and shows segments and hosts through the API Service', async () => {
+step('RBAC as deployed: every right the code calls is granted to its own ServiceAccounts', async () => {
+  const sas = (await kubectl(['get', 'serviceaccounts', '-n', NS, '-o', 'name'])).trim().split('\n');
+  for (const sa of Object.values(ACCOUNTS.serviceAccounts)) assert.ok(sas.includes(`serviceaccount/${sa}`), sa);
+  // the pods run as those accounts, not as `default`
+  const pods = await kubectlJson<{ items: { metadata: { name: string }; spec: { serviceAccountName: string } }[] }>([
+    'get',
+    'pods',
+    '-n',
+    NS,
+    '-l',
+    `app.kubernetes.io/instance=${RELEASE}`,
+  ]);
+  for (const p of pods.items) {
+    assert.ok(
+      Object.values(ACCOUNTS.serviceAccounts).includes(p.spec.serviceAccountName),
+      `${p.metadata.name} runs as ${p.spec.serviceAccountName}`,
+    );
+  }
+  assert.equal(await missingRights(ACCOUNTS), [], 'rights the code calls that the chart does not grant');
+  assert.equal(await forbiddenRights(ACCOUNTS), [], 'rights the chart must not grant');
+});
+
+step('the openstack CLI creates, lists and shows segments and hosts through the API Service', async () => {
   const seg = (await openstack(osEnv(), ['segment', 'create', 'seg-1', 'auto', 'COMPUTE'])) as Record<string, string>;
   ctx.segmentId = seg.uuid;
   assert.ok(ctx.segmentId);
@@ -186,7 +239,7 @@ test('the openstack CLI creates, lists and shows segments and hosts through the 
   assert.is(host.type, 'COMPUTE');
 });
 
-test('a bad HaHost is rejected through the webhook Service, a good one accepted', async () => {
+step('a bad HaHost is rejected through the webhook Service, a good one accepted', async () => {
   const { items } = await kubectlJson<{ items: { metadata: { name: string }; spec: Record<string, unknown> }[] }>([
     'get',
     'hahosts',
@@ -258,7 +311,7 @@ function evacuationsOf(host: string): Map<string, number> {
   return result;
 }
 
-test('a host failure is recovered by the engine pod', async () => {
+step('a host failure is recovered by the engine pod', async () => {
   const id = await failHost('compute-a');
   await waitFor(
     'notification finished',
@@ -269,50 +322,53 @@ test('a host failure is recovered by the engine pod', async () => {
   for (const [name, n] of evacuationsOf('compute-a')) assert.is(n, 1, `${name} evacuated ${n} times`);
 });
 
-test('deleting the engine leader pod mid-recovery: the other replica takes over in bound, each server evacuated once', async () => {
-  const leader = await leaderPod();
-  const id = await failHost('compute-b');
-  // Mid-recovery: the leader has sent evacuations, which the simulator takes 8 s to finish.
-  await waitFor(
-    'the first evacuation of compute-b',
-    async () => ([...evacuationsOf('compute-b').values()].some((n) => n > 0) ? true : undefined),
-    60_000,
-    200,
-  );
-  const killedAt = Date.now();
-  await kubectl(['delete', 'pod', leader, '-n', NS, '--grace-period=0', '--force', '--wait=false']);
-  const next = await waitFor(
-    'a new leader',
-    async () => {
-      const lease = await kubectlJson<{ spec: { holderIdentity?: string } }>([
-        'get',
-        'lease',
-        'masakari-engine',
-        '-n',
-        NS,
-      ]);
-      const h = lease.spec.holderIdentity;
-      return h && h !== leader ? h : undefined;
-    },
-    HANDOVER_BOUND_MS + 30_000,
-    500,
-  );
-  const tookMs = Date.now() - killedAt;
-  assert.ok(
-    tookMs <= HANDOVER_BOUND_MS,
-    `hand-over took ${tookMs} ms, bound ${HANDOVER_BOUND_MS} ms (new leader ${next})`,
-  );
-  await waitFor(
-    'notification finished',
-    async () => ((await notificationStatus(id)) === 'finished' ? true : undefined),
-    240_000,
-    2_000,
-  );
-  for (const [name, n] of evacuationsOf('compute-b')) assert.is(n, 1, `${name} evacuated ${n} times`);
-  await waitPodsReady(NS, ENGINE_PODS, 2);
-});
+step(
+  'deleting the engine leader pod mid-recovery: the other replica takes over in bound, each server evacuated once',
+  async () => {
+    const leader = await leaderPod();
+    const id = await failHost('compute-b');
+    // Mid-recovery: the leader has sent evacuations, which the simulator takes 8 s to finish.
+    await waitFor(
+      'the first evacuation of compute-b',
+      async () => ([...evacuationsOf('compute-b').values()].some((n) => n > 0) ? true : undefined),
+      60_000,
+      200,
+    );
+    const killedAt = Date.now();
+    await kubectl(['delete', 'pod', leader, '-n', NS, '--grace-period=0', '--force', '--wait=false']);
+    const next = await waitFor(
+      'a new leader',
+      async () => {
+        const lease = await kubectlJson<{ spec: { holderIdentity?: string } }>([
+          'get',
+          'lease',
+          'masakari-engine',
+          '-n',
+          NS,
+        ]);
+        const h = lease.spec.holderIdentity;
+        return h && h !== leader ? h : undefined;
+      },
+      HANDOVER_BOUND_MS + 30_000,
+      500,
+    );
+    const tookMs = Date.now() - killedAt;
+    assert.ok(
+      tookMs <= HANDOVER_BOUND_MS,
+      `hand-over took ${tookMs} ms, bound ${HANDOVER_BOUND_MS} ms (new leader ${next})`,
+    );
+    await waitFor(
+      'notification finished',
+      async () => ((await notificationStatus(id)) === 'finished' ? true : undefined),
+      240_000,
+      2_000,
+    );
+    for (const [name, n] of evacuationsOf('compute-b')) assert.is(n, 1, `${name} evacuated ${n} times`);
+    await waitPodsReady(NS, ENGINE_PODS, 2);
+  },
+);
 
-test('helm upgrade with changed values rolls out and keeps every CR and notification', async () => {
+step('helm upgrade with changed values rolls out and keeps every CR and notification', async () => {
   const before = {
     segments: (await kubectl(['get', 'failoversegments', '-n', NS, '-o', 'name'])).trim().split('\n').sort(),
     hosts: (await kubectl(['get', 'hahosts', '-n', NS, '-o', 'name'])).trim().split('\n').sort(),
@@ -332,7 +388,7 @@ test('helm upgrade with changed values rolls out and keeps every CR and notifica
   assert.is(list.length, before.notifications.length);
 });
 
-test('helm uninstall removes the workloads and keeps the CRDs and CRs (docs/install.md)', async () => {
+step('helm uninstall removes the workloads and keeps the CRDs and CRs (docs/install.md)', async () => {
   await helm(['uninstall', RELEASE, '--namespace', NS, '--wait', '--timeout', '3m']);
   await waitFor(
     'the pods gone',

@@ -1,18 +1,62 @@
 // `kubectl apply --server-side -k config/default` on a real node, as
-// docs/install.md says: the namespace under the restricted Pod Security
-// Standard, every pod Ready, the API answering through its Service, the
-// operator's ServiceAccounts without access to Secrets, and
-// `kubectl delete -k` removing it all.
+// docs/install.md says: the namespace and the OpenStack credentials Secret
+// first (config/default runs the API with auth_strategy keystone, which
+// refuses to start without a service login), then the namespace under the
+// restricted Pod Security Standard, every pod Ready, the API answering
+// Keystone-authenticated requests of the real openstack CLI through its
+// Service, the operator's ServiceAccounts with every right the code calls and
+// no access to Secrets, and `kubectl delete -k` removing it all.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ROOT, kubectl, kubectlJson, kubectlRaw, waitFor, waitPodsReady } from './support/tools.ts';
+import { freePort } from '../../src/controlplane/ports.ts';
+import { startSimulator, type Simulator } from '../../src/simulator/server.ts';
+import { forbiddenRights, missingRights, type DeployedAccounts } from './support/access.ts';
+import {
+  ROOT,
+  clusterEnv,
+  kubectl,
+  kubectlJson,
+  kubectlRaw,
+  openstack,
+  waitFor,
+  waitPodsReady,
+} from './support/tools.ts';
 
 const NS = 'masakari';
+const API_SERVICE = 'masakari-operator-masakari-api';
+const ACCOUNTS: DeployedAccounts = {
+  namespace: NS,
+  serviceAccounts: { api: 'masakari-operator-api', controller: 'masakari-operator-controller' },
+  leaseNamespace: 'medik8s-leases',
+};
+const ctx: { sim?: Simulator; simPort?: number } = {};
 const test = suite('kustomize config/default on a real node');
 
-test('kubectl apply -k config/default: every pod Ready under the restricted PSS', async () => {
+test('kubectl apply -k config/default with the credentials Secret: every pod Ready under the restricted PSS', async () => {
+  const { nodeIp } = clusterEnv();
+  ctx.simPort = await freePort();
   // docs/install.md: before NodeHealthCheck, create its lease namespace yourself.
   await kubectl(['create', 'namespace', 'medik8s-leases']);
+  // docs/install.md, "With kustomize": the namespace and the Secret
+  // masakari-openstack (OS_* variables) before applying. The login is the
+  // simulator's Keystone on the node IP, which starts below once the API
+  // Service has an address for its catalog.
+  await kubectl(['create', 'namespace', NS]);
+  await kubectl([
+    'create',
+    'secret',
+    'generic',
+    'masakari-openstack',
+    '-n',
+    NS,
+    `--from-literal=OS_AUTH_URL=http://${nodeIp}:${ctx.simPort}/identity/v3`,
+    '--from-literal=OS_USERNAME=admin',
+    '--from-literal=OS_PASSWORD=admin-secret',
+    '--from-literal=OS_PROJECT_NAME=admin',
+    '--from-literal=OS_USER_DOMAIN_NAME=Default',
+    '--from-literal=OS_PROJECT_DOMAIN_NAME=Default',
+    '--from-literal=OS_REGION_NAME=RegionOne',
+  ]);
   // --force-conflicts: the CRDs may remain from the Helm test, owned by helm's field manager.
   await kubectl(['apply', '--server-side', '--force-conflicts', '-k', `${ROOT}/config/default`]);
   const nsObj = await kubectlJson<{ metadata: { labels: Record<string, string> } }>(['get', 'namespace', NS]);
@@ -26,24 +70,46 @@ test('kubectl apply -k config/default: every pod Ready under the restricted PSS'
   assert.is(pods.length, 4);
 });
 
-test('the API answers through its Service', async () => {
-  const services = await kubectlJson<{
-    items: { metadata: { name: string }; spec: { clusterIP: string; ports: { name?: string; port: number }[] } }[];
-  }>(['get', 'services', '-n', NS]);
-  const api = services.items.find((s) => s.spec.ports.some((p) => p.port === 15868));
-  assert.ok(api, `no Service on 15868: ${services.items.map((s) => s.metadata.name).join(', ')}`);
+test('the API answers through its Service, and the openstack CLI through Keystone', async () => {
+  const { nodeIp } = clusterEnv();
+  const api = await kubectlJson<{ spec: { clusterIP: string; ports: { port: number }[] } }>([
+    'get',
+    'service',
+    API_SERVICE,
+    '-n',
+    NS,
+  ]);
+  const apiUrl = `http://${api.spec.clusterIP}:${api.spec.ports[0]!.port}`;
   const body = await waitFor(
     'GET / on the API Service',
     async () => {
-      const res = await fetch(`http://${api!.spec.clusterIP}:15868/`, { signal: AbortSignal.timeout(5_000) });
+      const res = await fetch(`${apiUrl}/`, { signal: AbortSignal.timeout(5_000) });
       return res.ok ? ((await res.json()) as { versions?: unknown[] }) : undefined;
     },
     60_000,
   );
   assert.ok(Array.isArray(body.versions), JSON.stringify(body));
+  ctx.sim = await startSimulator({
+    host: nodeIp,
+    port: ctx.simPort,
+    hosts: ['compute-k'],
+    masakariUrl: `${apiUrl}/v1`,
+  });
+  // keystone mode: without a token the API answers keystonemiddleware's 401
+  const anonymous = await fetch(`${apiUrl}/v1/segments`, { signal: AbortSignal.timeout(5_000) });
+  assert.is(anonymous.status, 401);
+  const osEnv = { ...ctx.sim.credentials, OS_INTERFACE: 'public' };
+  const seg = (await openstack(osEnv, ['segment', 'create', 'kseg', 'auto', 'COMPUTE'])) as Record<string, string>;
+  const list = (await openstack(osEnv, ['segment', 'list'])) as Record<string, string>[];
+  assert.ok(
+    list.some((s) => s.uuid === seg.uuid),
+    JSON.stringify(list),
+  );
 });
 
-test('the operator ServiceAccounts cannot read Secrets', async () => {
+test('the operator ServiceAccounts have every right the code calls, and no Secrets', async () => {
+  assert.equal(await missingRights(ACCOUNTS), [], 'rights the code calls that config/rbac does not grant');
+  assert.equal(await forbiddenRights(ACCOUNTS), [], 'rights config/rbac must not grant');
   const sas = (await kubectl(['get', 'serviceaccounts', '-n', NS, '-o', 'name']))
     .split('\n')
     .filter((s) => s.includes('masakari-operator'));
@@ -56,6 +122,10 @@ test('the operator ServiceAccounts cannot read Secrets', async () => {
 });
 
 test('kubectl delete -k config/default removes the namespace and the CRDs', async () => {
+  // docs/install.md, "Uninstall": segments first, while the operator runs and can release their finalizers
+  await kubectl(['delete', 'failoversegments', '--all', '-n', NS, '--wait=true', '--timeout=120s'], {
+    timeoutMs: 140_000,
+  });
   await kubectl(['delete', '-k', `${ROOT}/config/default`, '--wait=true', '--timeout=180s'], { timeoutMs: 200_000 });
   await waitFor(
     'namespace masakari gone',
@@ -66,6 +136,10 @@ test('kubectl delete -k config/default removes the namespace and the CRDs', asyn
   const crds = await kubectl(['get', 'crds', '-o', 'name']);
   assert.not.match(crds, /masakari\.openkeel\.io/);
   await kubectl(['delete', 'namespace', 'medik8s-leases', '--wait=false']);
+});
+
+test.after(async () => {
+  await ctx.sim?.stop();
 });
 
 test.run();

@@ -32,9 +32,10 @@ async function runTool(
   opts: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<RunResult> {
   const { kubeconfig } = clusterEnv();
+  const timeoutMs = opts.timeoutMs ?? 120_000;
   const child = execFile(bin, args, {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, KUBECONFIG: kubeconfig, ...opts.env },
-    timeout: opts.timeoutMs ?? 120_000,
+    timeout: timeoutMs,
     maxBuffer: 32 << 20,
   });
   if (opts.input !== undefined) child.stdin?.end(opts.input);
@@ -43,6 +44,8 @@ async function runTool(
   child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+  // execFile stops a command past its timeout with SIGTERM: say so, or its output looks like a success
+  if (child.signalCode) stderr += `\n(${path.basename(bin)} stopped by ${child.signalCode} after ${timeoutMs} ms)`;
   return { code, stdout, stderr };
 }
 
@@ -82,11 +85,12 @@ export async function openstack(osEnv: Record<string, string>, args: string[]): 
   venv ??= exec('bash', [path.join(ROOT, 'scripts/e2e-venv.sh')], { maxBuffer: 16 << 20, timeout: 20 * 60_000 }).then(
     (r) => r.stdout.trim().split('\n').pop() as string,
   );
+  // A Python CLI: its start-up alone takes tens of seconds on a loaded 2-core machine.
   const r = await runTool(path.join(await venv, 'bin/openstack'), [...args, '-f', 'json'], {
     env: osEnv,
-    timeoutMs: 60_000,
+    timeoutMs: 180_000,
   });
-  if (r.code !== 0) throw new Error(`openstack ${args.join(' ')} failed: ${r.stderr || r.stdout}`);
+  if (r.code !== 0) throw new Error(`openstack ${args.join(' ')} failed (exit ${r.code}): ${r.stderr || r.stdout}`);
   return r.stdout.trim() === '' ? null : JSON.parse(r.stdout);
 }
 
