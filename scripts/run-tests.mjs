@@ -13,12 +13,14 @@
 //                facades it starts in noauth2 and keystone mode, at least 10,000 requests
 //   cluster      builds the image (hack/image/build.sh), starts ONE real single-node
 //                cluster with it loaded (src/controlplane/cluster.ts; needs root), runs
-//                uvu over test/cluster/**/*.test.ts with MASAKARI_TEST_CLUSTER_* set, stops it
+//                uvu over test/cluster/**/*.test.ts with MASAKARI_TEST_CLUSTER_* set, stops it;
+//                MASAKARI_TEST_CLUSTER_CHART=DIR installs that chart instead of charts/masakari-operator
+//                (test/cluster/README.md: the mutation check)
 //   openstack    (not in all yet) the same over test/openstack/**/*.test.ts, plus ONE real mini OpenStack
 //                (src/openstack-cloud: Keystone, Placement, Nova with fake computes; its
 //                venv built on first use) whose control API is MASAKARI_TEST_OPENSTACK_CONTROL
 //   all          lint (eslint .), format (prettier --check .), typecheck (tsc --noEmit),
-//                then unit, integration, e2e, chaos, fuzz (not cluster or openstack, for now)
+//                then unit, integration, e2e, cluster, chaos, fuzz (not openstack, for now)
 //
 // Every uvu run (and each Node process it starts) runs with --unhandled-rejections=strict.
 //
@@ -30,7 +32,8 @@
 // Timeouts (ms): MASAKARI_TEST_STATIC_TIMEOUT_MS (lint/format/typecheck, default
 // 10 min each), MASAKARI_TEST_UNIT_TIMEOUT_MS (15 min),
 // MASAKARI_TEST_SUITE_TIMEOUT_MS (integration, e2e: 40 min each), MASAKARI_TEST_CHAOS_TIMEOUT_MS
-// (chaos: 30 min), MASAKARI_TEST_FUZZ_TIMEOUT_MS (fuzz: 40 min). A run past its
+// (chaos: 30 min), MASAKARI_TEST_FUZZ_TIMEOUT_MS (fuzz: 40 min), MASAKARI_TEST_CLUSTER_TIMEOUT_MS
+// (cluster: 30 min for the image and cluster binaries, the same again for the tests). A run past its
 // timeout is killed and counted as failed.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -47,6 +50,7 @@ const timeouts = {
   suite: Number(process.env.MASAKARI_TEST_SUITE_TIMEOUT_MS) || 40 * MIN,
   chaos: Number(process.env.MASAKARI_TEST_CHAOS_TIMEOUT_MS) || 30 * MIN,
   fuzz: Number(process.env.MASAKARI_TEST_FUZZ_TIMEOUT_MS) || 40 * MIN,
+  cluster: Number(process.env.MASAKARI_TEST_CLUSTER_TIMEOUT_MS) || 30 * MIN,
 };
 
 const USAGE =
@@ -252,7 +256,12 @@ async function clusterSuite(filter) {
   const dir = 'test/cluster';
   if (interrupted) return;
   if (!testFiles(join(ROOT, dir), filter).length) {
-    await uvuSuite('cluster', dir, filter, { timeoutMs: timeouts.suite });
+    await uvuSuite('cluster', dir, filter, { timeoutMs: timeouts.cluster });
+    return;
+  }
+  if (process.getuid?.() !== 0) {
+    say('\n=== cluster: needs root (kubelet, containerd, iptables); run it as root, as CI does');
+    results.push({ name: 'cluster', passed: 0, failed: 1, skipped: 0, note: 'needs root' });
     return;
   }
   const image = `masakari-operator:${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}`;
@@ -260,7 +269,7 @@ async function clusterSuite(filter) {
   say(`\n=== cluster: building ${image}`);
   const built = await run('bash', [join(ROOT, 'hack/image/build.sh'), image], {
     env: { IMAGE_ARCHIVE: archive },
-    timeoutMs: timeouts.suite,
+    timeoutMs: timeouts.cluster,
   });
   if (built.code !== 0) {
     results.push({ name: 'cluster', passed: 0, failed: 1, skipped: 0, note: 'the image did not build' });
@@ -286,7 +295,7 @@ async function clusterSuite(filter) {
         MASAKARI_TEST_CLUSTER_KUBECONFIG: cluster.kubeconfigPath,
         MASAKARI_TEST_CLUSTER_NODE_IP: cluster.nodeIp,
       },
-      timeoutMs: timeouts.suite,
+      timeoutMs: timeouts.cluster,
     });
   } finally {
     await cluster.stop();
@@ -396,9 +405,8 @@ async function main() {
       uvuSuite(suite, dir, filter, { env: { MASAKARI_TEST_KUBECONFIG: cp.kubeconfigPath }, timeoutMs: timeouts.suite }),
     );
   }
-  // Not part of `all` yet: it needs root, a 4-binary Go build and ~12 min, and
-  // has not yet passed twice in a row (docs/install.md lists what it covers).
-  if (mode === 'cluster') await clusterSuite(filter);
+  // Needs root; .ci/run builds its binaries and image in the background while the suites above run.
+  if (mode === 'cluster' || mode === 'all') await clusterSuite(filter);
   // Owns its control plane (it freezes and restarts kube-apiserver), so none is started here.
   if (mode === 'chaos' || mode === 'all') {
     await uvuSuite('chaos', 'test/chaos', filter, { timeoutMs: timeouts.chaos });

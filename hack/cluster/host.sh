@@ -34,8 +34,10 @@ sysctl -qw net.ipv4.ip_forward=1
 # The pause image: a static Go binary in an otherwise empty image.
 pause_dir="$cache/pause"
 pause_archive="$pause_dir/pause.tar"
+mkdir -p "$pause_dir"
+# .ci/run prepares the host in the background while the cluster suite may start: one at a time.
+if command -v flock >/dev/null; then exec {lock}>"$pause_dir/.build.lock"; flock "$lock"; fi
 if [ ! -s "$pause_archive" ] || [ "$here/node/pause/main.go" -nt "$pause_archive" ]; then
-  mkdir -p "$pause_dir"
   ( cd "$here/node" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags "-s -w" -o "$pause_dir/pause" ./pause )
   ctr=$(buildah from --quiet scratch)
   buildah copy --quiet "$ctr" "$pause_dir/pause" /pause >/dev/null

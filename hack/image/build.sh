@@ -53,6 +53,13 @@ secret_file=$(mktemp)
 trap 'rm -f "$secret_file"' EXIT
 [ -n "$ca" ] && [ -s "$ca" ] && cat "$ca" >"$secret_file"
 secret=(--secret "id=npm-ca,src=$secret_file")
+# One build at a time (.ci/run starts one in the background; the cluster suite
+# may ask for the same image before it is done): the second one waits, then
+# finds every layer cached.
+if command -v flock >/dev/null; then
+  exec {lock}>"${TMPDIR:-/tmp}/masakari-operator-image-build.$(id -u).lock"
+  flock "$lock"
+fi
 echo "building $image with $tool..." >&2
 case "$tool" in
   docker) DOCKER_BUILDKIT=1 docker build "${base_args[@]}" "${labels[@]}" "${secret[@]}" -t "$image" "$root" >&2 ;;
