@@ -66,7 +66,8 @@ test('kubectl apply -k config/default with the credentials Secret: every pod Rea
   for (const d of deployments) {
     await kubectl(['rollout', 'status', '-n', NS, d, '--timeout=240s'], { timeoutMs: 260_000 });
   }
-  const pods = await waitPodsReady(NS, 'app.kubernetes.io/part-of=masakari-operator', 4);
+  // config/default's `labels` (part-of, managed-by) mark the objects, not their pod templates
+  const pods = await waitPodsReady(NS, 'app.kubernetes.io/name=masakari-operator', 4);
   assert.is(pods.length, 4);
 });
 
