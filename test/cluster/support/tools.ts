@@ -70,8 +70,11 @@ export async function kubectlJson<T = Record<string, unknown>>(args: string[]): 
 
 let helmPath: Promise<string> | undefined;
 
-/** helm (hack/helm/build.sh builds it from Go modules once) that must succeed; returns stdout. */
-export async function helm(args: string[], timeoutMs = 300_000): Promise<string> {
+/**
+ * helm (hack/helm/build.sh builds it from Go modules once) that must succeed; returns stdout.
+ * The default leaves a minute past the tests' `--timeout 5m`, so helm's own report of what was not ready shows.
+ */
+export async function helm(args: string[], timeoutMs = 360_000): Promise<string> {
   helmPath ??= runPathScript(path.join(ROOT, 'hack', 'helm', 'build.sh'), 30 * 60_000);
   const r = await runTool(await helmPath, args, { timeoutMs });
   if (r.code !== 0) throw new Error(`helm ${args.join(' ')} failed (exit ${r.code}): ${r.stderr || r.stdout}`);
