@@ -17,7 +17,8 @@ interface Transcript {
   nova: string;
   scenario: string;
   world: {
-    failedHost: string;
+    /** The host whose nova-compute was killed (host failure); null for instance and process failures. */
+    failedHost: string | null;
     hosts: string[];
     services: { uuid: string; host: string }[];
     servers: {
@@ -100,7 +101,7 @@ for (const t of transcripts()) {
         svc.uuid = uuid;
         sim.state.services.set(uuid, svc);
       }
-      sim.state.failHost(t.world.failedHost);
+      if (t.world.failedHost) sim.state.failHost(t.world.failedHost);
       const auth = await fetch(`${sim.authUrl}/auth/tokens`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -12,7 +12,6 @@ import { e2eVenv } from '../../e2e/support/python-env.ts';
 import { useCloud, type TestCloud } from './cloud.ts';
 import {
   bootServer,
-  deleteServers,
   ensureFlavor,
   getServer,
   serverAction,
@@ -43,8 +42,6 @@ export const OPERATOR_ENV: Record<string, string> = {
   MASAKARI__DEFAULT__WAIT_PERIOD_AFTER_POWER_ON: '60',
 };
 
-let env: Promise<Env> | undefined;
-
 export async function startEngineProcess(
   cloud: TestCloud,
   ns: TestNamespace,
@@ -61,40 +58,75 @@ export async function startEngineProcess(
   });
 }
 
-/** One operator and one namespace for every scenario of a test file. */
-export function useEnv(prefix: string): Promise<Env> {
-  env ??= (async () => {
-    const [cloud, venv, ns] = await Promise.all([useCloud(), e2eVenv(), useNamespace(prefix)]);
-    const operator = await startEngineProcess(cloud, ns);
-    await cloud.setMasakariEndpoint(`${operator.apiUrl}/v1`);
-    const flavor = await ensureFlavor(cloud.admin);
-    return { cloud, ns, operator, venv, flavor };
-  })();
-  return env;
+let flavor: Promise<string> | undefined;
+
+/**
+ * Runs one scenario from a clean state of the shared cloud: the cloud reset
+ * (every compute up and enabled, no servers, no aggregates; whatever an
+ * earlier scenario left behind, even after a failed assertion), a fresh
+ * namespace (so no segment or host survives either) and a fresh operator
+ * registered as the catalog's instance-ha endpoint. On failure the
+ * operator's last output is printed next to the assertion.
+ */
+export async function withScenario(prefix: string, fn: (e: Env) => Promise<void>): Promise<void> {
+  const cloud = await useCloud();
+  const [venv, flavorId, undone] = await Promise.all([
+    e2eVenv(),
+    (flavor ??= ensureFlavor(cloud.admin)),
+    cloud.reset(),
+  ]);
+  const left = [
+    undone.computesStarted.length && `started ${undone.computesStarted.join(', ')}`,
+    undone.servicesEnabled.length && `enabled ${undone.servicesEnabled.join(', ')}`,
+    undone.serversDeleted && `deleted ${undone.serversDeleted} servers`,
+    undone.aggregatesDeleted && `deleted ${undone.aggregatesDeleted} aggregates`,
+  ].filter(Boolean);
+  if (left.length) process.stdout.write(`\n[${prefix}] reset the cloud: ${left.join('; ')}\n`);
+  const ns = await useNamespace(prefix);
+  const e: Env = { cloud, ns, venv, flavor: flavorId, operator: await startEngineProcess(cloud, ns) };
+  try {
+    await cloud.setMasakariEndpoint(`${e.operator.apiUrl}/v1`);
+    await fn(e);
+  } catch (err) {
+    process.stderr.write(`\n[${prefix}] the operator's last output:\n${e.operator.output().slice(-6_000)}\n`);
+    throw err;
+  } finally {
+    await e.operator.stop();
+    await ns.cleanup();
+  }
 }
 
-/** Stops this file's operator (the next file's useEnv starts a fresh one). */
-export async function stopEnv(): Promise<void> {
-  if (!env) return;
-  const current = env;
-  env = undefined;
-  const e = await current.catch(() => undefined);
-  await e?.operator.stop();
-  await e?.ns.cleanup();
+/** Our facade's REST API as the cloud admin (setup and polling; the CLI drives the steps that matter). */
+export async function facade(e: Env, method: string, urlPath: string, body?: unknown): Promise<unknown> {
+  const r = await fetch(`${e.operator.apiUrl}/v1${urlPath}`, {
+    method,
+    headers: {
+      'x-auth-token': await e.cloud.adminToken(),
+      'openstack-api-version': 'instance-ha 1.3',
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(60_000),
+  });
+  const text = await r.text();
+  if (r.status >= 300) throw new Error(`facade ${method} ${urlPath}: HTTP ${r.status} ${text}`);
+  return text ? (JSON.parse(text) as unknown) : null;
 }
 
-/** The real `openstack` CLI (python-masakariclient plugin) as the cloud admin; JSON output parsed. */
+/**
+ * The real `openstack` CLI (python-masakariclient plugin) as the cloud admin;
+ * JSON output parsed. Each run costs seconds of CPU (15 s of wall time at a
+ * load average of 20), so the scenarios use it for the steps that matter.
+ */
 export async function openstack(e: Env, args: string[]): Promise<unknown> {
   const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...e.cloud.desc.adminEnv };
   try {
-    // delete commands print nothing and take no -f
-    const format = args.includes('delete') ? [] : ['-f', 'json'];
-    const r = await run(path.join(e.venv, 'bin/openstack'), [...args, ...format], {
+    const r = await run(path.join(e.venv, 'bin/openstack'), [...args, '-f', 'json'], {
       env: childEnv,
       timeout: 120_000,
     });
-    // delete commands print a plain-text confirmation ("Host deleted…"), not JSON
-    return r.stdout.trim() === '' || !format.length ? null : JSON.parse(r.stdout);
+    return r.stdout.trim() === '' ? null : JSON.parse(r.stdout);
   } catch (err) {
     const x = err as { stderr?: string; stdout?: string; message: string };
     throw new Error(`openstack ${args.join(' ')} failed: ${x.stderr || x.stdout || x.message}`);
@@ -108,6 +140,7 @@ export interface Segment {
   name: string;
 }
 
+/** The segment through the CLI, its hosts through the facade's REST API. */
 export async function createSegment(
   e: Env,
   method: string,
@@ -116,24 +149,11 @@ export async function createSegment(
   const name = uniq(`seg-${method}`);
   const seg = (await openstack(e, ['segment', 'create', name, method, 'COMPUTE'])) as { uuid: string };
   for (const h of hosts) {
-    await openstack(e, [
-      'segment',
-      'host',
-      'create',
-      h.name,
-      'COMPUTE',
-      'SSH',
-      seg.uuid,
-      ...(h.reserved ? ['--reserved', 'True'] : []),
-    ]);
+    await facade(e, 'POST', `/segments/${seg.uuid}/hosts`, {
+      host: { name: h.name, type: 'COMPUTE', control_attributes: 'SSH', reserved: h.reserved ?? false },
+    });
   }
   return { id: seg.uuid, name };
-}
-
-export async function deleteSegment(e: Env, seg: Segment): Promise<void> {
-  const hosts = (await openstack(e, ['segment', 'host', 'list', seg.id])) as { uuid: string }[];
-  for (const h of hosts) await openstack(e, ['segment', 'host', 'delete', seg.id, h.uuid]);
-  await openstack(e, ['segment', 'delete', seg.id]);
 }
 
 /** The servers a failed host carries, by role. */
@@ -222,14 +242,18 @@ export async function notify(e: Env, type: string, host: string, payload: unknow
   ])) as NotificationView;
 }
 
+/** Polls the facade until the notification is done, then reads it once more through the CLI. */
 export async function waitNotification(e: Env, id: string, timeoutMs = 300_000): Promise<NotificationView> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const n = (await openstack(e, ['notification', 'show', id])) as NotificationView;
-    if (['finished', 'error', 'failed', 'ignored'].includes(n.status)) return n;
-    if (Date.now() > deadline) throw new Error(`notification ${id} still ${n.status} after ${timeoutMs} ms`);
-    await sleep(2_000);
+    const { notification: n } = (await facade(e, 'GET', `/notifications/${id}`)) as { notification: NotificationView };
+    if (['finished', 'error', 'failed', 'ignored'].includes(n.status)) break;
+    if (Date.now() > deadline) {
+      throw new Error(`notification ${id} still ${n.status} after ${timeoutMs} ms: ${JSON.stringify(n)}`);
+    }
+    await sleep(1_000);
   }
+  return (await openstack(e, ['notification', 'show', id])) as NotificationView;
 }
 
 export interface Migration {
@@ -255,21 +279,9 @@ export async function servers(e: Env, ids: string[]): Promise<NovaServer[]> {
   return Promise.all(ids.map((id) => getServer(e.cloud.admin, id)));
 }
 
-/**
- * Undoes a host failure: deletes the scenario's servers, restarts the host's
- * nova-compute (it deletes the evacuated copies it still held), re-enables
- * the service.
- */
-export async function restoreHost(e: Env, host: string, serverIds: string[]): Promise<void> {
-  await deleteServers(e.cloud.admin, serverIds).catch(() => undefined);
-  await e.cloud.startCompute(host);
-  const svc = await computeService(e, host);
-  await e.cloud.admin('PUT', `/os-services/${svc.id}`, { status: 'enabled', forced_down: false }, '2.53');
-}
-
 /** The state of the servers and services a recorded scenario starts from, for the replay against the simulator. */
 export interface World {
-  failedHost: string;
+  failedHost: string | null;
   hosts: string[];
   services: { uuid: string; host: string }[];
   servers: {
@@ -284,7 +296,7 @@ export interface World {
   }[];
 }
 
-export async function captureWorld(e: Env, failedHost: string, ids: string[]): Promise<World> {
+export async function captureWorld(e: Env, failedHost: string | null, ids: string[]): Promise<World> {
   const svc = await e.cloud.admin('GET', '/os-services?binary=nova-compute');
   const services = (svc.body as { services: { id: string; host: string }[] }).services.map((s) => ({
     uuid: s.id,
