@@ -21,6 +21,8 @@ interface Transcript {
     failedHost: string | null;
     hosts: string[];
     services: { uuid: string; host: string }[];
+    /** Absent in recordings made before aggregates were captured. */
+    aggregates?: { id: number; name: string; hosts: string[] }[];
     servers: {
       id: string;
       name: string;
@@ -100,6 +102,13 @@ for (const t of transcripts()) {
         sim.state.services.delete(svc.uuid);
         svc.uuid = uuid;
         sim.state.services.set(uuid, svc);
+      }
+      // the aggregates keep real Nova's ids: the engine addresses them by id
+      for (const { id, name, hosts } of t.world.aggregates ?? []) {
+        const agg = sim.state.addAggregate({ name, hosts });
+        sim.state.aggregates.delete(agg.id);
+        agg.id = id;
+        sim.state.aggregates.set(id, agg);
       }
       if (t.world.failedHost) sim.state.failHost(t.world.failedHost);
       const auth = await fetch(`${sim.authUrl}/auth/tokens`, {

@@ -36,6 +36,8 @@ export interface Env {
 /** Operator options the scenarios share: evacuate only HA_Enabled servers; fast polling. */
 export const OPERATOR_ENV: Record<string, string> = {
   MASAKARI__HOST_FAILURE__EVACUATE_ALL_INSTANCES: 'false',
+  // off by default, as in Masakari; the reserved_host scenario checks that the reserved host joins the failed host's aggregate
+  MASAKARI__HOST_FAILURE__ADD_RESERVED_HOST_TO_AGGREGATE: 'true',
   // the tests notify only once Nova itself reports the compute down, as a host monitor would
   MASAKARI__DEFAULT__WAIT_PERIOD_AFTER_SERVICE_UPDATE: '0',
   MASAKARI__DEFAULT__WAIT_PERIOD_AFTER_POWER_OFF: '60',
@@ -88,7 +90,11 @@ export async function withScenario(prefix: string, fn: (e: Env) => Promise<void>
     await cloud.setMasakariEndpoint(`${e.operator.apiUrl}/v1`);
     await fn(e);
   } catch (err) {
-    process.stderr.write(`\n[${prefix}] the operator's last output:\n${e.operator.output().slice(-6_000)}\n`);
+    // uvu reports a file's failures only once all its tests have run: say it now, with the operator's side
+    const what = err instanceof Error ? err.message : String(err);
+    process.stderr.write(
+      `\n[${prefix}] FAILED: ${what}\n[${prefix}] the operator's last output:\n${e.operator.output().slice(-6_000)}\n`,
+    );
     throw err;
   } finally {
     await e.operator.stop();
@@ -284,6 +290,8 @@ export interface World {
   failedHost: string | null;
   hosts: string[];
   services: { uuid: string; host: string }[];
+  /** Host aggregates (the reserved_host flow may add the reserved host to the failed host's). */
+  aggregates: { id: number; name: string; hosts: string[] }[];
   servers: {
     id: string;
     name: string;
@@ -303,10 +311,15 @@ export async function captureWorld(e: Env, failedHost: string | null, ids: strin
     host: s.host,
   }));
   const list = await servers(e, ids);
+  const aggs = await e.cloud.admin('GET', '/os-aggregates');
+  const aggregates = (aggs.body as { aggregates: { id: number; name: string; hosts: string[] }[] }).aggregates.map(
+    ({ id, name, hosts }) => ({ id, name, hosts }),
+  );
   return {
     failedHost,
     hosts: services.map((s) => s.host),
     services,
+    aggregates,
     servers: list.map((s) => ({
       id: s.id,
       name: s.name,
