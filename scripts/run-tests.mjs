@@ -32,7 +32,7 @@
 // 10 min each), MASAKARI_TEST_UNIT_TIMEOUT_MS (15 min),
 // MASAKARI_TEST_SUITE_TIMEOUT_MS (integration, e2e: 40 min each), MASAKARI_TEST_CHAOS_TIMEOUT_MS
 // (chaos: 30 min), MASAKARI_TEST_FUZZ_TIMEOUT_MS (fuzz: 40 min), MASAKARI_TEST_OPENSTACK_TIMEOUT_MS
-// (openstack: 25 min, after its bring-up), MASAKARI_TEST_OPENSTACK_PREPARE_TIMEOUT_MS (its install: 30 min). A run past its
+// (openstack: 40 min, after its bring-up), MASAKARI_TEST_OPENSTACK_PREPARE_TIMEOUT_MS (its install: 30 min). A run past its
 // timeout is killed and counted as failed.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -49,7 +49,7 @@ const timeouts = {
   suite: Number(process.env.MASAKARI_TEST_SUITE_TIMEOUT_MS) || 40 * MIN,
   chaos: Number(process.env.MASAKARI_TEST_CHAOS_TIMEOUT_MS) || 30 * MIN,
   fuzz: Number(process.env.MASAKARI_TEST_FUZZ_TIMEOUT_MS) || 40 * MIN,
-  openstack: Number(process.env.MASAKARI_TEST_OPENSTACK_TIMEOUT_MS) || 25 * MIN,
+  openstack: Number(process.env.MASAKARI_TEST_OPENSTACK_TIMEOUT_MS) || 40 * MIN,
   openstackPrepare: Number(process.env.MASAKARI_TEST_OPENSTACK_PREPARE_TIMEOUT_MS) || 30 * MIN,
 };
 

@@ -10,6 +10,7 @@ import { useNamespace, type TestNamespace } from '../../support/cluster.ts';
 import { startOperator, type OperatorProcess } from '../../e2e/support/stack.ts';
 import { e2eVenv } from '../../e2e/support/python-env.ts';
 import { useCloud, type TestCloud } from './cloud.ts';
+import type { ResetReport } from '../../../src/openstack-cloud/reset.ts';
 import {
   bootServer,
   ensureFlavor,
@@ -72,11 +73,22 @@ let flavor: Promise<string> | undefined;
  */
 export async function withScenario(prefix: string, fn: (e: Env) => Promise<void>): Promise<void> {
   const cloud = await useCloud();
-  const [venv, flavorId, undone] = await Promise.all([
-    e2eVenv(),
-    (flavor ??= ensureFlavor(cloud.admin)),
-    cloud.reset(),
-  ]);
+  // the operator starts while the cloud resets (a compute restart alone takes tens of seconds)
+  const starting = useNamespace(prefix).then(async (ns) => ({ ns, operator: await startEngineProcess(cloud, ns) }));
+  const setup = await Promise.allSettled([e2eVenv(), (flavor ??= ensureFlavor(cloud.admin)), cloud.reset(), starting]);
+  const failed = setup.find((r) => r.status === 'rejected');
+  if (failed) {
+    const started = await starting.catch(() => undefined);
+    await started?.operator.stop();
+    await started?.ns.cleanup();
+    throw failed.reason;
+  }
+  const [venv, flavorId, undone, { ns, operator }] = setup.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+    string,
+    string,
+    ResetReport,
+    { ns: TestNamespace; operator: OperatorProcess },
+  ];
   const left = [
     undone.computesStarted.length && `started ${undone.computesStarted.join(', ')}`,
     undone.servicesEnabled.length && `enabled ${undone.servicesEnabled.join(', ')}`,
@@ -84,8 +96,7 @@ export async function withScenario(prefix: string, fn: (e: Env) => Promise<void>
     undone.aggregatesDeleted && `deleted ${undone.aggregatesDeleted} aggregates`,
   ].filter(Boolean);
   if (left.length) process.stdout.write(`\n[${prefix}] reset the cloud: ${left.join('; ')}\n`);
-  const ns = await useNamespace(prefix);
-  const e: Env = { cloud, ns, venv, flavor: flavorId, operator: await startEngineProcess(cloud, ns) };
+  const e: Env = { cloud, ns, venv, flavor: flavorId, operator };
   try {
     await cloud.setMasakariEndpoint(`${e.operator.apiUrl}/v1`);
     await fn(e);
