@@ -45,12 +45,26 @@ export const OPERATOR_ENV: Record<string, string> = {
   MASAKARI__DEFAULT__WAIT_PERIOD_AFTER_POWER_ON: '60',
 };
 
+/** Operators alive now: the runner stops a test process that runs past its timeout with SIGTERM. */
+const liveOperators = new Set<OperatorProcess>();
+const killLiveOperators = (): void => {
+  for (const o of liveOperators) o.child.kill('SIGKILL');
+};
+process.on('exit', killLiveOperators);
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    // without this, a stopped test process would leave its operator running, reparented to init
+    killLiveOperators();
+    process.exit(130);
+  });
+}
+
 export async function startEngineProcess(
   cloud: TestCloud,
   ns: TestNamespace,
   apiPort?: number,
 ): Promise<OperatorProcess> {
-  return startOperator({
+  const operator = await startOperator({
     kubeconfigPath: ns.kubeconfigPath,
     namespace: ns.namespace,
     components: 'api,engine',
@@ -59,6 +73,9 @@ export async function startEngineProcess(
     env: OPERATOR_ENV,
     apiPort,
   });
+  liveOperators.add(operator);
+  operator.child.once('exit', () => liveOperators.delete(operator));
+  return operator;
 }
 
 let flavor: Promise<string> | undefined;
