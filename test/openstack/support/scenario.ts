@@ -51,11 +51,15 @@ const killLiveOperators = (): void => {
   for (const o of liveOperators) o.child.kill('SIGKILL');
 };
 process.on('exit', killLiveOperators);
+/** Operators still starting (spawned, not yet ready). */
+const startingOperators = new Set<Promise<OperatorProcess>>();
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
-    // without this, a stopped test process would leave its operator running, reparented to init
+    // without this, a stopped test process would leave its operators running, reparented to init;
+    // one still starting is killed once it is ready (the runner's SIGKILL follows 10 s after SIGTERM)
     killLiveOperators();
-    process.exit(130);
+    const late = [...startingOperators].map((p) => p.then((o) => o.child.kill('SIGKILL')).catch(() => undefined));
+    void Promise.race([Promise.allSettled(late), sleep(8_000)]).then(() => process.exit(130));
   });
 }
 
@@ -64,7 +68,7 @@ export async function startEngineProcess(
   ns: TestNamespace,
   apiPort?: number,
 ): Promise<OperatorProcess> {
-  const operator = await startOperator({
+  const starting = startOperator({
     kubeconfigPath: ns.kubeconfigPath,
     namespace: ns.namespace,
     components: 'api,engine',
@@ -73,6 +77,8 @@ export async function startEngineProcess(
     env: OPERATOR_ENV,
     apiPort,
   });
+  startingOperators.add(starting);
+  const operator = await starting.finally(() => startingOperators.delete(starting));
   liveOperators.add(operator);
   operator.child.once('exit', () => liveOperators.delete(operator));
   return operator;
