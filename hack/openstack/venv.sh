@@ -13,6 +13,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 venv=${MASAKARI_OPENSTACK_VENV:-$HOME/.cache/masakari-operator/openstack/venv}
 stamp="$venv/.masakari-requirements.sha256"
 want=$(cat "$here/requirements.txt" "$here/constraints.txt" | sha256sum | cut -d' ' -f1)
+mkdir -p "$(dirname "$venv")"
+# One build at a time: .ci/run starts a build in the background while the
+# other suites run, and the openstack suite's own call waits here for it.
+exec 9>"$venv.lock"
+flock 9
 if [ -x "$venv/bin/nova-compute" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   echo "$venv"; exit 0
 fi
@@ -21,7 +26,6 @@ echo "openstack venv: building $venv with $("$py" --version) (first time only; t
 start=$SECONDS
 # build next to the target and rename, so a half-built venv is never used
 rm -rf "$venv.new"
-mkdir -p "$(dirname "$venv")"
 "$py" -m venv "$venv.new"
 "$venv.new/bin/pip" install --quiet --disable-pip-version-check --upgrade pip >&2
 "$venv.new/bin/pip" install --quiet --disable-pip-version-check \

@@ -9,8 +9,11 @@
 //   PUT  /endpoints/instance-ha     {"url": …}: the catalog's masakari endpoint
 //   GET  /nova/exchanges?since=N    what went through the nova-api proxy after seq N
 //   GET  /standins/unexpected       requests the Glance/Neutron stand-ins did not serve
+//   POST /reset                     back to the just-started state (reset.ts): computes up and
+//                                   enabled, no servers, no aggregates; answers what it undid
 import { createServer, type Server } from 'node:http';
 import type { OpenStackCloud } from './cloud.ts';
+import { resetCloud } from './reset.ts';
 
 /** What GET /cloud tells another process about the running cloud. */
 export type CloudDescription = Pick<
@@ -61,6 +64,8 @@ export async function startCloudControl(cloud: OpenStackCloud, port = 0): Promis
           const since = Number(url.searchParams.get('since') ?? 0) || 0;
           return [200, { last: cloud.recorder.lastSeq(), exchanges: cloud.recorder.since(since) }];
         }
+        if (req.method === 'POST' && url.pathname === '/reset')
+          return [200, await resetCloud(cloud, cloud.keystone.nova)];
         if (req.method === 'GET' && url.pathname === '/standins/unexpected')
           return [200, { glance: cloud.glance.unexpected, neutron: cloud.neutron.unexpected }];
         return [404, { error: `no route ${req.method} ${url.pathname}` }];

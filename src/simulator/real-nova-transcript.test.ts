@@ -17,9 +17,12 @@ interface Transcript {
   nova: string;
   scenario: string;
   world: {
-    failedHost: string;
+    /** The host whose nova-compute was killed (host failure); null for instance and process failures. */
+    failedHost: string | null;
     hosts: string[];
     services: { uuid: string; host: string }[];
+    /** Absent in recordings made before aggregates were captured. */
+    aggregates?: { id: number; name: string; hosts: string[] }[];
     servers: {
       id: string;
       name: string;
@@ -100,7 +103,14 @@ for (const t of transcripts()) {
         svc.uuid = uuid;
         sim.state.services.set(uuid, svc);
       }
-      sim.state.failHost(t.world.failedHost);
+      // the aggregates keep real Nova's ids: the engine addresses them by id
+      for (const { id, name, hosts } of t.world.aggregates ?? []) {
+        const agg = sim.state.addAggregate({ name, hosts });
+        sim.state.aggregates.delete(agg.id);
+        agg.id = id;
+        sim.state.aggregates.set(id, agg);
+      }
+      if (t.world.failedHost) sim.state.failHost(t.world.failedHost);
       const auth = await fetch(`${sim.authUrl}/auth/tokens`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -12,27 +12,21 @@ import {
   saveTranscript,
   computeService,
   createSegment,
-  deleteSegment,
   evacuations,
+  facade,
   failHost,
   HOST_DISABLE_REASON,
   HOST_DOWN_PAYLOAD,
   notify,
-  openstack,
-  restoreHost,
   servers,
-  stopEnv,
-  useEnv,
   waitNotification,
+  withScenario,
   type Env,
   type Fleet,
+  type Segment,
 } from './support/scenario.ts';
 
 const test = suite('host failure on real Nova');
-
-test.after(async () => {
-  await stopEnv();
-});
 
 const FAILED = 'cpu1';
 const AGGREGATE = 'ha-aggregate';
@@ -73,57 +67,46 @@ async function aggregateHosts(e: Env, id: number): Promise<string[]> {
   return (r.body as { aggregate: { hosts: string[] } }).aggregate.hosts;
 }
 
-async function withAggregate<T>(e: Env, fn: (id: number) => Promise<T>): Promise<T> {
-  const created = await e.cloud.admin('POST', '/os-aggregates', { aggregate: { name: `${AGGREGATE}-${Date.now()}` } });
+/** The failed host's aggregate (the cloud reset deletes it before the next scenario). */
+async function createAggregate(e: Env): Promise<number> {
+  const created = await e.cloud.admin('POST', '/os-aggregates', { aggregate: { name: AGGREGATE } });
   const id = (created.body as { aggregate: { id: number } }).aggregate.id;
   await e.cloud.admin('POST', `/os-aggregates/${id}/action`, { add_host: { host: FAILED } });
-  try {
-    return await fn(id);
-  } finally {
-    for (const h of await aggregateHosts(e, id)) {
-      await e.cloud.admin('POST', `/os-aggregates/${id}/action`, { remove_host: { host: h } });
-    }
-    await e.cloud.admin('DELETE', `/os-aggregates/${id}`);
-  }
+  return id;
 }
 
 async function scenario(
   method: 'auto' | 'reserved_host' | 'auto_priority' | 'rh_priority',
-  check: (e: Env, fleet: Fleet, aggregate: number) => Promise<void>,
+  check: (e: Env, fleet: Fleet, aggregate: number, segment: Segment) => Promise<void>,
 ): Promise<void> {
-  const e = await useEnv('openstack-host');
-  const reserved = method !== 'auto';
-  const segment = await createSegment(e, method, [{ name: 'cpu1' }, { name: 'cpu2' }, { name: 'cpu3', reserved }]);
-  let fleet: Fleet | undefined;
-  try {
-    await withAggregate(e, async (aggregate) => {
-      fleet = await bootFleet(e, FAILED);
-      await failHost(e, FAILED);
-      const world = await captureWorld(e, FAILED, fleet.all);
-      const since = (await e.cloud.exchanges(0)).last;
-      const created = await notify(e, 'COMPUTE_HOST', FAILED, HOST_DOWN_PAYLOAD);
-      const done = await waitNotification(e, created.notification_uuid);
-      await saveTranscript(e, `host-failure-${method}`, world, since);
-      assert.is(done.status, 'finished', `notification ended ${done.status}: ${JSON.stringify(done)}`);
-      await check(e, fleet, aggregate);
-    });
-  } finally {
-    await restoreHost(e, FAILED, fleet?.all ?? []);
-    await deleteSegment(e, segment);
-  }
+  await withScenario(`openstack-${method}`, async (e) => {
+    const reserved = method !== 'auto';
+    const [segment, aggregate, fleet] = await Promise.all([
+      createSegment(e, method, [{ name: 'cpu1' }, { name: 'cpu2' }, { name: 'cpu3', reserved }]),
+      createAggregate(e),
+      bootFleet(e, FAILED),
+    ]);
+    await failHost(e, FAILED);
+    const world = await captureWorld(e, FAILED, fleet.all);
+    const since = (await e.cloud.exchanges(0)).last;
+    const created = await notify(e, 'COMPUTE_HOST', FAILED, HOST_DOWN_PAYLOAD);
+    const done = await waitNotification(e, created.notification_uuid);
+    await saveTranscript(e, `host-failure-${method}`, world, since);
+    assert.is(done.status, 'finished', `notification ended ${done.status}: ${JSON.stringify(done)}`);
+    await check(e, fleet, aggregate, segment);
+  });
 }
 
 test('reserved_host: every HA server on the reserved host, which joins the aggregate and is no longer reserved', async () => {
-  await scenario('reserved_host', async (e, fleet, aggregate) => {
+  await scenario('reserved_host', async (e, fleet, aggregate, segment) => {
     await checkRecovered(e, fleet, ['cpu3']);
     assert.ok(
       (await aggregateHosts(e, aggregate)).includes('cpu3'),
       'reserved host added to the failed host aggregate',
     );
-    const hosts = (await openstack(e, ['segment', 'host', 'list', (await segmentOf(e, 'reserved_host')) ?? ''])) as {
-      name: string;
-      reserved: boolean;
-    }[];
+    const { hosts } = (await facade(e, 'GET', `/segments/${segment.id}/hosts`)) as {
+      hosts: { name: string; reserved: boolean }[];
+    };
     assert.is(hosts.find((h) => h.name === 'cpu3')?.reserved, false);
   });
 });
@@ -133,11 +116,6 @@ test('auto: every HA server evacuated by the scheduler, original power state, ow
     await checkRecovered(e, fleet, ['cpu2', 'cpu3']);
   });
 });
-
-async function segmentOf(e: Env, method: string): Promise<string | undefined> {
-  const segs = (await openstack(e, ['segment', 'list'])) as { uuid: string; recovery_method: string }[];
-  return segs.find((s) => s.recovery_method === method)?.uuid;
-}
 
 test('auto_priority: the scheduler places them (auto succeeds first)', async () => {
   await scenario('auto_priority', async (e, fleet) => {

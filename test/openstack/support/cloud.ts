@@ -5,7 +5,8 @@
 // cloud that stops when the process exits.
 import { startOpenStackCloud } from '../../../src/openstack-cloud/cloud.ts';
 import { startCloudControl, type CloudDescription } from '../../../src/openstack-cloud/control.ts';
-import { novaCaller } from '../../../src/openstack-cloud/keystone-seed.ts';
+import { novaCaller, passwordToken } from '../../../src/openstack-cloud/keystone-seed.ts';
+import type { ResetReport } from '../../../src/openstack-cloud/reset.ts';
 import type { NovaExchange } from '../../../src/openstack-cloud/recorder.ts';
 import type { NovaCall } from '../../../src/openstack-cloud/servers.ts';
 
@@ -15,6 +16,10 @@ export interface TestCloud {
   admin: NovaCall;
   /** Nova as user member of project demo. */
   member: NovaCall;
+  /** A token of the cloud admin (project admin), for our facade; renewed every 30 min. */
+  adminToken(): Promise<string>;
+  /** Back to the just-started state: computes up and enabled, no servers, no aggregates. */
+  reset(): Promise<ResetReport>;
   killCompute(host: string): Promise<void>;
   startCompute(host: string): Promise<void>;
   setMasakariEndpoint(url: string): Promise<void>;
@@ -56,7 +61,18 @@ export function useCloud(): Promise<TestCloud> {
     const desc = (await call(`${url}/cloud`)) as CloudDescription;
     const env = desc.adminEnv;
     const keystone = desc.authUrl.replace(/\/v3$/, '');
+    let token: { value: Promise<string>; at: number } | undefined;
     return {
+      adminToken: () => {
+        if (!token || Date.now() - token.at > 30 * 60_000) {
+          token = {
+            value: passwordToken(keystone, env.OS_USERNAME ?? 'admin', env.OS_PASSWORD ?? '', 'admin'),
+            at: Date.now(),
+          };
+        }
+        return token.value;
+      },
+      reset: async () => (await call(`${url}/reset`, 'POST')) as ResetReport,
       desc,
       admin: novaCaller(keystone, desc.novaUrl, env.OS_USERNAME ?? 'admin', env.OS_PASSWORD ?? '', 'admin'),
       member: novaCaller(keystone, desc.novaUrl, 'member', desc.memberEnv.OS_PASSWORD ?? '', 'demo'),

@@ -10,9 +10,9 @@ import { useNamespace, type TestNamespace } from '../../support/cluster.ts';
 import { startOperator, type OperatorProcess } from '../../e2e/support/stack.ts';
 import { e2eVenv } from '../../e2e/support/python-env.ts';
 import { useCloud, type TestCloud } from './cloud.ts';
+import type { ResetReport } from '../../../src/openstack-cloud/reset.ts';
 import {
   bootServer,
-  deleteServers,
   ensureFlavor,
   getServer,
   serverAction,
@@ -37,20 +37,38 @@ export interface Env {
 /** Operator options the scenarios share: evacuate only HA_Enabled servers; fast polling. */
 export const OPERATOR_ENV: Record<string, string> = {
   MASAKARI__HOST_FAILURE__EVACUATE_ALL_INSTANCES: 'false',
+  // off by default, as in Masakari; the reserved_host scenario checks that the reserved host joins the failed host's aggregate
+  MASAKARI__HOST_FAILURE__ADD_RESERVED_HOST_TO_AGGREGATE: 'true',
   // the tests notify only once Nova itself reports the compute down, as a host monitor would
   MASAKARI__DEFAULT__WAIT_PERIOD_AFTER_SERVICE_UPDATE: '0',
   MASAKARI__DEFAULT__WAIT_PERIOD_AFTER_POWER_OFF: '60',
   MASAKARI__DEFAULT__WAIT_PERIOD_AFTER_POWER_ON: '60',
 };
 
-let env: Promise<Env> | undefined;
+/** Operators alive now: the runner stops a test process that runs past its timeout with SIGTERM. */
+const liveOperators = new Set<OperatorProcess>();
+const killLiveOperators = (): void => {
+  for (const o of liveOperators) o.child.kill('SIGKILL');
+};
+process.on('exit', killLiveOperators);
+/** Operators still starting (spawned, not yet ready). */
+const startingOperators = new Set<Promise<OperatorProcess>>();
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    // without this, a stopped test process would leave its operators running, reparented to init;
+    // one still starting is killed once it is ready (the runner's SIGKILL follows 10 s after SIGTERM)
+    killLiveOperators();
+    const late = [...startingOperators].map((p) => p.then((o) => o.child.kill('SIGKILL')).catch(() => undefined));
+    void Promise.race([Promise.allSettled(late), sleep(8_000)]).then(() => process.exit(130));
+  });
+}
 
 export async function startEngineProcess(
   cloud: TestCloud,
   ns: TestNamespace,
   apiPort?: number,
 ): Promise<OperatorProcess> {
-  return startOperator({
+  const starting = startOperator({
     kubeconfigPath: ns.kubeconfigPath,
     namespace: ns.namespace,
     components: 'api,engine',
@@ -59,42 +77,96 @@ export async function startEngineProcess(
     env: OPERATOR_ENV,
     apiPort,
   });
+  startingOperators.add(starting);
+  const operator = await starting.finally(() => startingOperators.delete(starting));
+  liveOperators.add(operator);
+  operator.child.once('exit', () => liveOperators.delete(operator));
+  return operator;
 }
 
-/** One operator and one namespace for every scenario of a test file. */
-export function useEnv(prefix: string): Promise<Env> {
-  env ??= (async () => {
-    const [cloud, venv, ns] = await Promise.all([useCloud(), e2eVenv(), useNamespace(prefix)]);
-    const operator = await startEngineProcess(cloud, ns);
-    await cloud.setMasakariEndpoint(`${operator.apiUrl}/v1`);
-    const flavor = await ensureFlavor(cloud.admin);
-    return { cloud, ns, operator, venv, flavor };
-  })();
-  return env;
+let flavor: Promise<string> | undefined;
+
+/**
+ * Runs one scenario from a clean state of the shared cloud: the cloud reset
+ * (every compute up and enabled, no servers, no aggregates; whatever an
+ * earlier scenario left behind, even after a failed assertion), a fresh
+ * namespace (so no segment or host survives either) and a fresh operator
+ * registered as the catalog's instance-ha endpoint. On failure the
+ * operator's last output is printed next to the assertion.
+ */
+export async function withScenario(prefix: string, fn: (e: Env) => Promise<void>): Promise<void> {
+  const cloud = await useCloud();
+  // the operator starts while the cloud resets (a compute restart alone takes tens of seconds)
+  const starting = useNamespace(prefix).then(async (ns) => ({ ns, operator: await startEngineProcess(cloud, ns) }));
+  const setup = await Promise.allSettled([e2eVenv(), (flavor ??= ensureFlavor(cloud.admin)), cloud.reset(), starting]);
+  const failed = setup.find((r) => r.status === 'rejected');
+  if (failed) {
+    const started = await starting.catch(() => undefined);
+    await started?.operator.stop();
+    await started?.ns.cleanup();
+    throw failed.reason;
+  }
+  const [venv, flavorId, undone, { ns, operator }] = setup.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+    string,
+    string,
+    ResetReport,
+    { ns: TestNamespace; operator: OperatorProcess },
+  ];
+  const left = [
+    undone.computesStarted.length && `started ${undone.computesStarted.join(', ')}`,
+    undone.servicesEnabled.length && `enabled ${undone.servicesEnabled.join(', ')}`,
+    undone.serversDeleted && `deleted ${undone.serversDeleted} servers`,
+    undone.aggregatesDeleted && `deleted ${undone.aggregatesDeleted} aggregates`,
+  ].filter(Boolean);
+  if (left.length) process.stdout.write(`\n[${prefix}] reset the cloud: ${left.join('; ')}\n`);
+  const e: Env = { cloud, ns, venv, flavor: flavorId, operator };
+  try {
+    await cloud.setMasakariEndpoint(`${e.operator.apiUrl}/v1`);
+    await fn(e);
+  } catch (err) {
+    // uvu reports a file's failures only once all its tests have run: say it now, with the operator's side
+    const what = err instanceof Error ? err.message : String(err);
+    process.stderr.write(
+      `\n[${prefix}] FAILED: ${what}\n[${prefix}] the operator's last output:\n${e.operator.output().slice(-6_000)}\n`,
+    );
+    throw err;
+  } finally {
+    await e.operator.stop();
+    await ns.cleanup();
+  }
 }
 
-/** Stops this file's operator (the next file's useEnv starts a fresh one). */
-export async function stopEnv(): Promise<void> {
-  if (!env) return;
-  const current = env;
-  env = undefined;
-  const e = await current.catch(() => undefined);
-  await e?.operator.stop();
-  await e?.ns.cleanup();
+/** Our facade's REST API as the cloud admin (setup and polling; the CLI drives the steps that matter). */
+export async function facade(e: Env, method: string, urlPath: string, body?: unknown): Promise<unknown> {
+  const r = await fetch(`${e.operator.apiUrl}/v1${urlPath}`, {
+    method,
+    headers: {
+      'x-auth-token': await e.cloud.adminToken(),
+      'openstack-api-version': 'instance-ha 1.3',
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(60_000),
+  });
+  const text = await r.text();
+  if (r.status >= 300) throw new Error(`facade ${method} ${urlPath}: HTTP ${r.status} ${text}`);
+  return text ? (JSON.parse(text) as unknown) : null;
 }
 
-/** The real `openstack` CLI (python-masakariclient plugin) as the cloud admin; JSON output parsed. */
+/**
+ * The real `openstack` CLI (python-masakariclient plugin) as the cloud admin;
+ * JSON output parsed. Each run costs seconds of CPU (15 s of wall time at a
+ * load average of 20), so the scenarios use it for the steps that matter.
+ */
 export async function openstack(e: Env, args: string[]): Promise<unknown> {
   const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...e.cloud.desc.adminEnv };
   try {
-    // delete commands print nothing and take no -f
-    const format = args.includes('delete') ? [] : ['-f', 'json'];
-    const r = await run(path.join(e.venv, 'bin/openstack'), [...args, ...format], {
+    const r = await run(path.join(e.venv, 'bin/openstack'), [...args, '-f', 'json'], {
       env: childEnv,
       timeout: 120_000,
     });
-    // delete commands print a plain-text confirmation ("Host deleted…"), not JSON
-    return r.stdout.trim() === '' || !format.length ? null : JSON.parse(r.stdout);
+    return r.stdout.trim() === '' ? null : JSON.parse(r.stdout);
   } catch (err) {
     const x = err as { stderr?: string; stdout?: string; message: string };
     throw new Error(`openstack ${args.join(' ')} failed: ${x.stderr || x.stdout || x.message}`);
@@ -108,6 +180,7 @@ export interface Segment {
   name: string;
 }
 
+/** The segment through the CLI, its hosts through the facade's REST API. */
 export async function createSegment(
   e: Env,
   method: string,
@@ -116,24 +189,11 @@ export async function createSegment(
   const name = uniq(`seg-${method}`);
   const seg = (await openstack(e, ['segment', 'create', name, method, 'COMPUTE'])) as { uuid: string };
   for (const h of hosts) {
-    await openstack(e, [
-      'segment',
-      'host',
-      'create',
-      h.name,
-      'COMPUTE',
-      'SSH',
-      seg.uuid,
-      ...(h.reserved ? ['--reserved', 'True'] : []),
-    ]);
+    await facade(e, 'POST', `/segments/${seg.uuid}/hosts`, {
+      host: { name: h.name, type: 'COMPUTE', control_attributes: 'SSH', reserved: h.reserved ?? false },
+    });
   }
   return { id: seg.uuid, name };
-}
-
-export async function deleteSegment(e: Env, seg: Segment): Promise<void> {
-  const hosts = (await openstack(e, ['segment', 'host', 'list', seg.id])) as { uuid: string }[];
-  for (const h of hosts) await openstack(e, ['segment', 'host', 'delete', seg.id, h.uuid]);
-  await openstack(e, ['segment', 'delete', seg.id]);
 }
 
 /** The servers a failed host carries, by role. */
@@ -222,14 +282,18 @@ export async function notify(e: Env, type: string, host: string, payload: unknow
   ])) as NotificationView;
 }
 
+/** Polls the facade until the notification is done, then reads it once more through the CLI. */
 export async function waitNotification(e: Env, id: string, timeoutMs = 300_000): Promise<NotificationView> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const n = (await openstack(e, ['notification', 'show', id])) as NotificationView;
-    if (['finished', 'error', 'failed', 'ignored'].includes(n.status)) return n;
-    if (Date.now() > deadline) throw new Error(`notification ${id} still ${n.status} after ${timeoutMs} ms`);
-    await sleep(2_000);
+    const { notification: n } = (await facade(e, 'GET', `/notifications/${id}`)) as { notification: NotificationView };
+    if (['finished', 'error', 'failed', 'ignored'].includes(n.status)) break;
+    if (Date.now() > deadline) {
+      throw new Error(`notification ${id} still ${n.status} after ${timeoutMs} ms: ${JSON.stringify(n)}`);
+    }
+    await sleep(1_000);
   }
+  return (await openstack(e, ['notification', 'show', id])) as NotificationView;
 }
 
 export interface Migration {
@@ -255,23 +319,13 @@ export async function servers(e: Env, ids: string[]): Promise<NovaServer[]> {
   return Promise.all(ids.map((id) => getServer(e.cloud.admin, id)));
 }
 
-/**
- * Undoes a host failure: deletes the scenario's servers, restarts the host's
- * nova-compute (it deletes the evacuated copies it still held), re-enables
- * the service.
- */
-export async function restoreHost(e: Env, host: string, serverIds: string[]): Promise<void> {
-  await deleteServers(e.cloud.admin, serverIds).catch(() => undefined);
-  await e.cloud.startCompute(host);
-  const svc = await computeService(e, host);
-  await e.cloud.admin('PUT', `/os-services/${svc.id}`, { status: 'enabled', forced_down: false }, '2.53');
-}
-
 /** The state of the servers and services a recorded scenario starts from, for the replay against the simulator. */
 export interface World {
-  failedHost: string;
+  failedHost: string | null;
   hosts: string[];
   services: { uuid: string; host: string }[];
+  /** Host aggregates (the reserved_host flow may add the reserved host to the failed host's). */
+  aggregates: { id: number; name: string; hosts: string[] }[];
   servers: {
     id: string;
     name: string;
@@ -284,17 +338,22 @@ export interface World {
   }[];
 }
 
-export async function captureWorld(e: Env, failedHost: string, ids: string[]): Promise<World> {
+export async function captureWorld(e: Env, failedHost: string | null, ids: string[]): Promise<World> {
   const svc = await e.cloud.admin('GET', '/os-services?binary=nova-compute');
   const services = (svc.body as { services: { id: string; host: string }[] }).services.map((s) => ({
     uuid: s.id,
     host: s.host,
   }));
   const list = await servers(e, ids);
+  const aggs = await e.cloud.admin('GET', '/os-aggregates');
+  const aggregates = (aggs.body as { aggregates: { id: number; name: string; hosts: string[] }[] }).aggregates.map(
+    ({ id, name, hosts }) => ({ id, name, hosts }),
+  );
   return {
     failedHost,
     hosts: services.map((s) => s.host),
     services,
+    aggregates,
     servers: list.map((s) => ({
       id: s.id,
       name: s.name,
