@@ -22,6 +22,7 @@ import {
   restrictedNamespace,
   waitFor,
   waitPodsReady,
+  createSimulatorCredentials,
 } from './support/tools.ts';
 
 const NS = 'masakari-helm';
@@ -106,21 +107,7 @@ step(
     // The operator's OpenStack credentials: the simulator on the node IP, which
     // starts below once the API Service has an address for its catalog.
     const authUrl = `http://${nodeIp}:${ctx.simPort}/identity/v3`;
-    await kubectl([
-      'create',
-      'secret',
-      'generic',
-      'cloud',
-      '-n',
-      NS,
-      `--from-literal=OS_AUTH_URL=${authUrl}`,
-      '--from-literal=OS_USERNAME=admin',
-      '--from-literal=OS_PASSWORD=admin-secret',
-      '--from-literal=OS_PROJECT_NAME=admin',
-      '--from-literal=OS_USER_DOMAIN_NAME=Default',
-      '--from-literal=OS_PROJECT_DOMAIN_NAME=Default',
-      '--from-literal=OS_REGION_NAME=RegionOne',
-    ]);
+    await createSimulatorCredentials('cloud', NS, authUrl);
     await helm(['install', RELEASE, CHART, ...installArgs(), '--wait', '--timeout', '5m']);
     const svc = await kubectlJson<{ spec: { clusterIP: string; ports: { port: number }[] } }>([
       'get',
@@ -266,18 +253,17 @@ step('a bad HaHost is rejected through the webhook Service, a good one accepted'
   await kubectl(['delete', 'hahost', 'good-host', '-n', NS]);
 });
 
+/** The engine Lease's holder (the leader pod's name), if any. */
+async function engineLeaseHolder(): Promise<string | undefined> {
+  const lease = await kubectlJson<{ spec: { holderIdentity?: string } }>(['get', 'lease', 'masakari-engine', '-n', NS]);
+  return lease.spec.holderIdentity;
+}
+
 async function leaderPod(): Promise<string> {
   return waitFor(
     'an engine leader',
     async () => {
-      const lease = await kubectlJson<{ spec: { holderIdentity?: string } }>([
-        'get',
-        'lease',
-        'masakari-engine',
-        '-n',
-        NS,
-      ]);
-      return lease.spec.holderIdentity || undefined;
+      return (await engineLeaseHolder()) || undefined;
     },
     60_000,
   );
@@ -339,14 +325,7 @@ step(
     const next = await waitFor(
       'a new leader',
       async () => {
-        const lease = await kubectlJson<{ spec: { holderIdentity?: string } }>([
-          'get',
-          'lease',
-          'masakari-engine',
-          '-n',
-          NS,
-        ]);
-        const h = lease.spec.holderIdentity;
+        const h = await engineLeaseHolder();
         return h && h !== leader ? h : undefined;
       },
       HANDOVER_BOUND_MS + 30_000,

@@ -20,6 +20,7 @@ import {
   openstack,
   waitFor,
   waitPodsReady,
+  createSimulatorCredentials,
 } from './support/tools.ts';
 
 const NS = 'masakari';
@@ -42,21 +43,7 @@ test('kubectl apply -k config/default with the credentials Secret: every pod Rea
   // simulator's Keystone on the node IP, which starts below once the API
   // Service has an address for its catalog.
   await kubectl(['create', 'namespace', NS]);
-  await kubectl([
-    'create',
-    'secret',
-    'generic',
-    'masakari-openstack',
-    '-n',
-    NS,
-    `--from-literal=OS_AUTH_URL=http://${nodeIp}:${ctx.simPort}/identity/v3`,
-    '--from-literal=OS_USERNAME=admin',
-    '--from-literal=OS_PASSWORD=admin-secret',
-    '--from-literal=OS_PROJECT_NAME=admin',
-    '--from-literal=OS_USER_DOMAIN_NAME=Default',
-    '--from-literal=OS_PROJECT_DOMAIN_NAME=Default',
-    '--from-literal=OS_REGION_NAME=RegionOne',
-  ]);
+  await createSimulatorCredentials('masakari-openstack', NS, `http://${nodeIp}:${ctx.simPort}/identity/v3`);
   // --force-conflicts: the CRDs may remain from the Helm test, owned by helm's field manager.
   await kubectl(['apply', '--server-side', '--force-conflicts', '-k', `${ROOT}/config/default`]);
   const nsObj = await kubectlJson<{ metadata: { labels: Record<string, string> } }>(['get', 'namespace', NS]);

@@ -159,3 +159,25 @@ export async function restrictedNamespace(ns: string): Promise<void> {
     'pod-security.kubernetes.io/enforce-version=latest',
   ]);
 }
+
+/**
+ * Creates the operator's OpenStack credentials Secret (OS_* variables, as docs/install.md has users
+ * do) for the simulator's Keystone at authUrl.
+ */
+export async function createSimulatorCredentials(name: string, namespace: string, authUrl: string): Promise<void> {
+  await kubectl([
+    'create',
+    'secret',
+    'generic',
+    name,
+    '-n',
+    namespace,
+    `--from-literal=OS_AUTH_URL=${authUrl}`,
+    '--from-literal=OS_USERNAME=admin',
+    '--from-literal=OS_PASSWORD=admin-secret',
+    '--from-literal=OS_PROJECT_NAME=admin',
+    '--from-literal=OS_USER_DOMAIN_NAME=Default',
+    '--from-literal=OS_PROJECT_DOMAIN_NAME=Default',
+    '--from-literal=OS_REGION_NAME=RegionOne',
+  ]);
+}
