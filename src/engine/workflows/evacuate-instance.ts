@@ -116,8 +116,7 @@ export class EvacuationProcedure {
   needsWork(move: VMoveRecord): boolean {
     if (move.status === 'succeeded') return false;
     if (move.status !== 'failed') return true;
-    const intent = this.ctx.effects.get(evacuateKey(move.instanceUuid))?.data as EvacuateIntent | undefined;
-    return !(intent && intent.run === this.ctx.run && intent.attempt === this.target.attempt);
+    return !this.intendedByThisAttempt(move);
   }
 
   /**
@@ -128,6 +127,11 @@ export class EvacuationProcedure {
    * announcement, so progress_details holds one "started" line per instance.
    */
   announced(move: VMoveRecord): boolean {
+    return this.intendedByThisAttempt(move);
+  }
+
+  /** Whether the move's journalled evacuate intent is this run's and this attempt's. */
+  private intendedByThisAttempt(move: VMoveRecord): boolean {
     const intent = this.ctx.effects.get(evacuateKey(move.instanceUuid))?.data as EvacuateIntent | undefined;
     return intent !== undefined && intent.run === this.ctx.run && intent.attempt === this.target.attempt;
   }
