@@ -269,6 +269,16 @@ async function leaderPod(): Promise<string> {
   );
 }
 
+/** Waits until the notification's status, through the openstack CLI, is finished. */
+async function waitFinished(id: string, timeoutMs: number): Promise<void> {
+  await waitFor(
+    'notification finished',
+    async () => ((await notificationStatus(id)) === 'finished' ? true : undefined),
+    timeoutMs,
+    2_000,
+  );
+}
+
 async function notificationStatus(id: string): Promise<string> {
   const n = (await openstack(osEnv(), ['notification', 'show', id])) as Record<string, string>;
   return n.status!;
@@ -299,12 +309,7 @@ function evacuationsOf(host: string): Map<string, number> {
 
 step('a host failure is recovered by the engine pod', async () => {
   const id = await failHost('compute-a');
-  await waitFor(
-    'notification finished',
-    async () => ((await notificationStatus(id)) === 'finished' ? true : undefined),
-    180_000,
-    2_000,
-  );
+  await waitFinished(id, 180_000);
   for (const [name, n] of evacuationsOf('compute-a')) assert.is(n, 1, `${name} evacuated ${n} times`);
 });
 
@@ -336,12 +341,7 @@ step(
       tookMs <= HANDOVER_BOUND_MS,
       `hand-over took ${tookMs} ms, bound ${HANDOVER_BOUND_MS} ms (new leader ${next})`,
     );
-    await waitFor(
-      'notification finished',
-      async () => ((await notificationStatus(id)) === 'finished' ? true : undefined),
-      240_000,
-      2_000,
-    );
+    await waitFinished(id, 240_000);
     for (const [name, n] of evacuationsOf('compute-b')) assert.is(n, 1, `${name} evacuated ${n} times`);
     await waitPodsReady(NS, ENGINE_PODS, 2);
   },
