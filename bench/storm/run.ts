@@ -25,7 +25,13 @@
 // profile (.cpuprofile, open in Chrome DevTools or bench/lib/cpuprofile.ts)
 // into DIR when it stops.
 //
+// --apiserver-profile FILE: a 30 s CPU profile of kube-apiserver (its
+// /debug/pprof/profile, read with kubectl) taken 10 s into the storm, written
+// to FILE (read with `go tool pprof -top FILE`).
+//
 // Writes the "Storm" section of docs/benchmarks.md (not with --no-write).
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startControlPlane } from '../../src/controlplane/index.ts';
@@ -51,6 +57,7 @@ const { values } = parseArgs({
     'no-reference': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
     profile: { type: 'string' },
+    'apiserver-profile': { type: 'string' },
   },
 });
 const COUNT = Number(values.count);
@@ -130,6 +137,21 @@ function stormLoad(base: string, count: number): Promise<CountedResult> {
   });
 }
 
+/** kube-apiserver's CPU profile for 30 s, starting 10 s from now, into `file`. */
+async function profileApiserver(kubeconfig: string, file: string): Promise<void> {
+  await new Promise((r) => setTimeout(r, 10_000));
+  const out = await new Promise<Buffer>((resolve, reject) =>
+    execFile(
+      'kubectl',
+      ['--kubeconfig', kubeconfig, 'get', '--raw', '/debug/pprof/profile?seconds=30'],
+      { encoding: 'buffer', maxBuffer: 64 << 20 },
+      (err, stdout) => (err ? reject(err) : resolve(stdout)),
+    ),
+  );
+  await writeFile(file, out);
+  console.log(`kube-apiserver CPU profile: ${file}`);
+}
+
 async function measureOurs(): Promise<StormResult> {
   const cp = await startControlPlane();
   const kube = createKubeClient(loadKubeConfig({ env: { KUBECONFIG: cp.kubeconfigPath } }));
@@ -164,7 +186,11 @@ async function measureOurs(): Promise<StormResult> {
       });
       const cpuBefore = cpuNow();
       console.log(`storm: ${COUNT} VM notifications for one host, ${CONCURRENCY} in flight...`);
+      const apiserverProfile = values['apiserver-profile']
+        ? profileApiserver(cp.kubeconfigPath, values['apiserver-profile'])
+        : undefined;
       const run = await stormLoad(api.apiUrl, COUNT);
+      await apiserverProfile;
       const cpuAfter = cpuNow();
       await new Promise((r) => setTimeout(r, 2000));
       const result: StormResult = {

@@ -131,10 +131,35 @@ async function schemathesis(
   return outputs.join('\n');
 }
 
+/**
+ * CPython 3.11 (3.11.7 here) tracks the AST constructor's recursion depth in
+ * state its threads share, so hypothesis describing a lambda (ast.parse) in
+ * two worker threads at once can die with this SystemError: a tool crash that
+ * reports no check at all. The seed makes it recur, so the one retry runs that
+ * half in a single worker thread, where it cannot happen.
+ */
+const PYTHON_AST_RACE = 'AST constructor recursion depth mismatch';
+class PythonAstRace extends Error {}
+
 async function schemathesisProcess(
   stack: Stack,
   o: { mode: 'positive' | 'negative'; maxExamples: number; token?: string },
   half: string[],
+): Promise<string> {
+  try {
+    return await schemathesisAttempt(stack, o, half, 2);
+  } catch (e) {
+    if (!(e instanceof PythonAstRace)) throw e;
+    process.stdout.write(`[fuzz] schemathesis hit CPython 3.11's ${PYTHON_AST_RACE}: that half again in one worker\n`);
+    return schemathesisAttempt(stack, o, half, 1);
+  }
+}
+
+async function schemathesisAttempt(
+  stack: Stack,
+  o: { mode: 'positive' | 'negative'; maxExamples: number; token?: string },
+  half: string[],
+  workers: number,
 ): Promise<string> {
   const st = path.join(await fuzzVenv(), 'bin/st');
   const base = stack.operator.apiUrl;
@@ -162,7 +187,7 @@ async function schemathesisProcess(
     '--seed',
     String(SEED),
     '--workers',
-    '2',
+    String(workers),
     // The coverage phase's negative cases trip a CPython 3.11 ast.parse bug inside hypothesis when run
     // from several workers ("AST constructor recursion depth mismatch"): a tool error, not an API one.
     ...(o.mode === 'negative' ? ['--phases', 'examples,fuzzing'] : []),
@@ -187,6 +212,7 @@ async function schemathesisProcess(
     return r.stdout;
   } catch (e) {
     const err = e as { stdout?: string; stderr?: string; message: string };
+    if (`${err.stdout ?? ''}${err.stderr ?? ''}`.includes(PYTHON_AST_RACE)) throw new PythonAstRace(err.message);
     throw new Error(
       `schemathesis failed (seed ${SEED}): ${err.message.replace(/X-Auth-Token: \S+/, 'X-Auth-Token: …')}\n${(err.stdout ?? '').slice(-6000)}\n${(err.stderr ?? '').slice(-2000)}`,
     );
