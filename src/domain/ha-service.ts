@@ -39,6 +39,16 @@ import type { ColumnSet, ListParams, QueryParams } from './pagination.ts';
 import { isUuidLike } from './schemas.ts';
 import { normaliseTime, parseIsoTime, toMicros } from '../time/format.ts';
 
+/** A repository read that goes to the API server: its outage is a 503 with Retry-After, as for intake. */
+async function storeRead<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (e) {
+    if (e instanceof StoreUnavailableError) throw new ServiceUnavailable(e.message, e.retryAfterSeconds);
+    throw e;
+  }
+}
+
 export interface HaServiceConfig {
   /** [DEFAULT]/osapi_max_limit */
   osapi_max_limit: number;
@@ -412,6 +422,13 @@ export class HaService {
     return n;
   }
 
+  /** show at microversion 1.1+: with recovery_workflow_details. */
+  async getNotificationDetails(id: string): Promise<NotificationRecord> {
+    const n = isUuidLike(id) ? await storeRead(() => this.repo.getNotificationDetails(id)) : undefined;
+    if (!n) throw new NotificationNotFound(id);
+    return n;
+  }
+
   /**
    * NotificationAPI.create_notification, payload already validated: host by
    * name (400) → maintenance (409) → duplicate (409, atomic in the
@@ -457,10 +474,10 @@ export class HaService {
   }
 
   /** vmoves.py index. Filters status, type. */
-  listVMoves(notificationId: string, q: QueryParams): VMoveRecordView[] {
+  async listVMoves(notificationId: string, q: QueryParams): Promise<VMoveRecordView[]> {
     const params = parseListParams(q, this.config.osapi_max_limit);
     const n = this.vmoveNotification(notificationId);
-    const all = this.repo.listVMoves(n.notification_uuid);
+    const all = await storeRead(() => this.repo.listVMoves(n.notification_uuid));
     let rows = all;
     const status = lastValue(q, 'status');
     if (status !== undefined) rows = rows.filter((v) => v.status === status);
@@ -473,9 +490,9 @@ export class HaService {
    * vmoves.py show. Unlike Masakari, an unknown notification is a 404 (not a
    * 500) and a vmove of another notification is not found under this one.
    */
-  getVMove(notificationId: string, vmoveId: string): VMoveRecordView {
+  async getVMove(notificationId: string, vmoveId: string): Promise<VMoveRecordView> {
     const n = this.vmoveNotification(notificationId);
-    const v = isUuidLike(vmoveId) ? this.repo.getVMove(vmoveId) : undefined;
+    const v = isUuidLike(vmoveId) ? await storeRead(() => this.repo.getVMove(n.notification_uuid, vmoveId)) : undefined;
     if (!v || v.notification_uuid !== n.notification_uuid) throw new VMoveNotFound(vmoveId);
     return v;
   }

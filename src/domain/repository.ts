@@ -95,7 +95,14 @@ export interface Repository {
   pageNotifications?(q: NotificationPageQuery): NotificationRecord[] | undefined;
   /** Optional: unfinished (new, running, error) notifications from a host, from an index. */
   unfinishedNotificationCount?(hostUuid: string): number;
+  /** From the cache: every field but recovery_workflow_details (always [] here). */
   getNotification(uuid: string): NotificationRecord | undefined;
+  /**
+   * The notification with its recovery_workflow_details (microversion 1.1
+   * show). The CR store reads it from the API server: no cache keeps a
+   * notification's history (src/store/caches.ts slimNotification).
+   */
+  getNotificationDetails(uuid: string): Promise<NotificationRecord | undefined>;
   /**
    * Atomically: fail with DuplicateNotificationError if a notification with
    * the same type, host and payload and generated_time >= n.generated_time -
@@ -103,6 +110,8 @@ export interface Repository {
    */
   createNotification(n: NewNotification, windowSeconds: number): Promise<NotificationRecord>;
 
-  listVMoves(notificationUuid: string): VMoveRecordView[];
-  getVMove(uuid: string): VMoveRecordView | undefined;
+  /** A notification's vmoves, all of them (read from the API server by the CR store, like the details). */
+  listVMoves(notificationUuid: string): Promise<VMoveRecordView[]>;
+  /** One vmove of this notification; undefined when it has none with this uuid. */
+  getVMove(notificationUuid: string, vmoveUuid: string): Promise<VMoveRecordView | undefined>;
 }

@@ -21,10 +21,6 @@ export const INDEX = {
   fingerprint: 'fingerprint',
   /** Notifications by spec.hostname. */
   hostname: 'hostname',
-  /** Notifications by the uuids of their VM moves; journal pages by the uuids of the moves they hold. */
-  vmove: 'vmove',
-  /** Journal pages by the notification_uuid they belong to. */
-  notificationUuid: 'notificationUuid',
   /** Kubernetes Nodes by the Nova compute host name they run. */
   computeHost: 'computeHost',
 } as const;

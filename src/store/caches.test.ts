@@ -4,9 +4,8 @@ import type { ResourceRef } from '../k8s/client.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { Informer, InformerOptions } from '../runtime/types.ts';
 import { withoutManagedFields } from '../runtime/informer.ts';
-import { COMPUTE_HOST_FIELD_SELECTOR, createStoreCaches } from './caches.ts';
+import { COMPUTE_HOST_FIELD_SELECTOR, createStoreCaches, slimNotification } from './caches.ts';
 import type { InformerFactory, NotificationScope } from './caches.ts';
-import type { ConfigMap } from './configmap.ts';
 import { INDEX } from '../model/indexes.ts';
 import { fingerprintKey, payloadHash } from './fingerprints.ts';
 
@@ -50,10 +49,12 @@ test('managedFields are dropped by the informer itself, sharing the rest of the 
   assert.is(withoutManagedFields(bare), bare, 'an object without managedFields is cached as it is');
 });
 
-test('the store caches add no transform of their own (one shared cache per kind can serve every component)', () => {
+test('the store caches transform only notifications (slimNotification), so a cache shared per kind serves every component', () => {
   const seen = captureOptions();
-  assert.equal([...seen.keys()].sort(), ['configmaps', 'failoversegments', 'hahosts', 'notifications']);
-  for (const [plural, opts] of seen) assert.is(opts.transform, undefined, plural);
+  assert.equal([...seen.keys()].sort(), ['failoversegments', 'hahosts', 'notifications'], 'no journal page cache');
+  assert.is(seen.get('failoversegments')?.transform, undefined);
+  assert.is(seen.get('hahosts')?.transform, undefined);
+  assert.is(seen.get('notifications')?.transform, slimNotification);
 });
 
 test('the host indexes read the cached object', () => {
@@ -81,17 +82,26 @@ test('notifications are filed by duplicate fingerprint: host, type and payload w
   assert.is(key, fingerprintKey('h-uuid', 'VM', payloadHash({ event: 'LIFECYCLE', instance_uuid: 'i1' })));
 });
 
-test('the journal page cache holds only journal pages, findable by notification and by vmove uuid', () => {
-  const opts = captureOptions().get('configmaps') as unknown as InformerOptions<ConfigMap>;
-  assert.is(opts.labelSelector, 'masakari.openkeel.io/role=notification-journal');
-  const page: ConfigMap = {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'journal-n-0', labels: { 'masakari.openkeel.io/notification-uuid': 'n' } },
-    data: { page: JSON.stringify({ seq: 0, vmoves: [{ uuid: 'm1' }, { uuid: 'm2' }] }) },
-  };
-  assert.equal(opts.indexes?.[INDEX.notificationUuid]?.(page), ['n']);
-  assert.equal(opts.indexes?.[INDEX.vmove]?.(page), ['m1', 'm2']);
+test("the notification cache drops a notification's history: workflow details, vmoves, engine bookkeeping", () => {
+  const transform = captureOptions().get('notifications')!.transform as (n: Notification) => Notification;
+  assert.is(transform, slimNotification, 'one function, so shared informers agree on it');
+  const full = {
+    metadata: { name: 'n' },
+    spec: { type: 'COMPUTE_HOST', hostname: 'compute-1', generatedTime: '2026-01-02T03:04:05', payload: {} },
+    status: {
+      uuid: 'u',
+      id: 1,
+      phase: 'finished',
+      sourceHostUuid: 'h',
+      recoveryWorkflowDetails: [{ name: 'DisableComputeServiceTask' }],
+      vmoves: [{ uuid: 'm1' }],
+      engine: { effects: {} },
+    },
+  } as unknown as Notification;
+  assert.equal(transform(full).status, { uuid: 'u', id: 1, phase: 'finished', sourceHostUuid: 'h' });
+  assert.equal(full.status?.vmoves, [{ uuid: 'm1' }], 'the input is not changed');
+  const small = { ...full, status: { uuid: 'u', id: 1 } } as unknown as Notification;
+  assert.is(transform(small), small, 'nothing to drop: the same object');
 });
 
 test('the compute-host scope caches COMPUTE_HOST notifications only, on the API server and on local writes', () => {

@@ -10,15 +10,13 @@ import { hostSegmentUuid, objectId, objectUuid } from './mapping.ts';
 import { LABELS } from '../model/constants.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { ConfigMap } from './configmap.ts';
-import { pageOf, pageSelector } from './journal-pages.ts';
 import { fingerprintKey, payloadHash } from './fingerprints.ts';
 
 export interface StoreCaches {
   segments: Informer<FailoverSegment>;
   hosts: Informer<HaHost>;
+  /** Without their history: see slimNotification. */
   notifications: Informer<Notification>;
-  /** History of large notifications that does not fit their status (src/store/journal-pages.ts). */
-  journalPages: Informer<ConfigMap>;
 }
 
 export type InformerFactory = <T extends FailoverSegment | HaHost | Notification | ConfigMap>(
@@ -62,6 +60,22 @@ function notificationFingerprints(n: Notification): string[] {
   );
 }
 
+/**
+ * What the store's readers need of a notification: everything but its
+ * history. The workflow details, the vmoves and the engine's bookkeeping are
+ * most of a finished notification's bytes (with its journal pages, all of
+ * them for a large host), and only three requests read them: show at
+ * microversion 1.1+, and the two vmoves requests. Those read the notification
+ * from the API server (repository-reads.ts), so the facade's memory grows by
+ * a small record per notification, not by its history.
+ */
+export function slimNotification(n: Notification): Notification {
+  const status = n.status;
+  if (!status || (!status.recoveryWorkflowDetails && !status.vmoves && !status.engine)) return n;
+  const { recoveryWorkflowDetails: _details, vmoves: _vmoves, engine: _engine, ...rest } = status;
+  return { ...n, status: rest };
+}
+
 /** Caches hold no managedFields: the runtime's informer drops them from every object (src/runtime/informer.ts). */
 export function createStoreCaches(
   factory: InformerFactory,
@@ -85,6 +99,7 @@ export function createStoreCaches(
     }),
     notifications: factory<Notification>(RESOURCES.notifications, {
       namespace,
+      transform: slimNotification,
       ...(scope === 'compute-host'
         ? { fieldSelector: COMPUTE_HOST_FIELD_SELECTOR, keep: isComputeHostNotification }
         : {}),
@@ -94,15 +109,6 @@ export function createStoreCaches(
         [INDEX.hostUuid]: (n) => present(n.status?.sourceHostUuid, n.metadata.labels?.[LABELS.hostUuid]),
         [INDEX.fingerprint]: notificationFingerprints,
         [INDEX.hostname]: (n) => present(n.spec?.hostname),
-        [INDEX.vmove]: (n) => present(...(n.status?.vmoves ?? []).map((v) => v.uuid)),
-      },
-    }),
-    journalPages: factory<ConfigMap>(RESOURCES.configMaps, {
-      namespace,
-      labelSelector: pageSelector(),
-      indexes: {
-        [INDEX.notificationUuid]: (cm) => present(cm.metadata.labels?.[LABELS.notificationUuid]),
-        [INDEX.vmove]: (cm) => present(...(pageOf(cm)?.vmoves ?? []).map((v) => v.uuid)),
       },
     }),
   };

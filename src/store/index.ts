@@ -126,7 +126,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
     return (await claims.sweep()) + (await sweepPages(o.pageGraceMs ?? ORPHAN_PAGE_GRACE_MS));
   };
 
-  const informers = [caches.segments, caches.hosts, caches.notifications, caches.journalPages];
+  const informers = [caches.segments, caches.hosts, caches.notifications];
   const parts: StoreParts = { kube, namespace, config, log, caches, claims, ids, pendingClaimMs, sweepOrphans };
 
   return Object.assign(repo, {

@@ -2,15 +2,17 @@
 // informer caches, and only admitted objects are visible (src/store/admission.ts).
 // A host is visible only while its segment is, so deleting a segment hides its
 // hosts at once. Read-your-writes across replicas: src/store/fresh-reads.ts.
-import { LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from '../domain/records.ts';
 import type { NotificationPageQuery } from '../domain/repository.ts';
 import type { StoreCaches } from './caches.ts';
 import { recordHostNameMiss, recordMiss, withFreshReads } from './fresh-reads.ts';
 import type { KubeClient } from '../k8s/client.ts';
-import type { JournalPage } from './journal-pages.ts';
-import { assembleNotification, countedPages, notificationUuidOf, pageOf } from './journal-pages.ts';
+import { KubeError } from '../k8s/client.ts';
+import { getIfExists } from '../k8s/get-if-exists.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { StoreUnavailableError } from '../domain/repository.ts';
+import { assembleNotification, countedPages, readPages } from './journal-pages.ts';
 import { toHostRecord, toNotificationRecord, toSegmentRecord, toVMoveView } from './mapping.ts';
 import { isAdmitted } from '../domain/admitted.ts';
 import { INDEX } from '../model/indexes.ts';
@@ -21,6 +23,9 @@ export interface RepositoryReadDeps {
   namespace: string;
   caches: StoreCaches;
 }
+
+/** Retry-After of a 503 when the API server fails a read of a notification's history. */
+const READ_RETRY_AFTER_SECONDS = 2;
 
 export class RepositoryReads {
   /** Sorted notification list + unfinished count per host, kept current from the cache's events. */
@@ -117,38 +122,51 @@ export class RepositoryReads {
     return this.notificationIndex.unfinishedCount(hostUuid);
   }
 
-  /** The notification with the history its journal pages hold put back (src/store/journal-pages.ts). */
-  private wholeNotification(uuid: string): Notification | undefined {
-    const n = this.notificationObject(uuid);
-    if (!n || countedPages(n.status) === 0) return n;
-    const pages = this.caches.journalPages
-      .byIndex(INDEX.notificationUuid, uuid)
-      .map(pageOf)
-      .filter((p): p is JournalPage => p !== undefined);
-    return assembleNotification(n, pages);
-  }
-
+  /** From the cache, so without recovery_workflow_details (getNotificationDetails has them). */
   getNotification(uuid: string): NotificationRecord | undefined {
-    const n = this.wholeNotification(uuid);
+    const n = this.notificationObject(uuid);
     return n && toNotificationRecord(n);
   }
 
-  listVMoves(notificationUuid: string): VMoveRecordView[] {
-    const n = this.wholeNotification(notificationUuid);
+  /**
+   * The notification with its whole history, read from the API server (the
+   * cache keeps none: caches.ts slimNotification), with what its journal
+   * pages hold put back (src/store/journal-pages.ts). Undefined when it is
+   * not admitted in the cache, or was deleted or replaced since.
+   */
+  private async wholeNotification(uuid: string): Promise<Notification | undefined> {
+    const cached = this.notificationObject(uuid);
+    if (!cached) return undefined;
+    const { kube, namespace } = this.readDeps;
+    try {
+      const n = await getIfExists<Notification>(kube, RESOURCES.notifications, namespace, cached.metadata.name ?? '');
+      if (!n || n.metadata.uid !== cached.metadata.uid || !isAdmitted(n)) return undefined;
+      if (countedPages(n.status) === 0) return n;
+      return assembleNotification(n, await readPages(kube, namespace, uuid));
+    } catch (e) {
+      throw storeReadError(e);
+    }
+  }
+
+  async getNotificationDetails(uuid: string): Promise<NotificationRecord | undefined> {
+    const n = await this.wholeNotification(uuid);
+    return n && toNotificationRecord(n);
+  }
+
+  async listVMoves(notificationUuid: string): Promise<VMoveRecordView[]> {
+    const n = await this.wholeNotification(notificationUuid);
     return (n?.status?.vmoves ?? []).map((v) => toVMoveView(notificationUuid, v));
   }
 
-  getVMove(uuid: string): VMoveRecordView | undefined {
-    // The move is in its notification's status, or in one of its journal pages (the status copy is newer).
-    const owners = new Set(this.caches.notifications.byIndex(INDEX.vmove, uuid).map(notificationUuidOf));
-    for (const cm of this.caches.journalPages.byIndex(INDEX.vmove, uuid)) {
-      owners.add(cm.metadata.labels?.[LABELS.notificationUuid] ?? '');
-    }
-    for (const owner of owners) {
-      const n = owner ? this.wholeNotification(owner) : undefined;
-      const v = n?.status?.vmoves?.find((m) => m.uuid === uuid);
-      if (v) return toVMoveView(n?.status?.uuid ?? owner, v);
-    }
-    return undefined;
+  async getVMove(notificationUuid: string, vmoveUuid: string): Promise<VMoveRecordView | undefined> {
+    const n = await this.wholeNotification(notificationUuid);
+    const v = n?.status?.vmoves?.find((m) => m.uuid === vmoveUuid);
+    return v && toVMoveView(notificationUuid, v);
   }
+}
+
+/** The API server failing or timing out on a read: 503 with Retry-After (ha-service storeRead); other errors pass. */
+function storeReadError(e: unknown): unknown {
+  const transient = e instanceof KubeError && (e.code === 0 || e.code === 429 || e.code >= 500);
+  return transient ? new StoreUnavailableError(`notification read: ${e.message}`, READ_RETRY_AFTER_SECONDS) : e;
 }

@@ -379,9 +379,38 @@ test('vmoves are read from the notification status', async () => {
     { status: { vmoves: [move] } },
     { status: true },
   );
-  assert.is(repo.listVMoves(n.notification_uuid)[0]?.created_at, '2026-01-01T00:00:01');
-  assert.is(repo.getVMove('vm-uuid')?.notification_uuid, n.notification_uuid);
-  assert.is(repo.getVMove('nope'), undefined);
+  assert.is((await repo.listVMoves(n.notification_uuid))[0]?.created_at, '2026-01-01T00:00:01');
+  assert.is((await repo.getVMove(n.notification_uuid, 'vm-uuid'))?.notification_uuid, n.notification_uuid);
+  assert.is(await repo.getVMove(n.notification_uuid, 'nope'), undefined);
+  assert.is(await repo.getVMove('another-notification', 'vm-uuid'), undefined);
+});
+
+test("the cache keeps no notification's history; show 1.1 and vmoves read it from the API server", async () => {
+  const { kube, caches, repo } = await storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const n = await repo.createNotification(
+    { ...notification(h.uuid, s.uuid, '2026-01-01T00:00:00'), type: 'COMPUTE_HOST', payload: { event: 'STOPPED' } },
+    180,
+  );
+  await repo.settle();
+  const details = [{ name: 'DisableComputeServiceTask', progress: 1, state: 'SUCCESS', run: 0, progressDetails: [] }];
+  const written = await kube.mergePatch<Notification>(
+    RESOURCES.notifications,
+    NS,
+    n.k8sName,
+    { status: { phase: 'running', recoveryWorkflowDetails: details, vmoves: [], engine: { effects: {} } } },
+    { status: true },
+  );
+  await caches.notifications.waitForResourceVersion(written.metadata.resourceVersion ?? '', 5000);
+  const cached = caches.notifications.get(n.k8sName);
+  assert.is(cached?.status?.phase, 'running');
+  assert.equal(
+    [cached?.status?.recoveryWorkflowDetails, cached?.status?.vmoves, cached?.status?.engine],
+    [undefined, undefined, undefined],
+  );
+  assert.equal(repo.getNotification(n.notification_uuid)?.recovery_workflow_details, []);
+  assert.equal((await repo.getNotificationDetails(n.notification_uuid))?.recovery_workflow_details, details);
 });
 
 test('history moved into journal pages is served as if it were in the status', async () => {
@@ -434,7 +463,7 @@ test('history moved into journal pages is served as if it were in the status', a
     },
     { status: true },
   );
-  const moves = repo.listVMoves(n.notification_uuid);
+  const moves = await repo.listVMoves(n.notification_uuid);
   assert.equal(
     moves.map((m) => [m.uuid, m.status]),
     [
@@ -443,9 +472,9 @@ test('history moved into journal pages is served as if it were in the status', a
       ['vm-3', 'pending'],
     ],
   );
-  assert.is(repo.getVMove('vm-1')?.notification_uuid, n.notification_uuid);
-  assert.is(repo.getVMove('vm-9'), undefined);
-  const details = repo.getNotification(n.notification_uuid)?.recovery_workflow_details;
+  assert.is((await repo.getVMove(n.notification_uuid, 'vm-1'))?.notification_uuid, n.notification_uuid);
+  assert.is(await repo.getVMove(n.notification_uuid, 'vm-9'), undefined);
+  const details = (await repo.getNotificationDetails(n.notification_uuid))?.recovery_workflow_details;
   assert.equal(
     details?.[0]?.progressDetails.map((d) => d.message),
     ['first', 'second'],

@@ -17,10 +17,12 @@ export function notificationsController({ service, policy }: ControllerDeps): Co
       const notifications = service.listNotifications(req.query).map((n) => notificationView(n));
       return { status: 200, doc: { notifications } };
     },
-    show: ({ ctx, id, version }) => {
+    show: async ({ ctx, id, version }) => {
       authorize(ctx, 'detail');
-      const n = service.getNotification(id);
-      return { status: 200, doc: { notification: notificationView(n, atLeast(version, 1, 1)) } };
+      // Only 1.1+ shows the workflow details, the one part of a notification no cache keeps.
+      const details = atLeast(version, 1, 1);
+      const n = details ? await service.getNotificationDetails(id) : service.getNotification(id);
+      return { status: 200, doc: { notification: notificationView(n, details) } };
     },
     create: async (call) => {
       refuseInvalid(validateNotificationCreate(call.body));

@@ -9,13 +9,13 @@ import { policyFor } from './controller.ts';
 export function vmovesController({ service, policy }: ControllerDeps): Controller {
   const { authorize } = policyFor(policy, ROUTE_RESOURCES.vmoves.alias);
   return {
-    index: ({ ctx, req, parentId }) => {
+    index: async ({ ctx, req, parentId }) => {
       authorize(ctx, 'index');
-      return { status: 200, doc: { vmoves: service.listVMoves(parentId, req.query).map(vmoveView) } };
+      return { status: 200, doc: { vmoves: (await service.listVMoves(parentId, req.query)).map(vmoveView) } };
     },
-    show: ({ ctx, parentId, id }) => {
+    show: async ({ ctx, parentId, id }) => {
       authorize(ctx, 'detail');
-      return { status: 200, doc: { vmove: vmoveView(service.getVMove(parentId, id)) } };
+      return { status: 200, doc: { vmove: vmoveView(await service.getVMove(parentId, id)) } };
     },
   };
 }

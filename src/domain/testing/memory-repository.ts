@@ -140,6 +140,11 @@ export class MemoryRepository implements Repository {
 
   getNotification(uuid: string): NotificationRecord | undefined {
     const n = this.notifications.get(uuid);
+    return n && { ...structuredClone(n), recovery_workflow_details: [] };
+  }
+
+  async getNotificationDetails(uuid: string): Promise<NotificationRecord | undefined> {
+    const n = this.notifications.get(uuid);
     return n && structuredClone(n);
   }
 
@@ -175,13 +180,13 @@ export class MemoryRepository implements Repository {
   }
 
   // ---------------------------------------------------------------- vmoves
-  listVMoves(notificationUuid: string): VMoveRecordView[] {
+  async listVMoves(notificationUuid: string): Promise<VMoveRecordView[]> {
     return [...this.vmoves.values()].filter((v) => v.notification_uuid === notificationUuid).map((v) => ({ ...v }));
   }
 
-  getVMove(uuid: string): VMoveRecordView | undefined {
-    const v = this.vmoves.get(uuid);
-    return v && { ...v };
+  async getVMove(notificationUuid: string, vmoveUuid: string): Promise<VMoveRecordView | undefined> {
+    const v = this.vmoves.get(vmoveUuid);
+    return v && v.notification_uuid === notificationUuid ? { ...v } : undefined;
   }
 
   // ---------------------------------------------------------------- test helpers (the engine's writes)

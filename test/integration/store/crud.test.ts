@@ -166,7 +166,7 @@ crud('notifications: created new, listed, fetched, and vmoves read from status',
   assert.is(n.failover_segment_uuid, seg.uuid);
   assert.equal(repo.getNotification(n.notification_uuid), n);
   assert.ok(repo.listNotifications().some((x) => x.notification_uuid === n.notification_uuid));
-  assert.equal(repo.listVMoves(n.notification_uuid), []);
+  assert.equal(await repo.listVMoves(n.notification_uuid), []);
   await env.kube.mergePatch(
     RESOURCES.notifications,
     env.namespace,
@@ -201,7 +201,10 @@ crud('notifications: created new, listed, fetched, and vmoves read from status',
   );
   assert.is(moves[0]?.start_time, '2026-01-02 03:05:00.123456');
   assert.is(moves[0]?.created_at, '2026-01-02T03:05:00');
-  assert.is(repo.getVMove('11111111-2222-4333-8444-555555555555')?.notification_uuid, n.notification_uuid);
+  assert.is(
+    (await repo.getVMove(n.notification_uuid, '11111111-2222-4333-8444-555555555555'))?.notification_uuid,
+    n.notification_uuid,
+  );
 });
 
 crud(
