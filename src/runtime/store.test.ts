@@ -111,6 +111,25 @@ test('indexes follow changes and drop empty values', () => {
   );
 });
 
+test('a value shared by several objects and back to one: each lookup names exactly the objects filed there', () => {
+  const s = store();
+  const names = (tag: string) => s.byIndex('tag', tag).map((v) => v.metadata.name);
+  s.upsert(o('a', 1, 'x'));
+  s.upsert(o('b', 2, 'x'));
+  s.upsert(o('c', 3, 'x'));
+  assert.equal(names('x'), ['a', 'b', 'c']);
+  s.upsert(o('b', 4, 'y'));
+  s.removeObserved(o('c', 5, 'x'));
+  assert.equal(names('x'), ['a']);
+  s.upsert(o('a', 6, 'x')); // an update under the same value files it once
+  assert.equal(names('x'), ['a']);
+  s.upsert(o('c', 7, 'x'));
+  assert.equal(names('x'), ['a', 'c']);
+  s.replaceAll([o('c', 7, 'x'), o('b', 8, 'x')], '8');
+  assert.equal(names('x').sort(), ['b', 'c']);
+  assert.equal(names('y'), []);
+});
+
 test('an index function that throws files the object under no value and reports it', () => {
   const errors: string[] = [];
   const s = new ObjectStore<O>(

@@ -26,10 +26,15 @@ const rvOf = (obj: KubeObjectLike | undefined): string | undefined => obj?.metad
 export class ObjectStore<T extends KubeObjectLike> {
   private readonly objects = new Map<string, T>();
   private readonly tombstones = new Map<string, Tombstone>();
-  /** index name → index value → object names. */
-  private readonly indexed = new Map<string, Map<string, Set<string>>>();
-  /** object name → index name → values it is filed under (to unfile it). */
-  private readonly filedUnder = new Map<string, Map<string, string[]>>();
+  /**
+   * index name → index value → the name of the one object filed under it, or
+   * the names when there are several. Most values (uuid, id, fingerprint) name
+   * one object: a Set each would cost more than the object's other entries.
+   * Where an object is filed is not stored either: it is recomputed from the
+   * cached object when it changes or goes (as client-go's indexer does), so
+   * the per-object cost of an index is one map entry.
+   */
+  private readonly indexed = new Map<string, Map<string, string | Set<string>>>();
 
   /** index name → function (a copy: addIndexes extends it). */
   private readonly indexers: Record<string, IndexFunc<T>>;
@@ -62,8 +67,10 @@ export class ObjectStore<T extends KubeObjectLike> {
   byIndex(index: string, value: string): T[] {
     const values = this.indexed.get(index);
     if (!values) throw new Error(`unknown index "${index}"`);
+    const filed = values.get(value);
+    if (filed === undefined) return [];
     const out: T[] = [];
-    for (const name of values.get(value) ?? []) {
+    for (const name of typeof filed === 'string' ? [filed] : filed) {
       const obj = this.objects.get(name);
       if (obj) out.push(obj);
     }
@@ -88,7 +95,7 @@ export class ObjectStore<T extends KubeObjectLike> {
     if (old && (o.local ? isOlder(rv, rvOf(old)) : isNotNewer(rv, rvOf(old)))) return undefined;
     this.tombstones.delete(name);
     this.objects.set(name, obj);
-    this.reindex(name, obj);
+    this.reindex(name, old, obj);
     return old ? { type: 'update', obj, old } : { type: 'add', obj };
   }
 
@@ -149,7 +156,7 @@ export class ObjectStore<T extends KubeObjectLike> {
       this.tombstones.delete(name);
       if (cached && rvOf(cached) === rv) continue;
       this.objects.set(name, item);
-      this.reindex(name, item);
+      this.reindex(name, cached, item);
       changes.push(cached ? { type: 'update', obj: item, old: cached } : { type: 'add', obj: item });
     }
     for (const [name, cached] of [...this.objects]) {
@@ -177,7 +184,7 @@ export class ObjectStore<T extends KubeObjectLike> {
       this.indexers[index] = fn;
       this.indexed.set(index, new Map());
     }
-    for (const [name, obj] of this.objects) this.reindex(name, obj);
+    for (const [name, obj] of this.objects) this.reindex(name, obj, obj);
   }
 
   private liveTombstone(name: string): Tombstone | undefined {
@@ -190,41 +197,44 @@ export class ObjectStore<T extends KubeObjectLike> {
   }
 
   private drop(name: string): void {
+    const cached = this.objects.get(name);
     this.objects.delete(name);
-    this.reindex(name, undefined);
+    this.reindex(name, cached, undefined);
   }
 
-  private reindex(name: string, obj: T | undefined): void {
-    const previous = this.filedUnder.get(name);
-    if (previous) {
-      for (const [index, values] of previous) {
-        const byValue = this.indexed.get(index);
-        for (const v of values) {
-          const names = byValue?.get(v);
-          names?.delete(name);
-          if (names && names.size === 0) byValue?.delete(v);
+  /** The values obj is filed under in one index (none when its function throws). */
+  private valuesOf(index: string, fn: IndexFunc<T>, name: string, obj: T, report: boolean): string[] {
+    try {
+      return [...new Set(fn(obj))];
+    } catch (err) {
+      if (report) this.onIndexError(index, name, err);
+      return [];
+    }
+  }
+
+  /** Moves `name` from where `old` is filed to where `obj` is (either may be absent). */
+  private reindex(name: string, old: T | undefined, obj: T | undefined): void {
+    for (const [index, fn] of Object.entries(this.indexers)) {
+      const byValue = this.indexed.get(index)!;
+      const before = old ? this.valuesOf(index, fn, name, old, false) : [];
+      const after = obj ? this.valuesOf(index, fn, name, obj, true) : [];
+      for (const v of before) {
+        if (after.includes(v)) continue;
+        const filed = byValue.get(v);
+        if (filed === name) byValue.delete(v);
+        else if (typeof filed === 'object') {
+          filed.delete(name);
+          if (filed.size === 1) byValue.set(v, filed.values().next().value as string);
+          else if (filed.size === 0) byValue.delete(v);
         }
       }
-      this.filedUnder.delete(name);
-    }
-    if (!obj) return;
-    const filed = new Map<string, string[]>();
-    for (const [index, fn] of Object.entries(this.indexers)) {
-      let values: string[];
-      try {
-        values = [...new Set(fn(obj))];
-      } catch (err) {
-        this.onIndexError(index, name, err);
-        values = [];
+      for (const v of after) {
+        const filed = byValue.get(v);
+        if (filed === undefined) byValue.set(v, name);
+        else if (typeof filed === 'string') {
+          if (filed !== name) byValue.set(v, new Set([filed, name]));
+        } else filed.add(name);
       }
-      const byValue = this.indexed.get(index)!;
-      for (const v of values) {
-        let names = byValue.get(v);
-        if (!names) byValue.set(v, (names = new Set()));
-        names.add(name);
-      }
-      filed.set(index, values);
     }
-    this.filedUnder.set(name, filed);
   }
 }

@@ -4,7 +4,8 @@ import type { ResourceRef } from '../k8s/client.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { Informer, InformerOptions } from '../runtime/types.ts';
 import { withoutManagedFields } from '../runtime/informer.ts';
-import { COMPUTE_HOST_FIELD_SELECTOR, createStoreCaches, slimNotification } from './caches.ts';
+import { COMPUTE_HOST_FIELD_SELECTOR, createStoreCaches } from './caches.ts';
+import { slimNotification } from './slim-notification.ts';
 import type { InformerFactory, NotificationScope } from './caches.ts';
 import { INDEX } from '../model/indexes.ts';
 import { fingerprintKey, payloadHash } from './fingerprints.ts';
@@ -80,28 +81,6 @@ test('notifications are filed by duplicate fingerprint: host, type and payload w
   assert.is.not(index(notification({ event: 'LIFECYCLE', instance_uuid: 'i1' }, 'PROCESS'))[0], key, 'another type');
   assert.is.not(index(notification({ event: 'LIFECYCLE', instance_uuid: 'i1' }, 'VM', 'h2'))[0], key, 'another host');
   assert.is(key, fingerprintKey('h-uuid', 'VM', payloadHash({ event: 'LIFECYCLE', instance_uuid: 'i1' })));
-});
-
-test("the notification cache drops a notification's history: workflow details, vmoves, engine bookkeeping", () => {
-  const transform = captureOptions().get('notifications')!.transform as (n: Notification) => Notification;
-  assert.is(transform, slimNotification, 'one function, so shared informers agree on it');
-  const full = {
-    metadata: { name: 'n' },
-    spec: { type: 'COMPUTE_HOST', hostname: 'compute-1', generatedTime: '2026-01-02T03:04:05', payload: {} },
-    status: {
-      uuid: 'u',
-      id: 1,
-      phase: 'finished',
-      sourceHostUuid: 'h',
-      recoveryWorkflowDetails: [{ name: 'DisableComputeServiceTask' }],
-      vmoves: [{ uuid: 'm1' }],
-      engine: { effects: {} },
-    },
-  } as unknown as Notification;
-  assert.equal(transform(full).status, { uuid: 'u', id: 1, phase: 'finished', sourceHostUuid: 'h' });
-  assert.equal(full.status?.vmoves, [{ uuid: 'm1' }], 'the input is not changed');
-  const small = { ...full, status: { uuid: 'u', id: 1 } } as unknown as Notification;
-  assert.is(transform(small), small, 'nothing to drop: the same object');
 });
 
 test('the compute-host scope caches COMPUTE_HOST notifications only, on the API server and on local writes', () => {

@@ -11,6 +11,7 @@ import { LABELS } from '../model/constants.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { ConfigMap } from './configmap.ts';
 import { fingerprintKey, payloadHash } from './fingerprints.ts';
+import { slimNotification } from './slim-notification.ts';
 
 export interface StoreCaches {
   segments: Informer<FailoverSegment>;
@@ -58,22 +59,6 @@ function notificationFingerprints(n: Notification): string[] {
   return present(n.status?.sourceHostUuid, n.metadata.labels?.[LABELS.hostUuid]).map((host) =>
     fingerprintKey(host, n.spec.type, hash),
   );
-}
-
-/**
- * What the store's readers need of a notification: everything but its
- * history. The workflow details, the vmoves and the engine's bookkeeping are
- * most of a finished notification's bytes (with its journal pages, all of
- * them for a large host), and only three requests read them: show at
- * microversion 1.1+, and the two vmoves requests. Those read the notification
- * from the API server (repository-reads.ts), so the facade's memory grows by
- * a small record per notification, not by its history.
- */
-export function slimNotification(n: Notification): Notification {
-  const status = n.status;
-  if (!status || (!status.recoveryWorkflowDetails && !status.vmoves && !status.engine)) return n;
-  const { recoveryWorkflowDetails: _details, vmoves: _vmoves, engine: _engine, ...rest } = status;
-  return { ...n, status: rest };
 }
 
 /** Caches hold no managedFields: the runtime's informer drops them from every object (src/runtime/informer.ts). */

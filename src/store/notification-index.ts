@@ -59,8 +59,8 @@ export class NotificationIndex {
   private pending: NotificationIndexEntry[] = [];
   private readonly isPending = new Set<NotificationIndexEntry>();
   private readonly byName = new Map<string, NotificationIndexEntry>();
-  /** id → entries (ids are unique; a list keeps this honest if two objects ever claim one). */
-  private readonly byId = new Map<number, NotificationIndexEntry[]>();
+  /** id → entry (ids are unique; several, in an array, keep this honest if two objects ever claim one). */
+  private readonly byId = new Map<number, NotificationIndexEntry | NotificationIndexEntry[]>();
   /** source host uuid → names of its unfinished notifications. */
   private readonly unfinished = new Map<string, Set<string>>();
 
@@ -82,7 +82,8 @@ export class NotificationIndex {
 
   /** The entry a marker names (paginate's lookup among every admitted notification), if any. */
   byIdFirst(id: number): NotificationIndexEntry | undefined {
-    return this.byId.get(id)?.[0];
+    const same = this.byId.get(id);
+    return Array.isArray(same) ? same[0] : same;
   }
 
   /**
@@ -143,9 +144,11 @@ export class NotificationIndex {
     this.pending.push(entry);
     this.isPending.add(entry);
     this.byName.set(name, entry);
+    // One entry per id, as ids are unique: an array (one more object per notification) only when they are not.
     const same = this.byId.get(entry.id);
-    if (same) same.push(entry);
-    else this.byId.set(entry.id, [entry]);
+    if (!same) this.byId.set(entry.id, entry);
+    else if (Array.isArray(same)) same.push(entry);
+    else this.byId.set(entry.id, [same, entry]);
     this.file(entry);
   }
 
@@ -159,8 +162,10 @@ export class NotificationIndex {
       const at = this.indexOf(entry);
       if (at >= 0) this.sorted.splice(at, 1);
     }
-    const same = this.byId.get(entry.id)?.filter((e) => e !== entry) ?? [];
-    if (same.length) this.byId.set(entry.id, same);
+    const filed = this.byId.get(entry.id);
+    const same = (Array.isArray(filed) ? filed : filed ? [filed] : []).filter((e) => e !== entry);
+    if (same.length > 1) this.byId.set(entry.id, same);
+    else if (same.length === 1) this.byId.set(entry.id, same[0] as NotificationIndexEntry);
     else this.byId.delete(entry.id);
     this.unfile(entry);
   }

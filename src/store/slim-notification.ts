@@ -1,0 +1,117 @@
+// What the store's notification cache holds of a Notification: everything its
+// readers use, in as few bytes as the JavaScript heap allows. The api process
+// caches every notification (lists, the duplicate check, the reconcilers),
+// so its memory is this record times their number: at 100,000 notifications,
+// each kilobyte here is about 100 MiB (docs/benchmarks.md, Scale).
+//
+// 1. No history. The workflow details, the vmoves and the engine's
+//    bookkeeping are most of a finished notification's bytes, and only three
+//    requests read them: show at microversion 1.1+ and the two vmoves
+//    requests, which read the Notification from the API server
+//    (repository-reads.ts wholeNotification).
+// 2. Shared strings. JSON parsing gives every object its own copy of every
+//    string. A notification repeats its host's and segment's uuids, its
+//    hostname, and values every notification has (namespace, kind, phase,
+//    payload values, condition texts); its uuid is in a label and in status.
+//    These are replaced by one shared copy each (a bounded pool, below).
+// 3. The payload in the sender's key order, so the payload-order annotation
+//    (written at intake, src/store/repository.ts) is not kept as a string of
+//    its own; mapping.ts inSenderOrder then finds the keys already in order.
+//
+// Objects are only ever replaced, never changed in place (informer.ts), so
+// sharing strings between them is safe.
+import { ANNOTATIONS, LABELS } from '../model/constants.ts';
+import type { Condition, Notification, NotificationStatusBlock } from '../model/types.ts';
+import { inSenderOrder } from './mapping.ts';
+
+/**
+ * Distinct strings the pool holds before it starts again. Bounded so strings
+ * of deleted objects cannot pile up; starting again only costs sharing for
+ * strings first seen afterwards.
+ */
+const POOL_LIMIT = 50_000;
+const pool = new Map<string, string>();
+
+function shared<T extends string | undefined | null>(s: T): T {
+  if (typeof s !== 'string') return s;
+  const found = pool.get(s);
+  if (found !== undefined) return found as T;
+  if (pool.size >= POOL_LIMIT) pool.clear();
+  pool.set(s, s);
+  return s;
+}
+
+/** The values shared, but those of `unique` keys (one object's own: pooling them would only cost pool entries). */
+function sharedValues(
+  o: Record<string, string> | undefined,
+  unique?: ReadonlySet<string>,
+): Record<string, string> | undefined {
+  if (!o) return o;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(o)) out[k] = unique?.has(k) ? v : shared(v);
+  return out;
+}
+
+/** Labels whose value is the notification's own. */
+const OWN_LABELS: ReadonlySet<string> = new Set([LABELS.uuid, LABELS.id]);
+
+const sharedCondition = (c: Condition): Condition => ({
+  ...c,
+  type: shared(c.type),
+  status: shared(c.status),
+  reason: shared(c.reason),
+  message: shared(c.message),
+  lastTransitionTime: shared(c.lastTransitionTime),
+});
+
+function slimStatus(status: NotificationStatusBlock | undefined): NotificationStatusBlock | undefined {
+  if (!status) return status;
+  const { recoveryWorkflowDetails: _details, vmoves: _vmoves, engine: _engine, ...rest } = status;
+  return {
+    ...rest,
+    ...(rest.phase !== undefined ? { phase: shared(rest.phase) } : {}),
+    ...(rest.sourceHostUuid !== undefined ? { sourceHostUuid: shared(rest.sourceHostUuid) } : {}),
+    ...(rest.failoverSegmentUuid !== undefined ? { failoverSegmentUuid: shared(rest.failoverSegmentUuid) } : {}),
+    ...(rest.createdAt !== undefined ? { createdAt: shared(rest.createdAt) } : {}),
+    ...(rest.conditions ? { conditions: rest.conditions.map(sharedCondition) } : {}),
+  };
+}
+
+/** The store cache's copy of a Notification (see the header); the input is not changed. */
+export function slimNotification(n: Notification): Notification {
+  const status = slimStatus(n.status);
+  const { annotations, labels } = n.metadata;
+  const order = annotations?.[ANNOTATIONS.payloadOrder];
+  let keptAnnotations = annotations;
+  if (order !== undefined && annotations) {
+    const { [ANNOTATIONS.payloadOrder]: _order, ...others } = annotations;
+    keptAnnotations = Object.keys(others).length > 0 ? sharedValues(others) : undefined;
+  }
+  // The uuid label and status.uuid are one string (the label keeps its own when they differ).
+  const sharedLabels = sharedValues(labels, OWN_LABELS);
+  if (sharedLabels && status?.uuid !== undefined && sharedLabels[LABELS.uuid] === status.uuid) {
+    sharedLabels[LABELS.uuid] = status.uuid;
+  }
+  const payload = n.spec?.payload;
+  // Built without `delete`, which would put the object in V8's slower, larger dictionary mode.
+  const { annotations: _annotations, labels: _labels, ...rest } = n.metadata;
+  const metadata = {
+    ...rest,
+    ...(rest.namespace !== undefined ? { namespace: shared(rest.namespace) } : {}),
+    ...(rest.creationTimestamp !== undefined ? { creationTimestamp: shared(rest.creationTimestamp) } : {}),
+    ...(sharedLabels ? { labels: sharedLabels } : {}),
+    ...(keptAnnotations ? { annotations: keptAnnotations } : {}),
+  };
+  const slim: Notification = { ...n, apiVersion: shared(n.apiVersion), metadata };
+  if (n.spec) {
+    slim.spec = {
+      ...n.spec,
+      type: shared(n.spec.type),
+      hostname: shared(n.spec.hostname),
+      generatedTime: shared(n.spec.generatedTime),
+      ...(payload ? { payload: sharedValues(inSenderOrder(payload, order)) as Record<string, string> } : {}),
+    };
+  }
+  if (status) slim.status = status;
+  return slim;
+}
