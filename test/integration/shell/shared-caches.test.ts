@@ -117,9 +117,8 @@ t('one watch per kind in the all-in-one process; readiness follows failing syncs
       60_000,
     );
 
-    // The store's journal-page cache (label-selected ConfigMaps, src/store/journal-pages.ts) is the fifth kind.
+    // No ConfigMap watch: no cache keeps journal pages (src/store/slim-notification.ts: no history is cached).
     assert.equal(Object.fromEntries([...kube.open].sort()), {
-      configmaps: 1,
       failoversegments: 1,
       hahosts: 1,
       masakariremediations: 1,
@@ -200,7 +199,6 @@ t('a remediator-only process watches COMPUTE_HOST notifications only, and only o
       30_000,
     );
     assert.equal(Object.fromEntries([...kube.open].sort()), {
-      configmaps: 1,
       failoversegments: 1,
       hahosts: 1,
       masakariremediations: 1,
