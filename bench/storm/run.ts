@@ -153,7 +153,7 @@ async function profileApiserver(kubeconfig: string, file: string): Promise<void>
 }
 
 async function measureOurs(): Promise<StormResult> {
-  const cp = await startControlPlane();
+  const cp = await startControlPlane({ profiling: values['apiserver-profile'] !== undefined });
   const kube = createKubeClient(loadKubeConfig({ env: { KUBECONFIG: cp.kubeconfigPath } }));
   const sim = await startSimulator({ hosts: [HOST] });
   const namespace = 'storm';

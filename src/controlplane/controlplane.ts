@@ -30,6 +30,8 @@ export interface ControlPlaneOptions {
   stopTimeoutMs?: number;
   /** Keep the temp dir (logs, etcd data) after stop(); also MASAKARI_CONTROLPLANE_KEEP=1. */
   keepDir?: boolean;
+  /** Serve kube-apiserver's /debug/pprof (bench/storm --apiserver-profile); default off, as in production. */
+  profiling?: boolean;
   log?: (line: string) => void;
 }
 
@@ -244,7 +246,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
             `--service-account-issuer=https://127.0.0.1:${port}/`,
             `--service-account-key-file=${files.saPub}`,
             `--service-account-signing-key-file=${files.saKey}`,
-            '--profiling=false',
+            `--profiling=${opts.profiling === true}`,
             '--v=1',
           ],
           join(dir, 'kube-apiserver.log'),
