@@ -106,6 +106,24 @@ test('the watch starts at the list version with bookmarks and a ~300 s server ti
   h.informer.stop();
 });
 
+test('after a dropped watch (the API server restarting) the next watch is a short one, then full length again', async () => {
+  const h = setup([list(10)]);
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.sessions[0]!.emit('ADDED', obj('a', 11));
+  h.sessions[0]!.fail(new KubeError(0, 'Transport', 'WATCH configmaps ns: SocketError: other side closed'));
+  await until(() => h.sessions.length === 2);
+  const short = h.sessions[1]!.opts;
+  assert.is(short.resourceVersion, '11', 'resumes where it was');
+  assert.is(short.timeoutSeconds, 10, 'a watch opened on a server still starting is replaced within seconds');
+  h.sessions[1]!.end(); // the server ends it after its timeout
+  await until(() => h.sessions.length === 3);
+  assert.is(h.sessions[2]!.opts.resourceVersion, '11', 'no relist: the new watch replays from the same version');
+  assert.ok(h.sessions[2]!.opts.timeoutSeconds! >= 270, 'full length once a short one ran its course');
+  assert.is(h.listCalls(), 1);
+  h.informer.stop();
+});
+
 test('watch events update the cache and reach handlers with the old object', async () => {
   const h = setup([list(10, obj('a', 5))]);
   await h.informer.start();

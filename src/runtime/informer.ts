@@ -43,6 +43,8 @@ export interface InformerDeps {
 
 const DEFAULT_RESYNC_MS = 10 * 60_000;
 const DEFAULT_WATCHDOG_MS = 5 * 60_000;
+/** Server-side timeout of the first watch after a failed list/watch (see afterFailure). */
+const SHORT_WATCH_SECONDS = 10;
 export const DEFAULT_STALE_AFTER_MS = 60_000;
 
 type Handler<T> = (obj: T, old?: T) => void;
@@ -68,6 +70,16 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   /** Highest version seen including local writes (lastResourceVersion, waitForResourceVersion). */
   private seenRv: string | undefined;
   private needRelist = true;
+  /**
+   * The last list/watch failed: the API server may have restarted. The next
+   * watch is then a short one (SHORT_WATCH_SECONDS), so a watch opened on a
+   * server that was still starting, which may stay silent, is replaced by a
+   * new one from the same resourceVersion within seconds instead of at the
+   * watchdog (minutes); the new one replays anything missed. Found by the
+   * chaos suite: a replica's notification cache stayed at `running` after
+   * restart-apiserver while the CRs were `finished`.
+   */
+  private afterFailure = false;
   private rvWaiters: Array<{ rv: string; resolve: (ok: boolean) => void }> = [];
   private failingSince: number | undefined;
   private lastError: string | undefined;
@@ -329,6 +341,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
       } catch (err) {
         if (signal.aborted) break;
         this.failed(err);
+        this.afterFailure = true;
         const code = err instanceof KubeError ? err.code : 0;
         if (this.refusesFieldSelector(err)) {
           this.log.warn(
@@ -427,7 +440,10 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
       this.healthy();
     }, healthyAfterMs).unref();
     const base = this.deps.watchTimeoutSeconds ?? 300;
-    const timeoutSeconds = Math.max(1, Math.round(base * (0.9 + 0.2 * Math.random())));
+    const short = this.afterFailure;
+    const timeoutSeconds = short
+      ? Math.min(base, SHORT_WATCH_SECONDS)
+      : Math.max(1, Math.round(base * (0.9 + 0.2 * Math.random())));
     const startedAt = Date.now();
     try {
       await this.deps.kube.watch<T>(
@@ -452,6 +468,13 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     }
     if (silent) {
       throw new KubeError(0, 'Timeout', `watch ${this.ref.plural} silent for ${watchdogMs} ms; restarting`);
+    }
+    if (short) {
+      // The short watch after a failure ran its course: the server is up; resume (from watchRv) at full length.
+      this.afterFailure = false;
+      this.backoff.reset();
+      this.healthy();
+      return;
     }
     if (Date.now() - startedAt >= healthyAfterMs) {
       this.backoff.reset();
