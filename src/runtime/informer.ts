@@ -75,9 +75,12 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
    * watch is then a short one (SHORT_WATCH_SECONDS), so a watch opened on a
    * server that was still starting, which may stay silent, is replaced by a
    * new one from the same resourceVersion within seconds instead of at the
-   * watchdog (minutes); the new one replays anything missed. Found by the
-   * chaos suite: a replica's notification cache stayed at `running` after
-   * restart-apiserver while the CRs were `finished`.
+   * watchdog (minutes); the new one replays anything missed. A starting
+   * API server can replace a custom resource's storage under watches that
+   * are already open (when its CRD informer sees the CRD change), and those
+   * watches then stay open without events (kubernetes/kubernetes#71138).
+   * Found by the chaos suite: a replica's notification cache stayed at
+   * `running` after restart-apiserver while the CRs were `finished`.
    */
   private afterFailure = false;
   private rvWaiters: Array<{ rv: string; resolve: (ok: boolean) => void }> = [];
