@@ -39,8 +39,8 @@ import type { ColumnSet, ListParams, QueryParams } from './pagination.ts';
 import { isUuidLike } from './schemas.ts';
 import { normaliseTime, parseIsoTime, toMicros } from '../time/format.ts';
 
-/** A repository read that goes to the API server: its outage is a 503 with Retry-After, as for intake. */
-async function storeRead<T>(read: () => Promise<T>): Promise<T> {
+/** A repository call that goes to the API server (intake, history reads): its outage is a 503 with Retry-After. */
+async function fromStore<T>(read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (e) {
@@ -424,7 +424,7 @@ export class HaService {
 
   /** show at microversion 1.1+: with recovery_workflow_details. */
   async getNotificationDetails(id: string): Promise<NotificationRecord> {
-    const n = isUuidLike(id) ? await storeRead(() => this.repo.getNotificationDetails(id)) : undefined;
+    const n = isUuidLike(id) ? await fromStore(() => this.repo.getNotificationDetails(id)) : undefined;
     if (!n) throw new NotificationNotFound(id);
     return n;
   }
@@ -445,20 +445,21 @@ export class HaService {
     const generatedTime = normaliseTime(String(n.generated_time));
     if (generatedTime === undefined) throw new BadRequest(msg.invalidGeneratedSince());
     try {
-      return await this.repo.createNotification(
-        {
-          type,
-          hostname,
-          generated_time: generatedTime,
-          payload: n.payload as Record<string, string>,
-          source_host_uuid: host.uuid,
-          failover_segment_uuid: host.failover_segment_id,
-        },
-        this.config.duplicate_notification_detection_interval,
+      return await fromStore(() =>
+        this.repo.createNotification(
+          {
+            type,
+            hostname,
+            generated_time: generatedTime,
+            payload: n.payload as Record<string, string>,
+            source_host_uuid: host.uuid,
+            failover_segment_uuid: host.failover_segment_id,
+          },
+          this.config.duplicate_notification_detection_interval,
+        ),
       );
     } catch (e) {
       if (e instanceof DuplicateNotificationError) throw new DuplicateNotification(hostname, type);
-      if (e instanceof StoreUnavailableError) throw new ServiceUnavailable(e.message, e.retryAfterSeconds);
       throw e;
     }
   }
@@ -477,7 +478,7 @@ export class HaService {
   async listVMoves(notificationId: string, q: QueryParams): Promise<VMoveRecordView[]> {
     const params = parseListParams(q, this.config.osapi_max_limit);
     const n = this.vmoveNotification(notificationId);
-    const all = await storeRead(() => this.repo.listVMoves(n.notification_uuid));
+    const all = await fromStore(() => this.repo.listVMoves(n.notification_uuid));
     let rows = all;
     const status = lastValue(q, 'status');
     if (status !== undefined) rows = rows.filter((v) => v.status === status);
@@ -492,7 +493,7 @@ export class HaService {
    */
   async getVMove(notificationId: string, vmoveId: string): Promise<VMoveRecordView> {
     const n = this.vmoveNotification(notificationId);
-    const v = isUuidLike(vmoveId) ? await storeRead(() => this.repo.getVMove(n.notification_uuid, vmoveId)) : undefined;
+    const v = isUuidLike(vmoveId) ? await fromStore(() => this.repo.getVMove(n.notification_uuid, vmoveId)) : undefined;
     if (!v || v.notification_uuid !== n.notification_uuid) throw new VMoveNotFound(vmoveId);
     return v;
   }

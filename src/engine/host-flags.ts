@@ -14,7 +14,7 @@ import { effectiveFlags } from '../domain/host-flags.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { Informer } from '../runtime/types.ts';
 import type { HostFlags } from './workflows/context.ts';
-import { isTransient } from './status-writer.ts';
+import { isTransient } from '../k8s/client.ts';
 import type { Clock } from '../time/clock.ts';
 import { rfc3339Seconds } from '../time/format.ts';
 import { newestFirst } from '../domain/created-at.ts';

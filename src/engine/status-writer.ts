@@ -21,7 +21,7 @@
 
 import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
-import { KubeError, isAlreadyExists, isNotFound } from '../k8s/client.ts';
+import { isAlreadyExists, isNotFound, isTransient } from '../k8s/client.ts';
 import { CONFLICT_BACKOFF, isStaleWrite, lostRace, retryOnConflictOr } from '../k8s/retry-on-conflict.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { FIELD_MANAGERS } from '../model/constants.ts';
@@ -360,8 +360,4 @@ export class NotificationStatusWriter {
       }
     }
   }
-}
-
-export function isTransient(err: unknown): boolean {
-  return err instanceof KubeError && (err.code === 0 || err.code === 429 || err.code >= 500);
 }

@@ -65,6 +65,9 @@ export class KubeError extends Error {
 
 export const isNotFound = (e: unknown): boolean => e instanceof KubeError && e.code === 404;
 export const isConflict = (e: unknown): boolean => e instanceof KubeError && e.code === 409;
+/** No answer or a timeout (code 0), 429, or a 5xx (etcd out of space is one): the same request may succeed later. */
+export const isTransient = (e: unknown): boolean =>
+  e instanceof KubeError && (e.code === 0 || e.code === 429 || e.code >= 500);
 export const isAlreadyExists = (e: unknown): boolean =>
   e instanceof KubeError && e.code === 409 && e.reason === 'AlreadyExists';
 

@@ -8,7 +8,7 @@ import type { NotificationPageQuery } from '../domain/repository.ts';
 import type { StoreCaches } from './caches.ts';
 import { recordHostNameMiss, recordMiss, withFreshReads } from './fresh-reads.ts';
 import type { KubeClient } from '../k8s/client.ts';
-import { KubeError } from '../k8s/client.ts';
+import { isTransient } from '../k8s/client.ts';
 import { getIfExists } from '../k8s/get-if-exists.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { StoreUnavailableError } from '../domain/repository.ts';
@@ -24,8 +24,17 @@ export interface RepositoryReadDeps {
   caches: StoreCaches;
 }
 
-/** Retry-After of a 503 when the API server fails a read of a notification's history. */
-const READ_RETRY_AFTER_SECONDS = 2;
+/** Retry-After (seconds) of the 503 answered when the API server fails a store read or an intake. */
+export const STORE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * An API server failure (isTransient) as the store reports it: retryable, so
+ * the facade answers 503 with Retry-After rather than 500. Anything else
+ * (domain errors, a 4xx from the API server) passes through.
+ */
+export function storeUnavailable(e: unknown, what: string): unknown {
+  return isTransient(e) ? new StoreUnavailableError(`${what}: ${(e as Error).message}`, STORE_RETRY_AFTER_SECONDS) : e;
+}
 
 export class RepositoryReads {
   /** Sorted notification list + unfinished count per host, kept current from the cache's events. */
@@ -144,7 +153,7 @@ export class RepositoryReads {
       if (countedPages(n.status) === 0) return n;
       return assembleNotification(n, await readPages(kube, namespace, uuid));
     } catch (e) {
-      throw storeReadError(e);
+      throw storeUnavailable(e, 'notification read');
     }
   }
 
@@ -163,10 +172,4 @@ export class RepositoryReads {
     const v = n?.status?.vmoves?.find((m) => m.uuid === vmoveUuid);
     return v && toVMoveView(notificationUuid, v);
   }
-}
-
-/** The API server failing or timing out on a read: 503 with Retry-After (ha-service storeRead); other errors pass. */
-function storeReadError(e: unknown): unknown {
-  const transient = e instanceof KubeError && (e.code === 0 || e.code === 429 || e.code >= 500);
-  return transient ? new StoreUnavailableError(`notification read: ${e.message}`, READ_RETRY_AFTER_SECONDS) : e;
 }

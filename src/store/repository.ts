@@ -8,7 +8,8 @@
 // status write completes in the background. How each SQL guarantee is
 // rebuilt is explained in docs/design.md, "Store: how SQL guarantees are kept".
 import { randomUUID } from 'node:crypto';
-import { KubeError, isAlreadyExists } from '../k8s/client.ts';
+import { isAlreadyExists } from '../k8s/client.ts';
+import { STORE_RETRY_AFTER_SECONDS, storeUnavailable } from './repository-reads.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { ANNOTATIONS, API_VERSION, FIELD_MANAGERS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { HaHost, Notification } from '../model/types.ts';
@@ -31,21 +32,16 @@ import { SpecWrites } from './spec-writes.ts';
  * failed POST for about two minutes (api_retry_max x api_retry_interval).
  */
 export const DEFAULT_PENDING_CLAIM_MS = 300_000;
-/** Retry-After (seconds) of the 503 an intake answers when the API server fails or claims keep contending. */
-export const INTAKE_RETRY_AFTER_SECONDS = 2;
-
 /**
- * An API server failure during intake (no answer or timeout, 5xx, 429; etcd
- * out of space is a 5xx) or a claim that kept contending: retryable, so 503
- * with Retry-After rather than 500; masakari-monitors retries it. Anything
- * else (domain errors, a 4xx from the API server) passes through.
+ * An API server failure during intake (storeUnavailable) or a claim that kept
+ * contending: retryable, so 503 with Retry-After rather than 500;
+ * masakari-monitors retries it.
  */
 function intakeError(e: unknown): unknown {
-  const transient = e instanceof KubeError && (e.code === 0 || e.code === 429 || e.code >= 500);
-  if (transient || e instanceof IntakeContendedError) {
-    return new StoreUnavailableError(`notification intake: ${e.message}`, INTAKE_RETRY_AFTER_SECONDS);
+  if (e instanceof IntakeContendedError) {
+    return new StoreUnavailableError(`notification intake: ${e.message}`, STORE_RETRY_AFTER_SECONDS);
   }
-  return e;
+  return storeUnavailable(e, 'notification intake');
 }
 
 export interface CrRepositoryDeps extends StoreDeps {
