@@ -14,7 +14,7 @@ import { RESOURCES } from '../k8s/resources.ts';
 import { StoreUnavailableError } from '../domain/repository.ts';
 import { assembleNotification, countedPages, readPages } from './journal-pages.ts';
 import { toHostRecord, toNotificationRecord, toSegmentRecord, toVMoveView } from './mapping.ts';
-import { isAdmitted } from '../domain/admitted.ts';
+import { isAdmitted, isRefused } from '../domain/admitted.ts';
 import { INDEX } from '../model/indexes.ts';
 import { NotificationIndex } from './notification-index.ts';
 
@@ -148,8 +148,10 @@ export class RepositoryReads {
     if (!cached) return undefined;
     const { kube, namespace } = this.readDeps;
     try {
-      const n = await getIfExists<Notification>(kube, RESOURCES.notifications, namespace, cached.metadata.name ?? '');
-      if (!n || n.metadata.uid !== cached.metadata.uid || !isAdmitted(n)) return undefined;
+      const read = await getIfExists<Notification>(kube, RESOURCES.notifications, namespace, cached.metadata.name ?? '');
+      if (!read || read.metadata.uid !== cached.metadata.uid) return undefined;
+      const n = withPendingAdmission(read, cached);
+      if (!isAdmitted(n)) return undefined;
       if (countedPages(n.status) === 0) return n;
       return assembleNotification(n, await readPages(kube, namespace, uuid));
     } catch (e) {
@@ -172,4 +174,19 @@ export class RepositoryReads {
     const v = n?.status?.vmoves?.find((m) => m.uuid === vmoveUuid);
     return v && toVMoveView(notificationUuid, v);
   }
+}
+
+/**
+ * The API server's copy of a notification this replica has just accepted
+ * (POST answers 202 before its status write lands: repository.ts
+ * materialise) has no uuid or id in status yet, while the cache already
+ * shows it admitted (read-your-writes). python-masakariclient shows the
+ * notification right after creating it, so the cached admission stands in
+ * until the status write arrives; the history read from the server is still
+ * the server's (empty at that point).
+ */
+function withPendingAdmission(read: Notification, cached: Notification): Notification {
+  if (read.status?.uuid || read.metadata.deletionTimestamp || isRefused(read)) return read;
+  const { uuid, id, phase, sourceHostUuid, failoverSegmentUuid } = cached.status ?? {};
+  return { ...read, status: { ...read.status, uuid, id, phase, sourceHostUuid, failoverSegmentUuid } };
 }

@@ -413,6 +413,29 @@ test("the cache keeps no notification's history; show 1.1 and vmoves read it fro
   assert.equal((await repo.getNotificationDetails(n.notification_uuid))?.recovery_workflow_details, details);
 });
 
+test('show 1.1 right after the 202, before the status write has landed, finds the notification (python-masakariclient shows what it created)', async () => {
+  const { kube, repo } = await storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const original = kube.mergePatch.bind(kube);
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  kube.mergePatch = (async (ref, ns, name, patch, opts) => {
+    if (opts?.status && ref === RESOURCES.notifications) await held;
+    return original(ref, ns, name, patch, opts);
+  }) as typeof kube.mergePatch;
+  const n = await repo.createNotification(notification(h.uuid, s.uuid, '2026-01-01T00:00:00'), 180);
+  assert.is(kube.peek<Notification>(RESOURCES.notifications, NS, n.k8sName)?.status?.uuid, undefined);
+  const shown = await repo.getNotificationDetails(n.notification_uuid);
+  assert.is(shown?.notification_uuid, n.notification_uuid);
+  assert.is(shown?.id, n.id);
+  assert.equal(shown?.recovery_workflow_details, []);
+  assert.equal(await repo.listVMoves(n.notification_uuid), []);
+  release();
+  kube.mergePatch = original;
+  await repo.settle();
+});
+
 test('history moved into journal pages is served as if it were in the status', async () => {
   const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
