@@ -60,7 +60,10 @@
 // Accepted means "the Notification with the recorded name must exist": the
 // REST path creates it (its create is create-if-absent by name, so if a
 // racer finishes the same claim only one create succeeds and answers 202),
-// the reconciler admits the kubectl-created object. An accepted claim whose
+// the reconciler admits the kubectl-created object. The REST path may start
+// that create as soon as its own claim exists (onClaimed): until its status
+// write the Notification is not admitted, so nobody sees it, and it is
+// deleted again if the claim yields. An accepted claim whose
 // Notification is missing counts as a create in flight for pendingMs, then as
 // a deleted notification (the claim is removed).
 //
@@ -119,6 +122,14 @@ export interface ClaimRequest {
   now: () => Date;
   decisionGraceMs?: number;
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Called (possibly more than once) when a claim of ours for `name` exists
+   * and is about to be decided. The REST path starts creating its
+   * Notification here, alongside the decision, since every create in the
+   * same bucket already lost at the claim and a neighbour rarely makes ours
+   * yield (repository.ts createNotification).
+   */
+  onClaimed?: () => void;
 }
 
 interface ClaimData {
@@ -334,6 +345,7 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
           }
         }
         if (mine) {
+          req.onClaimed?.();
           const verdict = bucket === undefined ? 'accept' : await session.decide(mine, bucket);
           if (verdict === 'yield') {
             await session.remove(mine);

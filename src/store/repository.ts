@@ -8,7 +8,7 @@
 // status write completes in the background. How each SQL guarantee is
 // rebuilt is explained in docs/design.md, "Store: how SQL guarantees are kept".
 import { randomUUID } from 'node:crypto';
-import { isAlreadyExists } from '../k8s/client.ts';
+import { isAlreadyExists, isNotFound } from '../k8s/client.ts';
 import { STORE_RETRY_AFTER_SECONDS, storeUnavailable } from './repository-reads.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { ANNOTATIONS, API_VERSION, FIELD_MANAGERS, LABELS, MANAGED_BY } from '../model/constants.ts';
@@ -74,6 +74,18 @@ export class CrRepository extends SpecWrites implements Repository {
     }
 
     const uuid = randomUUID();
+    const name = notificationObjectName(host.spec.name, n.type, uuid);
+    // Our Notification is created alongside our claim's decision (one API
+    // round trip less per intake). It stays invisible until admitted, and is
+    // deleted again when the claim yields. If the intake fails half way, it
+    // is left to the kubectl-path reconciler, which finishes our claim's
+    // decision for it after its grace (notification-reconciler.ts).
+    let early: Promise<Notification> | undefined;
+    const createEarly = () => {
+      if (early) return;
+      early = this.createObject({ name, uuid, generatedTime: n.generated_time }, host, n);
+      early.catch(() => {});
+    };
     try {
       const outcome = await claimNotification({
         kube: this.deps.kube,
@@ -82,18 +94,50 @@ export class CrRepository extends SpecWrites implements Repository {
         hostUuid: n.source_host_uuid,
         candidate,
         windowSeconds,
-        name: notificationObjectName(host.spec.name, n.type, uuid),
+        name,
         uuid,
-        exists: (name) => this.notificationExists(name),
+        exists: (other) => this.notificationExists(other),
         pendingMs: this.pendingClaimMs,
         decisionGraceMs: this.claimDecisionGraceMs,
         now: this.deps.now,
+        onClaimed: createEarly,
       });
+      if (outcome.kind === 'accepted' && outcome.name === name && early) {
+        return this.admitInBackground(await this.createdOrDuplicate(early, duplicate), outcome, n);
+      }
+      await this.discardEarly(early);
       if (outcome.kind === 'duplicate') throw duplicate();
-      // Our claim, or one accepted by a request that has not created its Notification (yet): create it, exactly once.
-      return await this.materialise(outcome, host, n, duplicate);
+      // A claim accepted by a request that has not created its Notification (yet): create it, exactly once.
+      const created = await this.createdOrDuplicate(this.createObject(outcome, host, n), duplicate);
+      return this.admitInBackground(created, outcome, n);
     } catch (e) {
       throw intakeError(e);
+    }
+  }
+
+  /** A create that lost to a racer finishing the same claim (AlreadyExists) makes ours the duplicate. */
+  private async createdOrDuplicate(create: Promise<Notification>, duplicate: () => Error): Promise<Notification> {
+    try {
+      return await create;
+    } catch (e) {
+      if (isAlreadyExists(e)) throw duplicate();
+      throw e;
+    }
+  }
+
+  /** Deletes the Notification created alongside a claim that yielded (it was never admitted, so never seen). */
+  private async discardEarly(early: Promise<Notification> | undefined): Promise<void> {
+    const created = await early?.catch(() => undefined);
+    if (!created) return;
+    const name = created.metadata.name ?? '';
+    try {
+      await this.deps.kube.delete(RESOURCES.notifications, this.deps.namespace, name, {
+        preconditionUid: created.metadata.uid,
+      });
+    } catch (err) {
+      if (isNotFound(err)) return;
+      // Not admitted, so invisible; the reconciler flags it a duplicate after its grace.
+      this.deps.log.warn({ err, notification: name }, 'could not delete the Notification of a yielded claim');
     }
   }
 
@@ -103,16 +147,15 @@ export class CrRepository extends SpecWrites implements Repository {
   }
 
   /**
-   * Creates the Notification an accepted claim stands for. Whoever's create
-   * succeeds answers 202; a concurrent creator of the same claim gets
-   * AlreadyExists and answers 409 duplicate, so exactly one request wins.
+   * Creates the Notification a claim stands for: create-if-absent by name,
+   * so when racers finish the same claim exactly one create succeeds (and
+   * answers 202); the others get AlreadyExists (409 duplicate).
    */
-  private async materialise(
+  private async createObject(
     fp: { name: string; uuid: string; generatedTime: string },
     host: HaHost,
     n: NewNotification,
-    duplicate: () => Error,
-  ): Promise<NotificationRecord> {
+  ): Promise<Notification> {
     const id = await this.deps.ids.notifications.next();
     const body: Notification = {
       apiVersion: API_VERSION,
@@ -130,15 +173,14 @@ export class CrRepository extends SpecWrites implements Repository {
       },
       spec: { type: n.type, hostname: host.spec.name, generatedTime: fp.generatedTime, payload: n.payload },
     };
-    let created: Notification;
-    try {
-      created = await this.deps.kube.create<Notification>(RESOURCES.notifications, this.deps.namespace, body, {
-        fieldManager: FIELD_MANAGERS.api,
-      });
-    } catch (e) {
-      if (isAlreadyExists(e)) throw duplicate();
-      throw e;
-    }
+    return this.deps.kube.create<Notification>(RESOURCES.notifications, this.deps.namespace, body, {
+      fieldManager: FIELD_MANAGERS.api,
+    });
+  }
+
+  /** Admits a created Notification: shown at once on this replica, its status write completes in the background. */
+  private admitInBackground(created: Notification, fp: { uuid: string }, n: NewNotification): NotificationRecord {
+    const id = Number(created.metadata.labels?.[LABELS.id]);
     const fields = {
       uuid: fp.uuid,
       id,
