@@ -27,13 +27,7 @@ import { e2eVenv } from '../../test/e2e/support/python-env.ts';
 import { freePort } from '../../test/e2e/support/net.ts';
 import { closedLoop, sequential, type LoadResult } from '../lib/load.ts';
 import { cpuMs, memoryMiB } from '../lib/proc.ts';
-import {
-  InspectorSession,
-  installGcCounter,
-  readGcCounter,
-  sampleMemory,
-  type MemorySample,
-} from '../lib/inspector.ts';
+import { heapSnapshot, installGcCounter, readGcCounter, sampleMemory, type MemorySample } from '../lib/inspector.ts';
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: number) => {
@@ -290,12 +284,7 @@ async function main() {
 
 async function snapshot(port: number, file: string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
-  const s = await InspectorSession.connect(port);
-  try {
-    await s.heapSnapshot(file);
-  } finally {
-    s.close();
-  }
+  await heapSnapshot(port, file);
   console.log(`heap snapshot: ${file}`);
 }
 

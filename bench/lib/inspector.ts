@@ -2,7 +2,7 @@
 // started with NODE_OPTIONS=--inspect=127.0.0.1:<port>), so the product needs
 // no debug endpoint. The inspector only listens until a session attaches; the
 // bench attaches between measurements, never while load runs.
-import { writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
 
 export interface MemorySample {
   /** Resident set size (what a container memory limit counts), MiB. */
@@ -115,13 +115,17 @@ export class InspectorSession {
 
   /** Writes a .heapsnapshot (open it in Chrome DevTools, or bench/lib/heap-summary.ts). */
   async heapSnapshot(file: string): Promise<void> {
-    const chunks: string[] = [];
-    this.listeners.set('HeapProfiler.addHeapSnapshotChunk', (p) => chunks.push(String(p.chunk)));
-    await this.send('HeapProfiler.enable');
-    await this.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
-    await this.send('HeapProfiler.disable');
-    this.listeners.delete('HeapProfiler.addHeapSnapshotChunk');
-    await writeFile(file, chunks.join(''));
+    // Streamed to the file: a snapshot of a few hundred MiB of heap is longer than one JS string may be.
+    const out = createWriteStream(file);
+    this.listeners.set('HeapProfiler.addHeapSnapshotChunk', (p) => out.write(String(p.chunk)));
+    try {
+      await this.send('HeapProfiler.enable');
+      await this.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+      await this.send('HeapProfiler.disable');
+    } finally {
+      this.listeners.delete('HeapProfiler.addHeapSnapshotChunk');
+      await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    }
   }
 
   close(): void {
@@ -179,6 +183,16 @@ export async function sampleMemory(port: number, opts: { gc: boolean }): Promise
   const s = await InspectorSession.connect(port);
   try {
     return await s.memory(opts);
+  } finally {
+    s.close();
+  }
+}
+
+/** Attaches, writes the process's heap snapshot to `file`, and detaches. */
+export async function heapSnapshot(port: number, file: string): Promise<void> {
+  const s = await InspectorSession.connect(port);
+  try {
+    await s.heapSnapshot(file);
   } finally {
     s.close();
   }

@@ -32,9 +32,19 @@
 //
 //   node --import tsx bench/scale/run.ts [--sizes 1k,10k,100k] [--seconds 15] [--rate 2]
 //        [--intake-count 60] [--seed-via etcd|apiserver] [--width 16] [--no-reference] [--no-write]
+//        [--inspect] [--heap-snapshot DIR]
+//
+// --inspect: both processes run with --inspect; after the loads (so nothing
+// above is disturbed) the bench attaches and reads each one's V8 heap, before
+// and after a forced full collection: live objects against what the heap
+// holds reserved. --heap-snapshot DIR (implies --inspect): then writes the
+// api process's heap snapshot to DIR/api-<size>.heapsnapshot; read it with
+// `node --import tsx bench/lib/heap-summary.ts FILE`.
 //
 // Writes the "Scale" section of docs/benchmarks.md (not with --no-write).
+import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startControlPlane } from '../../src/controlplane/index.ts';
 import { createKubeClient } from '../../src/k8s/kube-client.ts';
@@ -47,6 +57,8 @@ import { sourceRevision, writeSection } from '../lib/docs.ts';
 import { closedLoop, fixedRate, type CountedResult, type LoadResult } from '../lib/load.ts';
 import { compile, deployedNodeOptions, startBenchOperator, type BenchOperator } from '../lib/operator.ts';
 import { loadAverage, memoryMiB, peakRssMiB } from '../lib/proc.ts';
+import { heapSnapshot, sampleMemory } from '../lib/inspector.ts';
+import { freePort } from '../../test/e2e/support/net.ts';
 import { insertReferenceNotifications, referenceHost } from '../lib/reference.ts';
 import { scrape } from '../lib/prometheus.ts';
 import { makeTemplates, seedFromTemplates, TEMPLATE_HOST, type SeededHost, type SeedVia } from './seed.ts';
@@ -64,6 +76,8 @@ interface ProcessMemory {
   idle: number;
   loaded: number;
   peak: number;
+  /** With --inspect, after the loads: the V8 heap as it was, then after a forced full GC (MiB). */
+  heap?: { total: number; used: number; liveUsed: number; liveTotal: number; rssAfterGc: number };
 }
 
 interface ScaleResult {
@@ -91,8 +105,12 @@ const { values } = parseArgs({
     width: { type: 'string', default: '' },
     'no-reference': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
+    inspect: { type: 'boolean', default: false },
+    'heap-snapshot': { type: 'string' },
   },
 });
+const HEAP_SNAPSHOT_DIR = values['heap-snapshot'];
+const INSPECT = values.inspect || HEAP_SNAPSHOT_DIR !== undefined;
 const SIZES = String(values.sizes).split(',').map(parseSize);
 const SECONDS = Number(values.seconds);
 const RATE = Number(values.rate);
@@ -194,15 +212,19 @@ async function measureOurs(size: number): Promise<ScaleResult> {
       intake: NO_COUNT,
       notes: [],
     };
+    const inspectPorts = new Map<BenchOperator, number>();
     const start = async (components: string): Promise<BenchOperator | undefined> => {
       console.log(`cold start: ${components}...`);
       try {
+        const inspectPort = INSPECT ? await freePort() : undefined;
+        const inspect = inspectPort ? ` --inspect=127.0.0.1:${inspectPort}` : '';
         const p = await startBenchOperator({
           ...common,
           components,
-          nodeOptions: deployedNodeOptions(components),
+          nodeOptions: `${deployedNodeOptions(components)}${inspect}`.trim(),
           readyTimeoutMs: READY_TIMEOUT_MS,
         });
+        if (inspectPort) inspectPorts.set(p, inspectPort);
         started.push(p);
         console.log(`  ready in ${(p.readyMs / 1000).toFixed(1)} s`);
         return p;
@@ -235,6 +257,25 @@ async function measureOurs(size: number): Promise<ScaleResult> {
         readyMs: p.readyMs,
         memory: { idle: idle[key], loaded: await memoryMiB(p.pid), peak: await peakRssMiB(p.pid) },
       };
+      const port = inspectPorts.get(p);
+      if (port) {
+        const before = await sampleMemory(port, { gc: false });
+        const live = await sampleMemory(port, { gc: true });
+        result[key].memory.heap = {
+          total: before.heapTotalMiB,
+          used: before.heapUsedMiB,
+          liveUsed: live.heapUsedMiB,
+          liveTotal: live.heapTotalMiB,
+          rssAfterGc: live.rssMiB,
+        };
+        console.log(`  ${key} heap: ${JSON.stringify(result[key].memory.heap)}`);
+        if (key === 'api' && HEAP_SNAPSHOT_DIR) {
+          const file = path.join(HEAP_SNAPSHOT_DIR, `api-${sizeLabel(size)}.heapsnapshot`);
+          await mkdir(HEAP_SNAPSHOT_DIR, { recursive: true });
+          await heapSnapshot(port, file);
+          console.log(`  api heap snapshot: ${file}`);
+        }
+      }
       const gone = p.gone();
       if (gone) result.notes.push(`${p.components}: ${gone} during the run`);
     }
