@@ -63,7 +63,10 @@
 // the reconciler admits the kubectl-created object. The REST path may start
 // that create as soon as its own claim exists (onClaimed): until its status
 // write the Notification is not admitted, so nobody sees it, and it is
-// deleted again if the claim yields. An accepted claim whose
+// deleted again if the claim yields. So a claim left deciding by a crashed
+// creator may already have its Notification: whoever finds it past the
+// grace then decides the claim for that Notification (as the reconciler
+// does, which admits it) rather than taking the bucket for itself. An accepted claim whose
 // Notification is missing counts as a create in flight for pendingMs, then as
 // a deleted notification (the claim is removed).
 //
@@ -313,6 +316,31 @@ const accepted = (c: ConfigMap): ClaimOutcome => {
 };
 
 /**
+ * A claim left `deciding` past the grace: decided for the Notification it
+ * records when that exists (accepted for it, or it yields to a neighbour),
+ * else removed. Returns the outcome when the claim was accepted for it.
+ */
+async function finishForCrashedCreator(
+  session: ClaimSession,
+  claim: ConfigMap,
+  bucket: bigint | undefined,
+  exists: (name: string) => Promise<boolean>,
+): Promise<ClaimOutcome | undefined> {
+  if (!(await exists(dataOf(claim).notification))) {
+    await session.remove(claim);
+    return undefined;
+  }
+  const verdict = bucket === undefined ? 'accept' : await session.decide(claim, bucket);
+  if (verdict === 'yield') {
+    await session.remove(claim);
+    return undefined;
+  }
+  const written = await session.accept(claim);
+  if (!written) throw lostRace(`claim ${claim.metadata.name} was decided meanwhile`);
+  return accepted(written);
+}
+
+/**
  * Claims the notification's (type, host, payload, bucket), or finds what
  * makes it a duplicate. See the header for the protocol.
  */
@@ -372,7 +400,13 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
           waitingFor = { rv: other.metadata.resourceVersion, since: now };
         }
         if (now - waitingFor.since >= graceMs) {
-          await session.remove(other);
+          // Its creator stopped deciding. If it had created its Notification
+          // already (the REST path does so alongside the decision), finish
+          // the decision for that one, as the kubectl-path reconciler would:
+          // taking the claim over would leave that Notification a duplicate
+          // of ours. Otherwise the claim yields to ours.
+          const finished = await finishForCrashedCreator(session, other, bucket, req.exists);
+          if (finished) return finished;
           throw lostRace(`claim ${name} of a crashed creator removed: take it again`);
         }
         // Polling backs off (5, 10, 20 … 200 ms): a storm of identical requests must not hammer the API server.

@@ -366,6 +366,30 @@ test('a claim left deciding by a crashed creator is taken over after the decisio
   assert.is(kube.all(RESOURCES.notifications, NS).length, 1);
 });
 
+test('a claim left deciding by a creator that crashed after creating its Notification is finished for that one: the retry is a duplicate, not a second notification', async () => {
+  const { kube, repo } = await storeFixture({ claimDecisionGraceMs: 50 });
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const n = notification(h.uuid, s.uuid, '2026-01-01T00:00:00');
+  const uuid = '99999999-0000-4000-8000-000000000001';
+  await leftClaim(kube, h.uuid, n, 'deciding', 'created-early', uuid);
+  await kube.create<Notification>(RESOURCES.notifications, NS, {
+    apiVersion: 'masakari.openkeel.io/v1alpha1',
+    kind: 'Notification',
+    metadata: { name: 'created-early', labels: { [LABELS.uuid]: uuid, [LABELS.id]: '7' } },
+    spec: { type: n.type, hostname: 'compute-1', generatedTime: n.generated_time, payload: n.payload },
+  });
+  await rejects(() => repo.createNotification(n, 180), DuplicateNotificationError);
+  const claim = kube
+    .all<ConfigMap>(RESOURCES.configMaps, NS)
+    .find((c) => c.metadata.labels?.[LABELS.role] === ROLES.notificationClaim);
+  assert.equal([claim?.data?.state, claim?.data?.notification], ['accepted', 'created-early']);
+  assert.equal(
+    kube.all<Notification>(RESOURCES.notifications, NS).map((o) => o.metadata.name),
+    ['created-early'],
+  );
+});
+
 test('an accepted claim older than the pending time whose notification is gone no longer counts', async () => {
   const { kube, repo } = await storeFixture({ pendingClaimMs: 1000, now: () => new Date(Date.now() + 60_000) });
   const s = await repo.createSegment(segmentInput('s'));
