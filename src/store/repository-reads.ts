@@ -148,7 +148,12 @@ export class RepositoryReads {
     if (!cached) return undefined;
     const { kube, namespace } = this.readDeps;
     try {
-      const read = await getIfExists<Notification>(kube, RESOURCES.notifications, namespace, cached.metadata.name ?? '');
+      const read = await getIfExists<Notification>(
+        kube,
+        RESOURCES.notifications,
+        namespace,
+        cached.metadata.name ?? '',
+      );
       if (!read || read.metadata.uid !== cached.metadata.uid) return undefined;
       const n = withPendingAdmission(read, cached);
       if (!isAdmitted(n)) return undefined;
