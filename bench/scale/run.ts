@@ -32,7 +32,10 @@
 //
 //   node --import tsx bench/scale/run.ts [--sizes 1k,10k,100k] [--seconds 15] [--rate 2]
 //        [--intake-count 60] [--seed-via etcd|apiserver] [--width 16] [--no-reference] [--no-write]
-//        [--inspect] [--heap-snapshot DIR]
+//        [--inspect] [--heap-snapshot DIR] [--api-node-options '...']
+//
+// --api-node-options: appended to the api process's deployed NODE_OPTIONS
+// (to try V8 flags before they go into config/manager/manager.yaml).
 //
 // --inspect: both processes run with --inspect; after the loads (so nothing
 // above is disturbed) the bench attaches and reads each one's V8 heap, before
@@ -106,6 +109,7 @@ const { values } = parseArgs({
     'no-reference': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
     inspect: { type: 'boolean', default: false },
+    'api-node-options': { type: 'string', default: '' },
     'heap-snapshot': { type: 'string' },
   },
 });
@@ -221,7 +225,8 @@ async function measureOurs(size: number): Promise<ScaleResult> {
         const p = await startBenchOperator({
           ...common,
           components,
-          nodeOptions: `${deployedNodeOptions(components)}${inspect}`.trim(),
+          nodeOptions:
+            `${deployedNodeOptions(components)}${components === 'api' ? ` ${values['api-node-options']}` : ''}${inspect}`.trim(),
           readyTimeoutMs: READY_TIMEOUT_MS,
         });
         if (inspectPort) inspectPorts.set(p, inspectPort);

@@ -30,6 +30,20 @@ test('a notification without a phase is new, with empty details', () => {
   assert.is(r.id, 7);
 });
 
+test('notification records are built per request, not kept: a client listing every notification must not grow the heap by a record each', () => {
+  const n: Notification = {
+    apiVersion: 'masakari.openkeel.io/v1alpha1',
+    kind: 'Notification',
+    metadata: { name: 'n', creationTimestamp: '2026-01-02T03:04:05Z' },
+    spec: { type: 'VM', hostname: 'compute-1', generatedTime: '2026-01-02T03:00:00', payload: { event: 'x' } },
+    status: { uuid: 'u', id: 7, sourceHostUuid: 'h' },
+  };
+  const first = toNotificationRecord(n);
+  const second = toNotificationRecord(n);
+  assert.equal(first, second);
+  assert.is.not(first, second, 'a memo would hand out the same record');
+});
+
 test('created_at is the one recorded in status (it survives a restore), else metadata.creationTimestamp', () => {
   // a restore re-creates the object: new creationTimestamp, status written back
   const restored = host({}, { ...admittedStatus, createdAt: '2025-05-06T07:08:09Z' });
