@@ -32,7 +32,7 @@
 //
 //   node --import tsx bench/scale/run.ts [--sizes 1k,10k,100k] [--seconds 15] [--rate 2]
 //        [--intake-count 60] [--seed-via etcd|apiserver] [--width 16] [--no-reference] [--no-write]
-//        [--inspect] [--heap-snapshot DIR] [--api-node-options '...']
+//        [--inspect] [--heap-snapshot DIR] [--api-node-options='...']
 //
 // --api-node-options: appended to the api process's deployed NODE_OPTIONS
 // (to try V8 flags before they go into config/manager/manager.yaml).
