@@ -334,6 +334,23 @@ const statuses = (r: CountedResult) =>
     .map(([k, v]) => `${k}: ${v}`)
     .join(', ');
 
+/** With --inspect: where each process's resident set goes (V8 heap, live objects, the rest). */
+function heapLines(results: ScaleResult[]): string[] {
+  const lines: string[] = [];
+  for (const r of results) {
+    for (const key of ['api', 'engine'] as const) {
+      const h = r[key].memory.heap;
+      if (!h) continue;
+      lines.push(
+        `- ${sizeLabel(r.size)} ${key}, after the loads (\`--inspect\`): V8 heap ${f(h.total, 0)} MiB reserved, ${f(h.used, 0)} used; ` +
+          `after a forced full collection ${f(h.liveUsed, 0)} MiB live in ${f(h.liveTotal, 0)} reserved, resident set ${f(h.rssAfterGc, 0)} MiB ` +
+          `(so ${f(h.rssAfterGc - h.liveTotal, 0)} MiB outside the V8 heap: Node's own code and data, buffers, the allocator).`,
+      );
+    }
+  }
+  return lines.length ? ['', ...lines] : [];
+}
+
 function render(results: ScaleResult[], when: Date, revision: string): string {
   const rows = results.flatMap((r) => {
     const ref = r.reference;
@@ -409,6 +426,7 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
         .join('; ') +
       '.',
     ...results.flatMap((r) => r.notes.map((n) => `- ${sizeLabel(r.size)}: ${n}`)),
+    ...heapLines(results),
     '',
     ...targets,
     '',

@@ -107,4 +107,15 @@ test('a notification not admitted yet (no status, no annotation) is cached as wr
   assert.equal(slim, n);
 });
 
+test('equal payloads in the same key order are one object in the cache; another order stays its own', () => {
+  const a = slimNotification(stored());
+  const b = slimNotification(stored());
+  assert.is(a.spec.payload, b.spec.payload);
+  const reordered = stored();
+  reordered.metadata.annotations = {};
+  const c = slimNotification(reordered);
+  assert.is.not(c.spec.payload, a.spec.payload);
+  assert.equal(c.spec.payload, a.spec.payload, 'same content');
+});
+
 test.run();

@@ -14,7 +14,8 @@
 //    hostname, and values every notification has (namespace, kind, phase,
 //    payload values, condition texts); its uuid is in a label and in status.
 //    These are replaced by one shared copy each (a bounded pool, below).
-// 3. The payload in the sender's key order, so the payload-order annotation
+// 3. Equal payloads are one object (host and process notifications repeat a
+//    few), kept in the sender's key order, so the payload-order annotation
 //    (written at intake, src/store/repository.ts) is not kept as a string of
 //    its own; mapping.ts inSenderOrder then finds the keys already in order.
 //
@@ -39,6 +40,25 @@ function shared<T extends string | undefined | null>(s: T): T {
   if (pool.size >= POOL_LIMIT) pool.clear();
   pool.set(s, s);
   return s;
+}
+
+/**
+ * Payloads seen recently, by their JSON in sender order. Host and process
+ * notifications carry a handful of distinct payloads ({"event": "STOPPED",
+ * ...}), so each is kept once; a VM payload names its instance and is seldom
+ * shared, hence the smaller bound.
+ */
+const PAYLOAD_POOL_LIMIT = 5_000;
+const payloads = new Map<string, Record<string, string>>();
+
+function sharedPayload(p: Record<string, string>): Record<string, string> {
+  const key = JSON.stringify(p);
+  const found = payloads.get(key);
+  if (found !== undefined) return found;
+  if (payloads.size >= PAYLOAD_POOL_LIMIT) payloads.clear();
+  const kept = sharedValues(p) as Record<string, string>;
+  payloads.set(key, kept);
+  return kept;
 }
 
 /** The values shared, but those of `unique` keys (one object's own: pooling them would only cost pool entries). */
@@ -109,7 +129,7 @@ export function slimNotification(n: Notification): Notification {
       type: shared(n.spec.type),
       hostname: shared(n.spec.hostname),
       generatedTime: shared(n.spec.generatedTime),
-      ...(payload ? { payload: sharedValues(inSenderOrder(payload, order)) as Record<string, string> } : {}),
+      ...(payload ? { payload: sharedPayload(inSenderOrder(payload, order)) } : {}),
     };
   }
   if (status) slim.status = status;
