@@ -127,6 +127,31 @@ test('a lower neighbour left deciding by a crashed creator is refused after the 
   assert.is((kube as FakeKube).peek(RESOURCES.configMaps, NS, claimName(LOWER)), undefined);
 });
 
+test('a claim a racer accepted for us while we decided to yield stays ours (its early Notification may be admitted already)', async () => {
+  const { kube, created, request } = world();
+  await plantClaim(kube as FakeKube, LOWER, 'accepted', 'low');
+  created.add('low');
+  let racer: Promise<unknown> | undefined;
+  const req = request(UPPER_IN, {
+    // The kubectl-path reconciler finishing the claim for the Notification the REST path created early.
+    onClaimed: () => {
+      racer ??= (async () => {
+        const mine = await kube.get<ConfigMap>(RESOURCES.configMaps, NS, claimName(UPPER_IN));
+        await kube.replace(RESOURCES.configMaps, NS, claimName(UPPER_IN), {
+          ...mine,
+          data: { ...mine.data, state: 'accepted' },
+        });
+      })();
+    },
+  });
+  req.exists = async (n) => {
+    await racer;
+    return created.has(n);
+  };
+  const outcome = await claimNotification(req);
+  assert.equal(outcome.kind === 'accepted' && outcome.name, req.name);
+});
+
 /** FakeKube with a random 0–3 ms pause before every call, so concurrent intakes interleave differently each run. */
 function jittery(): KubeClient {
   const kube = new FakeKube();

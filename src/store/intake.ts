@@ -375,13 +375,11 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
         if (mine) {
           req.onClaimed?.();
           const verdict = bucket === undefined ? 'accept' : await session.decide(mine, bucket);
-          if (verdict === 'yield') {
-            await session.remove(mine);
-            return { kind: 'duplicate' };
-          }
-          const written = await session.accept(mine);
+          const written = verdict === 'yield' ? undefined : await session.accept(mine);
           if (written) return accepted(written);
-          // Someone decided our claim first: a lower neighbour made it yield, or a racer finished it.
+          if (verdict === 'yield' && (await session.remove(mine))) return { kind: 'duplicate' };
+          // Someone decided our claim first: a lower neighbour made it yield, or a racer (the
+          // kubectl-path reconciler, for a Notification we created early) finished it for us.
           const now = await session.get(name);
           if (now && dataOf(now).notification === req.name && dataOf(now).state === STATE.accepted) {
             return accepted(now);
