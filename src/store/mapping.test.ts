@@ -14,14 +14,17 @@ test('host record carries effective flags, segment uuid and second-precision tim
   assert.is(r.updated_at, '2026-01-03T00:00:00');
 });
 
+/** Admitted, not picked up by the engine yet (no phase). */
+const unpickedNotification = (): Notification => ({
+  apiVersion: 'masakari.openkeel.io/v1alpha1',
+  kind: 'Notification',
+  metadata: { name: 'n', creationTimestamp: '2026-01-02T03:04:05Z' },
+  spec: { type: 'VM', hostname: 'compute-1', generatedTime: '2026-01-02T03:00:00', payload: { event: 'x' } },
+  status: { uuid: 'u', id: 7, sourceHostUuid: 'h' },
+});
+
 test('a notification without a phase is new, with empty details', () => {
-  const n: Notification = {
-    apiVersion: 'masakari.openkeel.io/v1alpha1',
-    kind: 'Notification',
-    metadata: { name: 'n', creationTimestamp: '2026-01-02T03:04:05Z' },
-    spec: { type: 'VM', hostname: 'compute-1', generatedTime: '2026-01-02T03:00:00', payload: { event: 'x' } },
-    status: { uuid: 'u', id: 7, sourceHostUuid: 'h' },
-  };
+  const n = unpickedNotification();
   const r = toNotificationRecord(n);
   assert.is(r.status, 'new');
   assert.equal(r.recovery_workflow_details, []);
@@ -31,13 +34,7 @@ test('a notification without a phase is new, with empty details', () => {
 });
 
 test('notification records are built per request, not kept: a client listing every notification must not grow the heap by a record each', () => {
-  const n: Notification = {
-    apiVersion: 'masakari.openkeel.io/v1alpha1',
-    kind: 'Notification',
-    metadata: { name: 'n', creationTimestamp: '2026-01-02T03:04:05Z' },
-    spec: { type: 'VM', hostname: 'compute-1', generatedTime: '2026-01-02T03:00:00', payload: { event: 'x' } },
-    status: { uuid: 'u', id: 7, sourceHostUuid: 'h' },
-  };
+  const n = unpickedNotification();
   const first = toNotificationRecord(n);
   const second = toNotificationRecord(n);
   assert.equal(first, second);
