@@ -167,6 +167,10 @@ crud('notifications: created new, listed, fetched, and vmoves read from status',
   assert.equal(repo.getNotification(n.notification_uuid), n);
   assert.ok(repo.listNotifications().some((x) => x.notification_uuid === n.notification_uuid));
   assert.equal(await repo.listVMoves(n.notification_uuid), []);
+  // The engine writes status only once the admission's own status write has
+  // landed (it runs admitted notifications only); a status patch before it
+  // would make the cache see the notification unadmitted for a moment.
+  await repo.settle();
   await env.kube.mergePatch(
     RESOURCES.notifications,
     env.namespace,
