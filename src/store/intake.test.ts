@@ -48,7 +48,7 @@ function world(kube: KubeClient = new FakeKube()) {
       ...extra,
     };
   };
-  /** Claims, then creates the Notification when accepted (as materialise does): true when this request got in. */
+  /** Claims, then creates the Notification when accepted (as the REST path does): true when this request got in. */
   const intake = async (generatedTime: string, extra: Partial<ClaimRequest> = {}): Promise<boolean> => {
     const outcome: ClaimOutcome = await claimNotification(request(generatedTime, extra));
     if (outcome.kind !== 'accepted' || created.has(outcome.name)) return false;

@@ -66,9 +66,9 @@
 // deleted again if the claim yields. So a claim left deciding by a crashed
 // creator may already have its Notification: whoever finds it past the
 // grace then decides the claim for that Notification (as the reconciler
-// does, which admits it) rather than taking the bucket for itself. An accepted claim whose
-// Notification is missing counts as a create in flight for pendingMs, then as
-// a deleted notification (the claim is removed).
+// does, which admits it) rather than taking the bucket for itself. An
+// accepted claim whose Notification is missing counts as a create in flight
+// for pendingMs, then as a deleted notification (the claim is removed).
 //
 // Lifetime: the sweeper (sweepNotificationClaims) removes claims older than
 // max(window, CLAIM_MIN_AGE_MS); retention and purge remove a notification's
@@ -263,6 +263,18 @@ class ClaimSession {
   }
 
   /**
+   * Decides a deciding claim and writes the decision: accepted (the claim as
+   * written), 'yielded' (it was deleted), or 'changed' when its
+   * compare-and-swap lost because someone decided it first. A claim without
+   * a bucket (unparseable time) has no neighbours and is accepted.
+   */
+  async conclude(claim: ConfigMap, bucket: bigint | undefined): Promise<ConfigMap | 'yielded' | 'changed'> {
+    const verdict = bucket === undefined ? 'accept' : await this.decide(claim, bucket);
+    if (verdict === 'yield') return (await this.remove(claim)) ? 'yielded' : 'changed';
+    return (await this.accept(claim)) ?? 'changed';
+  }
+
+  /**
    * Decides `mine` (a deciding claim in bucket `bucket`): 'accept' or
    * 'yield'. Reads the neighbours only after `mine` exists (see the header).
    */
@@ -330,14 +342,10 @@ async function finishForCrashedCreator(
     await session.remove(claim);
     return undefined;
   }
-  const verdict = bucket === undefined ? 'accept' : await session.decide(claim, bucket);
-  if (verdict === 'yield') {
-    await session.remove(claim);
-    return undefined;
-  }
-  const written = await session.accept(claim);
-  if (!written) throw lostRace(`claim ${claim.metadata.name} was decided meanwhile`);
-  return accepted(written);
+  const decided = await session.conclude(claim, bucket);
+  if (decided === 'yielded') return undefined;
+  if (decided === 'changed') throw lostRace(`claim ${claim.metadata.name} was decided meanwhile`);
+  return accepted(decided);
 }
 
 /**
@@ -374,10 +382,9 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
         }
         if (mine) {
           req.onClaimed?.();
-          const verdict = bucket === undefined ? 'accept' : await session.decide(mine, bucket);
-          const written = verdict === 'yield' ? undefined : await session.accept(mine);
-          if (written) return accepted(written);
-          if (verdict === 'yield' && (await session.remove(mine))) return { kind: 'duplicate' };
+          const decided = await session.conclude(mine, bucket);
+          if (decided === 'yielded') return { kind: 'duplicate' };
+          if (decided !== 'changed') return accepted(decided);
           // Someone decided our claim first: a lower neighbour made it yield, or a racer (the
           // kubectl-path reconciler, for a Notification we created early) finished it for us.
           const now = await session.get(name);

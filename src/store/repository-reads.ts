@@ -184,7 +184,7 @@ export class RepositoryReads {
 /**
  * The API server's copy of a notification this replica has just accepted
  * (POST answers 202 before its status write lands: repository.ts
- * materialise) has no uuid or id in status yet, while the cache already
+ * admitInBackground) has no uuid or id in status yet, while the cache already
  * shows it admitted (read-your-writes). python-masakariclient shows the
  * notification right after creating it, so the cached admission stands in
  * until the status write arrives; the history read from the server is still
