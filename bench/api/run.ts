@@ -17,10 +17,9 @@
 // --node-options S    V8/Node flags for the facade instead of the deployed ones
 // --env K=V           extra environment for the facade (repeatable)
 import { execFileSync } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { loadAll } from 'js-yaml';
-import path from 'node:path';
 import { startStack } from '../../test/e2e/support/stack.ts';
 import { startReferenceMasakari } from '../../test/e2e/support/reference-masakari.ts';
 import { e2eVenv } from '../../test/e2e/support/python-env.ts';
@@ -283,7 +282,6 @@ async function main() {
 }
 
 async function snapshot(port: number, file: string): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
   await heapSnapshot(port, file);
   console.log(`heap snapshot: ${file}`);
 }

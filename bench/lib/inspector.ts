@@ -3,6 +3,8 @@
 // no debug endpoint. The inspector only listens until a session attaches; the
 // bench attaches between measurements, never while load runs.
 import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 
 export interface MemorySample {
   /** Resident set size (what a container memory limit counts), MiB. */
@@ -188,8 +190,9 @@ export async function sampleMemory(port: number, opts: { gc: boolean }): Promise
   }
 }
 
-/** Attaches, writes the process's heap snapshot to `file`, and detaches. */
+/** Attaches, writes the process's heap snapshot to `file` (its directory made if missing), and detaches. */
 export async function heapSnapshot(port: number, file: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
   const s = await InspectorSession.connect(port);
   try {
     await s.heapSnapshot(file);

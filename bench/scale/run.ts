@@ -45,7 +45,6 @@
 // `node --import tsx bench/lib/heap-summary.ts FILE`.
 //
 // Writes the "Scale" section of docs/benchmarks.md (not with --no-write).
-import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -124,6 +123,17 @@ if (SEED_VIA !== 'etcd' && SEED_VIA !== 'apiserver') throw new Error(`--seed-via
 // In flight: creates through the API server, or etcd transactions of up to 128 objects each.
 const WIDTH = Number(values.width || (SEED_VIA === 'etcd' ? 2 : 16));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The deployed NODE_OPTIONS, then --api-node-options (api only), then --inspect when asked for. */
+function benchNodeOptions(components: string, inspectPort: number | undefined): string {
+  return [
+    deployedNodeOptions(components),
+    components === 'api' ? values['api-node-options'] : '',
+    inspectPort ? `--inspect=127.0.0.1:${inspectPort}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
 
 /** A VM notification no earlier one duplicates (its own instance uuid). */
 function vmNotification(hostname: string, i: number) {
@@ -221,12 +231,10 @@ async function measureOurs(size: number): Promise<ScaleResult> {
       console.log(`cold start: ${components}...`);
       try {
         const inspectPort = INSPECT ? await freePort() : undefined;
-        const inspect = inspectPort ? ` --inspect=127.0.0.1:${inspectPort}` : '';
         const p = await startBenchOperator({
           ...common,
           components,
-          nodeOptions:
-            `${deployedNodeOptions(components)}${components === 'api' ? ` ${values['api-node-options']}` : ''}${inspect}`.trim(),
+          nodeOptions: benchNodeOptions(components, inspectPort),
           readyTimeoutMs: READY_TIMEOUT_MS,
         });
         if (inspectPort) inspectPorts.set(p, inspectPort);
@@ -276,7 +284,6 @@ async function measureOurs(size: number): Promise<ScaleResult> {
         console.log(`  ${key} heap: ${JSON.stringify(result[key].memory.heap)}`);
         if (key === 'api' && HEAP_SNAPSHOT_DIR) {
           const file = path.join(HEAP_SNAPSHOT_DIR, `api-${sizeLabel(size)}.heapsnapshot`);
-          await mkdir(HEAP_SNAPSHOT_DIR, { recursive: true });
           await heapSnapshot(port, file);
           console.log(`  api heap snapshot: ${file}`);
         }
