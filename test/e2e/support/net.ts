@@ -1,17 +1,6 @@
 // Small network helpers for end-to-end tests (loopback only).
-import net from 'node:net';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
+// Free ports: the one picker, outside the kernel's ephemeral range.
+export { freePort } from '../../../src/controlplane/ports.ts';
 
 /** Polls url until it answers (any status below 500), or throws after timeoutMs. */
 export async function waitForHttp(url: string, timeoutMs: number): Promise<void> {
