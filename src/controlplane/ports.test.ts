@@ -28,8 +28,9 @@ test('the ephemeral range is read from the kernel, with the default when it cann
   );
 });
 
-test('ports are picked below the ephemeral range, above it when there is no room below, else by the kernel', () => {
-  assert.equal(pickRange([32768, 60999]), [20000, 32767]);
+test('ports are picked below the ephemeral and NodePort ranges, above it when there is no room below, else by the kernel', () => {
+  assert.equal(pickRange([32768, 60999]), [20000, 29999]);
+  assert.equal(pickRange([25000, 60999]), [20000, 24999]);
   assert.equal(pickRange([1024, 50000]), [50001, 65535]);
   assert.is(pickRange([1024, 65000]), undefined);
 });

@@ -7,14 +7,17 @@
 // the local end of any outgoing connection, kube-apiserver's to etcd say, and
 // the bind then fails with "address already in use" (seen in CI). So ports
 // are picked below that range, where the kernel never assigns one by itself;
-// only an explicit bind can take them. Callers still retry a start with new
-// ports on "address already in use".
+// only an explicit bind can take them, and below Kubernetes' NodePort range
+// (30000-32767), which kube-proxy may serve on this machine. Callers still
+// retry a start with new ports on "address already in use".
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /** Fixed ports other software here binds by itself: never hand these out. */
 const WELL_KNOWN = new Set([15868, 25672, 27017]);
 const LOWEST = 20_000;
+/** Kubernetes' default NodePort range starts here. */
+const NODE_PORTS = 30_000;
 const ATTEMPTS = 64;
 /** Ports this process handed out already: two callers must not get the same one before either binds it. */
 const handedOut = new Set<number>();
@@ -34,7 +37,8 @@ export function ephemeralRange(
 
 /** The range free ports are picked from: below the ephemeral range, or above it when there is no room below. */
 export function pickRange([lo, hi]: [number, number]): [number, number] | undefined {
-  if (lo - 1 - LOWEST >= 1_000) return [LOWEST, lo - 1];
+  const below = Math.min(lo, NODE_PORTS) - 1;
+  if (below - LOWEST >= 1_000) return [LOWEST, below];
   if (65_535 - (hi + 1) >= 1_000) return [hi + 1, 65_535];
   return undefined;
 }
