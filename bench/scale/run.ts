@@ -32,10 +32,11 @@
 //
 //   node --import tsx bench/scale/run.ts [--sizes 1k,10k,100k] [--seconds 15] [--rate 2]
 //        [--intake-count 60] [--seed-via etcd|apiserver] [--width 16] [--no-reference] [--no-write]
-//        [--inspect] [--heap-snapshot DIR] [--api-node-options='...']
+//        [--inspect] [--heap-snapshot DIR] [--api-node-options='...'] [--api-env K=V,...]
 //
 // --api-node-options: appended to the api process's deployed NODE_OPTIONS
-// (to try V8 flags before they go into config/manager/manager.yaml).
+// (to try V8 flags before they go into config/manager/manager.yaml);
+// --api-env: more environment for the api process (allocator settings).
 //
 // --inspect: both processes run with --inspect; after the loads (so nothing
 // above is disturbed) the bench attaches and reads each one's V8 heap, before
@@ -109,6 +110,7 @@ const { values } = parseArgs({
     'no-write': { type: 'boolean', default: false },
     inspect: { type: 'boolean', default: false },
     'api-node-options': { type: 'string', default: '' },
+    'api-env': { type: 'string', default: '' },
     'heap-snapshot': { type: 'string' },
   },
 });
@@ -122,6 +124,17 @@ const SEED_VIA = String(values['seed-via']) as SeedVia;
 if (SEED_VIA !== 'etcd' && SEED_VIA !== 'apiserver') throw new Error(`--seed-via: etcd or apiserver, not ${SEED_VIA}`);
 // In flight: creates through the API server, or etcd transactions of up to 128 objects each.
 const WIDTH = Number(values.width || (SEED_VIA === 'etcd' ? 2 : 16));
+/** --api-env K=V,K=V: more environment for the api process (allocator experiments, e.g. MALLOC_ARENA_MAX=2). */
+const API_ENV = Object.fromEntries(
+  String(values['api-env'])
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => {
+      const at = kv.indexOf('=');
+      if (at < 1) throw new Error(`--api-env: K=V pairs separated by commas, not ${JSON.stringify(kv)}`);
+      return [kv.slice(0, at), kv.slice(at + 1)];
+    }),
+);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The deployed NODE_OPTIONS, then --api-node-options (api only), then --inspect when asked for. */
@@ -236,6 +249,7 @@ async function measureOurs(size: number): Promise<ScaleResult> {
           components,
           nodeOptions: benchNodeOptions(components, inspectPort),
           readyTimeoutMs: READY_TIMEOUT_MS,
+          env: components === 'api' ? API_ENV : undefined,
         });
         if (inspectPort) inspectPorts.set(p, inspectPort);
         started.push(p);
