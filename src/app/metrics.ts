@@ -5,6 +5,7 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { gauge, histogram } from '../runtime/metric-registry.ts';
 import type { CallRecord } from '../openstack/http.ts';
+import type { KubeAttempt } from '../k8s/transport.ts';
 
 export interface ComponentReadinessSource {
   components(): Array<{ name: string; ready: boolean }>;
@@ -44,4 +45,21 @@ export function openStackCallObserver(registry: Registry): (record: CallRecord) 
       { service: r.service, method: r.method, path: r.path, action: r.action ?? '', status: String(r.status) },
       r.durationMs / 1000,
     );
+}
+
+/**
+ * Feeds the Kubernetes client's per-attempt reports (src/k8s/transport.ts
+ * onAttempt) into a histogram: where intake and reconcile time goes at the API
+ * server, by method and resource (client-go's rest_client_request_duration_seconds,
+ * with the resource instead of the host). Watches are not in it.
+ */
+export function kubeCallObserver(registry: Registry): (attempt: KubeAttempt) => void {
+  const requests = histogram(
+    registry,
+    'masakari_kube_request_duration_seconds',
+    'Kubernetes API attempts by method, resource (group/plural[/subresource]) and status (0: no response).',
+    ['method', 'resource', 'code'],
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 30],
+  );
+  return (a) => requests.observe({ method: a.method, resource: a.resource, code: String(a.code) }, a.durationMs / 1000);
 }

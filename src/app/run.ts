@@ -21,6 +21,7 @@ import type { Config } from '../config/config.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import { createKubeClient } from '../k8s/kube-client.ts';
 import { loadKubeConfig } from '../k8s/kubeconfig.ts';
+import type { TransportOptions } from '../k8s/transport.ts';
 import { createLogger } from '../log/logger.ts';
 import { createNovaClient, createOpenStackSession, type OpenStackSession } from '../openstack/index.ts';
 import type { NovaClient } from '../openstack/types.ts';
@@ -34,7 +35,7 @@ import {
   type FactoryLoader,
   type StartedComponent,
 } from './components.ts';
-import { createMetricsRegistry, openStackCallObserver } from './metrics.ts';
+import { createMetricsRegistry, kubeCallObserver, openStackCallObserver } from './metrics.ts';
 import { operatorVersion } from './version.ts';
 import { Manager } from '../runtime/manager.ts';
 import type { InformerDeps } from '../runtime/informer.ts';
@@ -50,7 +51,7 @@ export interface RunOptions {
   shutdownRequested: Promise<string>;
   /** Test seams; production uses the defaults. */
   loadFactory?: FactoryLoader;
-  connectKube?: (env: NodeJS.ProcessEnv) => ClosableKube;
+  connectKube?: (env: NodeJS.ProcessEnv, onAttempt: TransportOptions['onAttempt']) => ClosableKube;
   logDestination?: DestinationStream;
   /** Called once the ops server listens, with its real address (tests bind port 0 through this). */
   onListening?: (address: { host: string; port: number }) => void;
@@ -63,9 +64,9 @@ export function processIdentity(env: NodeJS.ProcessEnv): string {
   return env.POD_NAME || `${hostname()}-${process.pid}`;
 }
 
-function connectKubeDefault(env: NodeJS.ProcessEnv): ClosableKube {
+function connectKubeDefault(env: NodeJS.ProcessEnv, onAttempt: TransportOptions['onAttempt']): ClosableKube {
   const kc = loadKubeConfig({ env });
-  const client = createKubeClient(kc);
+  const client = createKubeClient(kc, { onAttempt });
   return { client, close: () => client.close() };
 }
 
@@ -159,7 +160,7 @@ export async function runOperator(opts: RunOptions): Promise<number> {
 
     let kube: ClosableKube;
     try {
-      kube = (opts.connectKube ?? connectKubeDefault)(env);
+      kube = (opts.connectKube ?? connectKubeDefault)(env, kubeCallObserver(metrics));
     } catch (e) {
       const from = env.KUBECONFIG ? ` (KUBECONFIG=${env.KUBECONFIG})` : '';
       throw new StartupError(`kubernetes: cannot load client configuration${from}: ${(e as Error).message}`, {

@@ -6,6 +6,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { KubeError } from './client.ts';
 import { neverReachedServer } from '../net/connect.ts';
 import { createKubeClient } from './kube-client.ts';
+import { resourcePathTemplate, type KubeAttempt } from './transport.ts';
 import { RESOURCES } from './resources.ts';
 
 type Handler = (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void;
@@ -195,6 +196,64 @@ test('a refused connection is a code 0 NetworkError after bounded retries', asyn
   assert.is(err.code, 0);
   assert.is(err.reason, 'NetworkError');
   await kube.close();
+});
+
+test('every attempt is reported with its method, resource, status and duration, retries and failures included', async () => {
+  const s = await server(
+    status(503, 'ServiceUnavailable', 'x'),
+    json(200, cm),
+    json(201, cm),
+    status(409, 'Conflict', 'y'),
+  );
+  const attempts: KubeAttempt[] = [];
+  const kube = createKubeClient(s.kc, { onAttempt: (a) => attempts.push(a) });
+  await kube.get(RESOURCES.configMaps, 'ns', 'x');
+  await kube.create(RESOURCES.configMaps, 'ns', cm);
+  await kube.mergePatch(RESOURCES.notifications, 'ns', 'n', { status: {} }, { status: true }).catch(() => undefined);
+  assert.equal(
+    attempts.map(({ method, resource, code }) => ({ method, resource, code })),
+    [
+      { method: 'GET', resource: 'configmaps', code: 503 },
+      { method: 'GET', resource: 'configmaps', code: 200 },
+      { method: 'POST', resource: 'configmaps', code: 201 },
+      { method: 'PATCH', resource: 'masakari.openkeel.io/notifications/status', code: 409 },
+    ],
+  );
+  assert.ok(attempts.every((a) => a.durationMs >= 0));
+  await kube.close();
+  await s.close();
+
+  // No answer at all is code 0; an observer that throws does not fail the request.
+  const gone = await server(json(200, cm));
+  const kc = gone.kc;
+  await gone.close();
+  const codes: number[] = [];
+  const refused = createKubeClient(kc, { maxAttempts: 1, onAttempt: (a) => codes.push(a.code) });
+  await refused.get(RESOURCES.configMaps, 'ns', 'x').catch(() => undefined);
+  assert.equal(codes, [0]);
+  await refused.close();
+  const t = await server(json(200, cm));
+  const throwing = createKubeClient(t.kc, {
+    onAttempt: () => {
+      throw new Error('metrics broke');
+    },
+  });
+  assert.equal(await throwing.get(RESOURCES.configMaps, 'ns', 'x'), cm);
+  await throwing.close();
+  await t.close();
+});
+
+test('a resource path template names the group, plural and subresource, never a namespace or name', () => {
+  assert.is(resourcePathTemplate('/api/v1/namespaces/ns/configmaps/x'), 'configmaps');
+  assert.is(resourcePathTemplate('/api/v1/namespaces/ns/configmaps?labelSelector=a%3Db&limit=500'), 'configmaps');
+  assert.is(resourcePathTemplate('/api/v1/nodes/node-1'), 'nodes');
+  assert.is(resourcePathTemplate('/api/v1/namespaces/ns'), 'namespaces');
+  assert.is(
+    resourcePathTemplate('/apis/masakari.openkeel.io/v1alpha1/namespaces/ns/notifications/n-1/status'),
+    'masakari.openkeel.io/notifications/status',
+  );
+  assert.is(resourcePathTemplate('/apis/coordination.k8s.io/v1/namespaces/ns/leases/l'), 'coordination.k8s.io/leases');
+  assert.is(resourcePathTemplate('/version'), 'other');
 });
 
 test('watch decodes events split across chunks and ends when the server ends', async () => {

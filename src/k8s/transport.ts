@@ -21,6 +21,40 @@ export interface TransportOptions {
   maxAttempts?: number;
   /** Wraps every attempt of a non-streaming request (fault injection in tests: src/k8s/fault-injection.ts). */
   intercept?: TransportInterceptor;
+  /** Told about every attempt of a non-streaming request once it ends (the request-duration metric). */
+  onAttempt?: (attempt: KubeAttempt) => void;
+}
+
+/** One ended attempt of a non-streaming request (watches are streams and are not reported). */
+export interface KubeAttempt {
+  method: HttpMethod;
+  /** The resource path without namespace or name: resourcePathTemplate(call.path). */
+  resource: string;
+  /** HTTP status; 0 when no answer came (refused, reset, timed out). */
+  code: number;
+  durationMs: number;
+}
+
+/**
+ * `plural[/subresource]` (with the API group for non-core resources) of an API
+ * path, so a metric's label set stays as small as the number of resources:
+ * /apis/masakari.openkeel.io/v1alpha1/namespaces/ns/notifications/n/status is
+ * `masakari.openkeel.io/notifications/status`, /api/v1/namespaces/ns/configmaps
+ * is `configmaps`, /api/v1/nodes/n is `nodes`.
+ */
+export function resourcePathTemplate(path: string): string {
+  const parts = (path.split('?')[0] ?? '').split('/').filter(Boolean);
+  let group = '';
+  let rest: string[];
+  if (parts[0] === 'api') rest = parts.slice(2);
+  else if (parts[0] === 'apis') {
+    group = parts[1] ?? '';
+    rest = parts.slice(3);
+  } else return 'other';
+  if (rest[0] === 'namespaces' && rest.length > 2) rest = rest.slice(2);
+  const [plural, , sub] = rest;
+  if (!plural) return 'other';
+  return [group, plural, sub].filter(Boolean).join('/');
 }
 
 /** Runs one attempt of `call`: calling `send` sends it; throwing instead is a failed attempt. */
@@ -53,6 +87,7 @@ export class KubeTransport {
   private readonly maxAttempts: number;
   private readonly userAgent: string;
   private readonly intercept: TransportInterceptor | undefined;
+  private readonly onAttempt: ((attempt: KubeAttempt) => void) | undefined;
   private dispatcherPromise: Promise<Dispatcher> | undefined;
   private auth: { headers: Promise<Record<string, string>>; at: number } | undefined;
 
@@ -67,6 +102,7 @@ export class KubeTransport {
     this.maxAttempts = Math.max(1, opts.maxAttempts ?? 3);
     this.userAgent = opts.userAgent ?? 'masakari-operator';
     this.intercept = opts.intercept;
+    this.onAttempt = opts.onAttempt;
   }
 
   /** Sends a request and parses the JSON answer; non-2xx throws KubeError. */
@@ -131,10 +167,17 @@ export class KubeTransport {
     let lastError: KubeError | undefined;
     let refreshedAuth = false;
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+      const began = performance.now();
+      // The status an answered attempt got (201 for a create, ...); an interceptor may answer without sending.
+      const answered = { code: 0 };
       try {
-        return await (this.intercept ? this.intercept(call, () => this.sendOnce(call)) : this.sendOnce(call));
+        const send = () => this.sendOnce(call, answered);
+        const text = await (this.intercept ? this.intercept(call, send) : send());
+        this.report(call, answered.code || 200, began);
+        return text;
       } catch (err) {
         const e = err as KubeError & { retryAfterMs?: number; cause?: unknown };
+        this.report(call, typeof e.code === 'number' ? e.code : 0, began);
         lastError = e;
         // An expired exec/OIDC token: drop the cached headers and try again once.
         if (e.code === 401 && !refreshedAuth) {
@@ -148,6 +191,21 @@ export class KubeTransport {
       }
     }
     throw lastError ?? new KubeError(0, 'NetworkError', `${call.what}: no attempt made`);
+  }
+
+  /** Reports an ended attempt; an observer that throws must not fail the request. */
+  private report(call: HttpCall, code: number, began: number): void {
+    if (!this.onAttempt) return;
+    try {
+      this.onAttempt({
+        method: call.method,
+        resource: resourcePathTemplate(call.path),
+        code,
+        durationMs: performance.now() - began,
+      });
+    } catch {
+      // a metrics problem is not the caller's
+    }
   }
 
   /**
@@ -164,7 +222,7 @@ export class KubeTransport {
     return e.code === 0 || e.code === 502 || e.code === 503 || e.code === 504;
   }
 
-  private async sendOnce(call: HttpCall): Promise<string> {
+  private async sendOnce(call: HttpCall, answered: { code: number }): Promise<string> {
     const dispatcher = await this.dispatcher();
     const headers = await this.headers(call);
     // A timer cleared when the call ends: AbortSignal.timeout would keep one
@@ -191,6 +249,7 @@ export class KubeTransport {
     } finally {
       clearTimeout(timer);
     }
+    answered.code = res.statusCode;
     if (res.statusCode >= 200 && res.statusCode < 300) return text;
     const e = errorFromResponse(res.statusCode, text, call.what) as KubeError & { retryAfterMs?: number };
     const retryAfter = Number(res.headers['retry-after']);

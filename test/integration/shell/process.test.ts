@@ -128,13 +128,21 @@ running('the Masakari API of the started component answers GET / (versions) on M
   assert.is(res.status, 200);
 });
 
-running('metrics expose process metrics, the build info and the component readiness', async ({ op }) => {
-  const res = await get(`${op!.opsUrl}/metrics`);
-  assert.is(res.status, 200);
-  assert.match(res.body, 'process_resident_memory_bytes');
-  assert.match(res.body, 'masakari_operator_build_info{');
-  assert.match(res.body, 'masakari_operator_component_ready{component="api"} 1');
-});
+running(
+  'metrics expose process metrics, the build info, the component readiness and the Kubernetes API calls',
+  async ({ op }) => {
+    const res = await get(`${op!.opsUrl}/metrics`);
+    assert.is(res.status, 200);
+    assert.match(res.body, 'process_resident_memory_bytes');
+    assert.match(res.body, 'masakari_operator_build_info{');
+    assert.match(res.body, 'masakari_operator_component_ready{component="api"} 1');
+    // The caches' first lists went to the API server through the one client, and were timed.
+    assert.match(
+      res.body,
+      /masakari_kube_request_duration_seconds_count\{method="GET",resource="masakari\.openkeel\.io\/notifications",code="200"\} [1-9]/,
+    );
+  },
+);
 
 running('logs are JSON lines carrying the identity', async ({ op }) => {
   const lines = logLines(op!);
