@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseLabels, sampleValue } from './prometheus.ts';
+import { histogramDelta, histogramTotals, parseLabels, sampleValue } from './prometheus.ts';
 
 const ETCD = `# HELP etcd_mvcc_db_total_size_in_bytes Total size of the underlying database physically allocated in bytes.
 # TYPE etcd_mvcc_db_total_size_in_bytes gauge
@@ -31,6 +31,26 @@ test('sampleValue picks the sample whose labels match, ignoring the timestamp', 
 test('parseLabels resolves escapes and tolerates a trailing comma', () => {
   assert.equal(parseLabels('a="1",b="x\\ny",'), { a: '1', b: 'x\ny' });
   assert.equal(parseLabels(''), {});
+});
+
+test('histogramTotals reads count and sum per series; histogramDelta keeps what gained samples', () => {
+  const h = (n: number, s: number) => `# TYPE req_seconds histogram
+req_seconds_bucket{method="GET",le="0.01"} ${n}
+req_seconds_sum{method="GET"} ${s}
+req_seconds_count{method="GET"} ${n}
+req_seconds_sum{method="POST"} 0.5
+req_seconds_count{method="POST"} 2
+req_seconds_other 9
+`;
+  const before = histogramTotals(h(3, 0.03), 'req_seconds');
+  assert.equal(Object.fromEntries(before), {
+    'method=GET': { count: 3, sum: 0.03 },
+    'method=POST': { count: 2, sum: 0.5 },
+  });
+  const delta = histogramDelta(before, histogramTotals(h(5, 0.07), 'req_seconds'));
+  assert.equal([...delta.keys()], ['method=GET']);
+  assert.is(delta.get('method=GET')!.count, 2);
+  assert.ok(Math.abs(delta.get('method=GET')!.sum - 0.04) < 1e-9);
 });
 
 test.run();

@@ -50,3 +50,36 @@ export async function scrape(url: string, name: string, labels: Record<string, s
   if (value === undefined) throw new Error(`${url}: no sample ${name}`);
   return value;
 }
+
+/** A histogram's per-series totals: the `_count` and `_sum` samples of `name`, keyed by their labels. */
+export function histogramTotals(exposition: string, name: string): Map<string, { count: number; sum: number }> {
+  const out = new Map<string, { count: number; sum: number }>();
+  for (const raw of exposition.split('\n')) {
+    const line = raw.trim();
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!m) continue;
+    const which = m[1] === `${name}_count` ? 'count' : m[1] === `${name}_sum` ? 'sum' : undefined;
+    if (!which) continue;
+    const labels = parseLabels(m[2] ?? '');
+    const key = Object.entries(labels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    const entry = out.get(key) ?? { count: 0, sum: 0 };
+    entry[which] = Number(m[3]);
+    out.set(key, entry);
+  }
+  return out;
+}
+
+/** What each series of a histogram gained between two scrapes (series with no new samples left out). */
+export function histogramDelta(
+  before: Map<string, { count: number; sum: number }>,
+  after: Map<string, { count: number; sum: number }>,
+): Map<string, { count: number; sum: number }> {
+  const out = new Map<string, { count: number; sum: number }>();
+  for (const [key, a] of after) {
+    const b = before.get(key) ?? { count: 0, sum: 0 };
+    if (a.count > b.count) out.set(key, { count: a.count - b.count, sum: a.sum - b.sum });
+  }
+  return out;
+}

@@ -63,7 +63,7 @@ import { loadAverage, memoryMiB, peakRssMiB } from '../lib/proc.ts';
 import { heapSnapshot, sampleMemory } from '../lib/inspector.ts';
 import { freePort } from '../../test/e2e/support/net.ts';
 import { insertReferenceNotifications, referenceHost } from '../lib/reference.ts';
-import { scrape } from '../lib/prometheus.ts';
+import { histogramDelta, histogramTotals, scrape } from '../lib/prometheus.ts';
 import { makeTemplates, seedFromTemplates, TEMPLATE_HOST, type SeededHost, type SeedVia } from './seed.ts';
 import { verifySeeded, waitForWatchCache } from './verify.ts';
 import { etcdRevision } from '../lib/etcd.ts';
@@ -93,6 +93,8 @@ interface ScaleResult {
   engine: { readyMs: number; memory: ProcessMemory };
   list: LoadResult;
   intake: CountedResult;
+  /** The api's Kubernetes API attempts during the intake load, from masakari_kube_request_duration_seconds. */
+  intakeKubeCalls?: Array<{ call: string; perNotification: number; meanMs: number }>;
   /** What went wrong (a process that did not start or died), for the table's footnotes. */
   notes: string[];
   reference?: { list: LoadResult; intake: CountedResult; memoryMiB: number; rows: number };
@@ -271,7 +273,20 @@ async function measureOurs(size: number): Promise<ScaleResult> {
       result.list = await listLoad(api.apiUrl);
       console.log(`intake: ${INTAKE_COUNT} at ${RATE}/s...`);
       const pick = (i: number) => (seeded.hosts[(i * 7919) % seeded.hosts.length] as SeededHost).name;
+      const kubeCalls = () =>
+        fetch(`${api.metricsUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })
+          .then((r) => r.text())
+          .then((t) => histogramTotals(t, 'masakari_kube_request_duration_seconds'));
+      const callsBefore = await kubeCalls();
       result.intake = await intakeLoad(api.apiUrl, pick, 0);
+      await sleep(1000); // the background status writes of the last POSTs
+      result.intakeKubeCalls = [...histogramDelta(callsBefore, await kubeCalls())]
+        .map(([key, d]) => ({
+          call: key.replace(/method=([^,]*),resource=([^,]*),code=(.*)/, '$1 $2 $3'),
+          perNotification: d.count / Math.max(1, result.intake.sent),
+          meanMs: (d.sum / d.count) * 1000,
+        }))
+        .sort((a, b) => b.perNotification * b.meanMs - a.perNotification * a.meanMs);
       if (result.list.errors) result.notes.push(`list: ${result.list.errors} failed requests`);
       await sleep(3000);
     }
@@ -448,6 +463,15 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
       '.',
     ...results.flatMap((r) => r.notes.map((n) => `- ${sizeLabel(r.size)}: ${n}`)),
     ...heapLines(results),
+    ...results
+      .filter((r) => r.intakeKubeCalls?.length)
+      .map(
+        (r) =>
+          `- ${sizeLabel(r.size)} api, Kubernetes API calls during the intake load (\`masakari_kube_request_duration_seconds\`; ` +
+          "per POST, mean latency; the engine's calls are not in it): " +
+          r.intakeKubeCalls!.map((c) => `${c.call} ${f(c.perNotification, 2)} × ${f(c.meanMs)} ms`).join('; ') +
+          '.',
+      ),
     '',
     ...targets,
     '',
