@@ -355,6 +355,31 @@ test('deleteLocal hides the object at once and ignores older in-flight events fo
   h.informer.stop();
 });
 
+test('a 410 after an API server restart relists at once: the backoff the outage built up is not waited out', async () => {
+  // Seen in the chaos suite: restarts escalated the backoff to 12 s; the first watch after them got a 410,
+  // which then waited another 23 s, and the engine failed notifications whose host it had not seen yet.
+  const h = setup(
+    [list(10), list(12, obj('a', 11))],
+    {},
+    { backoff: { initialMs: 1_000, maxMs: 60_000, random: () => 0 } },
+  );
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.sessions[0]!.fail(new KubeError(0, 'Transport', 'WATCH configmaps ns: connect ECONNREFUSED'));
+  await until(() => h.sessions.length === 2, 3_000); // after the 1 s backoff
+  const expiredAt = Date.now();
+  h.sessions[1]!.fail(new KubeError(410, 'Expired', 'too old resource version'));
+  await until(() => h.listCalls() === 2 && h.sessions.length === 3, 1_000);
+  assert.ok(Date.now() - expiredAt < 500, `relisted ${Date.now() - expiredAt} ms after the 410`);
+  assert.ok(h.informer.get('a'));
+  // A second 410 right after is paced (no tight list loop against a server that keeps answering 410).
+  const again = Date.now();
+  h.sessions[2]!.fail(new KubeError(410, 'Expired', 'too old resource version'));
+  await until(() => h.listCalls() === 3, 5_000);
+  assert.ok(Date.now() - again >= 900, `the repeated 410 waited ${Date.now() - again} ms`);
+  h.informer.stop();
+});
+
 test('a relist taken before a local write does not undo it', async () => {
   const h = setup([list(10, obj('a', 5)), list(12, obj('a', 5))]);
   await h.informer.start();

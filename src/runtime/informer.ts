@@ -46,6 +46,8 @@ const DEFAULT_WATCHDOG_MS = 5 * 60_000;
 /** Server-side timeout of the first watch after a failed list/watch (see afterFailure). */
 const SHORT_WATCH_SECONDS = 10;
 export const DEFAULT_STALE_AFTER_MS = 60_000;
+/** A 410 this soon after the previous one is paced by the backoff instead of relisting at once. */
+const EXPIRED_AGAIN_MS = 10_000;
 
 type Handler<T> = (obj: T, old?: T) => void;
 
@@ -83,6 +85,8 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
    * `running` after restart-apiserver while the CRs were `finished`.
    */
   private afterFailure = false;
+  /** When the last watch answered 410 (its resourceVersion expired). */
+  private lastExpiredAt: number | undefined;
   private rvWaiters: Array<{ rv: string; resolve: (ok: boolean) => void }> = [];
   private failingSince: number | undefined;
   private lastError: string | undefined;
@@ -359,9 +363,18 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
         // A dropped connection or a silent watch resumes from watchRv (a 410 then relists).
         if (code >= 400) this.needRelist = true;
         if (code === 410) {
-          // The resume point was compacted away: relist at once (no backoff for the first one).
+          // The resume point was compacted away. The server answered, so it is
+          // up, whatever failed before (an API server restart escalates the
+          // backoff to tens of seconds, and the first watch after it often
+          // gets this 410): relist at once, with the backoff started afresh.
+          // Only a 410 soon after another is paced, so a server that keeps
+          // answering 410 is not listed in a tight loop.
           this.log.info({ rv: this.watchRv }, 'watch resourceVersion expired; relisting');
-          if (this.backoff.attempts === 0) {
+          const now = Date.now();
+          const repeated = this.lastExpiredAt !== undefined && now - this.lastExpiredAt < EXPIRED_AGAIN_MS;
+          this.lastExpiredAt = now;
+          if (!repeated) {
+            this.backoff.reset();
             this.backoff.next();
             continue;
           }
