@@ -17,6 +17,7 @@ import { admissionStatus, writeStatus } from '../store/admission.ts';
 import { objectId } from '../store/mapping.ts';
 import { removeCondition, sameConditions, setCondition } from '../runtime/conditions.ts';
 import type { SpecValidators } from '../domain/spec-validators.ts';
+import type { NameClaimSnapshot } from './name-claim-snapshot.ts';
 import { rfc3339Seconds } from '../time/format.ts';
 import { REASONS } from '../domain/admitted.ts';
 import { INDEX } from '../model/indexes.ts';
@@ -32,6 +33,8 @@ export interface AdmissionDeps extends StoreDeps {
    * steady-state reconcile (resync, status-only events) costs no API call.
    */
   confirmedClaims: Map<string, number>;
+  /** One list of the claims that confirms most of them when reconciling starts (name-claim-snapshot.ts). */
+  nameClaimSnapshot?: Pick<NameClaimSnapshot, 'holds' | 'reset'>;
 }
 
 /**
@@ -46,6 +49,10 @@ export async function holdNameClaim(
   const uid = obj.metadata.uid ?? '';
   const generation = obj.metadata.generation ?? 0;
   if (deps.confirmedClaims.get(uid) === generation) return true;
+  if (await deps.nameClaimSnapshot?.holds(kind, obj)) {
+    deps.confirmedClaims.set(uid, generation);
+    return true;
+  }
   try {
     await deps.claims.take(kind, obj.spec.name, { name: obj.metadata.name ?? '', uid });
   } catch (e) {

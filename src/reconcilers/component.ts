@@ -15,6 +15,7 @@ import { sweepNotificationClaims } from '../store/intake.ts';
 import { Lifecycle } from '../store/lifecycle.ts';
 import { runRetention } from '../store/retention.ts';
 import { StoreReconcilers } from './index.ts';
+import { NameClaimSnapshot } from './name-claim-snapshot.ts';
 import { MASAKARI_VALIDATORS } from '../domain/spec-validators.ts';
 import type { SpecValidators } from '../domain/spec-validators.ts';
 
@@ -56,6 +57,7 @@ export function createStoreReconcilers(store: StoreParts, opts: StoreReconcilerO
       pendingClaimMs: store.pendingClaimMs,
       now: () => new Date(),
       confirmedClaims: new Map(),
+      nameClaimSnapshot: new NameClaimSnapshot(() => claims.listAll(), log),
     },
     makeController:
       opts.makeController ??

@@ -81,6 +81,8 @@ export class StoreReconcilers {
       notifications: makeController(CONTROLLER_NAMES.notifications, (key) => reconcileNotification(deps, key)),
     };
     this.active = controllers;
+    // A new term confirms the claims from one fresh list (name-claim-snapshot.ts).
+    deps.nameClaimSnapshot?.reset();
     for (const s of deps.caches.segments.list()) controllers.segments.enqueue(s.metadata.name ?? '');
     for (const h of deps.caches.hosts.list()) controllers.hosts.enqueue(h.metadata.name ?? '');
     for (const n of deps.caches.notifications.list()) {

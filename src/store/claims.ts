@@ -9,9 +9,10 @@
 // carries that name; such a claim is "stale" once older than a grace period,
 // and is then removed by the sweeper or by the next creator that bumps into it.
 import type { Logger } from 'pino';
-import type { KubeClient } from '../k8s/client.ts';
+import type { KubeClient, KubeList } from '../k8s/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
 import { getIfExists } from '../k8s/get-if-exists.ts';
+import { listAllPages } from '../k8s/list-pages.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import {
   CONFLICT_BACKOFF,
@@ -202,12 +203,17 @@ export class NameClaims {
     return owner.spec.name !== claim.data?.name;
   }
 
-  /** Removes every stale claim; returns how many. The store reconciler runs this periodically. */
-  async sweep(): Promise<number> {
-    const { kube, namespace, log } = this.opts;
-    const list = await kube.list<ConfigMap>(RESOURCES.configMaps, namespace, {
+  /** Every name claim, in pages, with the list's resourceVersion. */
+  listAll(): Promise<KubeList<ConfigMap>> {
+    return listAllPages<ConfigMap>(this.opts.kube, RESOURCES.configMaps, this.opts.namespace, {
       labelSelector: `${LABELS.role}=${ROLES.nameClaim}`,
     });
+  }
+
+  /** Removes every stale claim; returns how many. The store reconciler runs this periodically. */
+  async sweep(): Promise<number> {
+    const { log } = this.opts;
+    const list = await this.listAll();
     let removed = 0;
     for (const claim of list.items) {
       if (this.cachedHolderMatches(claim)) continue;
