@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KubeError } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
+import { LABELS } from '../model/constants.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
 import { NovaError } from '../openstack/types.ts';
@@ -489,6 +490,41 @@ retries(
     assert.is(calls, 2);
   },
 );
+
+retries(
+  'the last attempt re-reads a host its cache missed from the API server instead of failing the notification',
+  async () => {
+    const h = await harness();
+    // A watch that fell behind: the API server has a new host, the engine's cache does not.
+    h.w.hosts.stop();
+    const late = host('compute-2', 'host-uuid-2', 'seg-uuid', {}, 2);
+    h.w.kube.seed(RESOURCES.hosts, {
+      ...late,
+      metadata: { ...late.metadata, labels: { [LABELS.uuid]: 'host-uuid-2' } },
+    });
+    assert.is(h.w.hosts.get('host-compute-2'), undefined);
+    const base = hostStopped('n2', { hostUuid: 'host-uuid-2', hostname: 'compute-2' });
+    h.w.kube.seed(RESOURCES.notifications, { ...base, status: { ...base.status, phase: 'error', runs: 1 } });
+    h.p.processUnfinished();
+    await h.settle();
+    assert.is(h.get('n2').status?.phase, 'finished');
+    assert.is(h.hostRuns.length, 1, 'the host workflow ran');
+    assert.ok(h.w.hosts.get('host-compute-2'), 'and the cache has the host now');
+  },
+);
+
+retries('a host gone from the API server too still fails the last attempt with the upstream message', async () => {
+  const h = await harness();
+  await h.w.kube.delete(RESOURCES.hosts, NS, 'host-compute-1');
+  h.w.hosts.deleteLocal('host-compute-1');
+  const base = hostStopped('n1');
+  h.w.kube.seed(RESOURCES.notifications, { ...base, status: { ...base.status, phase: 'error', runs: 1 } });
+  h.p.processUnfinished();
+  await h.settle();
+  assert.is(h.get('n1').status?.phase, 'failed');
+  assert.ok(JSON.stringify(h.get('n1').status).includes('Host host-uuid-1 could not be found.'));
+  assert.is(h.hostRuns.length, 0);
+});
 
 retries.run();
 

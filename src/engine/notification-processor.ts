@@ -23,7 +23,9 @@
 import { randomUUID } from 'node:crypto';
 import { isConflict, isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
-import type { Notification } from '../model/types.ts';
+import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
+import { LABELS } from '../model/constants.ts';
+import type { Informer } from '../runtime/types.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { admitted, phaseOf } from './admitted-notification.ts';
 import type { AdmittedNotification } from './admitted-notification.ts';
@@ -163,7 +165,7 @@ export class NotificationProcessor {
     }
     let handedToExecutor = false;
     try {
-      const plan = this.plan(n);
+      let plan = this.plan(n);
       if (plan.kind === 'error' && mode === 'new' && !this.lastChance.has(key)) {
         // Masakari leaves a notification whose host cannot be loaded `new`; the periodic task then gives
         // it its one attempt. Until then, look again in case our cache was just behind.
@@ -190,6 +192,9 @@ export class NotificationProcessor {
         return { requeueAfterMs: FENCING_RECHECK_MS };
       }
       const finalAttempt = mode === 'retry' || (mode === 'new' && this.lastChance.has(key));
+      // A cache that missed the host or segment (a watch behind after an API server restart) must not be
+      // what fails a notification: before the error plan is run, ask the API server itself.
+      if (plan.kind === 'error' && (await this.reloadReferences(n))) plan = this.plan(n);
       const stored = await claimRun(this.deps, n, term.token, mode, finalAttempt);
       if (!stored) return {};
       this.lastChance.delete(key);
@@ -221,6 +226,45 @@ export class NotificationProcessor {
       payload: n.spec.payload ?? {},
       segmentEnabled: segment.spec.enabled ?? true,
     });
+  }
+
+  /**
+   * Reads the notification's source host and segment from the API server (by
+   * their uuid label) into the caches; true when it found one the cache did
+   * not have. Called only before a missing reference would fail a
+   * notification, so it costs at most two small lists per such notification.
+   */
+  private async reloadReferences(n: AdmittedNotification): Promise<boolean> {
+    let found = false;
+    const lookups = [
+      {
+        cache: this.deps.hosts,
+        ref: RESOURCES.hosts,
+        uuid: n.status.sourceHostUuid,
+        cached: sourceHostOf(this.deps, n),
+      },
+      {
+        cache: this.deps.segments,
+        ref: RESOURCES.segments,
+        uuid: n.status.failoverSegmentUuid,
+        cached: segmentOf(this.deps, n),
+      },
+    ] as const;
+    for (const { cache, ref, uuid, cached } of lookups) {
+      if (cached || !uuid) continue;
+      const list = await this.deps.kube.list<HaHost | FailoverSegment>(ref, this.deps.namespace, {
+        labelSelector: `${LABELS.uuid}=${uuid}`,
+        limit: 10,
+      });
+      for (const obj of list.items) {
+        if (obj.metadata.deletionTimestamp) continue;
+        (cache as Informer<HaHost | FailoverSegment>).upsertLocal(obj);
+        found = true;
+      }
+    }
+    if (found)
+      this.deps.log.info({ notification: n.status.uuid }, 'the cache was missing its host or segment: re-read');
+    return found;
   }
 
   private runEnded(hostUuid: string, key: string): void {
