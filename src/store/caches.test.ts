@@ -66,6 +66,21 @@ test('the host indexes read the cached object', () => {
   assert.equal(opts.indexes![INDEX.segmentRef]!(cached), ['seg']);
 });
 
+test('the id index files an object under its id in canonical digits (status first, then the label)', () => {
+  const idIndex = captureOptions().get('hahosts')!.indexes![INDEX.id]!;
+  const withId = (label: string | undefined, status?: number) => {
+    const h = host();
+    h.metadata.labels = { ...h.metadata.labels, ...(label !== undefined ? { 'masakari.openkeel.io/id': label } : {}) };
+    if (status !== undefined) h.status = { ...h.status, id: status };
+    return h;
+  };
+  assert.equal(idIndex(withId('12', 12)), ['12']);
+  assert.equal(idIndex(withId('012', 12)), ['12'], 'a label in other digits is not the key');
+  assert.equal(idIndex(withId('5', 12)), ['12'], 'status wins over the label');
+  assert.equal(idIndex(withId('7')), ['7']);
+  assert.equal(idIndex(withId(undefined)), []);
+});
+
 test('notifications are filed by duplicate fingerprint: host, type and payload whatever its key order', () => {
   const index = captureOptions().get('notifications')!.indexes![INDEX.fingerprint]! as (n: Notification) => string[];
   const notification = (payload: Record<string, string>, type = 'VM', host = 'h-uuid') =>

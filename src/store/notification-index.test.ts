@@ -242,4 +242,25 @@ test('unfinished notifications are counted per source host and follow status cha
   assert.is(index.unfinishedCount(HOSTS[1]!), 0);
 });
 
+test('an entry is three fields (id, created_at in seconds, the object); its filter columns are read from the object', async () => {
+  const src = await cacheOver();
+  const r = rng(7);
+  const n = randomNotification(r, 1, 1);
+  n.status = {
+    ...n.status,
+    id: 1,
+    uuid: '00000000-0000-0000-0000-000000000001',
+    phase: 'running',
+  } as Notification['status'];
+  n.metadata.creationTimestamp = '2026-11-29T12:00:05Z';
+  src.put(n);
+  const index = new NotificationIndex(src.cache);
+  const [entry] = index.page('asc', 10, undefined, {});
+  assert.ok(entry);
+  assert.equal(Object.keys(entry), ['id', 'createdAt', 'obj']);
+  assert.is(entry.createdAt, Date.parse('2026-11-29T12:00:05Z') / 1000);
+  assert.is(entry.status, 'running');
+  assert.is(entry.name, 'n-1');
+});
+
 test.run();

@@ -12,21 +12,48 @@
 import type { Notification } from '../model/types.ts';
 import type { Informer } from '../runtime/types.ts';
 import { notificationListColumns } from './mapping.ts';
-import { toMicros } from '../time/format.ts';
+import { toEpochMicros, toMicros } from '../time/format.ts';
+import { recordedCreatedAt } from '../domain/created-at.ts';
 import { isAdmitted } from '../domain/admitted.ts';
 
 /** Masakari's is_failover_segment_under_recovery statuses. */
 const UNDER_RECOVERY = new Set(['new', 'running', 'error']);
 
-export interface NotificationIndexEntry {
-  name: string;
-  id: number;
-  createdAt: string;
-  status: string;
-  sourceHostUuid: string;
-  type: string;
-  generatedTime: string;
-  obj: Notification;
+/**
+ * One admitted notification in the index: its place in the order (id, and
+ * created_at in whole seconds, Masakari's precision) and the cached object.
+ * The filter columns are read from the object when asked, so an entry is
+ * three fields: at 100,000 notifications every field here is about a MiB of
+ * the api's heap, and a formatted created_at string was four.
+ */
+export class NotificationIndexEntry {
+  constructor(
+    readonly id: number,
+    /** created_at, seconds since the epoch (NaN when unparseable: sorts as Masakari's empty string would, first). */
+    readonly createdAt: number,
+    /** Replaced in place by a status write, which keeps the entry's place in the order. */
+    public obj: Notification,
+  ) {}
+
+  get name(): string {
+    return this.obj.metadata.name ?? '';
+  }
+
+  get status(): string {
+    return notificationListColumns(this.obj).status;
+  }
+
+  get sourceHostUuid(): string {
+    return notificationListColumns(this.obj).source_host_uuid;
+  }
+
+  get type(): string {
+    return this.obj.spec.type;
+  }
+
+  get generatedTime(): string {
+    return this.obj.spec.generatedTime;
+  }
 }
 
 export interface NotificationFilters {
@@ -39,8 +66,26 @@ export interface NotificationFilters {
 
 /** SQL order of (created_at, id): the comparison paginate() applies to these two columns. */
 function compareEntries(a: NotificationIndexEntry, b: NotificationIndexEntry): number {
-  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
+  const x = sortableSeconds(a.createdAt);
+  const y = sortableSeconds(b.createdAt);
+  if (x !== y) return x < y ? -1 : 1;
   return a.id - b.id;
+}
+
+/** An unparseable created_at ('' in the record) sorts before every time, as the empty string does. */
+const sortableSeconds = (s: number): number => (Number.isNaN(s) ? -Infinity : s);
+
+/**
+ * created_at as whole seconds since the epoch: the record's created_at
+ * (toRecordTime) is this time without its fraction, so both sort alike.
+ */
+function createdAtSeconds(n: Notification): number {
+  const iso = recordedCreatedAt(n);
+  const micros = iso ? toEpochMicros(iso) : undefined;
+  if (micros === undefined) return NaN;
+  const seconds = micros / 1_000_000n;
+  // BigInt division truncates toward zero; the floor keeps times before 1970 in order.
+  return Number(micros < 0n && seconds * 1_000_000n !== micros ? seconds - 1n : seconds);
 }
 
 /**
@@ -122,21 +167,12 @@ export class NotificationIndex {
       return;
     }
     const cols = notificationListColumns(n);
-    const entry: NotificationIndexEntry = {
-      name,
-      id: cols.id,
-      createdAt: cols.created_at,
-      status: cols.status,
-      sourceHostUuid: cols.source_host_uuid,
-      type: cols.type,
-      generatedTime: cols.generated_time,
-      obj: n,
-    };
+    const entry = new NotificationIndexEntry(cols.id, createdAtSeconds(n), n);
     const old = this.byName.get(name);
-    if (old && old.id === entry.id && old.createdAt === entry.createdAt) {
+    if (old && old.id === entry.id && compareEntries(old, entry) === 0) {
       // Same place in the order: update in place (the usual case, a status write).
       this.unfile(old);
-      Object.assign(old, entry);
+      old.obj = n;
       this.file(old);
       return;
     }

@@ -122,7 +122,7 @@ export function slimNotification(n: Notification): Notification {
     ...(sharedLabels ? { labels: sharedLabels } : {}),
     ...(keptAnnotations ? { annotations: keptAnnotations } : {}),
   };
-  const slim: Notification = { ...n, apiVersion: shared(n.apiVersion), metadata };
+  const slim: Notification = { ...n, apiVersion: shared(n.apiVersion), kind: shared(n.kind), metadata };
   if (n.spec) {
     slim.spec = {
       ...n.spec,
