@@ -118,4 +118,19 @@ test('equal payloads in the same key order are one object in the cache; another 
   assert.equal(c.spec.payload, a.spec.payload, 'same content');
 });
 
+test('equal condition lists are one object in the cache; a different transition time stays its own', () => {
+  const a = slimNotification(stored());
+  const b = slimNotification(stored());
+  assert.ok(a.status?.conditions?.length);
+  assert.is(a.status?.conditions, b.status?.conditions);
+  const later = stored();
+  later.status!.conditions = later.status!.conditions!.map((c) => ({
+    ...c,
+    lastTransitionTime: '2026-12-01T19:00:01Z',
+  }));
+  const c = slimNotification(later);
+  assert.is.not(c.status?.conditions, a.status?.conditions);
+  assert.is(c.status?.conditions?.[0]?.lastTransitionTime, '2026-12-01T19:00:01Z');
+});
+
 test.run();

@@ -18,6 +18,8 @@
 //    few), kept in the sender's key order, so the payload-order annotation
 //    (written at intake, src/store/repository.ts) is not kept as a string of
 //    its own; mapping.ts inSenderOrder then finds the keys already in order.
+//    Equal condition lists are one list too, and status.createdAt is the
+//    creationTimestamp string when it says the same (admission copies it).
 //
 // Objects are only ever replaced, never changed in place (informer.ts), so
 // sharing strings between them is safe.
@@ -84,7 +86,29 @@ const sharedCondition = (c: Condition): Condition => ({
   lastTransitionTime: shared(c.lastTransitionTime),
 });
 
-function slimStatus(status: NotificationStatusBlock | undefined): NotificationStatusBlock | undefined {
+/**
+ * Condition lists seen recently, by their JSON: notifications that reached
+ * the same state in the same second (a storm's, or a restore's) carry equal
+ * lists, an array and an object each that one copy serves. Bounded as the
+ * payload pool is.
+ */
+const CONDITIONS_POOL_LIMIT = 5_000;
+const conditionLists = new Map<string, Condition[]>();
+
+function sharedConditions(list: Condition[]): Condition[] {
+  const key = JSON.stringify(list);
+  const found = conditionLists.get(key);
+  if (found !== undefined) return found;
+  if (conditionLists.size >= CONDITIONS_POOL_LIMIT) conditionLists.clear();
+  const kept = list.map(sharedCondition);
+  conditionLists.set(key, kept);
+  return kept;
+}
+
+function slimStatus(
+  status: NotificationStatusBlock | undefined,
+  creationTimestamp: string | undefined,
+): NotificationStatusBlock | undefined {
   if (!status) return status;
   const { recoveryWorkflowDetails: _details, vmoves: _vmoves, engine: _engine, ...rest } = status;
   return {
@@ -92,14 +116,18 @@ function slimStatus(status: NotificationStatusBlock | undefined): NotificationSt
     ...(rest.phase !== undefined ? { phase: shared(rest.phase) } : {}),
     ...(rest.sourceHostUuid !== undefined ? { sourceHostUuid: shared(rest.sourceHostUuid) } : {}),
     ...(rest.failoverSegmentUuid !== undefined ? { failoverSegmentUuid: shared(rest.failoverSegmentUuid) } : {}),
-    ...(rest.createdAt !== undefined ? { createdAt: shared(rest.createdAt) } : {}),
-    ...(rest.conditions ? { conditions: rest.conditions.map(sharedCondition) } : {}),
+    // Admission records creationTimestamp as createdAt: one string for both.
+    ...(rest.createdAt !== undefined
+      ? { createdAt: rest.createdAt === creationTimestamp ? creationTimestamp : rest.createdAt }
+      : {}),
+    ...(rest.conditions ? { conditions: sharedConditions(rest.conditions) } : {}),
   };
 }
 
 /** The store cache's copy of a Notification (see the header); the input is not changed. */
 export function slimNotification(n: Notification): Notification {
-  const status = slimStatus(n.status);
+  const created = shared(n.metadata.creationTimestamp);
+  const status = slimStatus(n.status, created);
   const { annotations, labels } = n.metadata;
   const order = annotations?.[ANNOTATIONS.payloadOrder];
   let keptAnnotations = annotations;
@@ -118,7 +146,7 @@ export function slimNotification(n: Notification): Notification {
   const metadata = {
     ...rest,
     ...(rest.namespace !== undefined ? { namespace: shared(rest.namespace) } : {}),
-    ...(rest.creationTimestamp !== undefined ? { creationTimestamp: shared(rest.creationTimestamp) } : {}),
+    ...(created !== undefined ? { creationTimestamp: created } : {}),
     ...(sharedLabels ? { labels: sharedLabels } : {}),
     ...(keptAnnotations ? { annotations: keptAnnotations } : {}),
   };
