@@ -73,7 +73,11 @@ export class NameClaimSnapshot {
     }
     if (!isNotNewer(obj.metadata.resourceVersion, snapshot.resourceVersion)) return false;
     const objectName = claimObjectName(kind, obj.spec.name);
-    return snapshot.holders.get(objectName) === holderKey(kind, obj.metadata.name ?? '', uid, obj.spec.name);
+    if (snapshot.holders.get(objectName) !== holderKey(kind, obj.metadata.name ?? '', uid, obj.spec.name)) return false;
+    // Each object asks once per term (its confirmation is remembered), so the snapshot empties as the first pass goes.
+    snapshot.holders.delete(objectName);
+    if (snapshot.holders.size === 0) this.done = true;
+    return true;
   }
 
   private async load(): Promise<Snapshot | undefined> {

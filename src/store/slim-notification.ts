@@ -120,6 +120,7 @@ function slimStatus(
     ...(rest.createdAt !== undefined
       ? { createdAt: rest.createdAt === creationTimestamp ? creationTimestamp : rest.createdAt }
       : {}),
+    ...(rest.updatedAt !== undefined ? { updatedAt: shared(rest.updatedAt) } : {}),
     ...(rest.conditions ? { conditions: sharedConditions(rest.conditions) } : {}),
   };
 }
