@@ -17,6 +17,7 @@ import type { Informer, InformerOptions } from '../runtime/types.ts';
 import { informerReady } from '../runtime/types.ts';
 import { isUnfinishedNotification, UNFINISHED_FIELD_SELECTOR } from '../model/notification-phase.ts';
 import type { LeaseHold } from '../runtime/leaderelection.ts';
+import { slimHost } from '../store/slim-host.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { Manager } from '../runtime/manager.ts';
 import type { IdSource } from './journal.ts';
@@ -87,6 +88,8 @@ export function createEngine(o: EngineOptions): Engine {
   });
   const hosts = informerFactory<HaHost>(RESOURCES.hosts, {
     namespace: o.namespace,
+    // The store's transform: one shared cache per kind when the api runs in the same process.
+    transform: slimHost,
     indexes: {
       [INDEX.name]: (h) => (h.spec?.name ? [h.spec.name] : []),
       [INDEX.uuid]: (h) => (h.status?.uuid ? [h.status.uuid] : []),

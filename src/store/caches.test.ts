@@ -6,6 +6,7 @@ import type { Informer, InformerOptions } from '../runtime/types.ts';
 import { withoutManagedFields } from '../runtime/informer.ts';
 import { COMPUTE_HOST_FIELD_SELECTOR, createStoreCaches } from './caches.ts';
 import { slimNotification } from './slim-notification.ts';
+import { slimHost } from './slim-host.ts';
 import type { InformerFactory, NotificationScope } from './caches.ts';
 import { INDEX } from '../model/indexes.ts';
 import { fingerprintKey, payloadHash } from './fingerprints.ts';
@@ -50,11 +51,11 @@ test('managedFields are dropped by the informer itself, sharing the rest of the 
   assert.is(withoutManagedFields(bare), bare, 'an object without managedFields is cached as it is');
 });
 
-test('the store caches transform only notifications (slimNotification), so a cache shared per kind serves every component', () => {
+test('the store caches slim notifications and share host strings; the engine asks for the same host transform', () => {
   const seen = captureOptions();
   assert.equal([...seen.keys()].sort(), ['failoversegments', 'hahosts', 'notifications'], 'no journal page cache');
   assert.is(seen.get('failoversegments')?.transform, undefined);
-  assert.is(seen.get('hahosts')?.transform, undefined);
+  assert.is(seen.get('hahosts')?.transform, slimHost);
   assert.is(seen.get('notifications')?.transform, slimNotification);
 });
 

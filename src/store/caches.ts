@@ -12,6 +12,7 @@ import { INDEX } from '../model/indexes.ts';
 import type { ConfigMap } from './configmap.ts';
 import { fingerprintKey, payloadHash } from './fingerprints.ts';
 import { slimNotification } from './slim-notification.ts';
+import { slimHost } from './slim-host.ts';
 
 export interface StoreCaches {
   segments: Informer<FailoverSegment>;
@@ -78,6 +79,7 @@ export function createStoreCaches(
     }),
     hosts: factory<HaHost>(RESOURCES.hosts, {
       namespace,
+      transform: slimHost,
       indexes: {
         [INDEX.uuid]: uuidsOf,
         [INDEX.id]: idOf,

@@ -24,25 +24,9 @@
 // Objects are only ever replaced, never changed in place (informer.ts), so
 // sharing strings between them is safe.
 import { ANNOTATIONS, LABELS } from '../model/constants.ts';
-import type { Condition, Notification, NotificationStatusBlock } from '../model/types.ts';
+import type { Notification, NotificationStatusBlock } from '../model/types.ts';
 import { inSenderOrder } from './mapping.ts';
-
-/**
- * Distinct strings the pool holds before it starts again. Bounded so strings
- * of deleted objects cannot pile up; starting again only costs sharing for
- * strings first seen afterwards.
- */
-const POOL_LIMIT = 50_000;
-const pool = new Map<string, string>();
-
-function shared<T extends string | undefined | null>(s: T): T {
-  if (typeof s !== 'string') return s;
-  const found = pool.get(s);
-  if (found !== undefined) return found as T;
-  if (pool.size >= POOL_LIMIT) pool.clear();
-  pool.set(s, s);
-  return s;
-}
+import { shared, sharedConditions, sharedValues } from './string-pool.ts';
 
 /**
  * Payloads seen recently, by their JSON in sender order. Host and process
@@ -63,47 +47,8 @@ function sharedPayload(p: Record<string, string>): Record<string, string> {
   return kept;
 }
 
-/** The values shared, but those of `unique` keys (one object's own: pooling them would only cost pool entries). */
-function sharedValues(
-  o: Record<string, string> | undefined,
-  unique?: ReadonlySet<string>,
-): Record<string, string> | undefined {
-  if (!o) return o;
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(o)) out[k] = unique?.has(k) ? v : shared(v);
-  return out;
-}
-
 /** Labels whose value is the notification's own. */
 const OWN_LABELS: ReadonlySet<string> = new Set([LABELS.uuid, LABELS.id]);
-
-const sharedCondition = (c: Condition): Condition => ({
-  ...c,
-  type: shared(c.type),
-  status: shared(c.status),
-  reason: shared(c.reason),
-  message: shared(c.message),
-  lastTransitionTime: shared(c.lastTransitionTime),
-});
-
-/**
- * Condition lists seen recently, by their JSON: notifications that reached
- * the same state in the same second (a storm's, or a restore's) carry equal
- * lists, an array and an object each that one copy serves. Bounded as the
- * payload pool is.
- */
-const CONDITIONS_POOL_LIMIT = 5_000;
-const conditionLists = new Map<string, Condition[]>();
-
-function sharedConditions(list: Condition[]): Condition[] {
-  const key = JSON.stringify(list);
-  const found = conditionLists.get(key);
-  if (found !== undefined) return found;
-  if (conditionLists.size >= CONDITIONS_POOL_LIMIT) conditionLists.clear();
-  const kept = list.map(sharedCondition);
-  conditionLists.set(key, kept);
-  return kept;
-}
 
 function slimStatus(
   status: NotificationStatusBlock | undefined,
