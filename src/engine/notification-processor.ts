@@ -23,9 +23,8 @@
 import { randomUUID } from 'node:crypto';
 import { isConflict, isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
-import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
-import { LABELS } from '../model/constants.ts';
-import type { Informer } from '../runtime/types.ts';
+import type { Notification } from '../model/types.ts';
+import { readByUuidInto } from '../store/fresh-reads.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { admitted, phaseOf } from './admitted-notification.ts';
 import type { AdmittedNotification } from './admitted-notification.ts';
@@ -235,36 +234,17 @@ export class NotificationProcessor {
    * notification, so it costs at most two small lists per such notification.
    */
   private async reloadReferences(n: AdmittedNotification): Promise<boolean> {
-    let found = false;
-    const lookups = [
-      {
-        cache: this.deps.hosts,
-        ref: RESOURCES.hosts,
-        uuid: n.status.sourceHostUuid,
-        cached: sourceHostOf(this.deps, n),
-      },
-      {
-        cache: this.deps.segments,
-        ref: RESOURCES.segments,
-        uuid: n.status.failoverSegmentUuid,
-        cached: segmentOf(this.deps, n),
-      },
-    ] as const;
-    for (const { cache, ref, uuid, cached } of lookups) {
-      if (cached || !uuid) continue;
-      const list = await this.deps.kube.list<HaHost | FailoverSegment>(ref, this.deps.namespace, {
-        labelSelector: `${LABELS.uuid}=${uuid}`,
-        limit: 10,
-      });
-      for (const obj of list.items) {
-        if (obj.metadata.deletionTimestamp) continue;
-        (cache as Informer<HaHost | FailoverSegment>).upsertLocal(obj);
-        found = true;
-      }
-    }
-    if (found)
+    const { kube, namespace, hosts, segments } = this.deps;
+    const host =
+      !sourceHostOf(this.deps, n) &&
+      (await readByUuidInto(kube, namespace, RESOURCES.hosts, n.status.sourceHostUuid, hosts));
+    const segment =
+      !segmentOf(this.deps, n) &&
+      (await readByUuidInto(kube, namespace, RESOURCES.segments, n.status.failoverSegmentUuid, segments));
+    if (host || segment) {
       this.deps.log.info({ notification: n.status.uuid }, 'the cache was missing its host or segment: re-read');
-    return found;
+    }
+    return host || segment;
   }
 
   private runEnded(hostUuid: string, key: string): void {

@@ -20,10 +20,11 @@
 // added through another replica.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { KubeClient } from '../k8s/client.ts';
+import type { KubeClient, ResourceRef } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { LABELS } from '../model/constants.ts';
-import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
+import type { HaHost, MasakariObject } from '../model/types.ts';
+import type { Informer } from '../runtime/types.ts';
 import type { StoreCaches } from './caches.ts';
 import { isAdmitted } from '../domain/admitted.ts';
 import { getIfExists } from '../k8s/get-if-exists.ts';
@@ -105,22 +106,35 @@ interface FreshReadDeps {
 }
 
 /** The admitted objects labelled with this uuid, put into the cache; true when any was. */
-async function catchUpByUuid(
+function catchUpByUuid(
   { kube, namespace, caches }: FreshReadDeps,
   kind: Exclude<MissedKind, 'hostName'>,
   uuid: string,
 ): Promise<boolean> {
-  const list = await kube.list<FailoverSegment | HaHost | Notification>(REFS[kind], namespace, {
-    labelSelector: `${LABELS.uuid}=${uuid}`,
-    limit: 2,
-  });
+  const cache = { segment: caches.segments, host: caches.hosts, notification: caches.notifications }[kind];
+  return readByUuidInto(kube, namespace, REFS[kind], uuid, cache as Pick<Informer<MasakariObject>, 'upsertLocal'>);
+}
+
+/**
+ * Reads the admitted objects labelled with this uuid from the API server (not
+ * a cache) into `cache`; true when any was found. A uuid that cannot be a
+ * label value names nothing (and would be a 400 as a selector). Also the
+ * engine's last look before a missing host or segment fails a notification
+ * (src/engine/notification-processor.ts).
+ */
+export async function readByUuidInto<T extends MasakariObject>(
+  kube: KubeClient,
+  namespace: string,
+  ref: ResourceRef,
+  uuid: string,
+  cache: Pick<Informer<T>, 'upsertLocal'>,
+): Promise<boolean> {
+  if (uuid === '' || !LABEL_VALUE.test(uuid)) return false;
+  const list = await kube.list<T>(ref, namespace, { labelSelector: `${LABELS.uuid}=${uuid}`, limit: 2 });
   let found = false;
   for (const obj of list.items) {
     if (!isAdmitted(obj) || obj.metadata.deletionTimestamp) continue;
-    const cached = withoutManagedFields(obj);
-    if (kind === 'segment') caches.segments.upsertLocal(cached as FailoverSegment);
-    else if (kind === 'host') caches.hosts.upsertLocal(cached as HaHost);
-    else caches.notifications.upsertLocal(cached as Notification);
+    cache.upsertLocal(withoutManagedFields(obj));
     found = true;
   }
   return found;
@@ -142,7 +156,7 @@ async function catchUpHostNamed(deps: FreshReadDeps, name: string): Promise<bool
   return true;
 }
 
-function withoutManagedFields<T extends FailoverSegment | HaHost | Notification>(obj: T): T {
+function withoutManagedFields<T extends MasakariObject>(obj: T): T {
   const { managedFields: _dropped, ...metadata } = obj.metadata;
   return { ...obj, metadata };
 }
