@@ -362,7 +362,7 @@ export const OPTIONS: OptionTable = {
     openstack_max_retries: {
       default: 3,
       parser: integer({ min: 0, max: 10 }),
-      help: 'Retries of a Keystone or Nova call: GET/PUT after a timeout, connection error or 5xx; any call that never reached the server; lock, unlock, reset-state and add-host also after a 502/503/504, timeout or dropped connection.',
+      help: 'Retries of a Keystone or Nova call: GET/PUT after a timeout, connection error or 5xx; any call that never reached the server; lock, unlock, reset-state and add-host also after any 5xx, timeout or dropped connection.',
     },
     lease_duration: {
       default: 15,

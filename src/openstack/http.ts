@@ -44,16 +44,13 @@ export type OpenStackLogger = Pick<Logger, 'debug' | 'warn'>;
  * failure that provably happened before the request reached the server
  * (refused, DNS, TLS handshake, connect timeout) is retried under every policy.
  * - 'idempotent': also any 5xx, timeout or other connection error. Default for
- *   GET, HEAD, PUT and DELETE.
- * - 'gateway': also 502, 503, 504, timeouts and other connection errors: for a
- *   POST whose effect is the same however often it runs. Any other 5xx is the
- *   server's own answer to a processed request and is returned.
+ *   GET, HEAD, PUT and DELETE, and the policy of a POST whose effect is the same
+ *   however often it runs (src/openstack/nova.ts ACTION_RETRY): whether a 5xx
+ *   came before or after the server acted, sending it again changes nothing.
  * - 'unsent': nothing else; the answer may have been lost after the server
  *   acted on it. Default for POST.
  */
-export type RetryPolicy = 'idempotent' | 'gateway' | 'unsent';
-
-const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+export type RetryPolicy = 'idempotent' | 'unsent';
 
 export interface HttpRequest {
   service: string;
@@ -119,7 +116,6 @@ const IDEMPOTENT_METHODS: ReadonlySet<HttpMethod> = new Set(['GET', 'HEAD', 'PUT
 export function mayRetry(policy: RetryPolicy, outcome: HttpResponse | TransportError): boolean {
   if (outcome instanceof TransportError) return outcome.unsent || policy !== 'unsent';
   if (policy === 'idempotent') return outcome.status >= 500;
-  if (policy === 'gateway') return GATEWAY_STATUSES.has(outcome.status);
   return false;
 }
 

@@ -26,19 +26,21 @@ export const EVACUATE_MAX_MICROVERSION = '2.94';
 /**
  * Which failures of each POST action are sent again (http.ts RetryPolicy).
  * Every action is re-sent when it provably never reached Nova ('unsent');
- * 'gateway' adds 502/503/504, timeouts and dropped connections, where Nova
- * may or may not have acted: only for actions whose repetition changes nothing
- * (nova/compute/api.py, nova/api/openstack/compute/*.py of Nova 34).
+ * 'idempotent' adds any 5xx, timeouts and dropped connections, where Nova may
+ * or may not have acted: only for actions whose repetition changes nothing
+ * (nova/compute/api.py, nova/api/openstack/compute/*.py of Nova 34). A 500
+ * counts too: whether Nova failed before acting or its answer was lost after
+ * (a proxy in between), the repeat ends in the state the first call meant.
  */
 export const ACTION_RETRY: Readonly<Record<string, RetryPolicy>> = {
   // Sets instance.locked (an admin re-locking rewrites the same values; an
   // owner's lock on a locked server returns at once): no state check, no 409.
-  lock: 'gateway',
+  lock: 'idempotent',
   // Clears instance.locked whatever it was: no state check, no 409.
-  unlock: 'gateway',
+  unlock: 'idempotent',
   // Writes vm_state and clears task_state, synchronously: the same end state
   // however often it runs, and no state check that a repeat could trip.
-  'os-resetState': 'gateway',
+  'os-resetState': 'idempotent',
   // Not repeatable: a stop that got through leaves the server powering-off or
   // stopped, and Nova answers a second one with 409. StopInstanceTask accepts
   // that 409 only once the server reads stopped (upstream's rule, so a server
@@ -58,7 +60,7 @@ export const ACTION_RETRY: Readonly<Record<string, RetryPolicy>> = {
   evacuate: 'unsent',
   // A repeated add_host answers 409 (AggregateHostExists), which the reserved
   // host workflow, like Masakari, takes as "already added".
-  add_host: 'gateway',
+  add_host: 'idempotent',
 };
 
 /** Hard stop for page-following, far above any real host (1000 pages of max_limit). */

@@ -2,7 +2,7 @@
 // What the facade and the engine need from Nova. Every method has a timeout
 // and bounded retries: GET and PUT on 5xx, timeouts and connection errors;
 // every call, POST actions included, when it provably never reached Nova;
-// lock, unlock, os-resetState and add_host also on 502/503/504, timeouts and
+// lock, unlock, os-resetState and add_host also on any 5xx, timeouts and
 // dropped connections. os-stop, os-start and evacuate are otherwise sent once
 // (nova.ts ACTION_RETRY says why).
 //
