@@ -88,8 +88,9 @@ t('auto_priority: auto fails, the reserved_host fallback run recovers the instan
   await env.host('rsv-ap', seg, { reserved: true });
   const vm = env.sim.state.addServer({ name: 'vm-ap', host: 'src-ap', metadata: { HA_Enabled: 'True' } });
   env.sim.state.failHost('src-ap');
-  // The auto run's first action on the server (its lock) fails: the auto flow ends in failure.
-  env.sim.state.faults.push({ method: 'POST', path: `/compute/v2.1/servers/${vm.id}/action`, count: 1, kind: 500 });
+  // The auto run's first action on the server (its lock) fails, and so does the lock's one retry
+  // (openstack_max_retries is 1 here; a lock is re-sent after any 5xx): the auto flow ends in failure.
+  env.sim.state.faults.push({ method: 'POST', path: `/compute/v2.1/servers/${vm.id}/action`, count: 2, kind: 500 });
   const n = await waitPhase(env, await env.notify('COMPUTE_HOST', 'src-ap', HOST_DOWN), 'finished');
   assert.is(hostOf(vm.id), 'rsv-ap');
   assert.is(evacuations(vm.id), 1);
