@@ -61,15 +61,21 @@ function toHostRecordUncached(host: HaHost): HostRecord {
  * notification; toNotificationRecord reads them from here too, so the two
  * cannot drift apart).
  */
+/** A notification whose status has no phase has not been picked up: Masakari's 'new'. */
+export const notificationStatus = (n: Notification): NotificationRecord['status'] => n.status?.phase ?? 'new';
+
+/** The source host uuid: status once admitted, the label before. */
+export const notificationSourceHostUuid = (n: Notification): string =>
+  n.status?.sourceHostUuid || n.metadata.labels?.[LABELS.hostUuid] || '';
+
 export function notificationListColumns(
   n: Notification,
 ): Pick<NotificationRecord, 'id' | 'created_at' | 'status' | 'source_host_uuid' | 'type' | 'generated_time'> {
   return {
     id: objectId(n) ?? 0,
     created_at: toRecordTime(recordedCreatedAt(n)) ?? '',
-    // A notification whose status has no phase has not been picked up: Masakari's 'new'.
-    status: n.status?.phase ?? 'new',
-    source_host_uuid: n.status?.sourceHostUuid || n.metadata.labels?.[LABELS.hostUuid] || '',
+    status: notificationStatus(n),
+    source_host_uuid: notificationSourceHostUuid(n),
     type: n.spec.type,
     generated_time: n.spec.generatedTime,
   };

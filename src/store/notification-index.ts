@@ -7,11 +7,11 @@
 //     reads one page through an index the same way);
 //   - isUnderRecovery asks how many unfinished notifications a host has,
 //     instead of scanning them all.
-// Each entry holds the sort and filter columns (from notificationListColumns,
-// the same function the records are built with) and the cached object.
+// Each entry holds the sort columns and the cached object; its filter columns
+// come from the same functions the records are built with (mapping.ts).
 import type { Notification } from '../model/types.ts';
 import type { Informer } from '../runtime/types.ts';
-import { notificationListColumns } from './mapping.ts';
+import { notificationSourceHostUuid, notificationStatus, objectId } from './mapping.ts';
 import { toEpochMicros, toMicros } from '../time/format.ts';
 import { recordedCreatedAt } from '../domain/created-at.ts';
 import { isAdmitted } from '../domain/admitted.ts';
@@ -29,7 +29,7 @@ const UNDER_RECOVERY = new Set(['new', 'running', 'error']);
 export class NotificationIndexEntry {
   constructor(
     readonly id: number,
-    /** created_at, seconds since the epoch (NaN when unparseable: sorts as Masakari's empty string would, first). */
+    /** created_at, seconds since the epoch (-Infinity when unparseable: first, as Masakari's empty string sorts). */
     readonly createdAt: number,
     /** Replaced in place by a status write, which keeps the entry's place in the order. */
     public obj: Notification,
@@ -40,11 +40,11 @@ export class NotificationIndexEntry {
   }
 
   get status(): string {
-    return notificationListColumns(this.obj).status;
+    return notificationStatus(this.obj);
   }
 
   get sourceHostUuid(): string {
-    return notificationListColumns(this.obj).source_host_uuid;
+    return notificationSourceHostUuid(this.obj);
   }
 
   get type(): string {
@@ -66,14 +66,9 @@ export interface NotificationFilters {
 
 /** SQL order of (created_at, id): the comparison paginate() applies to these two columns. */
 function compareEntries(a: NotificationIndexEntry, b: NotificationIndexEntry): number {
-  const x = sortableSeconds(a.createdAt);
-  const y = sortableSeconds(b.createdAt);
-  if (x !== y) return x < y ? -1 : 1;
+  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
   return a.id - b.id;
 }
-
-/** An unparseable created_at ('' in the record) sorts before every time, as the empty string does. */
-const sortableSeconds = (s: number): number => (Number.isNaN(s) ? -Infinity : s);
 
 /**
  * created_at as whole seconds since the epoch: the record's created_at
@@ -82,7 +77,7 @@ const sortableSeconds = (s: number): number => (Number.isNaN(s) ? -Infinity : s)
 function createdAtSeconds(n: Notification): number {
   const iso = recordedCreatedAt(n);
   const micros = iso ? toEpochMicros(iso) : undefined;
-  if (micros === undefined) return NaN;
+  if (micros === undefined) return -Infinity;
   const seconds = micros / 1_000_000n;
   // BigInt division truncates toward zero; the floor keeps times before 1970 in order.
   return Number(micros < 0n && seconds * 1_000_000n !== micros ? seconds - 1n : seconds);
@@ -166,8 +161,7 @@ export class NotificationIndex {
       this.remove(name);
       return;
     }
-    const cols = notificationListColumns(n);
-    const entry = new NotificationIndexEntry(cols.id, createdAtSeconds(n), n);
+    const entry = new NotificationIndexEntry(objectId(n) ?? 0, createdAtSeconds(n), n);
     const old = this.byName.get(name);
     if (old && old.id === entry.id && compareEntries(old, entry) === 0) {
       // Same place in the order: update in place (the usual case, a status write).
