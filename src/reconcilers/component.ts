@@ -71,7 +71,6 @@ export function createStoreReconcilers(store: StoreParts, opts: StoreReconcilerO
             kube,
             namespace,
             retentionDays: config.operator.notification_retention_days,
-            windowSeconds,
             log: log.child({ component: 'retention' }),
           },
           signal,

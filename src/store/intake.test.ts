@@ -1,6 +1,6 @@
-// The duplicate-claim protocol (intake.ts) on its own, over FakeKube: the
-// neighbour rules one by one, then racing pairs across a bucket boundary with
-// random interleavings.
+// The duplicate-claim protocol (intake.ts) on its own, over FakeKube: what a
+// claim's holder means one case at a time, then racing intakes with random
+// interleavings, each outcome checked against Masakari's one-at-a-time rule.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
@@ -9,11 +9,13 @@ import { RESOURCES } from '../k8s/resources.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
-import { bucketOf, fingerprintKey, payloadHash } from './fingerprints.ts';
+import { fingerprintKey, isDuplicateOf, payloadHash } from './fingerprints.ts';
 import type { ClaimOutcome, ClaimRequest } from './intake.ts';
 import { CLAIM_MIN_AGE_MS, claimNotification, findCachedDuplicate, sweepNotificationClaims } from './intake.ts';
 import { notificationClaimName } from './names.ts';
 import { FakeKube } from '../testing/fake-kube.ts';
+import { LABELS } from '../model/constants.ts';
+import { ROLES } from './configmap.ts';
 
 const NS = 'unit';
 const W = 180;
@@ -44,7 +46,6 @@ function world(kube: KubeClient = new FakeKube()) {
       exists: async (n) => created.has(n),
       pendingMs: 300_000,
       now: () => new Date(),
-      decisionGraceMs: 2_000,
       ...extra,
     };
   };
@@ -58,98 +59,76 @@ function world(kube: KubeClient = new FakeKube()) {
   return { kube, created, request, intake };
 }
 
-const claimName = (t: string) =>
-  notificationClaimName('PROCESS', HOST, payloadHash(PAYLOAD), W, bucketOf(t, W) as bigint);
+const CLAIM = notificationClaimName('PROCESS', HOST, payloadHash(PAYLOAD));
 
-async function plantClaim(kube: FakeKube, t: string, state: 'deciding' | 'accepted', notification: string) {
+async function plantClaim(kube: FakeKube, t: string, notification: string, acceptedAt = Date.now()) {
   return kube.create<ConfigMap>(RESOURCES.configMaps, NS, {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: claimName(t) },
-    data: { state, generatedTime: t, notification, uuid: `uuid-${notification}`, window: String(W) },
+    metadata: { name: CLAIM },
+    data: {
+      generatedTime: t,
+      notification,
+      uuid: `uuid-${notification}`,
+      acceptedAt: String(acceptedAt),
+      window: String(W),
+    },
   });
 }
 
-// Bucket boundaries: 2026-01-02T03:03:00 starts a bucket of 180 s.
-const LOWER = '2026-01-02T03:02:30'; // bucket b-1
-const UPPER_IN = '2026-01-02T03:05:00'; // bucket b, 150 s after LOWER: in window
-const UPPER_OUT = '2026-01-02T03:05:59'; // bucket b, 209 s after LOWER: out of window
+const holderOf = (kube: KubeClient) => (kube as FakeKube).peek<ConfigMap>(RESOURCES.configMaps, NS, CLAIM)?.data;
 
-test('a lower neighbour accepted inside the window makes the new one a duplicate', async () => {
+const T0 = '2026-01-02T03:02:30';
+const IN = '2026-01-02T03:05:00'; // 150 s after T0: inside the 180 s window
+const OUT = '2026-01-02T03:05:59'; // 209 s after T0: outside
+
+test('a holder inside the window makes the new one a duplicate; one outside it is replaced', async () => {
   const { kube, created, intake } = world();
-  await plantClaim(kube as FakeKube, LOWER, 'accepted', 'low');
-  created.add('low');
-  assert.is(await intake(UPPER_IN), false);
-  assert.is(await intake(UPPER_OUT), true, 'outside the window it does not count');
+  await plantClaim(kube as FakeKube, T0, 'old');
+  created.add('old');
+  assert.is(await intake(IN), false);
+  assert.is(holderOf(kube)?.notification, 'old', 'a duplicate writes nothing');
+  assert.is(await intake(OUT), true, 'outside the window it does not count');
+  assert.is(holderOf(kube)?.generatedTime, OUT);
 });
 
-test('an upper neighbour accepted makes the new one a duplicate, however far inside its bucket', async () => {
+test('a holder with a later generated_time always makes the new one a duplicate', async () => {
   const { kube, created, intake } = world();
-  await plantClaim(kube as FakeKube, UPPER_OUT, 'accepted', 'up');
-  created.add('up');
-  // stored generated_time later than the new one: always inside Masakari's window
-  assert.is(await intake(LOWER), false);
+  await plantClaim(kube as FakeKube, OUT, 'later');
+  created.add('later');
+  assert.is(await intake(T0), false);
+  assert.is(await intake('2025-01-01T00:00:00'), false, 'however much later');
 });
 
-test('an upper neighbour still deciding inside the window yields to the lower one', async () => {
+test('a holder whose Notification is not created yet is created under its recorded name, not a second one', async () => {
+  const { kube, request } = world();
+  await plantClaim(kube as FakeKube, T0, 'in-flight');
+  const outcome = await claimNotification(request(IN));
+  assert.equal(outcome, { kind: 'accepted', name: 'in-flight', uuid: 'uuid-in-flight', generatedTime: T0 });
+});
+
+test('a holder gone for longer than the pending time no longer counts: the claim is taken over', async () => {
   const { kube, intake } = world();
-  await plantClaim(kube as FakeKube, UPPER_IN, 'deciding', 'up');
-  assert.is(await intake(LOWER), true);
-  assert.is(await (kube as FakeKube).peek(RESOURCES.configMaps, NS, claimName(UPPER_IN)), undefined);
+  await plantClaim(kube as FakeKube, T0, 'deleted', Date.now() - 400_000);
+  assert.is(await intake(IN), true);
+  assert.is(holderOf(kube)?.generatedTime, IN);
 });
 
-test('an upper neighbour deciding outside the window is left alone', async () => {
-  const { kube, intake } = world();
-  await plantClaim(kube as FakeKube, UPPER_OUT, 'deciding', 'up');
-  assert.is(await intake(LOWER), true);
-  assert.ok((kube as FakeKube).peek(RESOURCES.configMaps, NS, claimName(UPPER_OUT)));
-});
-
-test('a lower neighbour deciding is waited for: accepted then → duplicate', async () => {
-  const { kube, created, intake } = world();
-  const low = await plantClaim(kube as FakeKube, LOWER, 'deciding', 'low');
-  setTimeout(() => {
-    void kube.replace(RESOURCES.configMaps, NS, low.metadata.name ?? '', {
-      ...low,
-      data: { ...low.data, state: 'accepted' },
-    });
-    created.add('low');
-  }, 60);
-  assert.is(await intake(UPPER_IN), false);
-});
-
-test('a lower neighbour left deciding by a crashed creator is refused after the grace', async () => {
-  const { kube, intake } = world();
-  await plantClaim(kube as FakeKube, LOWER, 'deciding', 'low');
-  const started = Date.now();
-  assert.is(await intake(UPPER_IN, { decisionGraceMs: 100 }), true);
-  assert.ok(Date.now() - started >= 100);
-  assert.is((kube as FakeKube).peek(RESOURCES.configMaps, NS, claimName(LOWER)), undefined);
-});
-
-test('a claim a racer accepted for us while we decided to yield stays ours (its early Notification may be admitted already)', async () => {
-  const { kube, created, request } = world();
-  await plantClaim(kube as FakeKube, LOWER, 'accepted', 'low');
-  created.add('low');
-  let racer: Promise<unknown> | undefined;
-  const req = request(UPPER_IN, {
-    // The kubectl-path reconciler finishing the claim for the Notification the REST path created early.
-    onClaimed: () => {
-      racer ??= (async () => {
-        const mine = await kube.get<ConfigMap>(RESOURCES.configMaps, NS, claimName(UPPER_IN));
-        await kube.replace(RESOURCES.configMaps, NS, claimName(UPPER_IN), {
-          ...mine,
-          data: { ...mine.data, state: 'accepted' },
-        });
-      })();
-    },
-  });
-  req.exists = async (n) => {
-    await racer;
-    return created.has(n);
-  };
+test('a claim that names our own Notification is ours (a reconciler retry after a crash)', async () => {
+  const { kube, request } = world();
+  const req = request(IN);
+  await plantClaim(kube as FakeKube, IN, req.name);
   const outcome = await claimNotification(req);
-  assert.equal(outcome.kind === 'accepted' && outcome.name, req.name);
+  assert.equal(outcome, { kind: 'accepted', name: req.name, uuid: `uuid-${req.name}`, generatedTime: IN });
+});
+
+test('an unparseable generated_time has a claim of its own exact text', async () => {
+  const { kube, intake } = world();
+  assert.is(await intake('not a time'), true);
+  assert.is(await intake('not a time'), false);
+  assert.is(await intake('another bad time'), true);
+  assert.is(await intake(T0), true, 'a parseable time never meets them in a claim');
+  assert.is((kube as FakeKube).all(RESOURCES.configMaps, NS).length, 3);
 });
 
 /** FakeKube with a random 0–3 ms pause before every call, so concurrent intakes interleave differently each run. */
@@ -168,34 +147,65 @@ function jittery(): KubeClient {
   }) as unknown as KubeClient;
 }
 
-test('racing neighbours inside the window across a bucket boundary: exactly one gets in (200 races)', async () => {
+const candidate = (t: string) => ({ type: 'PROCESS', payloadHash: payloadHash(PAYLOAD), generatedTime: t });
+
+/** Would a one-at-a-time Masakari, taking the times in some order, accept exactly `accepted`? */
+function explainable(times: string[], accepted: boolean[]): boolean {
+  const orders = (xs: number[]): number[][] =>
+    xs.length <= 1 ? [xs] : xs.flatMap((x, i) => orders([...xs.slice(0, i), ...xs.slice(i + 1)]).map((o) => [x, ...o]));
+  return orders(times.map((_, i) => i)).some((order) => {
+    const stored: string[] = [];
+    const got = times.map(() => false);
+    for (const i of order) {
+      const t = times[i] as string;
+      if (stored.some((s) => isDuplicateOf(candidate(t), candidate(s), W))) continue;
+      stored.push(t);
+      got[i] = true;
+    }
+    return got.every((g, i) => g === accepted[i]);
+  });
+}
+
+test('racing identical notifications: exactly one gets in (200 races)', async () => {
   for (let i = 0; i < 200; i++) {
     const { intake } = world(jittery());
-    const results = await Promise.all(
-      i % 2 ? [intake(LOWER), intake(UPPER_IN)] : [intake(UPPER_IN), intake(LOWER), intake(LOWER), intake(UPPER_IN)],
-    );
+    const results = await Promise.all(Array.from({ length: 2 + (i % 6) }, () => intake(IN)));
     assert.is(results.filter(Boolean).length, 1, `race ${i}: ${JSON.stringify(results)}`);
   }
 });
 
-test('racing neighbours outside the window: the later one always gets in (100 races)', async () => {
-  for (let i = 0; i < 100; i++) {
-    const { intake } = world(jittery());
-    const [low, up] = await Promise.all([intake(LOWER), intake(UPPER_OUT)]);
-    // Masakari accepts the later one in any order; the earlier one only if it came first.
-    assert.ok(up, `race ${i}`);
-    assert.ok(low === true || low === false);
+test('racing notifications at different times: every outcome is one Masakari gives in some order (300 races)', async () => {
+  const mixes = [
+    [T0, IN],
+    [T0, OUT],
+    [T0, IN, OUT],
+    [T0, OUT, IN, T0],
+    ['2026-01-02T03:00:00', '2026-01-02T03:02:00', '2026-01-02T03:04:00', '2026-01-02T03:06:00'],
+  ];
+  for (let i = 0; i < 300; i++) {
+    const times = mixes[i % mixes.length] as string[];
+    const { created, request } = world(jittery());
+    // Which requests' notifications exist at the end (a request may create another's, under its name).
+    const reqs = times.map((t) => request(t));
+    await Promise.all(
+      reqs.map(async (req) => {
+        const outcome = await claimNotification(req);
+        if (outcome.kind === 'accepted') created.add(outcome.name);
+      }),
+    );
+    const accepted = reqs.map((r) => created.has(r.name));
+    assert.ok(explainable(times, accepted), `race ${i}: ${JSON.stringify(times)} → ${JSON.stringify(accepted)}`);
   }
 });
 
-test('claims do not grow: one small object per accepted notification', async () => {
+test('a claim does not grow: one small object per fingerprint, however many are accepted into it', async () => {
   const { kube, intake } = world();
   for (let i = 0; i < 20; i++) {
-    await intake(`2026-01-02T${String(3 + i).padStart(2, '0')}:00:00`);
+    assert.ok(await intake(`2026-01-02T${String(3 + i).padStart(2, '0')}:00:00`));
   }
   const claims = (kube as FakeKube).all<ConfigMap>(RESOURCES.configMaps, NS);
-  assert.is(claims.length, 20);
-  for (const c of claims) assert.ok(JSON.stringify(c).length < 1024, JSON.stringify(c));
+  assert.is(claims.length, 1);
+  assert.ok(JSON.stringify(claims[0]).length < 1024, JSON.stringify(claims[0]));
 });
 
 test('the cached duplicate check reads only the notifications with the same fingerprint, not the whole host', () => {
@@ -210,22 +220,28 @@ test('the cached duplicate check reads only the notifications with the same fing
   const cache = {
     byIndex: (index: string, value: string) => {
       lookups.push(`${index}=${value}`);
-      return index === INDEX.fingerprint && value === key ? [stored('same', LOWER)] : [];
+      return index === INDEX.fingerprint && value === key ? [stored('same', T0)] : [];
     },
   };
-  const candidate = (t: string) => ({ type: 'PROCESS', payloadHash: payloadHash(PAYLOAD), generatedTime: t });
-  assert.is(findCachedDuplicate(cache, HOST, candidate(UPPER_IN), W)?.metadata.name, 'same');
-  assert.is(findCachedDuplicate(cache, HOST, candidate(UPPER_OUT), W), undefined, 'outside the window');
-  assert.is(findCachedDuplicate(cache, HOST, candidate(UPPER_IN), W, 'same'), undefined, 'not itself');
+  assert.is(findCachedDuplicate(cache, HOST, candidate(IN), W)?.metadata.name, 'same');
+  assert.is(findCachedDuplicate(cache, HOST, candidate(OUT), W), undefined, 'outside the window');
+  assert.is(findCachedDuplicate(cache, HOST, candidate(IN), W, 'same'), undefined, 'not itself');
   assert.equal(lookups, [`${INDEX.fingerprint}=${key}`, `${INDEX.fingerprint}=${key}`, `${INDEX.fingerprint}=${key}`]);
 });
 
-test('the sweeper removes claims older than max(window, 10 min) and keeps younger ones', async () => {
+test('the sweeper removes claims not accepted into for max(window, 10 min), and the per-bucket claims of before by their age', async () => {
   const { kube, intake } = world();
-  await intake(LOWER);
+  await intake(T0);
+  const legacy = await (kube as FakeKube).create<ConfigMap>(RESOURCES.configMaps, NS, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'dup-3f2a9c1b5d41402abc12e0aa-11241790', labels: { [LABELS.role]: ROLES.notificationClaim } },
+    data: { state: 'accepted', generatedTime: T0, notification: 'x', uuid: 'u', window: String(W) },
+  });
+  assert.ok(legacy.metadata.creationTimestamp);
   const log = pino({ level: 'silent' });
   assert.is(await sweepNotificationClaims(kube, NS, new Date(), log), 0);
-  assert.is(await sweepNotificationClaims(kube, NS, new Date(Date.now() + CLAIM_MIN_AGE_MS + 5_000), log), 1);
+  assert.is(await sweepNotificationClaims(kube, NS, new Date(Date.now() + CLAIM_MIN_AGE_MS + 5_000), log), 2);
   assert.equal((kube as FakeKube).all(RESOURCES.configMaps, NS), []);
 });
 

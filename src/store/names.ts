@@ -53,22 +53,20 @@ export function notificationObjectName(hostname: string, type: string, uuid: str
 }
 
 /**
- * metadata.name of a duplicate-detection claim (src/store/intake.ts):
- * `dup-<hash of type, host uuid, payload hash and window>-<bucket>`, e.g.
- * `dup-3f2a9c1b5d41402abc12e0aa-11241790`. A negative bucket (a time before
- * 1970) is written `m<n>`. The window is part of the hash so replicas that
- * disagree on it never read each other's buckets as their own.
+ * metadata.name of a notification's duplicate-detection claim
+ * (src/store/intake.ts): `nfp-<hash of type, host uuid and payload hash>`,
+ * e.g. `nfp-3f2a9c1b5d41402abc12e0aa`; a notification whose generated_time
+ * cannot be parsed gets one of its own exact text, `nfp-<hash>-t<hash of the text>`.
+ * (The earlier per-bucket claims were `dup-<hash>-<bucket>`; the sweeper removes them.)
  */
 export function notificationClaimName(
   type: string,
   hostUuid: string,
   payloadHash: string,
-  windowSeconds: number,
-  bucket: bigint | string,
+  unparseableTime?: string,
 ): string {
-  const key = shortHash(`${type}\n${hostUuid}\n${payloadHash}\n${windowSeconds}`, 24);
-  const b = typeof bucket === 'string' ? bucket : bucket < 0n ? `m${-bucket}` : String(bucket);
-  return `dup-${key}-${b}`;
+  const key = shortHash(`${type}\n${hostUuid}\n${payloadHash}`, 24);
+  return unparseableTime === undefined ? `nfp-${key}` : `nfp-${key}-t${shortHash(unparseableTime)}`;
 }
 
 export type IdKind = 'segments' | 'hosts' | 'notifications' | 'vmoves';

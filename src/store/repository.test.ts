@@ -14,7 +14,7 @@ import { FINALIZERS, LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, Notification, VMoveRecord } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
 import { claimObjectName, notificationClaimName } from './names.ts';
-import { bucketOf, payloadHash } from './fingerprints.ts';
+import { payloadHash } from './fingerprints.ts';
 import { pageObject } from './journal-pages.ts';
 import { ROLES } from './configmap.ts';
 import { NS, hostInput, segmentInput, storeFixture } from './testing/fixture.ts';
@@ -244,7 +244,7 @@ test('50 concurrent identical notifications → exactly one created', async () =
   assert.is(kube.all(RESOURCES.notifications, NS).length, 1);
 });
 
-test('an accepted notification costs four writes and two reads at the API server, however many the host has', async () => {
+test('an accepted notification costs three writes and no reads at the API server, however many the host has', async () => {
   const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
@@ -265,50 +265,51 @@ test('an accepted notification costs four writes and two reads at the API server
       .filter((c) => (c.method === 'get' || c.method === 'list') && !isSequence(String(c.args[2])));
     costs.push({ writes, reads: reads.length });
   }
-  // Claim created (deciding), its two neighbours read, claim accepted, Notification created, status written.
-  const expected = {
-    writes: ['create configmaps', 'create notifications', 'patchStatus notifications', 'replace configmaps'],
-    reads: 2,
-  };
+  // Claim created, Notification created alongside it, status written in the background.
+  const expected = { writes: ['create configmaps', 'create notifications', 'patchStatus notifications'], reads: 0 };
   for (const [i, cost] of costs.entries()) {
     assert.equal({ ...cost, writes: [...cost.writes].sort() }, expected, `notification ${i}`);
   }
 });
 
-test("the Notification is created alongside its claim's decision, not after it (three API round trips before the 202, not four)", async () => {
+test('the Notification is created alongside its claim, not after it (one API round trip before the 202, not two)', async () => {
   const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
-  // The first create reserves a block of ids (ids.ts); the measured one takes its id from the block.
-  await repo.createNotification(notification(h.uuid, s.uuid, '2026-01-01T00:00:00', 'STARTED'), 180);
-  const from = kube.log.length;
-  await repo.createNotification(notification(h.uuid, s.uuid, '2026-01-01T00:00:00'), 180);
-  const calls = kube.log
-    .slice(from)
-    .filter((c) => !String(c.args[2]).startsWith('masakari-ids-'))
-    .map((c) => `${c.method} ${(c.args[0] as { plural: string }).plural}`);
-  assert.ok(
-    calls.indexOf('create notifications') < calls.indexOf('replace configmaps'),
-    `the create starts before the claim is accepted: ${calls.join(', ')}`,
-  );
+  const create = kube.create.bind(kube);
+  let notificationCreateStarted!: () => void;
+  const started = new Promise<void>((resolve) => (notificationCreateStarted = resolve));
+  // The claim's create answers only once the Notification's create has started: a create that waited for the claim would hang.
+  kube.create = (async (resource, namespace, body, opts) => {
+    if (resource.plural === 'notifications') notificationCreateStarted();
+    if (resource.plural === 'configmaps' && (body as ConfigMap).metadata?.name?.startsWith('nfp-')) {
+      const timeout = new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('the Notification create waited for the claim')), 1000),
+      );
+      await Promise.race([started, timeout]);
+    }
+    return create(resource, namespace, body, opts);
+  }) as typeof kube.create;
+  try {
+    const created = await repo.createNotification(notification(h.uuid, s.uuid, '2026-01-01T00:00:00'), 180);
+    assert.is(created.status, 'new');
+  } finally {
+    kube.create = create;
+  }
   await repo.settle();
 });
 
-test('a claim that yields to a neighbour deletes the Notification created alongside it: 409, and nothing of it is left', async () => {
+test('a claim whose holder is inside the window deletes the Notification created alongside it: 409, and nothing of it is left', async () => {
   const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
-  // Bucket b holds an accepted notification; ours, 10 s later, falls into bucket b+1 and inside its window.
-  const bucket = bucketOf('2026-01-01T00:00:00', 180)!;
-  const start = Number(bucket) * 180_000;
-  const at = (ms: number) => new Date(start + ms).toISOString().slice(0, 19);
-  const first = await repo.createNotification(notification(h.uuid, s.uuid, at(175_000)), 180);
+  const first = await repo.createNotification(notification(h.uuid, s.uuid, '2026-01-01T00:00:00'), 180);
   await repo.settle();
   const before = kube.all<Notification>(RESOURCES.notifications, NS).map((o) => o.metadata.name);
-  // Bypass the cache check: the claims alone must refuse it (as on a replica whose cache lags).
+  // Bypass the cache check: the claim alone must refuse it (as on a replica whose cache lags).
   repo['deps'].caches.notifications.deleteLocal(first.k8sName);
   await rejects(
-    () => repo.createNotification(notification(h.uuid, s.uuid, at(185_000)), 180),
+    () => repo.createNotification(notification(h.uuid, s.uuid, '2026-01-01T00:02:50'), 180),
     DuplicateNotificationError,
   );
   const deletes = kube.writes.filter((w) => w.op === 'delete' && w.plural === 'notifications');
@@ -324,29 +325,34 @@ async function leftClaim(
   kube: Awaited<ReturnType<typeof storeFixture>>['kube'],
   hostUuid: string,
   n: ReturnType<typeof notification>,
-  state: 'deciding' | 'accepted',
   notificationName: string,
   uuid: string,
+  acceptedAt = Date.now(),
 ) {
-  const bucket = bucketOf(n.generated_time, 180)!;
   await kube.create<ConfigMap>(RESOURCES.configMaps, NS, {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: {
-      name: notificationClaimName(n.type, hostUuid, payloadHash(n.payload), 180, bucket),
+      name: notificationClaimName(n.type, hostUuid, payloadHash(n.payload)),
       labels: { [LABELS.role]: ROLES.notificationClaim },
     },
-    data: { state, generatedTime: n.generated_time, notification: notificationName, uuid, window: '180' },
+    data: {
+      generatedTime: n.generated_time,
+      notification: notificationName,
+      uuid,
+      acceptedAt: String(acceptedAt),
+      window: '180',
+    },
   });
 }
 
-test('an accepted claim left by a crashed creator is finished by the retry, under the recorded uuid', async () => {
+test('a claim left by a creator that crashed before creating its Notification is finished by the retry, under the recorded uuid', async () => {
   const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const n = notification(h.uuid, s.uuid, '2026-01-01T00:00:00');
   const uuid = '99999999-0000-4000-8000-000000000000';
-  await leftClaim(kube, h.uuid, n, 'accepted', 'crashed-notif', uuid);
+  await leftClaim(kube, h.uuid, n, 'crashed-notif', uuid);
   const created = await repo.createNotification({ ...n, generated_time: '2026-01-01T00:01:00' }, 180);
   assert.is(created.notification_uuid, uuid);
   assert.is(created.k8sName, 'crashed-notif');
@@ -354,25 +360,13 @@ test('an accepted claim left by a crashed creator is finished by the retry, unde
   await rejects(() => repo.createNotification(n, 180), DuplicateNotificationError);
 });
 
-test('a claim left deciding by a crashed creator is taken over after the decision grace', async () => {
-  const { kube, repo } = await storeFixture({ claimDecisionGraceMs: 50 });
-  const s = await repo.createSegment(segmentInput('s'));
-  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
-  const n = notification(h.uuid, s.uuid, '2026-01-01T00:00:00');
-  await leftClaim(kube, h.uuid, n, 'deciding', 'never-created', 'u');
-  const created = await repo.createNotification(n, 180);
-  assert.is.not(created.k8sName, 'never-created');
-  await rejects(() => repo.createNotification(n, 180), DuplicateNotificationError);
-  assert.is(kube.all(RESOURCES.notifications, NS).length, 1);
-});
-
-test('a claim left deciding by a creator that crashed after creating its Notification is finished for that one: the retry is a duplicate, not a second notification', async () => {
-  const { kube, repo } = await storeFixture({ claimDecisionGraceMs: 50 });
+test('a claim left by a creator that crashed after creating its Notification makes the retry a duplicate, not a second notification', async () => {
+  const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const n = notification(h.uuid, s.uuid, '2026-01-01T00:00:00');
   const uuid = '99999999-0000-4000-8000-000000000001';
-  await leftClaim(kube, h.uuid, n, 'deciding', 'created-early', uuid);
+  await leftClaim(kube, h.uuid, n, 'created-early', uuid);
   await kube.create<Notification>(RESOURCES.notifications, NS, {
     apiVersion: 'masakari.openkeel.io/v1alpha1',
     kind: 'Notification',
@@ -383,21 +377,22 @@ test('a claim left deciding by a creator that crashed after creating its Notific
   const claim = kube
     .all<ConfigMap>(RESOURCES.configMaps, NS)
     .find((c) => c.metadata.labels?.[LABELS.role] === ROLES.notificationClaim);
-  assert.equal([claim?.data?.state, claim?.data?.notification], ['accepted', 'created-early']);
+  assert.is(claim?.data?.notification, 'created-early', 'the kubectl-path reconciler admits it later');
   assert.equal(
     kube.all<Notification>(RESOURCES.notifications, NS).map((o) => o.metadata.name),
     ['created-early'],
   );
 });
 
-test('an accepted claim older than the pending time whose notification is gone no longer counts', async () => {
-  const { kube, repo } = await storeFixture({ pendingClaimMs: 1000, now: () => new Date(Date.now() + 60_000) });
+test('a claim older than the pending time whose holder is gone no longer counts', async () => {
+  const { kube, repo } = await storeFixture({ pendingClaimMs: 1000 });
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));
   const n = notification(h.uuid, s.uuid, '2026-01-01T00:00:00');
-  await leftClaim(kube, h.uuid, n, 'accepted', 'deleted', 'u');
+  await leftClaim(kube, h.uuid, n, 'deleted', 'u', Date.now() - 60_000);
   const created = await repo.createNotification(n, 180);
   assert.is.not(created.k8sName, 'deleted');
+  await repo.settle();
 });
 
 test('an API server failure during intake is StoreUnavailableError (503 with Retry-After), not a bare error', async () => {

@@ -46,20 +46,16 @@ function intakeError(e: unknown): unknown {
 
 export interface CrRepositoryDeps extends StoreDeps {
   pendingClaimMs?: number;
-  /** How long a `deciding` duplicate claim is waited for before its creator counts as crashed (intake.ts). */
-  claimDecisionGraceMs?: number;
   now?: () => Date;
 }
 
 export class CrRepository extends SpecWrites implements Repository {
   private readonly pendingClaimMs: number;
-  private readonly claimDecisionGraceMs: number | undefined;
   private readonly pendingAdmissions = new Set<Promise<unknown>>();
 
   constructor(deps: CrRepositoryDeps) {
     super({ ...deps, fieldManager: FIELD_MANAGERS.api, now: deps.now ?? (() => new Date()) });
     this.pendingClaimMs = deps.pendingClaimMs ?? DEFAULT_PENDING_CLAIM_MS;
-    this.claimDecisionGraceMs = deps.claimDecisionGraceMs;
   }
 
   async createNotification(n: NewNotification, windowSeconds: number): Promise<NotificationRecord> {
@@ -75,11 +71,11 @@ export class CrRepository extends SpecWrites implements Repository {
 
     const uuid = randomUUID();
     const name = notificationObjectName(host.spec.name, n.type, uuid);
-    // Our Notification is created alongside our claim's decision (one API
-    // round trip less per intake). It stays invisible until admitted, and is
-    // deleted again when the claim yields. If the intake fails half way, it
-    // is left to the kubectl-path reconciler, which finishes our claim's
-    // decision for it after its grace (notification-reconciler.ts).
+    // Our Notification is created alongside our claim (one API round trip
+    // per intake, not two). It stays invisible until admitted, and is deleted
+    // again when the claim makes it a duplicate. If the intake fails half
+    // way, it is left to the kubectl-path reconciler, which claims for it
+    // after its grace (notification-reconciler.ts).
     let early: Promise<Notification> | undefined;
     const createEarly = () => {
       if (early) return;
@@ -98,7 +94,6 @@ export class CrRepository extends SpecWrites implements Repository {
         uuid,
         exists: (other) => this.notificationExists(other),
         pendingMs: this.pendingClaimMs,
-        decisionGraceMs: this.claimDecisionGraceMs,
         now: this.deps.now,
         onClaimed: createEarly,
       });

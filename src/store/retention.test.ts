@@ -74,7 +74,6 @@ test('retention deletes terminal notifications that ended before the period, and
     kube: f.kube,
     namespace: NS,
     retentionDays: 30,
-    windowSeconds: 180,
     log,
     now: () => NOW,
   });
@@ -90,7 +89,7 @@ test('retention of 0 or less is disabled', async () => {
   const f = await scenario(ROWS);
   const log = pino({ level: 'silent' });
   for (const retentionDays of [0, -1]) {
-    assert.is(await runRetention({ kube: f.kube, namespace: NS, retentionDays, windowSeconds: 180, log }), undefined);
+    assert.is(await runRetention({ kube: f.kube, namespace: NS, retentionDays, log }), undefined);
   }
   assert.is(f.left().length, ROWS.length);
 });
@@ -102,7 +101,6 @@ test('a dry run counts and deletes nothing; max rows bounds a real run', async (
     namespace: NS,
     ageInDays: 30,
     now: NOW,
-    windowSeconds: 180,
     dryRun: true,
   });
   assert.equal(dry, { examined: 7, matched: { finished: 1, failed: 1, ignored: 1 }, deleted: 0 });
@@ -112,7 +110,6 @@ test('a dry run counts and deletes nothing; max rows bounds a real run', async (
     namespace: NS,
     ageInDays: 30,
     now: NOW,
-    windowSeconds: 180,
     maxRows: 1,
     sleep: async () => undefined,
   });
@@ -128,7 +125,6 @@ test('after a purge the notification is gone from the API and an identical one i
     namespace: NS,
     ageInDays: 0,
     now: NOW,
-    windowSeconds: 180,
     sleep: async () => undefined,
   });
   assert.is(result.deleted, 1);

@@ -35,8 +35,6 @@ export interface PurgeOptions {
   /** Notifications that ended more than this many days ago are deleted (may be fractional; 0 = all that ended). */
   ageInDays: number;
   now: Date;
-  /** [DEFAULT] duplicate_notification_detection_interval: finds each notification's duplicate claim. */
-  windowSeconds: number;
   /** Count what would be deleted, delete nothing. */
   dryRun?: boolean;
   /** Stop after this many (matched, on a dry run); undefined or negative: no limit (masakari-manage --max_rows). */
@@ -107,7 +105,7 @@ export async function purgeNotifications(opts: PurgeOptions): Promise<PurgeResul
       result.matched[phase] = (result.matched[phase] ?? 0) + 1;
       if (opts.dryRun) continue;
       if (signal?.aborted) break;
-      if (await deleteNotification(kube, namespace, n, opts.windowSeconds)) {
+      if (await deleteNotification(kube, namespace, n)) {
         result.deleted++;
         log?.debug({ notification: n.status?.uuid, name: n.metadata.name, phase }, 'purged notification');
       }
@@ -119,12 +117,7 @@ export async function purgeNotifications(opts: PurgeOptions): Promise<PurgeResul
 }
 
 /** Deletes exactly this notification (uid precondition), then its duplicate claim and journal pages; false when already gone or replaced. */
-async function deleteNotification(
-  kube: KubeClient,
-  namespace: string,
-  n: Notification,
-  windowSeconds: number,
-): Promise<boolean> {
+async function deleteNotification(kube: KubeClient, namespace: string, n: Notification): Promise<boolean> {
   try {
     await kube.delete(RESOURCES.notifications, namespace, n.metadata.name ?? '', {
       preconditionUid: n.metadata.uid,
@@ -133,7 +126,7 @@ async function deleteNotification(
     if (isNotFound(e) || isConflict(e)) return false;
     throw e;
   }
-  await deleteClaimOf(kube, namespace, n, windowSeconds);
+  await deleteClaimOf(kube, namespace, n);
   // History that did not fit the status goes with it (the orphan sweep would get it later too).
   if (countedPages(n.status) > 0) await deletePages(kube, namespace, notificationUuidOf(n));
   return true;
@@ -144,7 +137,6 @@ export interface RetentionTaskOptions {
   namespace: string;
   /** [operator] notification_retention_days; 0 or negative disables the task. */
   retentionDays: number;
-  windowSeconds: number;
   log: Logger;
   now?: () => Date;
 }
@@ -157,7 +149,6 @@ export async function runRetention(opts: RetentionTaskOptions, signal?: AbortSig
     namespace: opts.namespace,
     ageInDays: opts.retentionDays,
     now: (opts.now ?? (() => new Date()))(),
-    windowSeconds: opts.windowSeconds,
     log: opts.log,
     signal,
   });

@@ -153,7 +153,6 @@ export async function runPurgeCommand(argv: string[], io: PurgeIo = {}): Promise
       namespace,
       ageInDays: args.ageInDays,
       now,
-      windowSeconds: config.DEFAULT.duplicate_notification_detection_interval,
       dryRun: args.dryRun,
       maxRows: args.maxRows,
     });

@@ -14,7 +14,7 @@ export const NS = 'unit';
 
 /** The store over a FakeKube, its caches started and synced. */
 export async function storeFixture(
-  opts: { claimGraceMs?: number; pendingClaimMs?: number; claimDecisionGraceMs?: number; now?: () => Date } = {},
+  opts: { claimGraceMs?: number; pendingClaimMs?: number; now?: () => Date } = {},
 ) {
   const kube = new FakeKube();
   const log = pino({ level: 'silent' });
@@ -38,7 +38,6 @@ export async function storeFixture(
     lifecycle,
     ids,
     pendingClaimMs: opts.pendingClaimMs,
-    claimDecisionGraceMs: opts.claimDecisionGraceMs,
     now,
   });
   return { kube, log, informers, caches, claims, ids, repo, now };
