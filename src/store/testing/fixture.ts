@@ -13,9 +13,7 @@ import { FakeInformers } from '../../testing/informers.ts';
 export const NS = 'unit';
 
 /** The store over a FakeKube, its caches started and synced. */
-export async function storeFixture(
-  opts: { claimGraceMs?: number; pendingClaimMs?: number; now?: () => Date } = {},
-) {
+export async function storeFixture(opts: { claimGraceMs?: number; pendingClaimMs?: number; now?: () => Date } = {}) {
   const kube = new FakeKube();
   const log = pino({ level: 'silent' });
   const informers = new FakeInformers(kube, log);
