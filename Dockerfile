@@ -66,9 +66,5 @@ COPY package.json ./
 USER 65532:65532
 # 15868: Masakari API; 9443: validating webhook (TLS); 8081: /healthz, /readyz, /metrics.
 EXPOSE 15868 9443 8081
-# --optimize-for-size: V8 collects garbage sooner and grows its heap less, for
-# about 65 MiB less resident memory in the API process at 100,000 notifications
-# (docs/benchmarks.md, Scale). NODE_OPTIONS does not accept this flag, hence here.
-# bench/lib/operator.ts starts the benchmarked processes with these same flags.
-ENTRYPOINT ["node", "--optimize-for-size", "dist/src/main.js"]
+ENTRYPOINT ["node", "dist/src/main.js"]
 CMD ["run"]

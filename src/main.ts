@@ -5,7 +5,7 @@
 //   masakari-operator purge     delete notifications that ended long ago (src/cli/purge/)
 //   masakari-operator help      usage
 //   masakari-operator version   print the version
-// In the image: node --optimize-for-size dist/src/main.js (Dockerfile); in development: node --import tsx src/main.ts.
+// In the image: node dist/src/main.js; in development: node --import tsx src/main.ts.
 //
 // Signals: the first SIGTERM or SIGINT stops gracefully (see src/app/run.ts);
 // a second one exits at once with 128 + the signal number. SIGHUP (Masakari's

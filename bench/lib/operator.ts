@@ -1,6 +1,5 @@
-// The operator as the image runs it (compiled dist/src/main.js, the node flags
-// of the image's ENTRYPOINT, the deployed NODE_OPTIONS of its container in
-// config/manager/manager.yaml), one process
+// The operator as the image runs it (compiled dist/src/main.js, the deployed
+// NODE_OPTIONS of its container in config/manager/manager.yaml), one process
 // per Deployment: `api`, or `engine,remediation`. Benchmarks time its start.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -23,20 +22,6 @@ interface DeploymentLike {
   spec?: {
     template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }> }> } };
   };
-}
-
-/**
- * The node flags the image's ENTRYPOINT passes before the script (Dockerfile,
- * `ENTRYPOINT ["node", ...flags, "dist/src/main.js"]`): flags NODE_OPTIONS
- * refuses, such as --optimize-for-size.
- */
-export function imageNodeFlags(dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8')): string[] {
-  const line = dockerfile.split('\n').find((l) => l.startsWith('ENTRYPOINT '));
-  const argv = line ? (JSON.parse(line.slice('ENTRYPOINT '.length)) as unknown) : undefined;
-  if (!Array.isArray(argv) || argv[0] !== 'node' || argv.at(-1) !== 'dist/src/main.js') {
-    throw new Error(`Dockerfile: expected ENTRYPOINT ["node", ...flags, "dist/src/main.js"], got ${line ?? 'none'}`);
-  }
-  return argv.slice(1, -1) as string[];
 }
 
 /** NODE_OPTIONS of the container in config/manager/manager.yaml whose MASAKARI_COMPONENTS is `components`. */
@@ -84,7 +69,7 @@ export async function startBenchOperator(o: {
   const metricsPort = await freePort();
   let out = '';
   const started = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [...imageNodeFlags(), path.join(ROOT, 'dist/src/main.js')], {
+  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
