@@ -4,7 +4,7 @@
 // a duplicate when a stored one has the same type, the same source host uuid,
 // an identical payload, and generated_time >= new.generated_time - window,
 // whatever its status. How the rule is made atomic across API replicas with
-// small create-if-absent claims is in intake.ts.
+// one small claim per fingerprint is in intake.ts.
 import { createHash } from 'node:crypto';
 import { toEpochMicros } from '../time/format.ts';
 
@@ -49,20 +49,4 @@ export function isDuplicateOf(candidate: Candidate, existing: Candidate, windowS
   // Unparseable times cannot be ordered: count them as inside the window (the safe side is a 409).
   if (newAt === undefined || oldAt === undefined) return true;
   return oldAt >= newAt - BigInt(Math.round(windowSeconds * 1e6));
-}
-
-/**
- * The time bucket of a generated_time: floor(t / window), t in microseconds
- * since the epoch. Two notifications in one bucket are always duplicates of
- * each other (their times differ by less than the window); in buckets two or
- * more apart, the earlier is never a duplicate of the later. A window of 0
- * gives one bucket per microsecond. Undefined for an unparseable time.
- */
-export function bucketOf(generatedTime: string, windowSeconds: number): bigint | undefined {
-  const t = toEpochMicros(generatedTime);
-  if (t === undefined) return undefined;
-  const width = BigInt(Math.max(1, Math.round(windowSeconds * 1e6)));
-  const q = t / width;
-  // BigInt division truncates toward zero; times before 1970 need the floor.
-  return t < 0n && q * width !== t ? q - 1n : q;
 }
