@@ -20,12 +20,14 @@
 //   - else reads it. When the holder's time is inside t's window the new one
 //     is a duplicate (or, while the holder's Notification is not created yet,
 //     it creates that one, see "Accepted" below). Otherwise t is later than
-//     the holder's time by more than the window: it replaces the claim by a
-//     compare-and-swap on the resourceVersion it read, and is accepted.
+//     the holder's time by more than the window (or the holder was deleted,
+//     see below): it replaces the claim by a compare-and-swap on the
+//     resourceVersion it read, and is accepted.
 // Every accept is one linearizable write to the one register, and each reads
 // the register state its write replaces, so the accepted notifications are
 // exactly those a one-at-a-time Masakari would accept in the order of those
-// writes. The register only grows later: a replace happens only for a t past
+// writes (src/store/intake.test.ts races them against every order). While
+// its holder stands, the register's time only grows: a replace needs a t past
 // the holder's time plus the window.
 //
 // This replaced (2026-12) a protocol of one claim per fingerprint and time
