@@ -56,18 +56,18 @@ function toHostRecordUncached(host: HaHost): HostRecord {
 }
 
 /**
- * The record columns the notification list sorts and filters on, without
- * building the record (src/store/notification-index.ts keeps these for every
- * notification; toNotificationRecord reads them from here too, so the two
- * cannot drift apart).
+ * A notification whose status has no phase has not been picked up: Masakari's
+ * 'new'. The list index filters with this and notificationSourceHostUuid
+ * (src/store/notification-index.ts), and the record is built with them too,
+ * so the two cannot drift apart.
  */
-/** A notification whose status has no phase has not been picked up: Masakari's 'new'. */
 export const notificationStatus = (n: Notification): NotificationRecord['status'] => n.status?.phase ?? 'new';
 
 /** The source host uuid: status once admitted, the label before. */
 export const notificationSourceHostUuid = (n: Notification): string =>
   n.status?.sourceHostUuid || n.metadata.labels?.[LABELS.hostUuid] || '';
 
+/** The record columns the notification list sorts and filters on. */
 export function notificationListColumns(
   n: Notification,
 ): Pick<NotificationRecord, 'id' | 'created_at' | 'status' | 'source_host_uuid' | 'type' | 'generated_time'> {
