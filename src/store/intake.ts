@@ -103,7 +103,7 @@ export interface ClaimRequest {
   pendingMs: number;
   now: () => Date;
   /**
-   * Called once, as the claim is first written. The REST path starts creating
+   * Called once, just before the claim is first written. The REST path starts creating
    * its Notification here, alongside the claim, since a duplicate among
    * concurrent creates is rare (the cache catches the others first)
    * (repository.ts createNotification).
@@ -142,14 +142,19 @@ const accepted = (d: { notification: string; uuid: string; generatedTime: string
   generatedTime: d.generatedTime,
 });
 
+/** The claim a notification's fingerprint is decided by (intake, retention and purge alike). */
+function claimNameFor(type: string, hostUuid: string, hash: string, generatedTime: string): string {
+  // An unparseable time cannot be ordered against others: it gets a claim of its own exact text.
+  const exactText = toEpochMicros(generatedTime) === undefined ? generatedTime : undefined;
+  return notificationClaimName(type, hostUuid, hash, exactText);
+}
+
 class ClaimSession {
   readonly claimName: string;
 
   constructor(private readonly req: ClaimRequest) {
     const { candidate, hostUuid } = req;
-    // An unparseable time cannot be ordered against others: it gets a claim of its own exact text.
-    const exactText = toEpochMicros(candidate.generatedTime) === undefined ? candidate.generatedTime : undefined;
-    this.claimName = notificationClaimName(candidate.type, hostUuid, candidate.payloadHash, exactText);
+    this.claimName = claimNameFor(candidate.type, hostUuid, candidate.payloadHash, candidate.generatedTime);
   }
 
   private body(existing?: ConfigMap): ConfigMap {
@@ -236,40 +241,26 @@ class ClaimSession {
 export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome> {
   const session = new ClaimSession(req);
   const me = req.candidate;
-  let claimed = false;
-  const firstWrite = () => {
-    if (claimed) return;
-    claimed = true;
-    req.onClaimed?.();
-  };
+  const ours = accepted({ notification: req.name, uuid: req.uuid, generatedTime: me.generatedTime });
+  req.onClaimed?.();
 
   return retryOnConflictOr(
     CONFLICT_BACKOFF,
     async (): Promise<ClaimOutcome> => {
-      firstWrite();
-      if (await session.create())
-        return accepted({ notification: req.name, uuid: req.uuid, generatedTime: me.generatedTime });
+      if (await session.create()) return ours;
       const existing = await session.get();
       if (!existing) throw lostRace(`claim ${session.claimName} was swept between our create and our read`);
       const holder = dataOf(existing);
       // Our own earlier attempt (a reconciler retry after a crash): the claim is ours.
       if (holder.notification === req.name) return accepted(holder);
-      if (
-        isDuplicateOf(
-          me,
-          { type: me.type, payloadHash: me.payloadHash, generatedTime: holder.generatedTime },
-          req.windowSeconds,
-        )
-      ) {
+      if (isDuplicateOf(me, { ...me, generatedTime: holder.generatedTime }, req.windowSeconds)) {
         const standing = await session.standing(holder);
         if (standing === 'present') return { kind: 'duplicate' };
         // Its Notification is not there yet: create it (by its recorded name, so exactly once), not a second one.
         if (standing === 'pending') return accepted(holder);
         // Its holder was deleted: the cache covers anything older, so the claim is ours to take.
       }
-      if (await session.replace(existing)) {
-        return accepted({ notification: req.name, uuid: req.uuid, generatedTime: me.generatedTime });
-      }
+      if (await session.replace(existing)) return ours;
       throw lostRace(`claim ${session.claimName} changed since we read it`);
     },
     () =>
@@ -279,8 +270,8 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
 
 /**
  * The same rule against stored Notifications of the host (the informer
- * cache): covers history older than the claims' lifetime and stored
- * notifications far later than the new one. Notifications being deleted or
+ * cache): covers history older than the claims' lifetime and notifications
+ * whose claim's holder was deleted since. Notifications being deleted or
  * flagged Ready=False do not count; neither does `self`. Reads only the
  * notifications filed under the candidate's fingerprint (INDEX.fingerprint),
  * so its cost does not grow with the host's notifications.
@@ -346,8 +337,7 @@ export async function sweepNotificationClaims(
 export async function deleteClaimOf(kube: KubeClient, namespace: string, n: Notification): Promise<void> {
   const hostUuid = n.status?.sourceHostUuid ?? n.metadata.labels?.[LABELS.hostUuid];
   if (!hostUuid) return;
-  const exactText = toEpochMicros(n.spec.generatedTime) === undefined ? n.spec.generatedTime : undefined;
-  const name = notificationClaimName(n.spec.type, hostUuid, payloadHash(n.spec.payload), exactText);
+  const name = claimNameFor(n.spec.type, hostUuid, payloadHash(n.spec.payload), n.spec.generatedTime);
   const claim = await getIfExists<ConfigMap>(kube, RESOURCES.configMaps, namespace, name);
   if (!claim || claim.data?.notification !== n.metadata.name) return;
   await deleteExactly(kube, namespace, claim);
