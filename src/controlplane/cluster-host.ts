@@ -5,6 +5,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { BRIDGE, CNI_NETWORK } from './cluster-node-config.ts';
+import { removeRunDir, unmountUnder } from './mounts.ts';
 import { signalGroup } from './processes.ts';
 
 const LOCK_PATH = '/run/masakari-cluster.lock';
@@ -84,17 +85,13 @@ export function killShims(containerdSock: string): void {
  * dirs, kube-proxy's and the CNI plugin's iptables rules, the pod bridge.
  */
 export function cleanupHost(log: (line: string) => void, onlyDir?: string): void {
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((l) => l.split(' ')[4] ?? '')
-    .filter((m) => (onlyDir ? m.startsWith(onlyDir + '/') : m.startsWith('/var/tmp/masakari-cluster-')))
-    .sort((a, b) => b.length - a.length);
-  for (const m of mounts) tryRun('umount', ['-l', m]);
-  if (!onlyDir) {
+  if (onlyDir) unmountUnder(onlyDir);
+  else {
     for (const d of run('bash', ['-c', 'ls -d /var/tmp/masakari-cluster-* 2>/dev/null || true'])
       .split('\n')
       .filter(Boolean)) {
-      rmSync(d, { recursive: true, force: true });
+      const failed = removeRunDir(d);
+      if (failed) log(`could not remove ${d} left by an earlier cluster: ${failed.message}`);
     }
   }
   for (const table of ['nat', 'filter', 'mangle']) {

@@ -15,7 +15,7 @@
 // with `ctr images import`, never pulled.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureBinaries, runPathScript } from './binaries.ts';
 import { cleanupHost, killAllContainers, killShims, run, takeLock } from './cluster-host.ts';
@@ -33,6 +33,7 @@ import { repoRoot } from './paths.ts';
 import { generateClusterPki } from './pki.ts';
 import { logTail, signalGroup, spawnInGroup, terminate } from './processes.ts';
 import type { ManagedProcess } from './processes.ts';
+import { removeRunDir } from './mounts.ts';
 import { reapOrphans, recordWithWatchdog, removeRecord, writeRecord } from './registry.ts';
 
 const BUILD_TIMEOUT_MS = 60 * 60_000;
@@ -187,8 +188,10 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       watchdog.release();
       process.off('exit', onExit);
       cleanupHost(log, dir);
-      if (!keepDir) rmSync(dir, { recursive: true, force: true });
-      removeRecord(id);
+      // A dir we cannot remove keeps its record, so the next start reaps it.
+      const failed = keepDir ? undefined : removeRunDir(dir);
+      if (failed) log(`could not remove ${dir}; the next start reaps it: ${failed.message}`);
+      else removeRecord(id);
       releaseLock();
     })());
 

@@ -3,6 +3,7 @@
 // owner died without cleaning up (SIGKILL, a crashed runner) and reap them.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import { removeRunDir } from './mounts.ts';
 import { isSameProcess, processStartTime, signalGroup } from './processes.ts';
 import { stateDir } from './paths.ts';
 import type { Watchdog } from './watchdog.ts';
@@ -114,9 +115,17 @@ export function reapOrphans(log: (line: string) => void): ReapedControlPlane[] {
     if (isSameProcess(rec.owner.pid, rec.owner.startTime)) continue;
     const killed = rec.processes.filter((p) => stillRunning(p, rec.dir));
     for (const p of killed) signalGroup(p.pid, 'SIGKILL');
-    rmSync(rec.dir, { recursive: true, force: true });
-    removeRecord(rec.id);
     const what = killed.length ? killed.map((p) => `${p.name} pid ${p.pid}`).join(', ') : 'no live processes';
+    // A dir that cannot go (a mount we may not detach) must not stop this
+    // start: the record stays, so the next start tries again, and says so.
+    const failed = removeRunDir(rec.dir);
+    if (failed) {
+      log(
+        `orphan control plane ${rec.id} (owner pid ${rec.owner.pid} is gone): killed ${what}, could not remove ${rec.dir}: ${failed.message}`,
+      );
+      continue;
+    }
+    removeRecord(rec.id);
     log(
       `reaped orphan control plane ${rec.id} (owner pid ${rec.owner.pid} is gone): killed ${what}, removed ${rec.dir}`,
     );

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { reapOrphans } from '../../../src/controlplane/index.ts';
+import { mountsUnder } from '../../../src/controlplane/mounts.ts';
 import { isAlive, processStartTime } from '../../../src/controlplane/processes.ts';
 import { ownerRef, writeRecord } from '../../../src/controlplane/registry.ts';
 import { usePrivateStateDir } from './state-dir.ts';
@@ -56,6 +57,70 @@ test('a control plane whose owner is dead is killed, its dir and record removed,
   assert.not.ok(isAlive(pid), 'the component is killed');
   assert.not.ok(existsSync(dir), 'the temp dir is removed');
   assert.equal(readdirSync(stateDir), [], 'the record is removed');
+});
+
+test('an orphan whose dir still holds mounts (kubelet volumes, sandbox shm) is unmounted and removed', ({
+  stateDir,
+}) => {
+  const dir = mkdtempSync(join(tmpdir(), 'masakari-cp-'));
+  const volume = join(dir, 'kubelet', 'pods', 'p1', 'volumes', 'token');
+  const shm = join(dir, 'containerd', 'sandboxes', 's1', 'shm');
+  for (const m of [volume, shm]) {
+    mkdirSync(m, { recursive: true });
+    const res = spawnSync('mount', ['-t', 'tmpfs', 'tmpfs', m]);
+    assert.is(res.status, 0, `mount needs root, as the cluster suite does: ${res.stderr?.toString()}`);
+  }
+  assert.equal(mountsUnder(dir).length, 2);
+  writeRecord({
+    id: 'cp-with-mounts',
+    dir,
+    owner: { name: 'owner', pid: deadPid() },
+    processes: [],
+    startedAt: new Date().toISOString(),
+  });
+  const lines: string[] = [];
+  assert.equal(
+    reapOrphans((l) => lines.push(l)).map((r) => r.id),
+    ['cp-with-mounts'],
+  );
+  assert.match(lines[0] ?? '', `removed ${dir}`);
+  assert.equal(mountsUnder(dir), [], 'the mounts are detached');
+  assert.not.ok(existsSync(dir), 'the temp dir is removed');
+  assert.equal(readdirSync(stateDir), [], 'the record is removed');
+});
+
+test('an orphan dir that cannot be removed is reported, kept on record, and does not stop the start', ({
+  stateDir,
+}) => {
+  // The run dir sits on a file system remounted read-only above it, so
+  // rm fails (EROFS) and no mount below the dir could be detached to help.
+  const outer = mkdtempSync(join(tmpdir(), 'masakari-cp-ro-'));
+  const dir = join(outer, 'run');
+  const other = mkdtempSync(join(tmpdir(), 'masakari-cp-'));
+  try {
+    assert.is(spawnSync('mount', ['-t', 'tmpfs', 'tmpfs', outer]).status, 0);
+    mkdirSync(join(dir, 'etcd'), { recursive: true });
+    assert.is(spawnSync('mount', ['-o', 'remount,ro', outer]).status, 0);
+    for (const [id, d] of [
+      ['cp-stuck', dir],
+      ['cp-other', other],
+    ] as const) {
+      writeRecord({ id, dir: d, owner: { name: 'owner', pid: deadPid() }, processes: [], startedAt: '' });
+    }
+    const lines: string[] = [];
+    const reaped = reapOrphans((l) => lines.push(l)).map((r) => r.id);
+    assert.equal(reaped, ['cp-other'], 'the other orphan is still reaped');
+    assert.ok(
+      lines.some((l) => l.startsWith('orphan control plane cp-stuck') && l.includes(`could not remove ${dir}`)),
+      lines.join('\n'),
+    );
+    assert.ok(existsSync(dir));
+    assert.equal(readdirSync(stateDir), ['cp-stuck.json'], 'kept on record for the next start');
+  } finally {
+    spawnSync('umount', ['-l', outer]);
+    rmSync(outer, { recursive: true, force: true });
+    rmSync(join(stateDir, 'cp-stuck.json'), { force: true });
+  }
 });
 
 test('a control plane whose owner lives is left alone', ({ stateDir }) => {
