@@ -10,8 +10,6 @@ export const INDEX = {
   segmentUuid: 'segmentUuid',
   /** Hosts by spec.segmentRef.name (the segment's metadata.name), for hosts not admitted yet. */
   segmentRef: 'segmentRef',
-  /** Notifications by source host uuid. */
-  hostUuid: 'hostUuid',
   /**
    * Notifications by duplicate fingerprint: source host uuid, type and a
    * prefix of the payload hash (src/store/fingerprints.ts fingerprintKey), so
@@ -19,8 +17,8 @@ export const INDEX = {
    * notification of the host.
    */
   fingerprint: 'fingerprint',
-  /** Notifications by spec.hostname. */
-  hostname: 'hostname',
+  /** Notifications not admitted yet, by spec.hostname (admitted ones are not filed). */
+  unadmittedHostname: 'unadmittedHostname',
   /** Kubernetes Nodes by the Nova compute host name they run. */
   computeHost: 'computeHost',
 } as const;

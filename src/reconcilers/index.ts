@@ -56,9 +56,8 @@ export class StoreReconcilers {
     const onHost = (h: HaHost, old?: HaHost) => {
       this.enqueue('hosts', h.metadata.name);
       // Notifications that were waiting for this host (HostNotFound).
-      for (const n of caches.notifications.byIndex(INDEX.hostname, h.spec?.name ?? '')) {
-        if (!isAdmittedNotification(n)) this.enqueue('notifications', n.metadata.name);
-      }
+      for (const n of caches.notifications.byIndex(INDEX.unadmittedHostname, h.spec?.name ?? ''))
+        this.enqueue('notifications', n.metadata.name);
       if (old && old.spec?.name !== h.spec?.name) this.requeueHostName(old.spec?.name);
     };
     caches.hosts.on('add', onHost);

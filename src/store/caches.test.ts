@@ -99,6 +99,32 @@ test('notifications are filed by duplicate fingerprint: host, type and payload w
   assert.is(key, fingerprintKey('h-uuid', 'VM', payloadHash({ event: 'LIFECYCLE', instance_uuid: 'i1' })));
 });
 
+test('only notifications not admitted yet are filed by hostname (a host arriving may admit them)', () => {
+  const index = captureOptions().get('notifications')!.indexes![INDEX.unadmittedHostname]! as (
+    n: Notification,
+  ) => string[];
+  const waiting = {
+    metadata: { name: 'n1' },
+    spec: { type: 'VM', hostname: 'compute-1', generatedTime: '2026-01-02T03:04:05', payload: {} },
+  } as unknown as Notification;
+  const admitted = {
+    ...waiting,
+    status: {
+      uuid: 'n-uuid',
+      id: 1,
+      sourceHostUuid: 'h-uuid',
+      phase: 'finished',
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Finished', message: '', lastTransitionTime: '' }],
+    },
+  } as unknown as Notification;
+  assert.equal(index(waiting), ['compute-1']);
+  assert.equal(index(admitted), [], 'admitted: not filed, so finished notifications cost this index nothing');
+  assert.not.ok(
+    Object.keys(captureOptions().get('notifications')!.indexes!).includes('hostUuid'),
+    'no index by host uuid: nothing reads one (isUnderRecovery counts from the list index)',
+  );
+});
+
 test('the compute-host scope caches COMPUTE_HOST notifications only, on the API server and on local writes', () => {
   const notifications = captureOptions('compute-host').get('notifications');
   assert.is(notifications?.fieldSelector, COMPUTE_HOST_FIELD_SELECTOR);

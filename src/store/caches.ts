@@ -13,6 +13,7 @@ import type { ConfigMap } from './configmap.ts';
 import { fingerprintKey, payloadHash } from './fingerprints.ts';
 import { slimNotification } from './slim-notification.ts';
 import { slimHost } from './slim-host.ts';
+import { isAdmittedNotification } from '../domain/admitted.ts';
 
 export interface StoreCaches {
   segments: Informer<FailoverSegment>;
@@ -66,6 +67,13 @@ function notificationFingerprints(n: Notification): string[] {
   );
 }
 
+/**
+ * Notifications not admitted yet, by spec.hostname: the ones a host's
+ * arrival may admit (src/reconcilers/index.ts). Admitted ones, nearly all of
+ * them, are not filed, so the index costs nothing per finished notification.
+ */
+const unadmittedHostname = (n: Notification): string[] => (isAdmittedNotification(n) ? [] : present(n.spec?.hostname));
+
 /** Caches hold no managedFields: the runtime's informer drops them from every object (src/runtime/informer.ts). */
 export function createStoreCaches(
   factory: InformerFactory,
@@ -97,9 +105,8 @@ export function createStoreCaches(
       indexes: {
         [INDEX.uuid]: uuidsOf,
         [INDEX.id]: idOf,
-        [INDEX.hostUuid]: (n) => present(n.status?.sourceHostUuid, n.metadata.labels?.[LABELS.hostUuid]),
         [INDEX.fingerprint]: notificationFingerprints,
-        [INDEX.hostname]: (n) => present(n.spec?.hostname),
+        [INDEX.unadmittedHostname]: unadmittedHostname,
       },
     }),
   };

@@ -32,7 +32,11 @@ const FINGERPRINT_HASH_DIGITS = 16;
  * only; isDuplicateOf decides on the full hash and the times.
  */
 export function fingerprintKey(hostUuid: string, type: string, hash: string): string {
-  return `${hostUuid}/${type}/${hash.slice(0, FINGERPRINT_HASH_DIGITS)}`;
+  // Kept by the cache for every notification, so flattened: V8 would keep a
+  // concatenation as a tree of its parts and a slice as a view of the whole
+  // 64-digit hash, about 190 bytes a key instead of 80 (10 MiB at 100,000
+  // notifications). normalize() returns the flat string (ASCII is normal).
+  return `${hostUuid}/${type}/${hash.slice(0, FINGERPRINT_HASH_DIGITS)}`.normalize();
 }
 
 export interface Candidate {
