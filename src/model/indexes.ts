@@ -11,8 +11,8 @@ export const INDEX = {
   /** Hosts by spec.segmentRef.name (the segment's metadata.name), for hosts not admitted yet. */
   segmentRef: 'segmentRef',
   /**
-   * Notifications by duplicate fingerprint: source host uuid, type and a
-   * prefix of the payload hash (src/store/fingerprints.ts fingerprintKey), so
+   * Notifications by duplicate fingerprint: a digest of source host uuid,
+   * type and payload hash (src/store/fingerprints.ts fingerprintKey), so
    * the duplicate check reads the few with the same payload, not every
    * notification of the host.
    */

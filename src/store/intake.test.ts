@@ -229,6 +229,31 @@ test('the cached duplicate check reads only the notifications with the same fing
   assert.equal(lookups, [`${INDEX.fingerprint}=${key}`, `${INDEX.fingerprint}=${key}`, `${INDEX.fingerprint}=${key}`]);
 });
 
+test("another host's notification filed under the same key (a digest collision) is not a duplicate", () => {
+  const other = {
+    metadata: { name: 'other-host', labels: { [LABELS.hostUuid]: 'h-other' } },
+    spec: { type: 'PROCESS', hostname: 'compute-2', generatedTime: T0, payload: PAYLOAD },
+    status: { sourceHostUuid: 'h-other' },
+  } as unknown as Notification;
+  const cache = { byIndex: () => [other] };
+  assert.is(findCachedDuplicate(cache, HOST, candidate(IN), W), undefined);
+  const notYetAdmitted = { ...other, metadata: { name: 'ours', labels: { [LABELS.hostUuid]: HOST } }, status: {} };
+  assert.is(
+    findCachedDuplicate({ byIndex: () => [notYetAdmitted as Notification] }, HOST, candidate(IN), W)?.metadata.name,
+    'ours',
+    'before admission the host label says whose it is',
+  );
+});
+
+test('fingerprint keys: equal for equal fingerprints, different for another host, type or payload, and short', () => {
+  const key = fingerprintKey(HOST, 'PROCESS', payloadHash(PAYLOAD));
+  assert.is(key, fingerprintKey(HOST, 'PROCESS', payloadHash({ ...PAYLOAD })));
+  assert.is.not(key, fingerprintKey('h-other', 'PROCESS', payloadHash(PAYLOAD)));
+  assert.is.not(key, fingerprintKey(HOST, 'VM', payloadHash(PAYLOAD)));
+  assert.is.not(key, fingerprintKey(HOST, 'PROCESS', payloadHash({ ...PAYLOAD, event: 'STARTED!' })));
+  assert.match(key, /^[A-Za-z0-9_-]{12}$/);
+});
+
 test('the sweeper removes claims not accepted into for max(window, 10 min), and the per-bucket claims of before by their age', async () => {
   const { kube, intake } = world();
   await intake(T0);

@@ -268,6 +268,10 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
   );
 }
 
+/** Is `n` the host's (status, or the label before admission): a fingerprint key is a digest, shared by chance. */
+const filedUnder = (n: Notification, hostUuid: string): boolean =>
+  n.status?.sourceHostUuid === hostUuid || n.metadata.labels?.[LABELS.hostUuid] === hostUuid;
+
 /**
  * The same rule against stored Notifications of the host (the informer
  * cache): covers history older than the claims' lifetime and notifications
@@ -290,6 +294,7 @@ export function findCachedDuplicate(
   return sameFingerprint.find(
     (o) =>
       o.metadata.name !== self &&
+      filedUnder(o, hostUuid) &&
       !o.metadata.deletionTimestamp &&
       !isRefused(o) &&
       isDuplicateOf(
