@@ -21,11 +21,16 @@
 //    Equal condition lists are one list too, and status.createdAt is the
 //    creationTimestamp string when it says the same (admission copies it).
 //
+// 4. Literal-shaped objects (compact-object.ts): every object of the copy is
+//    built as an object literal would be, without the spill array that
+//    spreads leave, about 24 bytes less per object.
+//
 // Objects are only ever replaced, never changed in place (informer.ts), so
 // sharing strings between them is safe.
 import { ANNOTATIONS, LABELS } from '../model/constants.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
 import { inSenderOrder } from './mapping.ts';
+import { compact } from './compact-object.ts';
 import { shared, sharedConditions, sharedValues } from './string-pool.ts';
 
 /**
@@ -56,7 +61,7 @@ function slimStatus(
 ): NotificationStatusBlock | undefined {
   if (!status) return status;
   const { recoveryWorkflowDetails: _details, vmoves: _vmoves, engine: _engine, ...rest } = status;
-  return {
+  return compact({
     ...rest,
     ...(rest.phase !== undefined ? { phase: shared(rest.phase) } : {}),
     ...(rest.sourceHostUuid !== undefined ? { sourceHostUuid: shared(rest.sourceHostUuid) } : {}),
@@ -67,7 +72,7 @@ function slimStatus(
       : {}),
     ...(rest.updatedAt !== undefined ? { updatedAt: shared(rest.updatedAt) } : {}),
     ...(rest.conditions ? { conditions: sharedConditions(rest.conditions) } : {}),
-  };
+  });
 }
 
 /** The store cache's copy of a Notification (see the header); the input is not changed. */
@@ -89,13 +94,13 @@ export function slimNotification(n: Notification): Notification {
   const payload = n.spec?.payload;
   // Built without `delete`, which would put the object in V8's slower, larger dictionary mode.
   const { annotations: _annotations, labels: _labels, ...rest } = n.metadata;
-  const metadata = {
+  const metadata = compact({
     ...rest,
     ...(rest.namespace !== undefined ? { namespace: shared(rest.namespace) } : {}),
     ...(created !== undefined ? { creationTimestamp: created } : {}),
     ...(sharedLabels ? { labels: sharedLabels } : {}),
     ...(keptAnnotations ? { annotations: keptAnnotations } : {}),
-  };
+  });
   const slim: Notification = { ...n, apiVersion: shared(n.apiVersion), kind: shared(n.kind), metadata };
   if (n.spec) {
     slim.spec = {
@@ -107,5 +112,5 @@ export function slimNotification(n: Notification): Notification {
     };
   }
   if (status) slim.status = status;
-  return slim;
+  return compact(slim);
 }

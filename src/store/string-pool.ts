@@ -6,6 +6,7 @@
 // ever replaced, never changed in place (src/runtime/informer.ts), so
 // sharing between them is safe.
 import type { Condition } from '../model/types.ts';
+import { compact } from './compact-object.ts';
 
 /**
  * Distinct strings the pool holds before it starts again. Bounded so strings
@@ -32,17 +33,18 @@ export function sharedValues(
   if (!o) return o;
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(o)) out[k] = unique?.has(k) ? v : shared(v);
-  return out;
+  return compact(out);
 }
 
-const sharedCondition = (c: Condition): Condition => ({
-  ...c,
-  type: shared(c.type),
-  status: shared(c.status),
-  reason: shared(c.reason),
-  message: shared(c.message),
-  lastTransitionTime: shared(c.lastTransitionTime),
-});
+const sharedCondition = (c: Condition): Condition =>
+  compact({
+    ...c,
+    type: shared(c.type),
+    status: shared(c.status),
+    reason: shared(c.reason),
+    message: shared(c.message),
+    lastTransitionTime: shared(c.lastTransitionTime),
+  });
 
 /**
  * Condition lists seen recently, by their JSON: notifications that reached
