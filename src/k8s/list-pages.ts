@@ -56,7 +56,8 @@ async function listOneSnapshot<T, U>(
   keep: (item: T) => U | undefined,
 ): Promise<KubeList<U>> {
   const items: U[] = [];
-  let first: KubeList<T> | undefined;
+  // The first page's envelope only: its items are full objects, not kept.
+  let first: Omit<KubeList<T>, 'items'> | undefined;
   let cont: string | undefined;
   do {
     let page: KubeList<T>;
@@ -66,7 +67,10 @@ async function listOneSnapshot<T, U>(
       if (cont && err instanceof KubeError && err.code === 410) throw new ContinueExpired(err);
       throw err;
     }
-    first ??= page;
+    if (!first) {
+      const { items: _items, ...envelope } = page;
+      first = envelope;
+    }
     // Each page is reduced as it arrives, so the API server's full objects
     // (managedFields and all) are never all in memory at once.
     for (const item of page.items) {

@@ -205,7 +205,10 @@ export class ObjectStore<T extends KubeObjectLike> {
   /** The values obj is filed under in one index (none when its function throws). */
   private valuesOf(index: string, fn: IndexFunc<T>, name: string, obj: T, report: boolean): string[] {
     try {
-      return [...new Set(fn(obj))];
+      const values = fn(obj);
+      // Most index functions give one value or none; a Set only where repeats are possible.
+      if (values.length < 2 || (values.length === 2 && values[0] !== values[1])) return values;
+      return [...new Set(values)];
     } catch (err) {
       if (report) this.onIndexError(index, name, err);
       return [];
@@ -214,7 +217,8 @@ export class ObjectStore<T extends KubeObjectLike> {
 
   /** Moves `name` from where `old` is filed to where `obj` is (either may be absent). */
   private reindex(name: string, old: T | undefined, obj: T | undefined): void {
-    for (const [index, fn] of Object.entries(this.indexers)) {
+    for (const index in this.indexers) {
+      const fn = this.indexers[index]!;
       const byValue = this.indexed.get(index)!;
       const before = old ? this.valuesOf(index, fn, name, old, false) : [];
       const after = obj ? this.valuesOf(index, fn, name, obj, true) : [];

@@ -68,7 +68,7 @@ import type { HaHost, Notification } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
 import { deleteExactly, ROLES } from './configmap.ts';
 import type { Candidate } from './fingerprints.ts';
-import { fingerprintKey, isDuplicateOf, payloadHash } from './fingerprints.ts';
+import { cachedPayloadHash, fingerprintKey, isDuplicateOf, payloadHash } from './fingerprints.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { Informer } from '../runtime/types.ts';
 import { notificationClaimName } from './names.ts';
@@ -299,7 +299,7 @@ export function findCachedDuplicate(
       !isRefused(o) &&
       isDuplicateOf(
         candidate,
-        { type: o.spec.type, payloadHash: payloadHash(o.spec.payload), generatedTime: o.spec.generatedTime },
+        { type: o.spec.type, payloadHash: cachedPayloadHash(o.spec.payload), generatedTime: o.spec.generatedTime },
         windowSeconds,
       ),
   );
