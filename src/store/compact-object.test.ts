@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { spawnSync } from 'node:child_process';
 import { compact } from './compact-object.ts';
 
 test('a compact copy has the same keys in the same order and the same values, as a plain object', () => {
@@ -31,6 +32,20 @@ test('an object with a __proto__ key (a payload may have one) is left as it is, 
   assert.is(c, o);
   assert.is(Object.getPrototypeOf(c), Object.prototype);
   assert.is(c['__proto__'], 'x');
+});
+
+test('under --disallow-code-generation-from-strings objects are returned as they are, never an error', () => {
+  const script = [
+    "import { compact } from './src/store/compact-object.ts';",
+    'const o = { a: 1, b: 2, c: 3, d: 4, e: 5 };',
+    'if (compact(o) !== o || compact({ ...o, f: 6 }).f !== 6) process.exit(1);',
+  ].join('\n');
+  const res = spawnSync(
+    process.execPath,
+    ['--disallow-code-generation-from-strings', '--import', 'tsx', '--input-type=module', '-e', script],
+    { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname },
+  );
+  assert.is(res.status, 0, res.stderr);
 });
 
 test('small objects (V8 keeps four properties in the object anyway) are returned as they are', () => {

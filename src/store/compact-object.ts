@@ -16,17 +16,24 @@ const KEY_LIMIT = 32;
 
 type Copier = (o: Record<string, unknown>) => Record<string, unknown>;
 const copiers = new Map<string, Copier>();
+/** False once code generation was refused (node --disallow-code-generation-from-strings): objects stay as built. */
+let canGenerate = true;
 
 function copierFor(keys: string[]): Copier | undefined {
   const signature = keys.join('\u0000');
   let copier = copiers.get(signature);
   if (copier) return copier;
-  if (copiers.size >= SHAPE_LIMIT) return undefined;
+  if (!canGenerate || copiers.size >= SHAPE_LIMIT) return undefined;
   // Keys are quoted with JSON.stringify, so any key is a string literal
   // here, never code. A quoted "__proto__" in a literal would set the
   // prototype instead of a property, so objects with that key are not copied.
   const fields = keys.map((k) => `${JSON.stringify(k)}: o[${JSON.stringify(k)}]`).join(',\n');
-  copier = new Function('o', `return {\n${fields}\n};`) as Copier;
+  try {
+    copier = new Function('o', `return {\n${fields}\n};`) as Copier;
+  } catch {
+    canGenerate = false; // EvalError: the process forbids it; a few bytes per object are not worth more
+    return undefined;
+  }
   copiers.set(signature, copier);
   return copier;
 }
