@@ -27,15 +27,26 @@ export function payloadHash(payload: Record<string, string>): string {
 }
 
 /**
- * payloadHash of a cached payload, computed once per payload object: the
- * cache files a notification again on every status write (old and new
- * version), and equal payloads are one object there (slim-notification.ts).
- * Only for cached objects, which are never changed in place.
+ * Recently hashed cached payloads. Bounded, not one entry per cached payload:
+ * a VM payload names its instance, so at 100,000 notifications a hash kept
+ * for each would be 10 MiB; the repeats worth catching are close together.
  */
-const cachedHashes = new WeakMap<Record<string, string>, string>();
+const RECENT_HASHES_LIMIT = 4_096;
+const recentHashes = new Map<Record<string, string>, string>();
+
+/**
+ * payloadHash of a cached payload, once per payload object while it is
+ * recent: the cache files a notification again on every status write (its
+ * old and new version share the payload object, as equal payloads do,
+ * slim-notification.ts). Only for cached objects, never changed in place.
+ */
 export function cachedPayloadHash(payload: Record<string, string>): string {
-  let h = cachedHashes.get(payload);
-  if (h === undefined) cachedHashes.set(payload, (h = payloadHash(payload)));
+  let h = recentHashes.get(payload);
+  if (h === undefined) {
+    h = payloadHash(payload);
+    if (recentHashes.size >= RECENT_HASHES_LIMIT) recentHashes.clear();
+    recentHashes.set(payload, h);
+  }
   return h;
 }
 
