@@ -64,10 +64,12 @@ const uuidsOf = (obj: FailoverSegment | HaHost | Notification): string[] =>
 function notificationFingerprints(n: Notification): string[] {
   if (!n.spec?.type || !n.spec.payload) return [];
   const hash = cachedPayloadHash(n.spec.payload);
-  return present(n.status?.sourceHostUuid, n.metadata.labels?.[LABELS.hostUuid]).map((host) =>
-    fingerprintKey(host, n.spec.type, hash),
-  );
+  return notificationHostUuids(n).map((host) => fingerprintKey(host, n.spec.type, hash));
 }
+
+/** The source host uuids a notification is filed under: status and label (the same once admitted). */
+export const notificationHostUuids = (n: Notification): string[] =>
+  present(n.status?.sourceHostUuid, n.metadata.labels?.[LABELS.hostUuid]);
 
 /**
  * Notifications not admitted yet, by spec.hostname: the ones a host's

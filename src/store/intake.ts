@@ -70,6 +70,7 @@ import { deleteExactly, ROLES } from './configmap.ts';
 import type { Candidate } from './fingerprints.ts';
 import { cachedPayloadHash, fingerprintKey, isDuplicateOf, payloadHash } from './fingerprints.ts';
 import { INDEX } from '../model/indexes.ts';
+import { notificationHostUuids } from './caches.ts';
 import type { Informer } from '../runtime/types.ts';
 import { notificationClaimName } from './names.ts';
 import { isRefused } from '../domain/admitted.ts';
@@ -268,10 +269,6 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
   );
 }
 
-/** Is `n` the host's (status, or the label before admission): a fingerprint key is a digest, shared by chance. */
-const filedUnder = (n: Notification, hostUuid: string): boolean =>
-  n.status?.sourceHostUuid === hostUuid || n.metadata.labels?.[LABELS.hostUuid] === hostUuid;
-
 /**
  * The same rule against stored Notifications of the host (the informer
  * cache): covers history older than the claims' lifetime and notifications
@@ -294,7 +291,8 @@ export function findCachedDuplicate(
   return sameFingerprint.find(
     (o) =>
       o.metadata.name !== self &&
-      filedUnder(o, hostUuid) &&
+      // A fingerprint key is a digest, shared by chance: the host must be the candidate's.
+      notificationHostUuids(o).includes(hostUuid) &&
       !o.metadata.deletionTimestamp &&
       !isRefused(o) &&
       isDuplicateOf(
