@@ -141,11 +141,13 @@ export class ObjectStore<T extends KubeObjectLike> {
   replaceAll(items: T[], listRv: string | undefined, o: { historyRewound?: boolean } = {}): StoreChange<T>[] {
     const keepNewer = !o.historyRewound;
     const changes: StoreChange<T>[] = [];
-    const listed = new Set<string>();
+    // Which names the list has matters only for what was cached before it: a
+    // first list (a cold start: 100,000 notifications) builds no set of them.
+    const listed = this.objects.size || this.tombstones.size ? new Set<string>() : undefined;
     for (const item of items) {
       const name = nameOf(item);
       if (!name) continue;
-      listed.add(name);
+      listed?.add(name);
       const rv = rvOf(item);
       const cached = this.objects.get(name);
       if (keepNewer) {
@@ -159,12 +161,14 @@ export class ObjectStore<T extends KubeObjectLike> {
       this.reindex(name, cached, item);
       changes.push(cached ? { type: 'update', obj: item, old: cached } : { type: 'add', obj: item });
     }
-    for (const [name, cached] of [...this.objects]) {
+    if (!listed) return changes;
+    // A Map may lose entries while it is iterated: no copy of 100,000 pairs.
+    for (const [name, cached] of this.objects) {
       if (listed.has(name) || (keepNewer && isOlder(listRv, rvOf(cached)))) continue;
       this.drop(name);
       changes.push({ type: 'delete', obj: cached });
     }
-    for (const [name, tomb] of [...this.tombstones]) {
+    for (const [name, tomb] of this.tombstones) {
       if (!keepNewer || listed.has(name) || !isOlder(listRv, tomb.resourceVersion)) this.tombstones.delete(name);
     }
     return changes;

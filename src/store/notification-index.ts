@@ -12,9 +12,10 @@
 import type { Notification } from '../model/types.ts';
 import type { Informer } from '../runtime/types.ts';
 import { notificationSourceHostUuid, notificationStatus, objectId } from './mapping.ts';
-import { toEpochMicros, toMicros } from '../time/format.ts';
+import { toEpochSeconds, toMicros } from '../time/format.ts';
 import { recordedCreatedAt } from '../domain/created-at.ts';
 import { isAdmitted } from '../domain/admitted.ts';
+import { INDEX } from '../model/indexes.ts';
 
 /** Masakari's is_failover_segment_under_recovery statuses. */
 const UNDER_RECOVERY = new Set(['new', 'running', 'error']);
@@ -64,8 +65,10 @@ export interface NotificationFilters {
   generatedSinceMicros?: bigint;
 }
 
+type SortKey = Pick<NotificationIndexEntry, 'id' | 'createdAt'>;
+
 /** SQL order of (created_at, id): the comparison paginate() applies to these two columns. */
-function compareEntries(a: NotificationIndexEntry, b: NotificationIndexEntry): number {
+function compareEntries(a: SortKey, b: SortKey): number {
   if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
   return a.id - b.id;
 }
@@ -76,12 +79,11 @@ function compareEntries(a: NotificationIndexEntry, b: NotificationIndexEntry): n
  */
 function createdAtSeconds(n: Notification): number {
   const iso = recordedCreatedAt(n);
-  const micros = iso ? toEpochMicros(iso) : undefined;
-  if (micros === undefined) return -Infinity;
-  const seconds = micros / 1_000_000n;
-  // BigInt division truncates toward zero; the floor keeps times before 1970 in order.
-  return Number(micros < 0n && seconds * 1_000_000n !== micros ? seconds - 1n : seconds);
+  return (iso ? toEpochSeconds(iso) : undefined) ?? -Infinity;
 }
+
+/** Where an admitted notification sorts: (created_at, id). */
+const keyOf = (n: Notification) => ({ id: objectId(n) ?? 0, createdAt: createdAtSeconds(n) });
 
 /**
  * New entries wait unsorted until the next read; at most this many are
@@ -95,20 +97,21 @@ const INSERT_ONE_BY_ONE_MAX = 16;
 export class NotificationIndex {
   /** Ascending by (created_at, id), once `pending` is merged in (settle()). */
   private sorted: NotificationIndexEntry[] = [];
-  /** Added since the last read, in arrival order. */
+  /** Added since the last read or change, in arrival order. */
   private pending: NotificationIndexEntry[] = [];
-  private readonly isPending = new Set<NotificationIndexEntry>();
-  private readonly byName = new Map<string, NotificationIndexEntry>();
-  /** id → entry (ids are unique; several, in an array, keep this honest if two objects ever claim one). */
-  private readonly byId = new Map<number, NotificationIndexEntry | NotificationIndexEntry[]>();
   /** source host uuid → names of its unfinished notifications. */
   private readonly unfinished = new Map<string, Set<string>>();
 
-  constructor(cache: Informer<Notification>) {
+  // No map by name or id: an entry is found by binary search on the key of
+  // the cached object it was filed from (the informer hands every handler the
+  // object it replaces), and a marker's id through the cache's own id index.
+  // At 100,000 notifications each such map is some 4 MiB, and as much again
+  // of garbage while it grows during the first list.
+  constructor(private readonly cache: Pick<Informer<Notification>, 'list' | 'on' | 'byIndex'>) {
     for (const n of cache.list()) this.upsert(n);
     cache.on('add', (n) => this.upsert(n));
-    cache.on('update', (n) => this.upsert(n));
-    cache.on('delete', (n) => this.remove(n.metadata.name ?? ''));
+    cache.on('update', (n, old) => this.upsert(n, old));
+    cache.on('delete', (n, old) => this.remove(old ?? n));
   }
 
   get size(): number {
@@ -120,10 +123,19 @@ export class NotificationIndex {
     return this.unfinished.get(hostUuid)?.size ?? 0;
   }
 
-  /** The entry a marker names (paginate's lookup among every admitted notification), if any. */
+  /**
+   * The entry a marker names (paginate's lookup among every admitted
+   * notification), if any. Ids are unique; should two objects ever claim
+   * one, the first in (created_at, id) order.
+   */
   byIdFirst(id: number): NotificationIndexEntry | undefined {
-    const same = this.byId.get(id);
-    return Array.isArray(same) ? same[0] : same;
+    let first: NotificationIndexEntry | undefined;
+    for (const n of this.cache.byIndex(INDEX.id, String(id))) {
+      if (objectId(n) !== id) continue;
+      const at = this.find(n);
+      if (at >= 0 && (!first || compareEntries(this.sorted[at]!, first) < 0)) first = this.sorted[at];
+    }
+    return first;
   }
 
   /**
@@ -154,50 +166,55 @@ export class NotificationIndex {
     return out;
   }
 
-  private upsert(n: Notification): void {
-    const name = n.metadata.name ?? '';
-    if (!name) return;
+  /** `n` replaces `old` (the object the cache held before, if any). */
+  private upsert(n: Notification, old?: Notification): void {
+    if (!n.metadata.name) return;
+    const at = old ? this.find(old) : -1;
     if (!isAdmitted(n)) {
-      this.remove(name);
+      if (at >= 0) this.removeAt(at);
       return;
     }
     const entry = new NotificationIndexEntry(objectId(n) ?? 0, createdAtSeconds(n), n);
-    const old = this.byName.get(name);
-    if (old && old.id === entry.id && compareEntries(old, entry) === 0) {
+    const filed = at >= 0 ? this.sorted[at]! : undefined;
+    if (filed && compareEntries(filed, entry) === 0) {
       // Same place in the order: update in place (the usual case, a status write).
-      this.unfile(old);
-      old.obj = n;
-      this.file(old);
+      this.unfile(filed);
+      filed.obj = n;
+      this.file(filed);
       return;
     }
-    if (old) this.remove(name);
+    if (at >= 0) this.removeAt(at);
     this.pending.push(entry);
-    this.isPending.add(entry);
-    this.byName.set(name, entry);
-    // One entry per id, as ids are unique: an array (one more object per notification) only when they are not.
-    const same = this.byId.get(entry.id);
-    if (!same) this.byId.set(entry.id, entry);
-    else if (Array.isArray(same)) same.push(entry);
-    else this.byId.set(entry.id, [same, entry]);
     this.file(entry);
   }
 
-  private remove(name: string): void {
-    const entry = this.byName.get(name);
-    if (!entry) return;
-    this.byName.delete(name);
-    if (this.isPending.delete(entry)) {
-      this.pending.splice(this.pending.indexOf(entry), 1);
-    } else {
-      const at = this.indexOf(entry);
-      if (at >= 0) this.sorted.splice(at, 1);
+  private remove(n: Notification): void {
+    const at = this.find(n);
+    if (at >= 0) this.removeAt(at);
+  }
+
+  private removeAt(at: number): void {
+    const [entry] = this.sorted.splice(at, 1);
+    if (entry) this.unfile(entry);
+  }
+
+  /**
+   * The position in `sorted` of the entry filed from the cached object `n`
+   * (same name), -1 when there is none: only admitted objects are filed, and
+   * under their key. Merges `pending` first, so a change costs a binary
+   * search, never a scan.
+   */
+  private find(n: Notification): number {
+    if (!isAdmitted(n)) return -1;
+    this.settle();
+    const name = n.metadata.name;
+    const key = keyOf(n);
+    for (let i = this.lowerBound(key); i < this.sorted.length; i++) {
+      const e = this.sorted[i]!;
+      if (compareEntries(e, key) !== 0) break;
+      if (e.obj.metadata.name === name) return i;
     }
-    const filed = this.byId.get(entry.id);
-    const same = (Array.isArray(filed) ? filed : filed ? [filed] : []).filter((e) => e !== entry);
-    if (same.length > 1) this.byId.set(entry.id, same);
-    else if (same.length === 1) this.byId.set(entry.id, same[0] as NotificationIndexEntry);
-    else this.byId.delete(entry.id);
-    this.unfile(entry);
+    return -1;
   }
 
   /** Brings the entries added since the last read into `sorted`. */
@@ -205,7 +222,6 @@ export class NotificationIndex {
     const added = this.pending;
     if (!added.length) return;
     this.pending = [];
-    this.isPending.clear();
     if (added.length <= INSERT_ONE_BY_ONE_MAX) {
       for (const e of added) this.sorted.splice(this.insertionPoint(e), 0, e);
       return;
@@ -252,7 +268,7 @@ export class NotificationIndex {
   }
 
   /** First position whose entry sorts before `e` is not; i.e. the lower bound. */
-  private lowerBound(e: NotificationIndexEntry): number {
+  private lowerBound(e: SortKey): number {
     let lo = 0;
     let hi = this.sorted.length;
     while (lo < hi) {
@@ -261,14 +277,6 @@ export class NotificationIndex {
       else hi = mid;
     }
     return lo;
-  }
-
-  private indexOf(e: NotificationIndexEntry): number {
-    for (let i = this.lowerBound(e); i < this.sorted.length; i++) {
-      if (this.sorted[i] === e) return i;
-      if (compareEntries(this.sorted[i]!, e) !== 0) break;
-    }
-    return this.sorted.indexOf(e);
   }
 
   /** Ascending walk start: the first entry strictly after the marker in (created_at, id). */

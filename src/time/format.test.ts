@@ -9,6 +9,7 @@ import {
   rfc3339Micro,
   rfc3339Seconds,
   toEpochMicros,
+  toEpochSeconds,
   toRecordTime,
 } from './format.ts';
 
@@ -23,6 +24,51 @@ test('parse_isotime grammar: dates, basic format, zones; impossible dates refuse
   assert.is(parseIsoTime('garbage'), undefined);
   assert.is(parseIsoTime('2020-13-01'), undefined);
   assert.is(parseIsoTime('2021-02-29'), undefined);
+});
+
+test('toEpochSeconds is the floor of toEpochMicros in seconds, on its allocation-free path and off it', () => {
+  const floorSeconds = (iso: string) => {
+    const micros = toEpochMicros(iso);
+    if (micros === undefined) return undefined;
+    return Math.floor(Number(micros) / 1e6);
+  };
+  const fixed = [
+    '2026-12-02T19:21:42Z',
+    '2026-12-02T19:21:42.999999Z',
+    '1969-12-31T23:59:59.5Z',
+    '1969-12-31T23:59:59Z',
+    '0001-01-01T00:00:00Z',
+    '0000-01-01T00:00:00Z',
+    '2024-02-29T00:00:00Z',
+    '2026-02-29T00:00:00Z',
+    '2026-02-30T00:00:00Z',
+    '2026-04-31T12:00:00Z',
+    '2000-02-29T00:00:00Z',
+    '1900-02-29T00:00:00Z',
+    '2026-12-02T24:00:00Z',
+    '2026-12-02T23:59:60Z',
+    '2026-13-01T00:00:00Z',
+    '2026-12-02T19:21:42+02:00',
+    '2026-12-02 19:21:42',
+    '2026-12-02T19:21:42',
+    ' 2026-12-02T19:21:42Z ',
+    'garbage',
+    '',
+  ];
+  for (const iso of fixed) assert.is(toEpochSeconds(iso), floorSeconds(iso), iso);
+  let seed = 20261202;
+  const r = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const two = (n: number) => String(n).padStart(2, '0');
+  for (let i = 0; i < 2000; i++) {
+    const iso =
+      `${String(r(3000)).padStart(4, '0')}-${two(r(14))}-${two(r(33))}T${two(r(25))}:${two(r(61))}:${two(r(61))}` +
+      (r(2) ? `.${r(1_000_000)}` : '') +
+      'Z';
+    assert.is(toEpochSeconds(iso), floorSeconds(iso), iso);
+  }
 });
 
 test("Masakari's wire format always has six fraction digits", () => {

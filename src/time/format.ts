@@ -22,7 +22,8 @@ export interface Instant {
 }
 
 function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 /**
@@ -66,6 +67,42 @@ export function parseIsoTime(text: string): Instant | undefined {
  */
 export function toEpochMicros(iso: string): bigint | undefined {
   return parseIsoTime(iso.trim())?.micros;
+}
+
+/**
+ * The RFC 3339 UTC form the API server and our status writes use
+ * (2026-12-02T19:21:42Z, optionally with a fraction): read by Date.parse,
+ * which allocates nothing, where parseIsoTime builds a match object, a Date
+ * and BigInts. Date.parse rolls impossible days over (February 30 is March
+ * 2), so the day is checked against its month.
+ */
+const RFC3339_UTC =
+  /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?Z$/;
+
+const digits = (s: string, from: number, to: number): number => {
+  let n = 0;
+  for (let i = from; i < to; i++) n = n * 10 + s.charCodeAt(i) - 48;
+  return n;
+};
+
+/**
+ * Whole seconds since the epoch (floored, so times before 1970 keep their
+ * order) for an ISO 8601 time, as toEpochMicros reads it; undefined when it
+ * is not one. Built for indexing many stored times: the common RFC 3339 UTC
+ * form takes a path that allocates nothing.
+ */
+export function toEpochSeconds(iso: string): number | undefined {
+  if (RFC3339_UTC.test(iso)) {
+    const year = digits(iso, 0, 4);
+    // Year 0 is no time for Python's datetime (parseIsoTime refuses it too).
+    if (year >= 1 && digits(iso, 8, 10) <= daysInMonth(year, digits(iso, 5, 7)))
+      return Math.floor(Date.parse(iso) / 1000);
+  }
+  const micros = toEpochMicros(iso);
+  if (micros === undefined) return undefined;
+  const seconds = micros / 1_000_000n;
+  // BigInt division truncates toward zero; the floor keeps times before 1970 in order.
+  return Number(micros < 0n && seconds * 1_000_000n !== micros ? seconds - 1n : seconds);
 }
 
 /**
