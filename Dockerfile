@@ -57,7 +57,15 @@ ENV NODE_ENV=production \
     # to 64 MiB per semi-space, which under API load is ~140 MiB of resident
     # garbage (docs/benchmarks.md). The chart and config/manager also set
     # --max-old-space-size from the container's memory limit.
-    NODE_OPTIONS="--enable-source-maps --max-semi-space-size=16"
+    NODE_OPTIONS="--enable-source-maps --max-semi-space-size=16" \
+    # glibc malloc with fixed mmap and trim thresholds (128 KiB, glibc's own
+    # starting values). Left to adjust itself, glibc raises its mmap threshold
+    # to the largest block freed so far (a 1-2 MB page of a list answer), then
+    # serves such blocks from its main heap, which it cannot give back while
+    # anything above them lives: 41 MiB of resident [heap] in the api at
+    # 100,000 notifications against 15 (docs/benchmarks.md, Scale).
+    MALLOC_MMAP_THRESHOLD_=131072 \
+    MALLOC_TRIM_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /src/dist ./dist

@@ -1,5 +1,6 @@
 // The operator as the image runs it (compiled dist/src/main.js, the deployed
-// NODE_OPTIONS of its container in config/manager/manager.yaml), one process
+// NODE_OPTIONS of its container in config/manager/manager.yaml, the image's
+// allocator settings from the Dockerfile), one process
 // per Deployment: `api`, or `engine,remediation`. Benchmarks time its start.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -33,6 +34,19 @@ export function deployedNodeOptions(components: string): string {
   const value = env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
   if (value === undefined) throw new Error(`config/manager/manager.yaml: no NODE_OPTIONS for components ${components}`);
   return value;
+}
+
+/**
+ * The glibc allocator settings the image sets (MALLOC_*_ in the Dockerfile's
+ * ENV): they change the resident set the benchmarks report, so the processes
+ * measured here run with them as a pod does.
+ */
+export function imageAllocatorEnv(
+  dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'),
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const m of dockerfile.matchAll(/^\s*(MALLOC_[A-Z_]+_)=([0-9]+)\b/gm)) env[m[1]!] = m[2]!;
+  return env;
 }
 
 export interface BenchOperator {
@@ -82,6 +96,7 @@ export async function startBenchOperator(o: {
       MASAKARI_METRICS_LISTEN: `127.0.0.1:${metricsPort}`,
       MASAKARI_LOG_LEVEL: 'warn',
       NODE_OPTIONS: o.nodeOptions,
+      ...imageAllocatorEnv(),
       ...o.openstack,
       ...o.env,
     },

@@ -13,7 +13,7 @@
 //      the selectable fields) and the run stops if anything is off;
 //   2. cold start: the api process (MASAKARI_COMPONENTS=api), then the
 //      engine process (engine,remediation), each as the image runs it
-//      (dist/, the deployed NODE_OPTIONS), timed from spawn to /readyz 200:
+//      (dist/, the deployed NODE_OPTIONS, the image's allocator env), timed from spawn to /readyz 200:
 //      the initial lists of every cache are part of it;
 //   3. GET /v1/notifications?limit=100, one client, `--seconds` after a
 //      warm-up: p50/p99;
@@ -438,8 +438,9 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
       : []),
     '  See `bench/scale/seed.ts`.',
     '- **Processes**: as the two Deployments of config/manager run them: `MASAKARI_COMPONENTS=api` and',
-    '  `engine,remediation`, compiled `dist/`, with the deployed `NODE_OPTIONS`, noauth2, on a fresh local',
-    '  control plane (etcd + kube-apiserver on the same machine).',
+    "  `engine,remediation`, compiled `dist/`, with the deployed `NODE_OPTIONS` and the image's glibc allocator",
+    '  settings (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`), noauth2, on a fresh local control plane',
+    '  (etcd + kube-apiserver on the same machine).',
     '- **Memory** (MiB): resident set after Ready and 5 s idle / after the list and intake loads / peak (VmHWM).',
     `- **List**: \`GET ${LIST_PATH}\`, one client, ${SECONDS} s after a 2 s warm-up.`,
     `- **Intake**: \`POST /v1/notifications\`, ${INTAKE_COUNT} VM notifications (each a new instance, to`,
