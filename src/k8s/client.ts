@@ -74,6 +74,18 @@ export const isAlreadyExists = (e: unknown): boolean =>
 export interface KubeClient {
   get<T>(ref: ResourceRef, namespace: string | undefined, name: string): Promise<T>;
   list<T>(ref: ResourceRef, namespace: string | undefined, opts?: ListOptions): Promise<KubeList<T>>;
+  /**
+   * list, with `keep` applied to each item as it is read (undefined drops it),
+   * so a caller that keeps less than the whole object never holds a whole
+   * page of full objects (src/k8s/list-items.ts). Optional: without it,
+   * listAllPages maps the items of list.
+   */
+  listKept?<T, U>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    opts: ListOptions,
+    keep: (item: T) => U | undefined,
+  ): Promise<KubeList<U>>;
   create<T>(ref: ResourceRef, namespace: string | undefined, body: T, opts?: WriteOptions): Promise<T>;
   /** PUT; body.metadata.resourceVersion makes it a compare-and-swap. */
   replace<T>(ref: ResourceRef, namespace: string | undefined, name: string, body: T, opts?: WriteOptions): Promise<T>;

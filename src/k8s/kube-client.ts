@@ -17,6 +17,7 @@ import { KubeTransport } from './transport.ts';
 import type { TransportOptions } from './transport.ts';
 import { query, resourcePath } from './paths.ts';
 import { WatchLineDecoder } from './watch-decoder.ts';
+import { parseListKept } from './list-items.ts';
 
 export interface ClosableKubeClient extends KubeClient {
   /** Closes pooled connections; open watches end. */
@@ -32,6 +33,20 @@ const label = (ref: ResourceRef, namespace: string | undefined, name?: string): 
 
 const writeQuery = (opts: WriteOptions | undefined, extra: Record<string, string | boolean | undefined> = {}) =>
   query({ fieldManager: opts?.fieldManager, dryRun: opts?.dryRun ? 'All' : undefined, ...extra });
+
+const listCall = (ref: ResourceRef, namespace: string | undefined, o: ListOptions) => ({
+  method: 'GET' as const,
+  path:
+    resourcePath(ref, namespace, undefined, undefined, true) +
+    query({
+      labelSelector: o.labelSelector,
+      fieldSelector: o.fieldSelector,
+      resourceVersion: o.resourceVersion,
+      limit: o.limit,
+      continue: o.continue,
+    }),
+  what: `LIST ${label(ref, namespace)}`,
+});
 
 export function createKubeClient(kc: KubeConnectionConfig, opts: TransportOptions = {}): ClosableKubeClient {
   const http = new KubeTransport(kc, opts);
@@ -62,19 +77,14 @@ export function createKubeClient(kc: KubeConnectionConfig, opts: TransportOption
       }),
 
     list: async <T>(ref: ResourceRef, namespace: string | undefined, o: ListOptions = {}) =>
-      http.json<KubeList<T>>({
-        method: 'GET',
-        path:
-          resourcePath(ref, namespace, undefined, undefined, true) +
-          query({
-            labelSelector: o.labelSelector,
-            fieldSelector: o.fieldSelector,
-            resourceVersion: o.resourceVersion,
-            limit: o.limit,
-            continue: o.continue,
-          }),
-        what: `LIST ${label(ref, namespace)}`,
-      }),
+      http.json<KubeList<T>>(listCall(ref, namespace, o)),
+
+    listKept: async <T, U>(
+      ref: ResourceRef,
+      namespace: string | undefined,
+      o: ListOptions,
+      keep: (item: T) => U | undefined,
+    ) => http.parsed(listCall(ref, namespace, o), (text) => parseListKept(text, keep)),
 
     create: async (ref, namespace, body, o) =>
       http.json({

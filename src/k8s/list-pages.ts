@@ -41,6 +41,15 @@ export async function listAllPages<T, U = T>(
   }
 }
 
+function keepAll<T, U>(items: T[], keep: (item: T) => U | undefined): U[] {
+  const kept: U[] = [];
+  for (const item of items) {
+    const k = keep(item);
+    if (k !== undefined) kept.push(k);
+  }
+  return kept;
+}
+
 class ContinueExpired extends Error {
   constructor(override readonly cause: KubeError) {
     super(cause.message);
@@ -59,10 +68,17 @@ async function listOneSnapshot<T, U>(
   // The first page's envelope only: its items are full objects, not kept.
   let first: Omit<KubeList<T>, 'items'> | undefined;
   let cont: string | undefined;
+  // Each page is reduced as it arrives, so the API server's full objects
+  // (managedFields and all) are never all in memory at once; a client that
+  // can reduces each item as it reads it, so not even one page's are.
+  const readPage = (o: ListOptions): Promise<KubeList<U>> =>
+    kube.listKept
+      ? kube.listKept<T, U>(ref, namespace, o, keep)
+      : kube.list<T>(ref, namespace, o).then((page) => ({ ...page, items: keepAll(page.items, keep) }));
   do {
-    let page: KubeList<T>;
+    let page: KubeList<U>;
     try {
-      page = await kube.list<T>(ref, namespace, { ...opts, limit: pageSize, continue: cont });
+      page = await readPage({ ...opts, limit: pageSize, continue: cont });
     } catch (err) {
       if (cont && err instanceof KubeError && err.code === 410) throw new ContinueExpired(err);
       throw err;
@@ -71,12 +87,7 @@ async function listOneSnapshot<T, U>(
       const { items: _items, ...envelope } = page;
       first = envelope;
     }
-    // Each page is reduced as it arrives, so the API server's full objects
-    // (managedFields and all) are never all in memory at once.
-    for (const item of page.items) {
-      const kept = keep(item);
-      if (kept !== undefined) items.push(kept);
-    }
+    for (const item of page.items) items.push(item);
     cont = page.metadata.continue || undefined;
   } while (cont);
   return { ...first, metadata: { resourceVersion: first.metadata.resourceVersion }, items } as KubeList<U>;

@@ -107,10 +107,15 @@ export class KubeTransport {
 
   /** Sends a request and parses the JSON answer; non-2xx throws KubeError. */
   async json<T>(call: HttpCall): Promise<T> {
+    return this.parsed(call, (text) => JSON.parse(text) as T);
+  }
+
+  /** Sends a request and reads the 2xx answer with `parse` (JSON it may throw on); non-2xx throws KubeError. */
+  async parsed<T>(call: HttpCall, parse: (text: string) => T): Promise<T> {
     const text = await this.send(call);
     if (!text) return undefined as T;
     try {
-      return JSON.parse(text) as T;
+      return parse(text);
     } catch {
       // A 2xx that is not JSON comes from something in front of the API server, not from it.
       throw new KubeError(0, 'InvalidResponse', `${call.what}: answer is not JSON: ${text.slice(0, 120)}`);

@@ -38,7 +38,8 @@ import { ObjectTracker } from './kube/tracker.ts';
 import type { StoredObject } from './kube/tracker.ts';
 
 export type { StoredObject } from './kube/tracker.ts';
-export type KubeVerb = keyof KubeClient;
+/** The verbs the fake serves; it has no listKept, so listAllPages maps the items of its list. */
+export type KubeVerb = Exclude<keyof KubeClient, 'listKept'>;
 
 /** Per-verb interceptors: each gets the un-intercepted client and the call's arguments. */
 export type Interceptors = {
