@@ -9,6 +9,7 @@ import { managerFor } from '../runtime/manager.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { addStoreReconcilers } from '../reconcilers/component.ts';
 import { createCrRepository } from '../store/index.ts';
+import type { CrRepositoryHandle } from '../store/index.ts';
 import { limitConnections } from './connections.ts';
 import type { ConnectionLimits } from './connections.ts';
 import type { Repository } from '../domain/repository.ts';
@@ -53,7 +54,7 @@ export interface ApiComponent extends Component {
  * reconcilers (kubectl/GitOps admission, sweeps, retention) beside it as a
  * leader-elected runnable of the same manager.
  */
-function openStore(ctx: AppContext, manager: Manager): ApiRepository {
+function openStore(ctx: AppContext, manager: Manager): CrRepositoryHandle {
   const repo = createCrRepository({
     kube: ctx.kube,
     namespace: ctx.namespace,
@@ -92,9 +93,12 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
   const auth = authSettings(ctx);
   const policy = new PolicyEnforcer({ policyFile: config.oslo_policy.policy_file });
   const { manager, owned } = managerFor(ctx);
-  const repo = opts.repository ?? openStore(ctx, manager);
+  const store = opts.repository ? undefined : openStore(ctx, manager);
+  const repo: ApiRepository = opts.repository ?? store!;
   // The first sync is retried for as long as it takes (readiness stays false); only a shutdown ends the wait.
   await untilSyncedOrShutdown(repo, ctx.signal);
+  // The first notification after a start (often with a failure) need not wait for a block of ids.
+  store?.parts.ids.notifications.warm();
   // A process's manager is started by the process once every component is created.
   if (owned) await manager.start();
   /** The repository's caches and the store reconcilers stop with the manager; a given repository by itself. */

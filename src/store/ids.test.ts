@@ -29,6 +29,23 @@ test('the next block is reserved before the current one runs out, so a create ne
   assert.equal(rest, [7, 8, 9, 10]);
 });
 
+test('a warmed allocator reserves its first block in the background: the first id waits for no write', async () => {
+  const kube = new FakeKube();
+  const ids = createIdAllocator(kube, 'ns', 'notifications', 8);
+  ids.warm();
+  ids.warm(); // once only
+  await new Promise((r) => setImmediate(r));
+  const writes = () => (kube.calls.create ?? 0) + (kube.calls.replace ?? 0);
+  assert.is(writes(), 1, 'one block reserved');
+  assert.is(await ids.next(), 1);
+  assert.is(writes(), 1, 'the first id came from the warmed block');
+  const failing = createIdAllocator(kube, 'ns', 'hosts', 8);
+  kube.failNext('get', new Error('API server down'));
+  failing.warm();
+  await new Promise((r) => setImmediate(r));
+  assert.is(await failing.next(), 1, 'a failed warm-up is retried by next()');
+});
+
 test('concurrent callers in one process get distinct consecutive ids', async () => {
   const kube = new FakeKube();
   const ids = createIdAllocator(kube, 'ns', 'notifications', 5);

@@ -25,6 +25,13 @@ export interface IdAllocator {
   next(): Promise<number>;
   /** The sequence's next unreserved id (read from the API server): every id ever handed out is below it. */
   highWaterMark(): Promise<number>;
+  /**
+   * Reserves this process's first block in the background, so its first
+   * create does not wait for the sequence write either (the api warms its
+   * notification ids when it starts: the first notification after a restart
+   * often comes with a failure). A failed reservation is left to next().
+   */
+  warm(): void;
 }
 
 export class IdAllocationError extends Error {}
@@ -90,7 +97,11 @@ export function createIdAllocator(
     return markOf(await readSequence(kube, namespace, kind), namespace, kind);
   }
 
-  return { next, highWaterMark };
+  function warm(): void {
+    if (nextId === 0) maybePrefetch();
+  }
+
+  return { next, highWaterMark, warm };
 }
 
 /**
