@@ -135,6 +135,40 @@ test('a 2xx answer that is not JSON is a KubeError, not a SyntaxError', async ()
   await s.close();
 });
 
+test('listKept reads a list answer with keep applied per item; a non-JSON answer is a KubeError, a throwing keep its own error', async () => {
+  const list = {
+    apiVersion: 'v1',
+    kind: 'ConfigMapList',
+    metadata: { resourceVersion: '7', continue: 'next' },
+    items: [cm, { ...cm, metadata: { ...cm.metadata, name: 'y' } }],
+  };
+  const s = await server(
+    json(200, list),
+    (_q, _b, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html>proxy login</html>');
+    },
+    json(200, list),
+  );
+  const kube = createKubeClient(s.kc);
+  const keepName = (o: { metadata: { name: string } }) => (o.metadata.name === 'y' ? undefined : o.metadata.name);
+  const got = await kube.listKept!(RESOURCES.configMaps, 'ns', { limit: 2 }, keepName);
+  assert.equal(got.items, ['x']);
+  assert.equal(got.metadata, { resourceVersion: '7', continue: 'next' });
+  const notJson = (await kube.listKept!(RESOURCES.configMaps, 'ns', {}, keepName).catch(
+    (e: unknown) => e,
+  )) as KubeError;
+  assert.instance(notJson, KubeError);
+  assert.is(notJson.reason, 'InvalidResponse');
+  const bug = new Error('keep failed');
+  const thrown = await kube.listKept!(RESOURCES.configMaps, 'ns', {}, () => {
+    throw bug;
+  }).catch((e: unknown) => e);
+  assert.is(thrown, bug);
+  await kube.close();
+  await s.close();
+});
+
 test('429 is retried for writes too, honouring Retry-After', async () => {
   const s = await server(
     json(429, { kind: 'Status', code: 429, reason: 'TooManyRequests' }, { 'retry-after': '0' }),

@@ -116,7 +116,9 @@ export class KubeTransport {
     if (!text) return undefined as T;
     try {
       return parse(text);
-    } catch {
+    } catch (e) {
+      // What `parse` does with an item (listKept's keep) may throw too: that is not the answer's fault.
+      if (!(e instanceof SyntaxError)) throw e;
       // A 2xx that is not JSON comes from something in front of the API server, not from it.
       throw new KubeError(0, 'InvalidResponse', `${call.what}: answer is not JSON: ${text.slice(0, 120)}`);
     }
