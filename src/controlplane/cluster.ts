@@ -185,7 +185,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       if (byName.get('containerd') && !byName.get('containerd')!.exit) killAllContainers(ctr, log);
       for (const proc of [...procs].reverse()) await terminate(proc, stopTimeoutMs);
       killShims(containerdSock);
-      watchdog.release();
+      await watchdog.release();
       process.off('exit', onExit);
       cleanupHost(log, dir);
       // A dir we cannot remove keeps its record, so the next start reaps it.

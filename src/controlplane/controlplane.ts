@@ -176,7 +176,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     (stopping ??= (async () => {
       // API server first, so it does not spend its grace period retrying a dead etcd.
       for (const p of [...procs].reverse()) await terminate(p, stopTimeoutMs);
-      watchdog.release();
+      await watchdog.release();
       process.off('exit', onExit);
       if (!keepDir) rmSync(dir, { recursive: true, force: true });
       removeRecord(id);

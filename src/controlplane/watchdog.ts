@@ -39,9 +39,15 @@ export interface Watchdog {
   pid: number;
   /** Tells the watchdog to kill this process group if the owner dies. */
   guard(pgid: number): void;
-  /** The owner stopped everything itself: the watchdog exits without acting. */
-  release(): void;
+  /**
+   * The owner stopped everything itself: the watchdog exits without acting.
+   * Resolves once it has exited (at most RELEASE_WAIT_MS), so a stopped
+   * control plane leaves no process behind when stop() resolves.
+   */
+  release(): Promise<void>;
 }
+
+const RELEASE_WAIT_MS = 2_000;
 
 export function startWatchdog(dir: string, recordPath: string): Watchdog {
   // MASAKARI_WATCHDOG_TRACE=<file> records what the watchdog does (sh -x), for debugging.
@@ -60,11 +66,16 @@ export function startWatchdog(dir: string, recordPath: string): Watchdog {
     /* the watchdog exited; nothing left to tell it */
   });
   const stdin = child.stdin;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     pid: child.pid,
     guard: (pgid) => void stdin.write(`pgid ${pgid}\n`),
-    release: () => {
+    release: async () => {
       if (!stdin.writableEnded) stdin.end('release\n');
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, RELEASE_WAIT_MS)))]);
+      clearTimeout(timer);
     },
   };
 }

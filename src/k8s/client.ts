@@ -78,7 +78,8 @@ export interface KubeClient {
    * list, with `keep` applied to each item as it is read (undefined drops it),
    * so a caller that keeps less than the whole object never holds a whole
    * page of full objects (src/k8s/list-items.ts). Optional: without it,
-   * listAllPages maps the items of list.
+   * listAllPages maps the items of list. A wrapper that changes what list
+   * does (a test denying a resource) must change listKept alike.
    */
   listKept?<T, U>(
     ref: ResourceRef,

@@ -142,7 +142,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
       );
       for (const p of order.filter((q) => /^(rabbitmq|epmd|keystone)$/.test(q.name))) await terminate(p, 15_000);
       await Promise.all([recorder?.close(), glance?.close(), neutron?.close()]);
-      watchdog.release();
+      await watchdog.release();
       process.off('exit', onExit);
       if (!keepDir) rmSync(dir, { recursive: true, force: true });
       removeRecord(id);

@@ -43,6 +43,11 @@ function instrumented(real: KubeClient) {
     deny(ref.plural);
     return real.list(ref, ns, opts);
   };
+  // The informers' paged lists read through listKept (src/k8s/list-items.ts): denied alike.
+  client.listKept = async (ref, ns, opts, keep) => {
+    deny(ref.plural);
+    return real.listKept!(ref, ns, opts, keep);
+  };
   client.watch = async (ref, ns, opts, onEvent, signal) => {
     deny(ref.plural);
     const key = `${ref.plural}${opts.fieldSelector ? `?${opts.fieldSelector}` : ''}`;
