@@ -214,7 +214,9 @@ export class NotificationIndex {
       if (compareEntries(e, key) !== 0) break;
       if (e.obj.metadata.name === name) return i;
     }
-    return -1;
+    // An admitted object is always filed under its key; should that ever not
+    // hold, a scan still finds its entry rather than leave a second row behind.
+    return this.sorted.findIndex((e) => e.obj.metadata.name === name);
   }
 
   /** Brings the entries added since the last read into `sorted`. */
