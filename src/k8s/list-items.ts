@@ -7,7 +7,8 @@
 // may keep the last page reachable while the next request is in flight. Read
 // this way, one full object at a time is alive, whatever the page size.
 // Measured at 100,000 notifications (docs/benchmarks.md, Scale): the engine's
-// resident set fell from 143-166 to 134-142 MiB; the api's did not change
+// peak resident set was 135-149 MiB in four runs after, 143-166 in four
+// before, a few MiB within the runs' spread; the api's did not change
 // measurably (its peak is set by what it keeps, not by the pages).
 //
 // The scanner only finds where the top-level "items" array and each of its
