@@ -93,6 +93,16 @@ function forEachElement(text: string, i: number, each: (start: number, end: numb
   }
 }
 
+/** `keep` applied to each item; the items it returns undefined for are dropped. */
+export function keepAll<T, U>(items: T[], keep: (item: T) => U | undefined): U[] {
+  const kept: U[] = [];
+  for (const item of items) {
+    const k = keep(item);
+    if (k !== undefined) kept.push(k);
+  }
+  return kept;
+}
+
 /**
  * A LIST answer with `keep` applied to each item as it is parsed (undefined
  * drops the item). Throws SyntaxError for text that is not JSON, as
@@ -107,10 +117,8 @@ export function parseListKept<T, U>(text: string, keep: (item: T) => U | undefin
   const span = scanItems(text, (start, end) => add(JSON.parse(text.slice(start, end)) as T));
   if (!span) {
     // Not the shape expected (or not JSON): one parse, which throws if it must.
-    kept.length = 0;
     const whole = JSON.parse(text) as KubeList<T>;
-    for (const item of Array.isArray(whole?.items) ? whole.items : []) add(item);
-    return { ...whole, items: kept };
+    return { ...whole, items: keepAll(Array.isArray(whole?.items) ? whole.items : [], keep) };
   }
   const envelope = JSON.parse(text.slice(0, span.start) + '[]' + text.slice(span.end)) as KubeList<U>;
   envelope.items = kept;

@@ -1,6 +1,7 @@
 // Paged LIST: fetches every page of a collection as one consistent snapshot.
 import type { KubeClient, KubeList, ListOptions, ResourceRef } from './client.ts';
 import { KubeError } from './client.ts';
+import { keepAll } from './list-items.ts';
 
 export const DEFAULT_PAGE_SIZE = 500;
 /** Snapshots compacted away mid-way before listAllPages gives up (the caller's backoff retries later). */
@@ -39,15 +40,6 @@ export async function listAllPages<T, U = T>(
       }
     }
   }
-}
-
-function keepAll<T, U>(items: T[], keep: (item: T) => U | undefined): U[] {
-  const kept: U[] = [];
-  for (const item of items) {
-    const k = keep(item);
-    if (k !== undefined) kept.push(k);
-  }
-  return kept;
 }
 
 class ContinueExpired extends Error {
