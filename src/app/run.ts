@@ -178,6 +178,7 @@ export async function runOperator(opts: RunOptions): Promise<number> {
       log,
       metrics,
       lease: config.operator,
+      compactHeapAfterSync: true,
       ...(opts.informerDeps ? { informerDeps: opts.informerDeps } : {}),
     });
     // Normally stopped before the clean-ups (runShutdown); here for a failed start-up.

@@ -222,4 +222,26 @@ test('caches asked for by several components share one list and one watch, and t
   assert.equal(m.informers.describe(), []);
 });
 
+test('a process manager compacts the heap once its caches synced, before any runnable starts', async () => {
+  const events: string[] = [];
+  const logged = pino({ level: 'info' }, { write: (line: string) => events.push(JSON.parse(line).msg) });
+  const leases = fakeLeases(events);
+  const m = new Manager({
+    kube: scriptedKube(),
+    namespace: 'ns',
+    identity: 'me',
+    log: logged,
+    runLeader: leases.runner,
+    compactHeapAfterSync: true,
+  });
+  const a = fakeCache('cache-a', events);
+  m.addCache(a.cache);
+  m.add(recording('server', events), { name: 'server', needLeaderElection: false });
+  const started = m.start();
+  a.sync();
+  await started;
+  assert.equal(events, ['cache-a start', 'cache-a synced', 'heap compacted after the first list', 'server start']);
+  await m.stop();
+});
+
 test.run();

@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { KubeClient, ResourceRef } from '../k8s/client.ts';
 import type { InformerDeps } from './informer.ts';
+import { compactHeap } from './heap-compaction.ts';
 import { runLeaderElection } from './leaderelection.ts';
 import type { LeaseHold } from './leaderelection.ts';
 import { SharedInformerFactory } from './shared-informers.ts';
@@ -64,6 +65,11 @@ export interface ManagerOptions {
   informerDeps?: Partial<Omit<InformerDeps, 'kube' | 'log'>>;
   /** Test seam; default: the Lease-based election of src/runtime/leaderelection.ts. */
   runLeader?: LeaderRunner;
+  /**
+   * Compact the V8 heap once the caches have synced, before any runnable
+   * starts (heap-compaction.ts). The process sets it; tests leave it off.
+   */
+  compactHeapAfterSync?: boolean;
 }
 
 interface Registered {
@@ -155,6 +161,7 @@ export class Manager {
   private async startInOrder(): Promise<void> {
     await Promise.all(this.caches.map((c) => c.start()));
     if (this.stopped) throw new Error('manager stopped before its caches synced');
+    if (this.o.compactHeapAfterSync) await compactHeap(this.log);
     this.cachesSynced = true;
     for (const entry of this.others) this.runOther(entry);
     for (const [lease, group] of this.leases) this.campaign(lease, group);
