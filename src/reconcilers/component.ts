@@ -57,7 +57,7 @@ export function createStoreReconcilers(store: StoreParts, opts: StoreReconcilerO
       pendingClaimMs: store.pendingClaimMs,
       now: () => new Date(),
       confirmedClaims: new Map(),
-      nameClaimSnapshot: new NameClaimSnapshot(() => claims.listAll(), log),
+      nameClaimSnapshot: new NameClaimSnapshot((keep) => claims.listAll(keep), log),
     },
     makeController:
       opts.makeController ??

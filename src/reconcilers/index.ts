@@ -90,7 +90,8 @@ export class StoreReconcilers {
     const sweep = () => {
       this.opts.sweep().catch((err: unknown) => log.warn({ err }, 'name-claim sweep failed; next one retries'));
     };
-    sweep();
+    // The first sweep one interval into the term, not with the first reconcile of every object: orphans only
+    // wait (a take removes a stale claim in its way itself), and the start of a term has enough to list.
     const timer = setInterval(sweep, this.opts.sweepIntervalMs);
     const stopRetention = this.scheduleRetention(signal);
     try {

@@ -27,7 +27,7 @@ const configMapCalls = (f: Awaited<ReturnType<typeof storeFixture>>, from: numbe
 
 test('a new leadership term confirms every unchanged claim from one list, with no claim call per object', async () => {
   const f = await storeWithHosts(5);
-  const snapshot = new NameClaimSnapshot(() => f.claims.listAll(), f.log);
+  const snapshot = new NameClaimSnapshot((keep) => f.claims.listAll(keep), f.log);
   const deps = { ...f.admission, confirmedClaims: new Map<string, number>(), nameClaimSnapshot: snapshot };
   const from = f.kube.log.length;
   for (const s of f.caches.segments.list()) await reconcileSegment(deps, s.metadata.name ?? '');
@@ -43,7 +43,7 @@ test('a new leadership term confirms every unchanged claim from one list, with n
 
 test('a host changed after the list, or whose claim the list does not show as its own, is confirmed by a take', async () => {
   const f = await storeWithHosts(2);
-  const snapshot = new NameClaimSnapshot(() => f.claims.listAll(), f.log);
+  const snapshot = new NameClaimSnapshot((keep) => f.claims.listAll(keep), f.log);
   const deps = { ...f.admission, confirmedClaims: new Map<string, number>(), nameClaimSnapshot: snapshot };
   const [first, second] = f.caches.hosts.list() as [HaHost, HaHost];
   // The list is taken here, before the changes below.
@@ -69,9 +69,9 @@ test('a snapshot is used for a while only, and a failed list means one take per 
   let now = 0;
   let lists = 0;
   const snapshot = new NameClaimSnapshot(
-    () => {
+    (keep) => {
       lists++;
-      return f.claims.listAll();
+      return f.claims.listAll(keep);
     },
     f.log,
     () => now,

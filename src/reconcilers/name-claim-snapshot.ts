@@ -40,6 +40,16 @@ interface Snapshot {
 const holderKey = (kind: string, ownerName: string, ownerUid: string, name: string) =>
   `${kind}/${ownerName}/${ownerUid}/${name}`;
 
+/** A listed claim as [claim object name, holder key]; undefined for one without a complete holder. */
+function holderEntry(c: ConfigMap): [string, string] | undefined {
+  const d = c.data ?? {};
+  if (!c.metadata.name || !d.kind || !d.ownerName || !d.ownerUid || d.name === undefined) return undefined;
+  return [c.metadata.name, holderKey(d.kind, d.ownerName, d.ownerUid, d.name)];
+}
+
+/** Lists every name claim, each reduced by `keep` as it is read (NameClaims.listAll). */
+export type ListClaims = <U>(keep: (claim: ConfigMap) => U | undefined) => Promise<KubeList<U>>;
+
 export class NameClaimSnapshot {
   private loading: Promise<Snapshot | undefined> | undefined;
   private done = false;
@@ -48,7 +58,7 @@ export class NameClaimSnapshot {
    * @param listClaims every name claim, paged, with the list's resourceVersion (NameClaims.listAll)
    */
   constructor(
-    private readonly listClaims: () => Promise<KubeList<ConfigMap>>,
+    private readonly listClaims: ListClaims,
     private readonly log: Logger,
     private readonly nowMs: () => number = Date.now,
   ) {}
@@ -82,13 +92,9 @@ export class NameClaimSnapshot {
 
   private async load(): Promise<Snapshot | undefined> {
     try {
-      const list = await this.listClaims();
-      const holders = new Map<string, string>();
-      for (const c of list.items) {
-        const d = c.data ?? {};
-        if (!c.metadata.name || !d.kind || !d.ownerName || !d.ownerUid || d.name === undefined) continue;
-        holders.set(c.metadata.name, holderKey(d.kind, d.ownerName, d.ownerUid, d.name));
-      }
+      // Each claim is reduced to its entry as it is read: no list of whole claims is held.
+      const list = await this.listClaims(holderEntry);
+      const holders = new Map<string, string>(list.items);
       const resourceVersion = list.metadata.resourceVersion ?? '';
       if (!resourceVersion) return undefined;
       this.log.debug({ claims: holders.size, resourceVersion }, 'listed the name claims');

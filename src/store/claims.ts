@@ -29,6 +29,17 @@ import { deleteExactly, ROLES } from './configmap.ts';
 import type { ClaimKind } from './names.ts';
 import { claimObjectName } from './names.ts';
 
+/**
+ * Claims per page when listing them all. A claim is about 1 KB of JSON, so a
+ * page stays under V8's large-object size (128 KiB): a page's text that is
+ * still being read when the young generation is collected is then copied
+ * like any young object, instead of being moved to the large-object space at
+ * once, where it stays until the next full collection. Two lists of 10,000
+ * claims at the start of a leadership term left 23 MiB of page text there
+ * (docs/benchmarks.md, Scale).
+ */
+const CLAIM_PAGE_SIZE = 100;
+
 /** Default age before an orphaned claim may be removed; covers an in-flight create or rename and clock skew. */
 export const DEFAULT_CLAIM_GRACE_MS = 120_000;
 
@@ -203,20 +214,34 @@ export class NameClaims {
     return owner.spec.name !== claim.data?.name;
   }
 
-  /** Every name claim, in pages, with the list's resourceVersion. */
-  listAll(): Promise<KubeList<ConfigMap>> {
-    return listAllPages<ConfigMap>(this.opts.kube, RESOURCES.configMaps, this.opts.namespace, {
-      labelSelector: `${LABELS.role}=${ROLES.nameClaim}`,
-    });
+  /**
+   * Every name claim, in pages, with the list's resourceVersion. `keep` maps
+   * each claim as it is read (undefined drops it), so a caller that needs a
+   * little of each never holds every claim in full: at 10,000 hosts the
+   * whole objects, managedFields included, were megabytes of garbage at the
+   * start of each leadership term.
+   */
+  listAll(): Promise<KubeList<ConfigMap>>;
+  listAll<U>(keep: (claim: ConfigMap) => U | undefined): Promise<KubeList<U>>;
+  listAll<U>(keep?: (claim: ConfigMap) => U | undefined): Promise<KubeList<U | ConfigMap>> {
+    const selector = { labelSelector: `${LABELS.role}=${ROLES.nameClaim}` };
+    return listAllPages<ConfigMap, U | ConfigMap>(
+      this.opts.kube,
+      RESOURCES.configMaps,
+      this.opts.namespace,
+      selector,
+      CLAIM_PAGE_SIZE,
+      keep ?? ((claim) => claim),
+    );
   }
 
   /** Removes every stale claim; returns how many. The store reconciler runs this periodically. */
   async sweep(): Promise<number> {
     const { log } = this.opts;
-    const list = await this.listAll();
+    // Only the claims the cache cannot vouch for are kept from the list, and only what the checks read.
+    const list = await this.listAll((claim) => (this.cachedHolderMatches(claim) ? undefined : sweepFields(claim)));
     let removed = 0;
     for (const claim of list.items) {
-      if (this.cachedHolderMatches(claim)) continue;
       if (!(await this.isStale(claim))) continue;
       if (await deleteExactly(this.opts.kube, this.opts.namespace, claim)) {
         removed++;
@@ -278,4 +303,15 @@ export class NameClaims {
       return false;
     }
   }
+}
+
+/** What the sweep reads of a claim: its name and resourceVersion (the delete's precondition), age and data. */
+function sweepFields(claim: ConfigMap): ConfigMap {
+  const { name, resourceVersion, creationTimestamp } = claim.metadata;
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, resourceVersion, creationTimestamp },
+    data: claim.data,
+  };
 }
