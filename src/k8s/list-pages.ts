@@ -61,12 +61,8 @@ async function listOneSnapshot<T, U>(
   let first: Omit<KubeList<T>, 'items'> | undefined;
   let cont: string | undefined;
   // Each page is reduced as it arrives, so the API server's full objects
-  // (managedFields and all) are never all in memory at once; a client that
-  // can reduces each item as it reads it, so not even one page's are.
-  const readPage = (o: ListOptions): Promise<KubeList<U>> =>
-    kube.listKept
-      ? kube.listKept<T, U>(ref, namespace, o, keep)
-      : kube.list<T>(ref, namespace, o).then((page) => ({ ...page, items: keepAll(page.items, keep) }));
+  // (managedFields and all) are never all in memory at once.
+  const readPage = (o: ListOptions): Promise<KubeList<U>> => listPageKept(kube, ref, namespace, o, keep);
   do {
     let page: KubeList<U>;
     try {
@@ -83,4 +79,21 @@ async function listOneSnapshot<T, U>(
     cont = page.metadata.continue || undefined;
   } while (cont);
   return { ...first, metadata: { resourceVersion: first.metadata.resourceVersion }, items } as KubeList<U>;
+}
+
+/**
+ * One page of a LIST with `keep` applied to each item (undefined drops it).
+ * A client that can (KubeClient.listKept) reduces each item as it reads it,
+ * so not even one page of full objects is in memory at once.
+ */
+export function listPageKept<T, U>(
+  kube: KubeClient,
+  ref: ResourceRef,
+  namespace: string | undefined,
+  opts: ListOptions,
+  keep: (item: T) => U | undefined,
+): Promise<KubeList<U>> {
+  return kube.listKept
+    ? kube.listKept<T, U>(ref, namespace, opts, keep)
+    : kube.list<T>(ref, namespace, opts).then((page) => ({ ...page, items: keepAll(page.items, keep) }));
 }

@@ -10,6 +10,9 @@ import type { Notification, NotificationStatus } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
 import { ROLES } from './configmap.ts';
 import { purgeNotifications, runRetention } from './retention.ts';
+import { pageObject } from './journal-pages.ts';
+import { keepAll } from '../k8s/list-items.ts';
+import type { KubeClient } from '../k8s/client.ts';
 import { NS, hostInput, segmentInput, storeFixture } from './testing/fixture.ts';
 
 const DAY = 86_400_000;
@@ -142,6 +145,49 @@ test('after a purge the notification is gone from the API and an identical one i
     180,
   );
   assert.is.not(again.notification_uuid, record!.notification_uuid);
+});
+
+test('a purge reads each notification without its history, and still deletes its journal pages', async () => {
+  const f = await scenario([['finished-old', 'finished', 40]]);
+  const name = f.kube.all<Notification>(RESOURCES.notifications, NS)[0]!.metadata.name!;
+  const history = {
+    vmoves: [{ uuid: 'vm-1', status: 'succeeded' }],
+    recoveryWorkflowDetails: [{ name: 'EvacuateInstancesTask', progress: 1, state: 'SUCCESS', run: 0 }],
+    engine: { journalPages: 1, attempt: 'x' },
+  };
+  await f.kube.mergePatch(RESOURCES.notifications, NS, name, { status: history }, { status: true });
+  const stored = f.kube.peek<Notification>(RESOURCES.notifications, NS, name)!;
+  await f.kube.create(RESOURCES.configMaps, NS, pageObject(stored, { seq: 0, vmoves: [] }));
+  const pages = () =>
+    f.kube
+      .all<ConfigMap>(RESOURCES.configMaps, NS)
+      .filter((c) => c.metadata.labels?.[LABELS.role] === ROLES.journalPage);
+  assert.is(pages().length, 1);
+
+  // A client that reads lists item by item, as the real one does: what the purge keeps of each item is recorded.
+  const kept: Notification[] = [];
+  const kube = new Proxy(f.kube, {
+    get(target, prop) {
+      if (prop === 'listKept')
+        return async <T, U>(...[ref, ns, o, keep]: Parameters<NonNullable<KubeClient['listKept']>>) => {
+          const page = await target.list<T>(ref, ns, o);
+          const items = keepAll(page.items, keep as (item: T) => U | undefined);
+          if (ref === RESOURCES.notifications) kept.push(...(items as Notification[]));
+          return { ...page, items };
+        };
+      const v = Reflect.get(target, prop) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  }) as KubeClient;
+  const result = await purgeNotifications({ kube, namespace: NS, ageInDays: 30, now: NOW, sleep: async () => {} });
+  assert.is(result.deleted, 1);
+  assert.is(pages().length, 0, 'the journal page went with it');
+  assert.is(kept.length, 1);
+  const status = kept[0]!.status!;
+  assert.is(status.vmoves, undefined);
+  assert.is(status.recoveryWorkflowDetails, undefined);
+  assert.equal(status.engine, { journalPages: 1 }, 'of the bookkeeping, only the page count');
+  assert.is(kept[0]!.metadata.managedFields, undefined);
 });
 
 test.run();

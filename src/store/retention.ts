@@ -16,6 +16,7 @@
 import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
 import { KubeError, isConflict, isNotFound } from '../k8s/client.ts';
+import { listPageKept } from '../k8s/list-pages.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification, NotificationStatus } from '../model/types.ts';
 import { deleteClaimOf } from './intake.ts';
@@ -88,7 +89,13 @@ export async function purgeNotifications(opts: PurgeOptions): Promise<PurgeResul
     if (signal?.aborted) break;
     let page;
     try {
-      page = await kube.list<Notification>(RESOURCES.notifications, namespace, { limit: pageSize, continue: cont });
+      page = await listPageKept(
+        kube,
+        RESOURCES.notifications,
+        namespace,
+        { limit: pageSize, continue: cont },
+        withoutHistory,
+      );
     } catch (e) {
       // The snapshot behind the continue token was compacted: start over (what we deleted is gone from it).
       if (cont && e instanceof KubeError && e.code === 410) {
@@ -114,6 +121,23 @@ export async function purgeNotifications(opts: PurgeOptions): Promise<PurgeResul
     cont = page.metadata.continue || undefined;
   } while (cont && !limitReached());
   return result;
+}
+
+/**
+ * What a purge reads of a listed notification: all but its history (the
+ * workflow details, the vmoves and the engine's bookkeeping, most of a
+ * finished notification's bytes) and its managedFields; of the bookkeeping,
+ * only how many journal pages it has. The periodic task reads every
+ * notification once an hour, on the replica whose cache already holds them
+ * all, so what it keeps per page is garbage the next full collection must
+ * find.
+ */
+function withoutHistory(n: Notification): Notification {
+  const { managedFields: _managedFields, ...metadata } = n.metadata;
+  if (!n.status) return { ...n, metadata };
+  const pages = countedPages(n.status);
+  const { recoveryWorkflowDetails: _details, vmoves: _vmoves, engine: _engine, ...status } = n.status;
+  return { ...n, metadata, status: pages > 0 ? { ...status, engine: { journalPages: pages } } : status };
 }
 
 /** Deletes exactly this notification (uid precondition), then its duplicate claim and journal pages; false when already gone or replaced. */
