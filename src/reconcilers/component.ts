@@ -72,6 +72,8 @@ export function createStoreReconcilers(store: StoreParts, opts: StoreReconcilerO
             namespace,
             retentionDays: config.operator.notification_retention_days,
             log: log.child({ component: 'retention' }),
+            // The leader caches every notification: no hourly list of them all from the API server.
+            cached: () => caches.notifications.list(),
           },
           signal,
         ),

@@ -190,4 +190,32 @@ test('a purge reads each notification without its history, and still deletes its
   assert.is(kept[0]!.metadata.managedFields, undefined);
 });
 
+test("the leader's retention reads its cache, lists no notification, and deletes none that changed since the cache saw it", async () => {
+  const f = await scenario(ROWS);
+  const byLabel = (label: string) =>
+    f.kube.all<Notification>(RESOURCES.notifications, NS).find((n) => n.spec.payload.process_name === label)!;
+  // The cache's copies, then a change it has not seen yet: failed-old is relabelled in the API server.
+  const cached = f.kube.all<Notification>(RESOURCES.notifications, NS);
+  await f.kube.mergePatch(RESOURCES.notifications, NS, byLabel('failed-old').metadata.name!, {
+    metadata: { labels: { edited: 'yes' } },
+  });
+  const from = f.kube.log.length;
+  const result = await runRetention({
+    kube: f.kube,
+    namespace: NS,
+    retentionDays: 30,
+    log: pino({ level: 'silent' }),
+    now: () => NOW,
+    cached: () => cached,
+  });
+  assert.is(result?.examined, ROWS.length);
+  assert.equal(result?.matched, { finished: 1, failed: 1, ignored: 1 });
+  assert.is(result?.deleted, 2, 'failed-old changed after the cache read it: kept for the next pass');
+  assert.equal(f.left(), ['error-old', 'failed-old', 'finished-recent', 'new-old', 'running-old']);
+  const notificationLists = f.kube.log
+    .slice(from)
+    .filter((c) => c.method === 'list' && JSON.stringify(c.args[0]).includes('notifications'));
+  assert.is(notificationLists.length, 0);
+});
+
 test.run();

@@ -45,6 +45,13 @@ export interface PurgeOptions {
   log?: Logger;
   signal?: AbortSignal;
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Every notification, from a cache that holds them all (the store
+   * reconcilers' leader, whose cache does): read instead of listing them from
+   * the API server. Each delete is conditional on the resourceVersion seen,
+   * so a cache behind the API server deletes nothing that changed since.
+   */
+  cached?: () => readonly Notification[];
 }
 
 export interface PurgeResult {
@@ -84,6 +91,25 @@ export async function purgeNotifications(opts: PurgeOptions): Promise<PurgeResul
   const max = opts.maxRows !== undefined && opts.maxRows > 0 ? opts.maxRows : Infinity;
   const limitReached = () =>
     (opts.dryRun ? Object.values(result.matched).reduce((a, b) => a + b, 0) : result.deleted) >= max;
+  /** Counts `n`, and deletes it when it ended before the cutoff; false once the limit or the signal says stop. */
+  const consider = async (n: Notification): Promise<boolean> => {
+    if (limitReached() || signal?.aborted) return false;
+    result.examined++;
+    if (!isPurgeable(n, cutoffMs)) return true;
+    const phase = n.status?.phase ?? '';
+    result.matched[phase] = (result.matched[phase] ?? 0) + 1;
+    if (opts.dryRun) return true;
+    if (await deleteNotification(kube, namespace, n)) {
+      result.deleted++;
+      log?.debug({ notification: n.status?.uuid, name: n.metadata.name, phase }, 'purged notification');
+    }
+    await sleep(gapMs);
+    return true;
+  };
+  if (opts.cached) {
+    for (const n of opts.cached()) if (!(await consider(n))) break;
+    return result;
+  }
   let cont: string | undefined;
   do {
     if (signal?.aborted) break;
@@ -104,20 +130,9 @@ export async function purgeNotifications(opts: PurgeOptions): Promise<PurgeResul
       }
       throw e;
     }
-    for (const n of page.items) {
-      if (limitReached()) break;
-      result.examined++;
-      if (!isPurgeable(n, cutoffMs)) continue;
-      const phase = n.status?.phase ?? '';
-      result.matched[phase] = (result.matched[phase] ?? 0) + 1;
-      if (opts.dryRun) continue;
-      if (signal?.aborted) break;
-      if (await deleteNotification(kube, namespace, n)) {
-        result.deleted++;
-        log?.debug({ notification: n.status?.uuid, name: n.metadata.name, phase }, 'purged notification');
-      }
-      await sleep(gapMs);
-    }
+    let go = true;
+    for (const n of page.items) if (!(go = await consider(n))) break;
+    if (!go) break;
     cont = page.metadata.continue || undefined;
   } while (cont && !limitReached());
   return result;
@@ -140,11 +155,13 @@ function withoutHistory(n: Notification): Notification {
   return { ...n, metadata, status: pages > 0 ? { ...status, engine: { journalPages: pages } } : status };
 }
 
-/** Deletes exactly this notification (uid precondition), then its duplicate claim and journal pages; false when already gone or replaced. */
+/** Deletes exactly this notification (uid and resourceVersion preconditions), then its duplicate claim and journal pages; false when already gone or replaced. */
 async function deleteNotification(kube: KubeClient, namespace: string, n: Notification): Promise<boolean> {
   try {
+    // Exactly the object judged: the same uid, unchanged since it was read.
     await kube.delete(RESOURCES.notifications, namespace, n.metadata.name ?? '', {
       preconditionUid: n.metadata.uid,
+      preconditionResourceVersion: n.metadata.resourceVersion,
     });
   } catch (e) {
     if (isNotFound(e) || isConflict(e)) return false;
@@ -163,6 +180,8 @@ export interface RetentionTaskOptions {
   retentionDays: number;
   log: Logger;
   now?: () => Date;
+  /** Every notification from a cache that holds them all (PurgeOptions.cached). */
+  cached?: () => readonly Notification[];
 }
 
 /** One pass of the periodic retention task; logs and returns what it did (undefined when disabled). */
@@ -175,6 +194,7 @@ export async function runRetention(opts: RetentionTaskOptions, signal?: AbortSig
     now: (opts.now ?? (() => new Date()))(),
     log: opts.log,
     signal,
+    ...(opts.cached ? { cached: opts.cached } : {}),
   });
   if (result.deleted) {
     opts.log.info(

@@ -70,6 +70,12 @@ test("the cached copy has no history: workflow details, vmoves and the engine's 
   assert.ok(full.metadata.annotations?.['masakari.openkeel.io/payload-order'], 'the input is not changed');
 });
 
+test('of the bookkeeping the cached copy keeps only the journal page count, which retention reads', () => {
+  const full = stored();
+  full.status!.engine = { effects: { a: 1 }, journalPages: 2 };
+  assert.equal(slimNotification(full).status?.engine, { journalPages: 2 });
+});
+
 test('the cached copy maps to the same record as the stored object, history aside (payload in sender order)', () => {
   const full = stored();
   const fromFull = { ...toNotificationRecord(full), recovery_workflow_details: [] };

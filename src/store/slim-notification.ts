@@ -5,7 +5,8 @@
 // each kilobyte here is about 100 MiB (docs/benchmarks.md, Scale).
 //
 // 1. No history. The workflow details, the vmoves and the engine's
-//    bookkeeping are most of a finished notification's bytes, and only three
+//    bookkeeping (but for its journal page count, which retention reads)
+//    are most of a finished notification's bytes, and only three
 //    requests read them: show at microversion 1.1+ and the two vmoves
 //    requests, which read the Notification from the API server
 //    (repository-reads.ts wholeNotification).
@@ -29,6 +30,7 @@
 // sharing strings between them is safe.
 import { ANNOTATIONS, LABELS } from '../model/constants.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
+import { countedPages } from './journal-pages.ts';
 import { inSenderOrder } from './mapping.ts';
 import { compact } from './compact-object.ts';
 import { shared, sharedConditions, sharedValues } from './string-pool.ts';
@@ -61,8 +63,11 @@ function slimStatus(
 ): NotificationStatusBlock | undefined {
   if (!status) return status;
   const { recoveryWorkflowDetails: _details, vmoves: _vmoves, engine: _engine, ...rest } = status;
+  // Of the engine's bookkeeping, only whether journal pages exist: retention deletes them with the notification.
+  const pages = countedPages(status);
   return compact({
     ...rest,
+    ...(pages > 0 ? { engine: { journalPages: pages } } : {}),
     ...(rest.phase !== undefined ? { phase: shared(rest.phase) } : {}),
     ...(rest.sourceHostUuid !== undefined ? { sourceHostUuid: shared(rest.sourceHostUuid) } : {}),
     ...(rest.failoverSegmentUuid !== undefined ? { failoverSegmentUuid: shared(rest.failoverSegmentUuid) } : {}),
