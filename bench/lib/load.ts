@@ -96,6 +96,8 @@ export interface CountedResult {
   statuses: Record<number, number>;
   /** Why the run stopped before sending everything, if it did. */
   stoppedEarly?: string;
+  /** The slowest requests (open loop only): index in sending order and latency, slowest first. */
+  slowest?: Array<{ i: number; ms: number }>;
 }
 
 /** Percentiles of unsorted latencies in ms. */
@@ -152,6 +154,7 @@ export async function fixedRate(o: {
   send: (i: number) => Promise<number>;
 }): Promise<CountedResult> {
   const latencies: number[] = [];
+  const byIndex: Array<{ i: number; ms: number }> = [];
   const statuses: Record<number, number> = {};
   const inFlight: Promise<void>[] = [];
   const start = performance.now();
@@ -165,13 +168,16 @@ export async function fixedRate(o: {
         .send(i)
         .catch(() => 0)
         .then((status) => {
-          latencies.push(performance.now() - t0);
+          const ms = performance.now() - t0;
+          latencies.push(ms);
+          byIndex.push({ i, ms });
           statuses[status] = (statuses[status] ?? 0) + 1;
         }),
     );
   }
   await Promise.all(inFlight);
-  return { sent: o.count, seconds: (performance.now() - start) / 1000, ...summarize(latencies), statuses };
+  const slowest = byIndex.sort((a, b) => b.ms - a.ms).slice(0, 5);
+  return { sent: o.count, seconds: (performance.now() - start) / 1000, ...summarize(latencies), statuses, slowest };
 }
 
 /** Items through `f`, `width` at a time; the first error stops new work and is rethrown. */

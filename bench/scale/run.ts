@@ -22,7 +22,9 @@
 //      open loop, for `--intake-count` requests: p50/p99 and statuses. The
 //      default 2/s is well under either server's capacity (the reference
 //      takes about 10/s on a quiet machine), so it measures the work of one
-//      request, not a queue;
+//      request, not a queue. 300 requests by default, so that the p99 is the
+//      4th slowest (with 60 it was the slowest one); the five slowest are
+//      printed with their place in the sending order;
 //   5. resident set of each process: after Ready (idle), after the load,
 //      and the peak (VmHWM).
 //
@@ -31,7 +33,7 @@
 // list and intake loads.
 //
 //   node --import tsx bench/scale/run.ts [--sizes 1k,10k,100k] [--seconds 15] [--rate 2]
-//        [--intake-count 60] [--seed-via etcd|apiserver] [--width 16] [--no-reference] [--no-write]
+//        [--intake-count 300] [--seed-via etcd|apiserver] [--width 16] [--no-reference] [--no-write]
 //        [--inspect] [--heap-snapshot DIR] [--api-node-options='...'] [--api-env K=V,...]
 //
 // --api-node-options: appended to the api process's deployed NODE_OPTIONS
@@ -105,7 +107,7 @@ const { values } = parseArgs({
     sizes: { type: 'string', default: '1k,10k,100k' },
     seconds: { type: 'string', default: '15' },
     rate: { type: 'string', default: '2' },
-    'intake-count': { type: 'string', default: '60' },
+    'intake-count': { type: 'string', default: '300' },
     'seed-via': { type: 'string', default: 'etcd' },
     width: { type: 'string', default: '' },
     'no-reference': { type: 'boolean', default: false },
@@ -183,6 +185,15 @@ const intakeLoad = (base: string, hostname: (i: number) => string, salt: number)
     count: INTAKE_COUNT,
     send: (i) => postNotification(base, vmNotification(hostname(i), salt + i)),
   });
+
+/** Which request the nearest-rank p99 of `n` is, counted from the slowest ("4th slowest" of 300). */
+const p99Rank = (n: number) => {
+  const k = n - Math.ceil(0.99 * n) + 1;
+  return k === 1 ? 'slowest' : `${k}${k === 2 ? 'nd' : k === 3 ? 'rd' : 'th'} slowest`;
+};
+
+/** "#i ms, ..." for the slowest requests of an open-loop run (i in sending order). */
+const slowestLine = (r: CountedResult) => (r.slowest ?? []).map((x) => `#${x.i} ${x.ms.toFixed(1)} ms`).join(', ');
 
 const listLoad = (base: string) =>
   closedLoop({ url: base, path: LIST_PATH, concurrency: 1, durationMs: SECONDS * 1000, warmupMs: 2000 });
@@ -279,6 +290,7 @@ async function measureOurs(size: number): Promise<ScaleResult> {
           .then((t) => histogramTotals(t, 'masakari_kube_request_duration_seconds'));
       const callsBefore = await kubeCalls();
       result.intake = await intakeLoad(api.apiUrl, pick, 0);
+      console.log(`  slowest: ${slowestLine(result.intake)}`);
       await sleep(1000); // the background status writes of the last POSTs
       result.intakeKubeCalls = [...histogramDelta(callsBefore, await kubeCalls())]
         .map(([key, d]) => ({
@@ -444,7 +456,8 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
     '- **Memory** (MiB): resident set after Ready and 5 s idle / after the list and intake loads / peak (VmHWM).',
     `- **List**: \`GET ${LIST_PATH}\`, one client, ${SECONDS} s after a 2 s warm-up.`,
     `- **Intake**: \`POST /v1/notifications\`, ${INTAKE_COUNT} VM notifications (each a new instance, to`,
-    `  seeded hosts; the reference: to its one host) at a fixed ${RATE}/s (open loop).`,
+    `  seeded hosts; the reference: to its one host) at a fixed ${RATE}/s (open loop), so the p99 is the`,
+    `  ${p99Rank(INTAKE_COUNT)} request.`,
     '- **Cold start**: spawn to the first 200 from `/readyz`, api first, then the engine; the initial list of',
     '  each cache is part of it.',
     '- **Reference**: masakari-api 22.0.0 (one worker, SQLite, noauth2) with the same N notifications inserted',
@@ -471,6 +484,15 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
           `- ${sizeLabel(r.size)} api, Kubernetes API calls during the intake load (\`masakari_kube_request_duration_seconds\`; ` +
           "per POST, mean latency; the engine's calls are not in it): " +
           r.intakeKubeCalls!.map((c) => `${c.call} ${f(c.perNotification, 2)} × ${f(c.meanMs)} ms`).join('; ') +
+          '.',
+      ),
+    ...results
+      .filter((r) => r.intake.slowest?.length)
+      .map(
+        (r) =>
+          `- ${sizeLabel(r.size)} intake, the five slowest requests (#: place in the sending order, ${RATE}/s): ` +
+          `ours ${slowestLine(r.intake)}` +
+          (r.reference?.intake.slowest?.length ? `; reference ${slowestLine(r.reference.intake)}` : '') +
           '.',
       ),
     '',
