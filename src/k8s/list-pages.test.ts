@@ -104,4 +104,25 @@ test('keep reduces each page as it arrives, before the next page is asked for, a
   assert.equal(seen, ['page 1', 'a', 'b', 'page 2', 'c', 'd']);
 });
 
+test('a paced list waits between pages, not before the first', async () => {
+  const pages: KubeList<Item>[] = [
+    { metadata: { resourceVersion: '7', continue: 'c1' }, items: items('a') },
+    { metadata: { resourceVersion: '7', continue: 'c2' }, items: items('b') },
+    { metadata: { resourceVersion: '7' }, items: items('c') },
+  ];
+  let n = 0;
+  const asked: number[] = [];
+  const started = performance.now();
+  const kube = scriptedKube({
+    list: () => {
+      asked.push(performance.now() - started);
+      return pages[n++];
+    },
+  });
+  const all = await listAllPages<Item>(kube, RESOURCES.configMaps, 'ns', {}, 1, undefined, 40);
+  assert.is(all.items.length, 3);
+  assert.ok(asked[0]! < 30, 'the first page at once');
+  assert.ok(asked[1]! - asked[0]! >= 39 && asked[2]! - asked[1]! >= 39, `then one page per gap: ${asked.join(', ')}`);
+});
+
 test.run();

@@ -22,6 +22,10 @@ export const MAX_PAGED_SNAPSHOTS = 3;
  *
  * `keep` maps each item as its page arrives (undefined drops it): a caller
  * that keeps less than the whole object never holds every full object at once.
+ *
+ * `pageGapMs` waits that long before each page after the first: background
+ * work (a periodic sweep) then takes the API server and this process a
+ * little at a time instead of in one burst beside the requests users wait for.
  */
 export async function listAllPages<T, U = T>(
   kube: KubeClient,
@@ -30,10 +34,11 @@ export async function listAllPages<T, U = T>(
   opts: Omit<ListOptions, 'limit' | 'continue'> = {},
   pageSize = DEFAULT_PAGE_SIZE,
   keep: (item: T) => U | undefined = (item) => item as unknown as U,
+  pageGapMs = 0,
 ): Promise<KubeList<U>> {
   for (let snapshot = 1; ; snapshot++) {
     try {
-      return await listOneSnapshot<T, U>(kube, ref, namespace, opts, pageSize, keep);
+      return await listOneSnapshot<T, U>(kube, ref, namespace, opts, pageSize, keep, pageGapMs);
     } catch (err) {
       if (!(err instanceof ContinueExpired) || snapshot >= MAX_PAGED_SNAPSHOTS) {
         throw err instanceof ContinueExpired ? err.cause : err;
@@ -55,6 +60,7 @@ async function listOneSnapshot<T, U>(
   opts: Omit<ListOptions, 'limit' | 'continue'>,
   pageSize: number,
   keep: (item: T) => U | undefined,
+  pageGapMs: number,
 ): Promise<KubeList<U>> {
   const items: U[] = [];
   // The first page's envelope only: its items are full objects, not kept.
@@ -65,6 +71,7 @@ async function listOneSnapshot<T, U>(
   const readPage = (o: ListOptions): Promise<KubeList<U>> => listPageKept(kube, ref, namespace, o, keep);
   do {
     let page: KubeList<U>;
+    if (cont && pageGapMs > 0) await new Promise((resolve) => setTimeout(resolve, pageGapMs));
     try {
       page = await readPage({ ...opts, limit: pageSize, continue: cont });
     } catch (err) {

@@ -40,6 +40,15 @@ import { claimObjectName } from './names.ts';
  */
 const CLAIM_PAGE_SIZE = 100;
 
+/**
+ * The periodic sweep waits this long between pages. Listing 10,000 claims
+ * back to back (100 pages, about 0.8 s of API server and parsing) every
+ * minute put the slowest POSTs of bench/scale at 76-121 ms against a p50 of
+ * 9 (docs/benchmarks.md, Scale); paced, a sweep takes about 6 s and uses
+ * about a sixth of a core while it runs.
+ */
+const SWEEP_PAGE_GAP_MS = 50;
+
 /** Default age before an orphaned claim may be removed; covers an in-flight create or rename and clock skew. */
 export const DEFAULT_CLAIM_GRACE_MS = 120_000;
 
@@ -222,8 +231,8 @@ export class NameClaims {
    * start of each leadership term.
    */
   listAll(): Promise<KubeList<ConfigMap>>;
-  listAll<U>(keep: (claim: ConfigMap) => U | undefined): Promise<KubeList<U>>;
-  listAll<U>(keep?: (claim: ConfigMap) => U | undefined): Promise<KubeList<U | ConfigMap>> {
+  listAll<U>(keep: (claim: ConfigMap) => U | undefined, pageGapMs?: number): Promise<KubeList<U>>;
+  listAll<U>(keep?: (claim: ConfigMap) => U | undefined, pageGapMs = 0): Promise<KubeList<U | ConfigMap>> {
     const selector = { labelSelector: `${LABELS.role}=${ROLES.nameClaim}` };
     return listAllPages<ConfigMap, U | ConfigMap>(
       this.opts.kube,
@@ -232,6 +241,7 @@ export class NameClaims {
       selector,
       CLAIM_PAGE_SIZE,
       keep ?? ((claim) => claim),
+      pageGapMs,
     );
   }
 
@@ -239,7 +249,10 @@ export class NameClaims {
   async sweep(): Promise<number> {
     const { log } = this.opts;
     // Only the claims the cache cannot vouch for are kept from the list, and only what the checks read.
-    const list = await this.listAll((claim) => (this.cachedHolderMatches(claim) ? undefined : sweepFields(claim)));
+    const list = await this.listAll(
+      (claim) => (this.cachedHolderMatches(claim) ? undefined : sweepFields(claim)),
+      SWEEP_PAGE_GAP_MS,
+    );
     let removed = 0;
     for (const claim of list.items) {
       if (!(await this.isStale(claim))) continue;

@@ -316,15 +316,23 @@ export async function sweepNotificationClaims(
   now: Date,
   log: Logger,
 ): Promise<number> {
-  const list = await listAllPages<ConfigMap>(kube, RESOURCES.configMaps, namespace, {
-    labelSelector: `${LABELS.role}=${ROLES.notificationClaim}`,
-  });
-  let removed = 0;
-  for (const claim of list.items) {
+  const expired = (claim: ConfigMap): boolean => {
     const { acceptedAt } = dataOf(claim);
     const windowMs = Number(claim.data?.window ?? 0) * 1000;
     const keepMs = Math.max(Number.isFinite(windowMs) ? windowMs : 0, CLAIM_MIN_AGE_MS);
-    if (!Number.isNaN(acceptedAt) && now.getTime() - acceptedAt <= keepMs) continue;
+    return Number.isNaN(acceptedAt) || now.getTime() - acceptedAt > keepMs;
+  };
+  // A storm leaves tens of thousands of claims: only the expired ones are kept from the list, by name and version.
+  const list = await listAllPages<ConfigMap>(
+    kube,
+    RESOURCES.configMaps,
+    namespace,
+    { labelSelector: `${LABELS.role}=${ROLES.notificationClaim}` },
+    undefined,
+    (claim) => (expired(claim) ? nameAndVersion(claim) : undefined),
+  );
+  let removed = 0;
+  for (const claim of list.items) {
     if (await deleteExactly(kube, namespace, claim)) removed++;
   }
   if (removed) log.debug({ removed }, 'removed expired notification claims');
@@ -344,4 +352,10 @@ export async function deleteClaimOf(kube: KubeClient, namespace: string, n: Noti
   const claim = await getIfExists<ConfigMap>(kube, RESOURCES.configMaps, namespace, name);
   if (!claim || claim.data?.notification !== n.metadata.name) return;
   await deleteExactly(kube, namespace, claim);
+}
+
+/** A claim reduced to what a conditional delete needs (deleteExactly). */
+function nameAndVersion(claim: ConfigMap): ConfigMap {
+  const { name, resourceVersion } = claim.metadata;
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, resourceVersion } };
 }
