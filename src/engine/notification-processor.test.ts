@@ -18,6 +18,7 @@ import { counterIds, host, notification, NS, quietLog, segment, testConfig, worl
 import type { World } from './testing/fixtures.ts';
 import { serverLockKey } from './nova-server-locks.ts';
 import type { EngineBookkeeping } from './status-writer.ts';
+import { until } from '../testing/until.ts';
 
 const SERVER = '11111111-2222-3333-4444-555555555555';
 
@@ -524,6 +525,50 @@ retries('a host gone from the API server too still fails the last attempt with t
   assert.is(h.get('n1').status?.phase, 'failed');
   assert.ok(JSON.stringify(h.get('n1').status).includes('Host host-uuid-1 could not be found.'));
   assert.is(h.hostRuns.length, 0);
+});
+
+retries('the periodic task retries notifications in error one at a time, newest first, as Masakari does', async () => {
+  const gates: Array<() => void> = [];
+  const h = await harness({ hostWorkflow: () => new Promise<void>((resolve) => gates.push(resolve)) });
+  const second = host('compute-2', 'host-uuid-2', 'seg-uuid', {}, 2);
+  h.w.kube.seed(RESOURCES.hosts, {
+    ...second,
+    metadata: { ...second.metadata, labels: { [LABELS.uuid]: 'host-uuid-2' } },
+  });
+  await until(() => h.w.hosts.get('host-compute-2') !== undefined);
+  // Two hosts, so the per-host mutex does not order them: only the periodic task does. n2 is the newer.
+  for (const [name, o] of [
+    ['n1', {}],
+    ['n2', { hostUuid: 'host-uuid-2', hostname: 'compute-2' }],
+  ] as const) {
+    const base = hostStopped(name, o);
+    h.w.kube.seed(RESOURCES.notifications, { ...base, status: { ...base.status, phase: 'error', runs: 1 } });
+  }
+  await until(() => h.w.notifications.get('n2') !== undefined);
+  const drain = async () => {
+    while (h.queue.length > 0) await h.p.reconcile(h.queue.shift() ?? '');
+  };
+  const phases = () => [h.get('n1').status?.phase, h.get('n2').status?.phase];
+
+  const pass = h.p.processUnfinished();
+  await drain();
+  await until(() => gates.length > 0);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.is(gates.length, 1, 'one retry runs');
+  assert.equal(phases(), ['error', 'running'], 'the newest first');
+  gates[0]!();
+  await until(() => h.get('n2').status?.phase === 'finished');
+  await until(() => h.queue.length > 0); // the run's end brings its key back
+  await drain();
+  await until(() => h.queue.includes('n1')); // that ended the first attempt: the pass picks the next
+  await drain();
+  await until(() => gates.length === 2);
+  assert.equal(phases(), ['running', 'finished'], 'the next one once the first has ended');
+  gates[1]!();
+  await until(() => h.get('n1').status?.phase === 'finished');
+  await until(() => h.queue.length > 0);
+  await drain();
+  await pass;
 });
 
 retries.run();

@@ -52,6 +52,8 @@ export class NotificationProcessor {
   private readonly runs: RunExecutor;
   /** Keys the periodic task picked for their single last attempt (error retry, stuck new). */
   private readonly lastChance = new Set<string>();
+  /** Who waits for the end of a last attempt (processUnfinished runs them one at a time). */
+  private readonly attemptWaiters = new Map<string, Array<() => void>>();
   private term: LeadershipTerm | undefined;
   private readonly tasks: NotificationTaskScope;
 
@@ -65,6 +67,7 @@ export class NotificationProcessor {
       runs: this.runs,
       lastChance: this.lastChance,
       fencingWait: this.fencingWait,
+      attemptSettled: (key) => this.attemptSettled(key),
     };
   }
 
@@ -99,6 +102,8 @@ export class NotificationProcessor {
     this.sourceHostMutex.clear();
     this.lastChance.clear();
     this.fencingWait.clear();
+    for (const waiters of this.attemptWaiters.values()) for (const resolve of waiters) resolve();
+    this.attemptWaiters.clear();
   }
 
   /** Resolves once every run in flight has ended (tests, graceful stop). */
@@ -110,9 +115,9 @@ export class NotificationProcessor {
     return this.runs.isRunning(name);
   }
 
-  /** Masakari's _process_unfinished_notifications (src/engine/periodic.ts). */
-  processUnfinished(): void {
-    processUnfinished(this.tasks);
+  /** Masakari's _process_unfinished_notifications (src/engine/periodic.ts); resolves when its last attempt is over. */
+  processUnfinished(): Promise<void> {
+    return processUnfinished(this.tasks);
   }
 
   /** Masakari's _check_expired_notifications (src/engine/periodic.ts). */
@@ -121,6 +126,36 @@ export class NotificationProcessor {
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
+    try {
+      return await this.decide(key);
+    } finally {
+      this.settleAttempt(key);
+    }
+  }
+
+  /** Resolves once `key` has no last attempt pending and no run in flight. */
+  private attemptSettled(key: string): Promise<void> {
+    if (this.attemptOver(key)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiters = this.attemptWaiters.get(key) ?? [];
+      waiters.push(resolve);
+      this.attemptWaiters.set(key, waiters);
+    });
+  }
+
+  private attemptOver(key: string): boolean {
+    return !this.lastChance.has(key) && !this.runs.isRunning(key);
+  }
+
+  /** Called after every decision on `key` (a run's end enqueues one): wakes whoever waits for its attempt. */
+  private settleAttempt(key: string): void {
+    const waiters = this.attemptWaiters.get(key);
+    if (!waiters || !this.attemptOver(key)) return;
+    this.attemptWaiters.delete(key);
+    for (const resolve of waiters) resolve();
+  }
+
+  private async decide(key: string): Promise<ReconcileResult> {
     const term = this.term;
     if (!term || term.signal.aborted) return {};
     const cached = this.deps.notifications.get(key);

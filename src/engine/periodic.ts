@@ -63,41 +63,74 @@ export interface NotificationTaskScope {
   /** Keys picked for their single last attempt (error retry, stuck new); the processor consumes them. */
   lastChance: Set<string>;
   fencingWait: FencingWait;
+  /** Resolves once the last attempt of `key` is over: its run ended, or the processor decided without one. */
+  attemptSettled(key: string): Promise<void>;
 }
+
+/** The longest processUnfinished waits for one last attempt before it starts the next anyway. */
+export const LAST_ATTEMPT_WAIT_MS = 600_000;
 
 /**
  * Masakari's _process_unfinished_notifications: every `error` gets one
  * retry, every `new` older than retry_notification_new_status_interval one
- * attempt; an error on that attempt ends `failed`. Newest first.
+ * attempt; an error on that attempt ends `failed`. Newest first, and one at a
+ * time: Masakari runs each inside its periodic task before it looks at the
+ * next (masakari/engine/manager.py). Started all at once, a pass over many
+ * notifications in error (after a storm of VM notifications, say) put every
+ * retry's Nova calls and status writes into the same second, beside the API's
+ * own requests (docs/benchmarks.md, Scale). A retry that takes longer than
+ * LAST_ATTEMPT_WAIT_MS (a long evacuation) lets the next one start.
  */
-export function processUnfinished(x: NotificationTaskScope): void {
+export async function processUnfinished(x: NotificationTaskScope): Promise<void> {
   if (!x.term()) return;
   const now = x.d.clock.now().getTime();
-  const newAge = x.d.config.DEFAULT.retry_notification_new_status_interval * 1000;
   const candidates = x.d.notifications
     .list()
     .map(admitted)
-    .filter(
-      (n): n is AdmittedNotification =>
-        n !== undefined && !n.metadata.deletionTimestamp && !x.runs.isRunning(n.metadata.name),
-    )
-    .filter((n) => {
-      const phase = phaseOf(n);
-      if (phase === 'error') return true;
-      if (phase !== 'new' || x.fencingWait.isWaiting(n.metadata.name)) return false;
-      const generated = parseGeneratedTime(n.spec.generatedTime);
-      return !Number.isNaN(generated) && now - generated > newAge;
-    })
+    .filter((n): n is AdmittedNotification => n !== undefined && isRetryCandidate(x, n, now))
     .sort(newestFirst);
-  for (const n of candidates) {
-    x.lastChance.add(n.metadata.name);
+  for (const picked of candidates) {
+    const term = x.term();
+    if (!term || term.signal.aborted) return;
+    const key = picked.metadata.name;
+    // Looked at again at its turn: an earlier retry may have taken long, and this one may have moved on meanwhile.
+    const n = admitted(x.d.notifications.get(key));
+    if (!n || !isRetryCandidate(x, n, now)) continue;
+    x.lastChance.add(key);
     x.d.log.info(
       { notification: n.status.uuid, status: phaseOf(n) },
       phaseOf(n) === 'error'
         ? 'periodic task: retrying a notification in error once'
         : 'periodic task: processing a notification stuck in new',
     );
-    x.d.enqueue(n.metadata.name);
+    x.d.enqueue(key);
+    await untilSettledOrTimeout(x, key, term.signal);
+  }
+}
+
+/** In error, or new for longer than retry_notification_new_status_interval, and not being processed. */
+function isRetryCandidate(x: NotificationTaskScope, n: AdmittedNotification, now: number): boolean {
+  if (n.metadata.deletionTimestamp || x.runs.isRunning(n.metadata.name)) return false;
+  const phase = phaseOf(n);
+  if (phase === 'error') return true;
+  if (phase !== 'new' || x.fencingWait.isWaiting(n.metadata.name)) return false;
+  const generated = parseGeneratedTime(n.spec.generatedTime);
+  const newAge = x.d.config.DEFAULT.retry_notification_new_status_interval * 1000;
+  return !Number.isNaN(generated) && now - generated > newAge;
+}
+
+/** Waits for the attempt of `key` to be over, LAST_ATTEMPT_WAIT_MS at most, or until leadership ends. */
+async function untilSettledOrTimeout(x: NotificationTaskScope, key: string, termSignal: AbortSignal): Promise<void> {
+  let done!: () => void;
+  const stop = new Promise<void>((resolve) => (done = resolve));
+  // An armed timer, not sleep(): a test's fake clock fires it when time reaches it instead of jumping ahead.
+  const timer = x.d.clock.setTimeout(done, LAST_ATTEMPT_WAIT_MS);
+  termSignal.addEventListener('abort', done, { once: true });
+  try {
+    await Promise.race([x.attemptSettled(key), stop]);
+  } finally {
+    x.d.clock.clearTimeout(timer);
+    termSignal.removeEventListener('abort', done);
   }
 }
 
