@@ -218,4 +218,28 @@ test("the leader's retention reads its cache, lists no notification, and deletes
   assert.is(notificationLists.length, 0);
 });
 
+test('a pass over a large cache lets other work in while it reads', async () => {
+  const now = new Date('2026-03-01T00:00:00Z');
+  const kept = Array.from({ length: 5_000 }, (_, i) => ({
+    apiVersion: 'v1',
+    kind: 'Notification' as const,
+    metadata: { name: `n${i}`, uid: `u${i}`, resourceVersion: String(i) },
+    spec: { type: 'VM' as const, hostname: 'h', generatedTime: '2026-02-28T00:00:00', payload: {} },
+    status: { phase: 'finished' as const, updatedAt: '2026-02-28T00:00:00Z', uuid: `x${i}` },
+  }));
+  const { kube } = await storeFixture();
+  let ranBetween = false;
+  setImmediate(() => (ranBetween = true));
+  const result = await purgeNotifications({
+    kube,
+    namespace: NS,
+    ageInDays: 30,
+    now,
+    cached: () => kept,
+  });
+  assert.is(result.examined, 5_000);
+  assert.is(result.deleted, 0);
+  assert.ok(ranBetween, 'a callback queued before the pass ran before it ended');
+});
+
 test.run();
