@@ -230,17 +230,15 @@ export class NameClaims {
    * whole objects, managedFields included, were megabytes of garbage at the
    * start of each leadership term.
    */
-  listAll(): Promise<KubeList<ConfigMap>>;
-  listAll<U>(keep: (claim: ConfigMap) => U | undefined, pageGapMs?: number): Promise<KubeList<U>>;
-  listAll<U>(keep?: (claim: ConfigMap) => U | undefined, pageGapMs = 0): Promise<KubeList<U | ConfigMap>> {
+  listAll<U>(keep: (claim: ConfigMap) => U | undefined, pageGapMs = 0): Promise<KubeList<U>> {
     const selector = { labelSelector: `${LABELS.role}=${ROLES.nameClaim}` };
-    return listAllPages<ConfigMap, U | ConfigMap>(
+    return listAllPages<ConfigMap, U>(
       this.opts.kube,
       RESOURCES.configMaps,
       this.opts.namespace,
       selector,
       CLAIM_PAGE_SIZE,
-      keep ?? ((claim) => claim),
+      keep,
       pageGapMs,
     );
   }
