@@ -69,6 +69,18 @@ export function countedPages(status: NotificationStatusBlock | undefined): numbe
   return typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : 0;
 }
 
+/**
+ * A status without its history (workflow details, vmoves, the engine's
+ * bookkeeping: most of a finished notification's bytes) but for the journal
+ * page count, which tells a delete whether pages go with it. What the
+ * store's cache (slim-notification.ts) and a purge's list read keep.
+ */
+export function statusWithoutHistory(status: NotificationStatusBlock): NotificationStatusBlock {
+  const { recoveryWorkflowDetails: _details, vmoves: _vmoves, engine: _engine, ...rest } = status;
+  const pages = countedPages(status);
+  return pages > 0 ? { ...rest, engine: { journalPages: pages } } : rest;
+}
+
 export function pageSelector(notificationUuid?: string): string {
   const role = `${LABELS.role}=${ROLES.journalPage}`;
   return notificationUuid ? `${role},${LABELS.notificationUuid}=${notificationUuid}` : role;

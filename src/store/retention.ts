@@ -20,7 +20,7 @@ import { listPageKept } from '../k8s/list-pages.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification, NotificationStatus } from '../model/types.ts';
 import { deleteClaimOf } from './intake.ts';
-import { countedPages, deletePages, notificationUuidOf } from './journal-pages.ts';
+import { countedPages, deletePages, notificationUuidOf, statusWithoutHistory } from './journal-pages.ts';
 import { createdAtMs } from '../domain/created-at.ts';
 
 /** Phases a notification never leaves by itself: only these are ever deleted. */
@@ -146,20 +146,14 @@ export async function purgeNotifications(opts: PurgeOptions): Promise<PurgeResul
 }
 
 /**
- * What a purge reads of a listed notification: all but its history (the
- * workflow details, the vmoves and the engine's bookkeeping, most of a
- * finished notification's bytes) and its managedFields; of the bookkeeping,
- * only how many journal pages it has. The periodic task reads every
- * notification once an hour, on the replica whose cache already holds them
- * all, so what it keeps per page is garbage the next full collection must
- * find.
+ * What a purge reads of a listed notification: all but its history
+ * (statusWithoutHistory, which keeps the journal page count) and its
+ * managedFields. `purge` lists every notification, so what it keeps per page
+ * is garbage the next full collection must find.
  */
 function withoutHistory(n: Notification): Notification {
   const { managedFields: _managedFields, ...metadata } = n.metadata;
-  if (!n.status) return { ...n, metadata };
-  const pages = countedPages(n.status);
-  const { recoveryWorkflowDetails: _details, vmoves: _vmoves, engine: _engine, ...status } = n.status;
-  return { ...n, metadata, status: pages > 0 ? { ...status, engine: { journalPages: pages } } : status };
+  return n.status ? { ...n, metadata, status: statusWithoutHistory(n.status) } : { ...n, metadata };
 }
 
 /** Deletes exactly this notification (uid and resourceVersion preconditions), then its duplicate claim and journal pages; false when already gone or replaced. */

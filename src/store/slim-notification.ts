@@ -30,7 +30,7 @@
 // sharing strings between them is safe.
 import { ANNOTATIONS, LABELS } from '../model/constants.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
-import { countedPages } from './journal-pages.ts';
+import { statusWithoutHistory } from './journal-pages.ts';
 import { inSenderOrder } from './mapping.ts';
 import { compact } from './compact-object.ts';
 import { shared, sharedConditions, sharedValues } from './string-pool.ts';
@@ -62,12 +62,9 @@ function slimStatus(
   creationTimestamp: string | undefined,
 ): NotificationStatusBlock | undefined {
   if (!status) return status;
-  const { recoveryWorkflowDetails: _details, vmoves: _vmoves, engine: _engine, ...rest } = status;
-  // Of the engine's bookkeeping, only whether journal pages exist: retention deletes them with the notification.
-  const pages = countedPages(status);
+  const rest = statusWithoutHistory(status);
   return compact({
     ...rest,
-    ...(pages > 0 ? { engine: { journalPages: pages } } : {}),
     ...(rest.phase !== undefined ? { phase: shared(rest.phase) } : {}),
     ...(rest.sourceHostUuid !== undefined ? { sourceHostUuid: shared(rest.sourceHostUuid) } : {}),
     ...(rest.failoverSegmentUuid !== undefined ? { failoverSegmentUuid: shared(rest.failoverSegmentUuid) } : {}),
