@@ -153,7 +153,6 @@ export async function fixedRate(o: {
   count: number;
   send: (i: number) => Promise<number>;
 }): Promise<CountedResult> {
-  const latencies: number[] = [];
   const byIndex: Array<{ i: number; ms: number }> = [];
   const statuses: Record<number, number> = {};
   const inFlight: Promise<void>[] = [];
@@ -168,16 +167,16 @@ export async function fixedRate(o: {
         .send(i)
         .catch(() => 0)
         .then((status) => {
-          const ms = performance.now() - t0;
-          latencies.push(ms);
-          byIndex.push({ i, ms });
+          byIndex.push({ i, ms: performance.now() - t0 });
           statuses[status] = (statuses[status] ?? 0) + 1;
         }),
     );
   }
   await Promise.all(inFlight);
+  const seconds = (performance.now() - start) / 1000;
+  const summary = summarize(byIndex.map((x) => x.ms));
   const slowest = byIndex.sort((a, b) => b.ms - a.ms).slice(0, 5);
-  return { sent: o.count, seconds: (performance.now() - start) / 1000, ...summarize(latencies), statuses, slowest };
+  return { sent: o.count, seconds, ...summary, statuses, slowest };
 }
 
 /** Items through `f`, `width` at a time; the first error stops new work and is rethrown. */
