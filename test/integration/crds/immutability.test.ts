@@ -40,6 +40,18 @@ for (const [field, value] of [
   });
 }
 
+// The payload rules are for new specs only (optionalOldSelf): on every update, status writes included, they end at
+// `oldSelf.hasValue()` instead of walking the payload, and the immutability rule alone answers a spec change.
+test('a Notification spec change is refused by the immutability rule alone; the payload rules run on create only', async ({
+  ns,
+}) => {
+  const r = await patch(ns, 'notification/n', { spec: { payload: { event: 'BOGUS', 'bad/key': 'x' } } });
+  assert.is.not(r.code, 0, r.stdout);
+  assert.match(r.stderr, 'spec is immutable; a notification cannot be changed once received');
+  assert.not.match(r.stderr, 'is not one of');
+  assert.not.match(r.stderr, 'payload keys must match');
+});
+
 test('a Notification still takes label, annotation and status updates', async ({ ns }) => {
   const r = await ns.kubectl(['label', 'notification/n', 'reviewed=yes']);
   assert.is(r.code, 0, r.stderr);
