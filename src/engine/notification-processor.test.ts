@@ -17,6 +17,7 @@ import { FakeNova, makeServer } from '../testing/fake-nova.ts';
 import { counterIds, host, notification, NS, quietLog, segment, testConfig, world } from './testing/fixtures.ts';
 import type { World } from './testing/fixtures.ts';
 import { serverLockKey } from './nova-server-locks.ts';
+import { RETRY_SPACING_MS } from './periodic.ts';
 import type { EngineBookkeeping } from './status-writer.ts';
 import { until } from '../testing/until.ts';
 
@@ -569,6 +570,37 @@ retries('the periodic task retries notifications in error one at a time, newest 
   await until(() => h.queue.length > 0);
   await drain();
   await pass;
+});
+
+retries('a pass starts its retries RETRY_SPACING_MS apart: quick failures do not flood the API server', async () => {
+  const starts: number[] = [];
+  const h: Harness = await harness({
+    hostWorkflow: async () => {
+      starts.push(h.w.clock.now().getTime());
+      throw new RecoveryFailed('fails at once, as a retry of an instance Nova does not know');
+    },
+  });
+  for (const name of ['n1', 'n2', 'n3']) {
+    const base = hostStopped(name, { uuid: `uuid-${name}` });
+    h.w.kube.seed(RESOURCES.notifications, { ...base, status: { ...base.status, phase: 'error', runs: 1 } });
+  }
+  await until(() => h.w.notifications.get('n3') !== undefined);
+  const began = h.w.clock.now().getTime();
+  let over = false;
+  const pass = h.p.processUnfinished().then(() => (over = true));
+  while (!over) {
+    await h.settle();
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  await pass;
+  assert.is(starts.length, 3);
+  assert.is(starts[0], began, 'the first retry starts at once');
+  assert.ok(starts[1]! - starts[0]! >= RETRY_SPACING_MS, `${starts[1]! - starts[0]!} ms between the first two`);
+  assert.ok(starts[2]! - starts[1]! >= RETRY_SPACING_MS, `${starts[2]! - starts[1]!} ms between the last two`);
+  assert.equal(
+    ['n1', 'n2', 'n3'].map((n) => h.get(n).status?.phase),
+    ['failed', 'failed', 'failed'],
+  );
 });
 
 retries.run();

@@ -71,6 +71,19 @@ export interface NotificationTaskScope {
 export const LAST_ATTEMPT_WAIT_MS = 600_000;
 
 /**
+ * The least time between the starts of two retries of one pass: at most one
+ * a second. A retry whose Nova call fails at once (an instance Nova does not
+ * know) ends in about 50 ms, after some fifteen API requests (status writes,
+ * Events, reads), so back to back a pass over a storm's notifications in
+ * error kept the API server busy with about 160 requests a second for as
+ * long as it ran, and new notifications waited behind them; four a second
+ * still cost 60 (docs/benchmarks.md, Scale). A retry is background work (a
+ * pass runs every two minutes, and Masakari's own retries each wait for
+ * Nova); intake is not.
+ */
+export const RETRY_SPACING_MS = 1_000;
+
+/**
  * Masakari's _process_unfinished_notifications: every `error` gets one
  * retry, every `new` older than retry_notification_new_status_interval one
  * attempt; an error on that attempt ends `failed`. Newest first, and one at a
@@ -79,7 +92,8 @@ export const LAST_ATTEMPT_WAIT_MS = 600_000;
  * notifications in error (after a storm of VM notifications, say) put every
  * retry's Nova calls and status writes into the same second, beside the API's
  * own requests (docs/benchmarks.md, Scale). A retry that takes longer than
- * LAST_ATTEMPT_WAIT_MS (a long evacuation) lets the next one start.
+ * LAST_ATTEMPT_WAIT_MS (a long evacuation) lets the next one start; one that
+ * ends sooner waits out RETRY_SPACING_MS before the next starts.
  */
 export async function processUnfinished(x: NotificationTaskScope): Promise<void> {
   if (!x.term()) return;
@@ -89,14 +103,17 @@ export async function processUnfinished(x: NotificationTaskScope): Promise<void>
     .map(admitted)
     .filter((n): n is AdmittedNotification => n !== undefined && isRetryCandidate(x, n, now))
     .sort(newestFirst);
+  let lastStart: number | undefined;
   for (const picked of candidates) {
     const term = x.term();
     if (!term || term.signal.aborted) return;
+    if (lastStart !== undefined && !(await spacedAfter(x, lastStart, term.signal))) return;
     const key = picked.metadata.name;
     // Looked at again at its turn: an earlier retry may have taken long, and this one may have moved on meanwhile.
     const n = admitted(x.d.notifications.get(key));
     if (!n || !isRetryCandidate(x, n, now)) continue;
     x.lastChance.add(key);
+    lastStart = x.d.clock.now().getTime();
     x.d.log.info(
       { notification: n.status.uuid, status: phaseOf(n) },
       phaseOf(n) === 'error'
@@ -105,6 +122,18 @@ export async function processUnfinished(x: NotificationTaskScope): Promise<void>
     );
     x.d.enqueue(key);
     await untilSettledOrTimeout(x, key, term.signal);
+  }
+}
+
+/** Sleeps until RETRY_SPACING_MS after `lastStart`; false when leadership ended meanwhile. */
+async function spacedAfter(x: NotificationTaskScope, lastStart: number, termSignal: AbortSignal): Promise<boolean> {
+  const wait = lastStart + RETRY_SPACING_MS - x.d.clock.now().getTime();
+  if (wait <= 0) return true;
+  try {
+    await x.d.clock.sleep(wait, termSignal);
+    return true;
+  } catch {
+    return false;
   }
 }
 
