@@ -22,11 +22,20 @@ import type { SpecValidators } from '../domain/spec-validators.ts';
 /** Lease held by the replica that runs the store reconcilers. */
 export const STORE_LEASE_NAME = 'masakari-store-reconcilers';
 /**
- * Orphan sweep every minute; retention every hour, the first pass a minute
- * after leading starts; two workers per controller (admission is a handful
- * of small API calls).
+ * Orphan sweep every five minutes: it reads every name claim (one per segment
+ * and host, 10,000 at 10,000 hosts) to find the rare one a crash left, and a
+ * create that meets a stale claim removes it itself, so nothing waits for
+ * the sweep; every minute, its pages were a steady share of the API server's
+ * work and garbage (docs/benchmarks.md, Scale). Retention every hour, the
+ * first pass a minute after leading starts; two workers per controller
+ * (admission is a handful of small API calls).
  */
-const DEFAULTS = { sweepIntervalMs: 60_000, retentionIntervalMs: 3_600_000, retentionFirstAfterMs: 60_000, workers: 2 };
+const DEFAULTS = {
+  sweepIntervalMs: 300_000,
+  retentionIntervalMs: 3_600_000,
+  retentionFirstAfterMs: 60_000,
+  workers: 2,
+};
 
 export interface StoreReconcilerOptions {
   metrics?: Registry;

@@ -36,7 +36,7 @@
 // Its claims are named differently and are only swept (sweepNotificationClaims).
 //
 // Not covered by the claim, covered by the informer cache instead: anything
-// older than the claim's lifetime (swept 10 min after its last accept), and a
+// older than the claim's lifetime (swept 10 to 15 min after its last accept), and a
 // holder deleted since (retention, purge, kubectl delete). The cache holds
 // every notification within milliseconds of its creation; the claim only has
 // to cover that gap and concurrent creates.
