@@ -107,7 +107,11 @@ export async function processUnfinished(x: NotificationTaskScope): Promise<void>
   for (const picked of candidates) {
     const term = x.term();
     if (!term || term.signal.aborted) return;
-    if (lastStart !== undefined && !(await spacedAfter(x, lastStart, term.signal))) return;
+    const wait = lastStart === undefined ? 0 : lastStart + RETRY_SPACING_MS - x.d.clock.now().getTime();
+    if (wait > 0) {
+      await x.d.clock.sleep(wait, term.signal).catch(() => undefined); // rejects when leadership ends
+      if (term.signal.aborted) return;
+    }
     const key = picked.metadata.name;
     // Looked at again at its turn: an earlier retry may have taken long, and this one may have moved on meanwhile.
     const n = admitted(x.d.notifications.get(key));
@@ -122,18 +126,6 @@ export async function processUnfinished(x: NotificationTaskScope): Promise<void>
     );
     x.d.enqueue(key);
     await untilSettledOrTimeout(x, key, term.signal);
-  }
-}
-
-/** Sleeps until RETRY_SPACING_MS after `lastStart`; false when leadership ended meanwhile. */
-async function spacedAfter(x: NotificationTaskScope, lastStart: number, termSignal: AbortSignal): Promise<boolean> {
-  const wait = lastStart + RETRY_SPACING_MS - x.d.clock.now().getTime();
-  if (wait <= 0) return true;
-  try {
-    await x.d.clock.sleep(wait, termSignal);
-    return true;
-  } catch {
-    return false;
   }
 }
 
