@@ -85,6 +85,9 @@ interface ProcessMemory {
   heap?: { total: number; used: number; liveUsed: number; liveTotal: number; rssAfterGc: number };
 }
 
+/** An intake load's result, with its unmeasured first request (absent when the load did not run). */
+type IntakeResult = CountedResult & { warmupMs?: number };
+
 interface ScaleResult {
   size: number;
   /** Bulk writes, then the wait until the API server's watch cache had them all. */
@@ -94,12 +97,12 @@ interface ScaleResult {
   api: { readyMs: number; memory: ProcessMemory };
   engine: { readyMs: number; memory: ProcessMemory };
   list: LoadResult;
-  intake: CountedResult;
+  intake: IntakeResult;
   /** The api's Kubernetes API attempts during the intake load, from masakari_kube_request_duration_seconds. */
   intakeKubeCalls?: Array<{ call: string; perNotification: number; meanMs: number }>;
   /** What went wrong (a process that did not start or died), for the table's footnotes. */
   notes: string[];
-  reference?: { list: LoadResult; intake: CountedResult; memoryMiB: number; rows: number };
+  reference?: { list: LoadResult; intake: IntakeResult; memoryMiB: number; rows: number };
 }
 
 const { values } = parseArgs({
@@ -186,11 +189,7 @@ async function postNotification(base: string, body: unknown): Promise<number> {
  * status write, the engine's run); its latency is reported beside the
  * measured ones. Then INTAKE_COUNT at RATE/s.
  */
-async function intakeLoad(
-  base: string,
-  hostname: (i: number) => string,
-  salt: number,
-): Promise<CountedResult & { warmupMs: number }> {
+async function intakeLoad(base: string, hostname: (i: number) => string, salt: number): Promise<IntakeResult> {
   const t0 = performance.now();
   await postNotification(base, vmNotification(hostname(INTAKE_COUNT), salt + INTAKE_COUNT));
   const warmupMs = performance.now() - t0;
@@ -210,8 +209,7 @@ const p99Rank = (n: number) => {
   return k === 1 ? 'slowest' : `${k}${k === 2 ? 'nd' : k === 3 ? 'rd' : 'th'} slowest`;
 };
 
-const warmup = (r: CountedResult & { warmupMs?: number }) =>
-  r.warmupMs === undefined ? '—' : `${r.warmupMs.toFixed(1)} ms`;
+const warmup = (r: IntakeResult) => (r.warmupMs === undefined ? '—' : `${r.warmupMs.toFixed(1)} ms`);
 
 /** "#i ms, ..." for the slowest requests of an open-loop run (i in sending order). */
 const slowestLine = (r: CountedResult) => (r.slowest ?? []).map((x) => `#${x.i} ${x.ms.toFixed(1)} ms`).join(', ');
