@@ -62,6 +62,7 @@ function openStore(ctx: AppContext, manager: Manager): CrRepositoryHandle {
     log: ctx.log,
     metrics: ctx.metrics,
     informerFactory: manager.informerFactory,
+    ...(ctx.admissionSeal ? { seal: ctx.admissionSeal } : {}),
   });
   addStoreReconcilers(manager, repo.parts, { metrics: ctx.metrics });
   return repo;

@@ -6,6 +6,7 @@
 //   remediation → src/remediation/component.ts
 
 import type { Logger } from 'pino';
+import type { AdmissionSeal } from '../store/admission-seal.ts';
 import type { Registry } from 'prom-client';
 import type { KubeClient } from '../k8s/client.ts';
 import type { Config } from '../config/config.ts';
@@ -42,6 +43,13 @@ export interface AppContext {
    * stops its own (managerFor).
    */
   manager?: Manager;
+  /**
+   * Seals the notifications the REST path creates in `namespace`, so they need
+   * no admission status write (src/store/admission-seal.ts). Set by the process
+   * shell when it could load the key; ctx.kube then shows sealed notifications
+   * admitted. Undefined: admission writes status, as it always could.
+   */
+  admissionSeal?: AdmissionSeal;
 }
 
 export interface Component {

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { KubeClient } from '../k8s/client.ts';
+import { FakeKube } from '../testing/fake-kube.ts';
 import type { ComponentName } from '../config/options.ts';
 import type { AppContext, Component, ComponentFactory } from './component.ts';
 import { StartupError } from './components.ts';
@@ -71,7 +71,7 @@ async function start(
       return factory;
     },
     connectKube: () => ({
-      client: {} as KubeClient,
+      client: new FakeKube(),
       close: async () => {
         kubeClosed = true;
       },

@@ -38,6 +38,8 @@ import {
 import { createMetricsRegistry, kubeCallObserver, openStackCallObserver } from './metrics.ts';
 import { operatorVersion } from './version.ts';
 import { Manager } from '../runtime/manager.ts';
+import { RESOURCES } from '../k8s/resources.ts';
+import { createAdmissionSeal, loadAdmissionSealKey, withSealedNotifications } from '../store/admission-seal.ts';
 import type { InformerDeps } from '../runtime/informer.ts';
 
 export interface ClosableKube {
@@ -169,24 +171,10 @@ export async function runOperator(opts: RunOptions): Promise<number> {
     }
     cleanups.push(() => kube.close());
 
-    // One manager for every component of this process: one cache per (resource, namespace, selectors),
-    // one election per Lease, one start and one shutdown order.
-    const manager = new Manager({
-      kube: kube.client,
-      namespace: config.operator.namespace,
-      identity,
-      log,
-      metrics,
-      lease: config.operator,
-      compactHeapAfterSync: true,
-      ...(opts.informerDeps ? { informerDeps: opts.informerDeps } : {}),
-    });
-    // Normally stopped before the clean-ups (runShutdown); here for a failed start-up.
-    cleanups.push(async () => {
-      if (!manager.isStopping()) await manager.stop();
-      manager.informers.stopAll();
-    });
-    const liveness = () => manager.informers.crashed().map((key) => `cache ${key}: list/watch loop crashed`);
+    // The manager is made once the admission key is loaded (below); liveness asks it from then on.
+    const made: { manager?: Manager } = {};
+    const liveness = () =>
+      (made.manager?.informers.crashed() ?? []).map((key) => `cache ${key}: list/watch loop crashed`);
 
     const listen = metricsListenAddress(config);
     let ops: OpsServer;
@@ -211,16 +199,53 @@ export async function runOperator(opts: RunOptions): Promise<number> {
     );
     opts.onListening?.(ops.address);
 
+    // Notifications the REST path creates are admitted by a seal, not a status
+    // write (src/store/admission-seal.ts): every reader of this process sees
+    // them through the wrapped client. No key (403): the status write, as before.
+    // Loaded after the ops server listens: while the API server cannot be
+    // reached the process is alive and not ready, as during its first cache sync.
+    const namespace = config.operator.namespace;
+    let sealKey: Buffer | undefined;
+    try {
+      sealKey = await loadAdmissionSealKey(kube.client, namespace, log, controller.signal);
+    } catch (e) {
+      throw new StartupError(`kubernetes: cannot load the admission key: ${(e as Error).message}`, { cause: e });
+    }
+    const admissionSeal = sealKey ? createAdmissionSeal(sealKey) : undefined;
+    const client = admissionSeal
+      ? withSealedNotifications(kube.client, admissionSeal, RESOURCES.notifications, namespace)
+      : kube.client;
+
+    // One manager for every component of this process: one cache per (resource, namespace, selectors),
+    // one election per Lease, one start and one shutdown order.
+    const processManager = new Manager({
+      kube: client,
+      namespace: config.operator.namespace,
+      identity,
+      log,
+      metrics,
+      lease: config.operator,
+      compactHeapAfterSync: true,
+      ...(opts.informerDeps ? { informerDeps: opts.informerDeps } : {}),
+    });
+    made.manager = processManager;
+    // Normally stopped before the clean-ups (runShutdown); here for a failed start-up.
+    cleanups.push(async () => {
+      if (!processManager.isStopping()) await processManager.stop();
+      processManager.informers.stopAll();
+    });
+
     const ctx: AppContext = {
       config,
       namespace: config.operator.namespace,
-      kube: kube.client,
+      kube: client,
+      ...(admissionSeal ? { admissionSeal } : {}),
       ...(openstack ? { nova: openstack.nova, openstack: openstack.session } : {}),
       log,
       metrics,
       identity,
       signal: controller.signal,
-      manager,
+      manager: processManager,
     };
     const stopTimeoutMs = config.operator.shutdown_timeout * 1000;
     await startComponents(
@@ -231,7 +256,7 @@ export async function runOperator(opts: RunOptions): Promise<number> {
       stopTimeoutMs,
     );
     // Every component has registered its caches and runnables: caches sync, then runnables and elections start.
-    void manager.start().catch((err: unknown) => log.info({ err }, 'stopped before the caches synced'));
+    void processManager.start().catch((err: unknown) => log.info({ err }, 'stopped before the caches synced'));
     if (!stopSignal) {
       phase = 'running';
       log.info({ components }, 'masakari-operator running');
@@ -241,7 +266,7 @@ export async function runOperator(opts: RunOptions): Promise<number> {
     log.info({ signal, deadline_s: config.operator.shutdown_timeout }, 'shutting down');
     const deadline = Date.now() + stopTimeoutMs;
     const failed = await stopComponents(started, stopTimeoutMs, log);
-    if (!(await stopWithin(() => manager.stop(), deadline - Date.now()))) {
+    if (!(await stopWithin(() => processManager.stop(), deadline - Date.now()))) {
       failed.push('manager');
       log.error({ timeout_ms: stopTimeoutMs }, 'the manager did not stop before the shutdown deadline');
     }

@@ -20,6 +20,9 @@ import { serverLockKey } from './nova-server-locks.ts';
 import { RETRY_SPACING_MS } from './periodic.ts';
 import type { EngineBookkeeping } from './status-writer.ts';
 import { until } from '../testing/until.ts';
+import type { ConfigMap } from '../store/configmap.ts';
+import { notificationClaimName } from '../store/names.ts';
+import { payloadHash } from '../store/fingerprints.ts';
 
 const SERVER = '11111111-2222-3333-4444-555555555555';
 
@@ -351,6 +354,47 @@ decisions('each notification type runs its workflow from the injected RecoveryDr
     ['v1', 'p1'].map((k) => h.get(k).status?.phase),
     ['finished', 'finished'],
   );
+});
+
+/** What the sealed view shows of a REST notification the engine has not written yet (src/store/admission-seal.ts). */
+function sealedView(n: Notification): Notification {
+  return { ...n, status: { ...n.status, phase: 'new', admittedBySeal: true } };
+}
+
+/** The duplicate claim of `n`'s fingerprint, naming `holder` at `generatedTime`. */
+function claimOf(n: Notification, holder: string, generatedTime: string): ConfigMap {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: notificationClaimName(n.spec.type, 'host-uuid-1', payloadHash(n.spec.payload)), namespace: NS },
+    data: { type: n.spec.type, generatedTime, notification: holder, uuid: `uuid-${holder}`, acceptedAt: '0' },
+  };
+}
+
+decisions(
+  'a notification only its seal admits runs once its claim names it; its first write stores the admission',
+  async () => {
+    const h = await harness();
+    const n = sealedView(vmEvent('n1', 'IO_ERROR', 'IO_ERROR_REPORT'));
+    h.w.kube.seed(RESOURCES.configMaps, claimOf(n, 'n1', n.spec.generatedTime));
+    h.add(n);
+    await h.settle();
+    const stored = h.get('n1');
+    assert.is(stored.status?.phase, 'finished');
+    assert.is(stored.status?.uuid, 'uuid-n1');
+    assert.is(stored.status?.sourceHostUuid, 'host-uuid-1');
+    assert.is(stored.status?.admittedBySeal, undefined, 'the view marker is never written');
+  },
+);
+
+decisions("a sealed notification that lost its claim's race is deleted, never run", async () => {
+  const h = await harness();
+  const n = sealedView(vmEvent('n2', 'IO_ERROR', 'IO_ERROR_REPORT'));
+  h.w.kube.seed(RESOURCES.configMaps, claimOf(n, 'n-winner', n.spec.generatedTime));
+  h.add(n);
+  await h.settle();
+  assert.is(h.w.kube.peek(RESOURCES.notifications, NS, 'n2'), undefined);
+  assert.is(h.nova.calls.length, 0);
 });
 
 decisions.run();

@@ -25,6 +25,7 @@ import { isConflict, isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification } from '../model/types.ts';
 import { readByUuidInto } from '../store/fresh-reads.ts';
+import { sealedIntakeStanding } from '../store/intake.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { admitted, phaseOf } from './admitted-notification.ts';
 import type { AdmittedNotification } from './admitted-notification.ts';
@@ -44,6 +45,8 @@ import { NotOwnerError } from './status-writer.ts';
 
 /** How often a notification whose host or segment is not (yet) in the cache is looked at again. */
 const MISSING_REFERENCE_RECHECK_MS = 15_000;
+/** How often a sealed notification whose duplicate claim is not decided yet is looked at again. */
+const SEALED_CLAIM_RECHECK_MS = 1_000;
 
 export class NotificationProcessor {
   private readonly deps: ProcessorDeps;
@@ -56,6 +59,8 @@ export class NotificationProcessor {
   private readonly attemptWaiters = new Map<string, Array<() => void>>();
   private term: LeadershipTerm | undefined;
   private readonly tasks: NotificationTaskScope;
+  /** Sealed notifications whose duplicate claim was found to stand behind them (sealedIntakeStanding). */
+  private readonly sealConfirmed = new Set<string>();
 
   constructor(deps: ProcessorDeps) {
     this.deps = { ...deps, log: deps.log.child({ component: 'engine' }) };
@@ -164,6 +169,10 @@ export class NotificationProcessor {
     const n = admitted(cached);
     if (!n || this.runs.isRunning(key)) return {};
     const phase = phaseOf(n);
+    if (phase === 'new' && n.status.admittedBySeal) {
+      const held = await this.sealedIntake(n);
+      if (held) return held;
+    }
     if (phase === 'new') return this.begin(n, term, 'new');
     if (phase === 'error' && this.lastChance.has(key)) return this.begin(n, term, 'retry');
     if (phase !== 'running') return {};
@@ -178,10 +187,41 @@ export class NotificationProcessor {
    */
   private async gone(key: string, cached: Notification | undefined): Promise<ReconcileResult> {
     this.lastChance.delete(key);
+    this.sealConfirmed.delete(key);
     this.fencingWait.forget(key);
     this.runs.forget(key);
     if (this.runs.isRunning(key) && (cached || (await this.deletedOnServer(key)))) {
       void this.runs.cancel(key, new NotOwnerError(`${key}: notification was deleted`));
+    }
+    return {};
+  }
+
+  /**
+   * A notification only its seal admits (src/store/admission-seal.ts) was created
+   * alongside its duplicate claim: it runs once the claim stands behind it. One
+   * that lost its claim's race is deleted, as its creator does (repository.ts
+   * discardEarly); undefined: go on.
+   */
+  private async sealedIntake(n: AdmittedNotification): Promise<ReconcileResult | undefined> {
+    const key = n.metadata.name;
+    if (this.sealConfirmed.has(key)) return undefined;
+    const window = this.deps.config.DEFAULT.duplicate_notification_detection_interval;
+    const standing = await sealedIntakeStanding(this.deps.kube, this.deps.namespace, n, window, this.deps.clock.now());
+    if (standing === 'accepted') {
+      this.sealConfirmed.add(key);
+      return undefined;
+    }
+    if (standing === 'undecided') return { requeueAfterMs: SEALED_CLAIM_RECHECK_MS };
+    this.deps.log.info(
+      { notification: n.status.uuid },
+      'a duplicate that lost its claim to an earlier notification; deleting it, as its creator does',
+    );
+    try {
+      await this.deps.kube.delete(RESOURCES.notifications, this.deps.namespace, key, {
+        preconditionUid: n.metadata.uid,
+      });
+    } catch (err) {
+      if (!isNotFound(err) && !isConflict(err)) throw err;
     }
     return {};
   }

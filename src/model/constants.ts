@@ -60,6 +60,12 @@ export const ANNOTATIONS = {
    * shown as the record's created_at instead of metadata.creationTimestamp.
    */
   createdAt: `${GROUP}/created-at`,
+  /**
+   * On a Notification the REST path created: an HMAC of its name, identity
+   * labels and spec under the operator's admission key, which admits it
+   * without a status write (src/store/admission-seal.ts).
+   */
+  admissionSeal: `${GROUP}/admission-seal`,
 } as const;
 
 /** Field managers used for every write, so server-side apply ownership is legible. */

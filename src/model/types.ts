@@ -193,6 +193,12 @@ export interface NotificationStatusBlock extends AssignedStatus {
   vmoves?: VMoveRecord[];
   /** Engine bookkeeping for crash-safe resumption (side effects in flight). */
   engine?: Record<string, unknown>;
+  /**
+   * Never stored: set on the in-process view of a sealed Notification whose
+   * status the API server does not hold yet (src/store/admission-seal.ts), so
+   * a status writer knows there is nothing to patch against.
+   */
+  admittedBySeal?: true;
 }
 
 export interface Notification {

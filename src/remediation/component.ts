@@ -60,6 +60,8 @@ function serviceCache(ctx: AppContext, log: Logger, manager: Manager) {
           // The API component of that namespace runs the store reconcilers; this is a client.
           informerFactory: sharedFactoryOf(manager.informers),
           notifications: apiServes(namespace) ? 'all' : 'compute-host',
+          // The key is the process namespace's; elsewhere admission writes status.
+          ...(ctx.admissionSeal && namespace === ctx.namespace ? { seal: ctx.admissionSeal } : {}),
         });
         entry = repo.start().then(
           () => ({ repo, service: new HaService(repo, compute, ctx.config.DEFAULT) }),

@@ -33,6 +33,7 @@ import type { IdAllocator } from './ids.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { admittedConditions, notificationConditions } from './conditions.ts';
 import type { ClaimKind } from './names.ts';
+import type { AdmissionSeal } from './admission-seal.ts';
 
 /** What every writer of the store holds: the API, the caches, the name claims, the finalizer lifecycle, the ids. */
 export interface StoreDeps {
@@ -43,6 +44,8 @@ export interface StoreDeps {
   claims: NameClaims;
   lifecycle: Lifecycle;
   ids: { segments: IdAllocator; hosts: IdAllocator; notifications: IdAllocator };
+  /** Seals REST-created notifications so they need no admission write (admission-seal.ts); none: the status write. */
+  seal?: AdmissionSeal;
 }
 
 export interface AdmissionWriter {

@@ -23,6 +23,7 @@ import type { IdAllocator } from './ids.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { CrRepository, DEFAULT_PENDING_CLAIM_MS } from './repository.ts';
 import { INDEX } from '../model/indexes.ts';
+import type { AdmissionSeal } from './admission-seal.ts';
 
 export { createIdAllocator } from './ids.ts';
 export type { IdAllocator } from './ids.ts';
@@ -44,6 +45,8 @@ export interface CrRepositoryOptions {
   informerFactory?: InformerFactory;
   /** Which notifications the cache holds; default 'all' (see NotificationScope). */
   notifications?: NotificationScope;
+  /** Seals REST-created notifications instead of writing their admission status (admission-seal.ts). */
+  seal?: AdmissionSeal;
 }
 
 /** What the kubectl/GitOps reconcilers (src/reconcilers/) work with: the very caches, claims and ids of this store. */
@@ -109,6 +112,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
     lifecycle: apiLifecycle,
     ids,
     pendingClaimMs,
+    ...(opts.seal ? { seal: opts.seal } : {}),
   });
 
   // Journal pages of deleted notifications (no garbage collector in every cluster): the sweep's second half.

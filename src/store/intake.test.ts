@@ -11,7 +11,14 @@ import type { HaHost, Notification } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
 import { fingerprintKey, isDuplicateOf, payloadHash } from './fingerprints.ts';
 import type { ClaimOutcome, ClaimRequest } from './intake.ts';
-import { CLAIM_MIN_AGE_MS, claimNotification, findCachedDuplicate, sweepNotificationClaims } from './intake.ts';
+import {
+  CLAIM_MIN_AGE_MS,
+  claimNotification,
+  findCachedDuplicate,
+  SEALED_CLAIM_GRACE_MS,
+  sealedIntakeStanding,
+  sweepNotificationClaims,
+} from './intake.ts';
 import { notificationClaimName } from './names.ts';
 import { FakeKube } from '../testing/fake-kube.ts';
 import { LABELS } from '../model/constants.ts';
@@ -165,6 +172,45 @@ function explainable(times: string[], accepted: boolean[]): boolean {
     return got.every((g, i) => g === accepted[i]);
   });
 }
+
+/** A REST notification as created alongside its claim (request `name`), `ageMs` old. */
+function sealedNotification(name: string, generatedTime: string, ageMs: number): Notification {
+  return {
+    apiVersion: 'masakari.openkeel.io/v1alpha1',
+    kind: 'Notification',
+    metadata: {
+      name,
+      creationTimestamp: new Date(Date.now() - ageMs).toISOString(),
+      labels: { [LABELS.hostUuid]: HOST },
+    },
+    spec: { type: 'PROCESS', hostname: 'compute-1', generatedTime, payload: PAYLOAD },
+  };
+}
+
+test("a sealed notification runs once its claim stands behind it; one that lost the claim's race does not", async () => {
+  const { kube, request } = world();
+  const standing = (n: Notification) => sealedIntakeStanding(kube, NS, n, W, new Date());
+  const early = sealedNotification('n1', '2026-01-02T03:00:00', 0);
+  assert.is(await standing(early), 'undecided', 'its claim is still in flight');
+  assert.is(await standing(sealedNotification('n1', '2026-01-02T03:00:00', SEALED_CLAIM_GRACE_MS)), 'accepted');
+
+  await claimNotification(request('2026-01-02T03:00:00')); // names n1
+  assert.is(await standing(early), 'accepted', 'the claim names it');
+  assert.is(await standing(sealedNotification('nX', '2026-01-02T03:01:00', 0)), 'yielded', 'inside the window');
+  assert.is(await standing(sealedNotification('nX', '2026-01-02T02:59:00', 0)), 'yielded', 'a little older');
+  assert.is(
+    await standing(sealedNotification('nX', '2026-01-02T02:50:00', 0)),
+    'accepted',
+    'more than the window older: accepted before the holder',
+  );
+  const later = sealedNotification('nX', '2026-01-02T03:10:00', 0);
+  assert.is(await standing(later), 'undecided', 'more than the window newer: its own claim replace is in flight');
+  assert.is(
+    await standing({ ...later, metadata: { ...later.metadata, creationTimestamp: '2026-01-02T03:10:00Z' } }),
+    'accepted',
+    '... and past the grace (its creator died before it)',
+  );
+});
 
 test('racing identical notifications: exactly one gets in (200 races)', async () => {
   for (let i = 0; i < 200; i++) {

@@ -269,6 +269,57 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
   );
 }
 
+/** A sealed notification without its claim is taken as accepted after this long (the claim was swept, or never written). */
+export const SEALED_CLAIM_GRACE_MS = 10_000;
+
+/**
+ * Where a notification the REST path created sealed (src/store/admission-seal.ts)
+ * stands with its duplicate claim. The REST path creates it alongside the claim
+ * and deletes it again when the claim makes it a duplicate, so until the engine
+ * has written its status, its seal alone does not say it was accepted. The
+ * engine asks this before it runs one:
+ *   - 'accepted': the claim names it; or names a notification it is more
+ *     than the window older than (it was accepted before that one); or, once
+ *     it is older than SEALED_CLAIM_GRACE_MS, there is no claim (swept long
+ *     after its accept, or its creator died before the claim was sent: a retry
+ *     of that POST meets it in the cache and is the duplicate) or the claim
+ *     names one it is more than the window newer than (its creator died
+ *     before its compare-and-swap of the claim);
+ *   - 'yielded': the claim names another notification within its window
+ *     (Masakari's rule, isDuplicateOf, both ways): its creator lost the race,
+ *     and it must not run;
+ *   - 'undecided': younger than the grace, with no claim yet or a claim its
+ *     own compare-and-swap has still to replace.
+ */
+export async function sealedIntakeStanding(
+  kube: KubeClient,
+  namespace: string,
+  n: Notification,
+  windowSeconds: number,
+  now: Date,
+): Promise<'accepted' | 'yielded' | 'undecided'> {
+  const hostUuid = notificationHostUuids(n)[0] ?? '';
+  const claimName = claimNameFor(n.spec.type, hostUuid, payloadHash(n.spec.payload ?? {}), n.spec.generatedTime);
+  const claim = await getIfExists<ConfigMap>(kube, RESOURCES.configMaps, namespace, claimName);
+  const age = now.getTime() - Date.parse(n.metadata.creationTimestamp ?? '');
+  const young = !Number.isNaN(age) && age < SEALED_CLAIM_GRACE_MS;
+  if (!claim) return young ? 'undecided' : 'accepted';
+  const holder = dataOf(claim);
+  if (holder.notification === n.metadata.name) return 'accepted';
+  const mine = {
+    type: n.spec.type,
+    payloadHash: payloadHash(n.spec.payload ?? {}),
+    generatedTime: n.spec.generatedTime,
+  };
+  const theirs = { ...mine, generatedTime: holder.generatedTime };
+  // More than the window older than the holder: accepted before it (the register only moves forward).
+  if (!isDuplicateOf(theirs, mine, windowSeconds)) return 'accepted';
+  // Inside the holder's window: the holder won the race it lost.
+  if (isDuplicateOf(mine, theirs, windowSeconds)) return 'yielded';
+  // More than the window newer: its own compare-and-swap of the claim is in flight (or its creator died).
+  return young ? 'undecided' : 'accepted';
+}
+
 /**
  * The same rule against stored Notifications of the host (the informer
  * cache): covers history older than the claims' lifetime and notifications

@@ -244,7 +244,7 @@ test('50 concurrent identical notifications → exactly one created', async () =
   assert.is(kube.all(RESOURCES.notifications, NS).length, 1);
 });
 
-test('an accepted notification costs three writes and no reads at the API server, however many the host has', async () => {
+test('without an admission key, an accepted notification costs three writes and no reads at the API server, however many the host has', async () => {
   const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));
   const h = await repo.createHost(s.uuid, hostInput('compute-1'));

@@ -168,6 +168,9 @@ export class CrRepository extends SpecWrites implements Repository {
       },
       spec: { type: n.type, hostname: host.spec.name, generatedTime: fp.generatedTime, payload: n.payload },
     };
+    const seal = this.deps.seal;
+    if (seal)
+      body.metadata.annotations = { ...body.metadata.annotations, [ANNOTATIONS.admissionSeal]: seal.seal(body) };
     return this.deps.kube.create<Notification>(RESOURCES.notifications, this.deps.namespace, body, {
       fieldManager: FIELD_MANAGERS.api,
     });
@@ -189,6 +192,11 @@ export class CrRepository extends SpecWrites implements Repository {
     // admits the object from its labels after a grace period. This replica
     // shows the admitted view at once (read-your-writes: same resourceVersion
     // as the create, so the create's own watch event does not replace it).
+    // Sealed: the answer of the create is admitted already (the client shows it through the seal).
+    if (created.status?.admittedBySeal) {
+      this.deps.caches.notifications.upsertLocal(created);
+      return toNotificationRecord(created);
+    }
     const local: Notification = { ...created, status: { ...created.status, ...fields } };
     this.deps.caches.notifications.upsertLocal(local);
     const admitting = admitCreated(this.deps, RESOURCES.notifications, created, fields).then(

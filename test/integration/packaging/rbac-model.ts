@@ -19,6 +19,8 @@ export interface Permission {
   apiGroup: string;
   resource: string;
   verbs: string[];
+  /** Only these objects (RBAC resourceNames); a grant then reads "<resource>/<name>". */
+  resourceNames?: string[];
   /** Where the code makes the call. */
   why: string;
 }
@@ -60,6 +62,25 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
       '(src/store/ids.ts: get, create, replace = update), duplicate claims (src/store/intake.ts: create, get, ' +
       'replace = update, delete; list for the sweep), ' +
       'journal pages (src/store/journal-pages.ts, src/store/caches.ts: list, watch, delete; src/engine/status-writer.ts: create, replace = update)',
+  },
+  {
+    subjects: BOTH,
+    scope: 'crNamespace',
+    apiGroup: '',
+    resource: 'secrets',
+    resourceNames: ['masakari-admission-seal'],
+    verbs: ['get'],
+    why:
+      'the admission key (src/store/admission-seal.ts loadAdmissionSealKey), read by every process at start ' +
+      '(src/app/run.ts); no other Secret',
+  },
+  {
+    subjects: BOTH,
+    scope: 'crNamespace',
+    apiGroup: '',
+    resource: 'secrets',
+    verbs: ['create'],
+    why: 'the admission key, created by the first process when absent (RBAC cannot restrict create by name)',
   },
   {
     subjects: BOTH,
@@ -133,6 +154,10 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
   },
 ];
 
+/** A resource, or each of its named objects ("<resource>/<name>") when a rule names them. */
+const named = (resource: string, names: string[] | undefined): string[] =>
+  names?.length ? names.map((n) => `${resource}/${n}`) : [resource];
+
 /** One granted or required right, as "<subject> <scope> <group>/<resource> <verb>". */
 export type Grant = string;
 const grant = (subject: Subject, scope: Scope, apiGroup: string, resource: string, verb: string): Grant =>
@@ -141,7 +166,11 @@ const grant = (subject: Subject, scope: Scope, apiGroup: string, resource: strin
 export function requiredGrants(): Set<Grant> {
   const out = new Set<Grant>();
   for (const p of REQUIRED_PERMISSIONS) {
-    for (const s of p.subjects) for (const v of p.verbs) out.add(grant(s, p.scope, p.apiGroup, p.resource, v));
+    for (const s of p.subjects) {
+      for (const r of named(p.resource, p.resourceNames)) {
+        for (const v of p.verbs) out.add(grant(s, p.scope, p.apiGroup, r, v));
+      }
+    }
   }
   return out;
 }
@@ -175,7 +204,8 @@ export interface RbacLayout {
  * Every right the manifests' bindings give the two ServiceAccounts. Throws on
  * anything the analysis cannot vouch for: a binding to a role the manifests do
  * not define (for example a built-in one), a role in an unexpected namespace,
- * an aggregated ClusterRole, resourceNames or nonResourceURLs.
+ * an aggregated ClusterRole or nonResourceURLs. A rule with resourceNames
+ * grants "<resource>/<name>" only.
  */
 export function effectiveGrants(manifests: Manifest[], layout: RbacLayout): Set<Grant> {
   const scopeOf = (namespace: string | undefined): Scope => {
@@ -199,8 +229,8 @@ export function effectiveGrants(manifests: Manifest[], layout: RbacLayout): Set<
     if (role.aggregationRule) throw new Error(`${ref.kind} ${ref.name} is aggregated; its rules are not visible here`);
     const rules = (role.rules as PolicyRule[] | undefined) ?? [];
     for (const r of rules) {
-      if (r.resourceNames?.length || r.nonResourceURLs?.length) {
-        throw new Error(`${ref.kind} ${ref.name}: rules with resourceNames or nonResourceURLs are not modelled`);
+      if (r.nonResourceURLs?.length) {
+        throw new Error(`${ref.kind} ${ref.name}: rules with nonResourceURLs are not modelled`);
       }
     }
     return rules;
@@ -210,7 +240,11 @@ export function effectiveGrants(manifests: Manifest[], layout: RbacLayout): Set<
   const add = (subject: Subject, scope: Scope, rules: PolicyRule[]) => {
     for (const r of rules) {
       for (const g of r.apiGroups ?? []) {
-        for (const res of r.resources ?? []) for (const v of r.verbs ?? []) out.add(grant(subject, scope, g, res, v));
+        for (const res of r.resources ?? []) {
+          for (const one of named(res, r.resourceNames)) {
+            for (const v of r.verbs ?? []) out.add(grant(subject, scope, g, one, v));
+          }
+        }
       }
     }
   };

@@ -202,10 +202,15 @@ test('RBAC applied for real: kubectl auth can-i allows what the code needs and d
       ['controller', ['list', 'nodes']],
       ['controller', ['watch', 'nodes']],
       ['controller', ['get', 'leases.coordination.k8s.io'], leases.namespace],
+      ['api', ['get', 'secrets/masakari-admission-seal']],
+      ['controller', ['get', 'secrets/masakari-admission-seal']],
+      ['api', ['create', 'secrets']],
     ];
     const denied: [string, string[], string?][] = [
       ['api', ['list', 'nodes']],
       ['api', ['get', 'secrets']],
+      ['api', ['get', 'secrets/some-other-secret']],
+      ['api', ['list', 'secrets']],
       ['api', ['patch', `masakariremediations.${G}`]],
       ['api', ['get', `failoversegments.${G}`], 'default'],
       ['controller', ['get', 'secrets']],
