@@ -84,13 +84,19 @@ test('the cached copy maps to the same record as the stored object, history asid
   assert.equal(Object.keys(fromSlim.payload), ['vir_domain_event', 'event', 'instance_uuid']);
 });
 
-test('only the payload-order annotation is dropped; labels and other annotations stay', () => {
+test('only the payload-order and admission-seal annotations are dropped; labels and other annotations stay', () => {
   const slim = slimNotification(stored());
   assert.equal(slim.metadata.annotations, { 'example.com/note': 'kept' });
   assert.equal(slim.metadata.labels, stored().metadata.labels);
   const bare = stored();
-  bare.metadata.annotations = { 'masakari.openkeel.io/payload-order': '["event"]' };
+  bare.metadata.annotations = {
+    'masakari.openkeel.io/payload-order': '["event"]',
+    'masakari.openkeel.io/admission-seal': 'v1.c2VhbA',
+  };
   assert.not.ok('annotations' in slimNotification(bare).metadata);
+  const sealedOnly = stored();
+  sealedOnly.metadata.annotations = { 'masakari.openkeel.io/admission-seal': 'v1.c2VhbA', 'example.com/note': 'kept' };
+  assert.equal(slimNotification(sealedOnly).metadata.annotations, { 'example.com/note': 'kept' });
 });
 
 test('each copy keeps its own uuid; a uuid label that differs from status stays as written', () => {

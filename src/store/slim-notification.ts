@@ -19,6 +19,8 @@
 //    few), kept in the sender's key order, so the payload-order annotation
 //    (written at intake, src/store/repository.ts) is not kept as a string of
 //    its own; mapping.ts inSenderOrder then finds the keys already in order.
+//    The admission seal is not kept either: the client checked it before the
+//    cache saw the object (src/store/admission-seal.ts), and nothing reads it.
 //    Equal condition lists are one list too, and status.createdAt is the
 //    creationTimestamp string when it says the same (admission copies it).
 //
@@ -84,8 +86,8 @@ export function slimNotification(n: Notification): Notification {
   const { annotations, labels } = n.metadata;
   const order = annotations?.[ANNOTATIONS.payloadOrder];
   let keptAnnotations = annotations;
-  if (order !== undefined && annotations) {
-    const { [ANNOTATIONS.payloadOrder]: _order, ...others } = annotations;
+  if (annotations && (order !== undefined || annotations[ANNOTATIONS.admissionSeal] !== undefined)) {
+    const { [ANNOTATIONS.payloadOrder]: _order, [ANNOTATIONS.admissionSeal]: _seal, ...others } = annotations;
     keptAnnotations = Object.keys(others).length > 0 ? sharedValues(others) : undefined;
   }
   // The uuid label and status.uuid are one string (the label keeps its own when they differ).
