@@ -259,7 +259,8 @@ export async function loadAdmissionSealKey(
       if (e instanceof KubeError && e.code === 403) {
         log.warn(
           { err: e, secret: SEAL_SECRET_NAME },
-          'may not read or create the admission key Secret: notifications are admitted with a status write',
+          'may not read or create the admission key Secret: this process seals no notification (the REST path ' +
+            'admits with a status write) and sees sealed ones as not admitted; every process needs the same access',
         );
         return undefined;
       }
