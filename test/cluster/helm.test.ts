@@ -163,7 +163,7 @@ step('the containers run with a read-only root filesystem as uid 65532', async (
   assert.is(uid, '65532');
 });
 
-step('RBAC as deployed: no cluster-admin, no Secrets, but its own resources', async () => {
+step('RBAC as deployed: no cluster-admin, no Secrets but the admission key, but its own resources', async () => {
   const bindings = await kubectlJson<{
     items: { roleRef: { name: string }; subjects?: { kind: string; name: string; namespace?: string }[] }[];
   }>(['get', 'clusterrolebindings']);

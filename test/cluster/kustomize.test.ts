@@ -5,7 +5,7 @@
 // restricted Pod Security Standard, every pod Ready, the API answering
 // Keystone-authenticated requests of the real openstack CLI through its
 // Service, the operator's ServiceAccounts with every right the code calls and
-// no access to Secrets, and `kubectl delete -k` removing it all.
+// no access to Secrets but the admission key, and `kubectl delete -k` removing it all.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { freePort } from '../../src/controlplane/ports.ts';
@@ -95,7 +95,7 @@ test('the API answers through its Service, and the openstack CLI through Keyston
   );
 });
 
-test('the operator ServiceAccounts have every right the code calls, and no Secrets', async () => {
+test('the operator ServiceAccounts have every right the code calls, and no Secrets but the admission key', async () => {
   assert.equal(await missingRights(ACCOUNTS), [], 'rights the code calls that config/rbac does not grant');
   assert.equal(await forbiddenRights(ACCOUNTS), [], 'rights config/rbac must not grant');
   const sas = (await kubectl(['get', 'serviceaccounts', '-n', NS, '-o', 'name']))

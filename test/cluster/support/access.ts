@@ -20,11 +20,14 @@ export interface Question {
   group: string;
   resource: string;
   subresource?: string;
+  /** One object (a rule with resourceNames grants only that). */
+  name?: string;
   verb: string;
 }
 
 const describe = (q: Question): string =>
   `${q.serviceAccount} ${q.verb} ${q.group || 'core'}/${q.resource}${q.subresource ? `/${q.subresource}` : ''}` +
+  (q.name ? ` ${q.name}` : '') +
   (q.namespace ? ` in ${q.namespace}` : ' cluster-wide');
 
 /** Asks the API server each question as the ServiceAccount; returns the allowed ones, described. */
@@ -41,6 +44,7 @@ export async function allowed(accountNamespace: string, questions: Question[]): 
         group: q.group,
         resource: q.resource,
         subresource: q.subresource,
+        name: q.name,
       },
     },
   }));
@@ -68,15 +72,18 @@ export function requiredQuestions(accounts: DeployedAccounts): Question[] {
     if (namespace === null) continue; // the install leaves the Medik8s lease Role out on purpose
     const [resource, subresource] = p.resource.split('/') as [string, string | undefined];
     for (const subject of p.subjects) {
-      for (const verb of p.verbs) {
-        out.push({
-          serviceAccount: accounts.serviceAccounts[subject],
-          namespace,
-          group: p.apiGroup,
-          resource,
-          subresource,
-          verb,
-        });
+      for (const name of p.resourceNames ?? [undefined]) {
+        for (const verb of p.verbs) {
+          out.push({
+            serviceAccount: accounts.serviceAccounts[subject],
+            namespace,
+            group: p.apiGroup,
+            resource,
+            subresource,
+            ...(name ? { name } : {}),
+            verb,
+          });
+        }
       }
     }
   }
@@ -90,7 +97,7 @@ export async function missingRights(accounts: DeployedAccounts): Promise<string[
   return questions.map(describe).filter((d) => !yes.has(d));
 }
 
-/** Rights nobody should have granted them: Secrets, and anything on everything. */
+/** Rights nobody should have granted them: reading Secrets (but the admission key), and anything on everything. */
 export async function forbiddenRights(accounts: DeployedAccounts): Promise<string[]> {
   const questions: Question[] = [];
   for (const sa of Object.values(accounts.serviceAccounts)) {
