@@ -236,12 +236,21 @@ async function setUp(): Promise<void> {
   } finally {
     await repo.stop();
   }
-  const sequence = await ctx.kube.get<{ data: { next: string } }>(
-    RESOURCES.configMaps,
-    ctx.ns.namespace,
-    'masakari-ids-segments',
-  );
-  ctx.segmentMark = Number(sequence.data.next);
+  // The allocator reserves its next block in the background (src/store/ids.ts): read the mark once it
+  // has stopped moving, or a reservation landing after the read makes a "kept" source id a used one.
+  const mark = async () =>
+    Number(
+      (await ctx.kube.get<{ data: { next: string } }>(RESOURCES.configMaps, ctx.ns.namespace, 'masakari-ids-segments'))
+        .data.next,
+    );
+  let seen = await mark();
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = await mark();
+    if (now === seen) break;
+    seen = now;
+  }
+  ctx.segmentMark = seen;
   assert.ok(
     ctx.segmentMark > 1 && ctx.segmentMark < 4,
     `the sequence stays below the source's last ids (${ctx.segmentMark})`,
