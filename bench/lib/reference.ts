@@ -37,7 +37,7 @@ export async function sqlitePathOf(configFile: string): Promise<string> {
   const conf = await readFile(configFile, 'utf8');
   const m = /^\[database\][^[]*?^connection\s*=\s*sqlite:\/\/\/(.+)$/m.exec(conf);
   if (!m?.[1]) throw new Error(`${configFile}: no sqlite [database] connection`);
-  return m[1].trim();
+  return m[1].trim().replace(/\?.*$/, ''); // without the URL's options (?timeout=…)
 }
 
 // Rows as masakari's notification_create writes them (masakari/db/sqlalchemy/

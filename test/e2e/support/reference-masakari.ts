@@ -117,7 +117,9 @@ export async function startReferenceMasakari(o: ReferenceOptions): Promise<Refer
           }).map(([k, v]) => `${k} = ${v}`)
         : []),
       '[database]',
-      `connection = sqlite:///${path.join(dir, 'masakari.db')}`,
+      // A 30 s busy timeout (pysqlite's is 5 s): the api, the engine and a test's helper script share the
+      // file, and on a loaded machine one writer can hold it longer than 5 s ("database is locked").
+      `connection = sqlite:///${path.join(dir, 'masakari.db')}?timeout=30`,
       '[taskflow]',
       `connection = sqlite:///${path.join(dir, 'taskflow.db')}`,
       '[keystone_authtoken]',
