@@ -38,7 +38,6 @@ import {
 import { createMetricsRegistry, kubeCallObserver, openStackCallObserver } from './metrics.ts';
 import { operatorVersion } from './version.ts';
 import { Manager } from '../runtime/manager.ts';
-import { RESOURCES } from '../k8s/resources.ts';
 import { createAdmissionSeal, loadAdmissionSealKey, withSealedNotifications } from '../store/admission-seal.ts';
 import type { InformerDeps } from '../runtime/informer.ts';
 
@@ -212,9 +211,7 @@ export async function runOperator(opts: RunOptions): Promise<number> {
       throw new StartupError(`kubernetes: cannot load the admission key: ${(e as Error).message}`, { cause: e });
     }
     const admissionSeal = sealKey ? createAdmissionSeal(sealKey) : undefined;
-    const client = admissionSeal
-      ? withSealedNotifications(kube.client, admissionSeal, RESOURCES.notifications, namespace)
-      : kube.client;
+    const client = admissionSeal ? withSealedNotifications(kube.client, admissionSeal, namespace) : kube.client;
 
     // One manager for every component of this process: one cache per (resource, namespace, selectors),
     // one election per Lease, one start and one shutdown order.

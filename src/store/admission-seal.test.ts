@@ -118,7 +118,7 @@ test('the view marker is never written', () => {
 
 test('every notification the wrapped client returns is shown through the seal; other kinds are untouched', async () => {
   const fake = new FakeKube();
-  const kube = withSealedNotifications(fake, seal, RESOURCES.notifications, NS);
+  const kube = withSealedNotifications(fake, seal, NS);
   const created = await kube.create<Notification>(RESOURCES.notifications, NS, sealed());
   assert.ok(isAdmitted(created), 'create');
   assert.ok(isAdmitted(await kube.get<Notification>(RESOURCES.notifications, NS, created.metadata.name!)), 'get');

@@ -44,8 +44,9 @@ import type {
   WatchOptions,
   WriteOptions,
 } from '../k8s/client.ts';
-import { isAlreadyExists, isNotFound, isTransient, KubeError } from '../k8s/client.ts';
-import { sleepUnlessAborted } from '../runtime/backoff.ts';
+import { isAlreadyExists, isTransient, KubeError } from '../k8s/client.ts';
+import { getIfExists } from '../k8s/get-if-exists.ts';
+import { Backoff, sleepUnlessAborted } from '../runtime/backoff.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { ANNOTATIONS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
@@ -140,8 +141,8 @@ export function withoutSealMarker(status: NotificationStatusBlock): Notification
   return rest;
 }
 
-const isNotificationRef = (ref: ResourceRef, notifications: ResourceRef): boolean =>
-  ref.plural === notifications.plural && ref.group === notifications.group;
+const isNotificationRef = (ref: ResourceRef): boolean =>
+  ref.plural === RESOURCES.notifications.plural && ref.group === RESOURCES.notifications.group;
 
 /**
  * `kube` with every Notification of `namespace` it returns passed through
@@ -149,17 +150,12 @@ const isNotificationRef = (ref: ResourceRef, notifications: ResourceRef): boolea
  * reader of the process (caches, fresh reads, the engine, the reconcilers).
  * The key is that namespace's: another namespace's operator seals with its own.
  */
-export function withSealedNotifications(
-  kube: KubeClient,
-  seal: AdmissionSeal,
-  notifications: ResourceRef,
-  namespace: string,
-): KubeClient {
+export function withSealedNotifications(kube: KubeClient, seal: AdmissionSeal, namespace: string): KubeClient {
   const view = (n: Notification): Notification => (n.metadata?.namespace === namespace ? sealedView(n, seal) : n);
   const one = <T>(ref: ResourceRef, obj: T): T =>
-    isNotificationRef(ref, notifications) && obj ? (view(obj as unknown as Notification) as unknown as T) : obj;
+    isNotificationRef(ref) && obj ? (view(obj as unknown as Notification) as unknown as T) : obj;
   const many = <T>(ref: ResourceRef, list: KubeList<T>): KubeList<T> =>
-    isNotificationRef(ref, notifications) ? { ...list, items: list.items.map((i) => one(ref, i)) } : list;
+    isNotificationRef(ref) ? { ...list, items: list.items.map((i) => one(ref, i)) } : list;
   const wrapped: KubeClient = {
     get: async <T>(ref: ResourceRef, ns: string | undefined, name: string) =>
       one(ref, await kube.get<T>(ref, ns, name)),
@@ -204,7 +200,7 @@ export function withSealedNotifications(
         ref,
         ns,
         opts,
-        isNotificationRef(ref, notifications) ? (e) => onEvent({ ...e, object: one(ref, e.object) }) : onEvent,
+        isNotificationRef(ref) ? (e) => onEvent({ ...e, object: one(ref, e.object) }) : onEvent,
         signal,
       ),
   };
@@ -215,7 +211,7 @@ export function withSealedNotifications(
       ns: string | undefined,
       opts: ListOptions,
       keep: (item: T) => U | undefined,
-    ) => listKept<T, U>(ref, ns, opts, isNotificationRef(ref, notifications) ? (item) => keep(one(ref, item)) : keep);
+    ) => listKept<T, U>(ref, ns, opts, isNotificationRef(ref) ? (item) => keep(one(ref, item)) : keep);
   }
   return wrapped;
 }
@@ -252,7 +248,8 @@ export async function loadAdmissionSealKey(
   log: Logger,
   signal: AbortSignal,
 ): Promise<Buffer | undefined> {
-  for (let attempt = 1; ; attempt++) {
+  const backoff = new Backoff({ initialMs: 500, maxMs: KEY_LOAD_MAX_BACKOFF_MS, jitter: 0 });
+  for (;;) {
     try {
       return await readOrCreateKey(kube, namespace);
     } catch (e) {
@@ -265,8 +262,11 @@ export async function loadAdmissionSealKey(
         return undefined;
       }
       if (!isTransient(e) || signal.aborted) throw e;
-      const waitMs = Math.min(KEY_LOAD_MAX_BACKOFF_MS, 500 * 2 ** (attempt - 1));
-      log.warn({ err: e, attempt, retry_in_ms: waitMs }, 'could not load the admission key; retrying');
+      const waitMs = backoff.next();
+      log.warn(
+        { err: e, attempt: backoff.attempts, retry_in_ms: waitMs },
+        'could not load the admission key; retrying',
+      );
       await sleepUnlessAborted(waitMs, signal);
     }
   }
@@ -274,12 +274,11 @@ export async function loadAdmissionSealKey(
 
 async function readOrCreateKey(kube: KubeClient, namespace: string): Promise<Buffer> {
   for (let round = 0; round < 3; round++) {
-    try {
-      const found = keyOf(await kube.get<Secret>(RESOURCES.secrets, namespace, SEAL_SECRET_NAME));
+    const stored = await getIfExists<Secret>(kube, RESOURCES.secrets, namespace, SEAL_SECRET_NAME);
+    if (stored) {
+      const found = keyOf(stored);
       if (found) return found;
       throw new Error(`Secret ${namespace}/${SEAL_SECRET_NAME} has no ${KEY_BYTES}-byte data.${KEY_FIELD}`);
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
     }
     try {
       const created = await kube.create<Secret>(RESOURCES.secrets, namespace, {

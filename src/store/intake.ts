@@ -299,18 +299,15 @@ export async function sealedIntakeStanding(
   now: Date,
 ): Promise<'accepted' | 'yielded' | 'undecided'> {
   const hostUuid = notificationHostUuids(n)[0] ?? '';
-  const claimName = claimNameFor(n.spec.type, hostUuid, payloadHash(n.spec.payload ?? {}), n.spec.generatedTime);
+  const hash = payloadHash(n.spec.payload ?? {});
+  const claimName = claimNameFor(n.spec.type, hostUuid, hash, n.spec.generatedTime);
   const claim = await getIfExists<ConfigMap>(kube, RESOURCES.configMaps, namespace, claimName);
   const age = now.getTime() - Date.parse(n.metadata.creationTimestamp ?? '');
   const young = !Number.isNaN(age) && age < SEALED_CLAIM_GRACE_MS;
   if (!claim) return young ? 'undecided' : 'accepted';
   const holder = dataOf(claim);
   if (holder.notification === n.metadata.name) return 'accepted';
-  const mine = {
-    type: n.spec.type,
-    payloadHash: payloadHash(n.spec.payload ?? {}),
-    generatedTime: n.spec.generatedTime,
-  };
+  const mine = { type: n.spec.type, payloadHash: hash, generatedTime: n.spec.generatedTime };
   const theirs = { ...mine, generatedTime: holder.generatedTime };
   // More than the window older than the holder: accepted before it (the register only moves forward).
   if (!isDuplicateOf(theirs, mine, windowSeconds)) return 'accepted';

@@ -34,7 +34,7 @@ test.before(async (ctx) => {
   const key = await loadAdmissionSealKey(ctx.env.kube, ctx.env.namespace, log, new AbortController().signal);
   assert.ok(key, 'the key Secret is created');
   ctx.seal = createAdmissionSeal(key);
-  ctx.sealed = (kube) => withSealedNotifications(kube, ctx.seal, RESOURCES.notifications, ctx.env.namespace);
+  ctx.sealed = (kube) => withSealedNotifications(kube, ctx.seal, ctx.env.namespace);
 });
 test.after(async ({ env }) => env?.close());
 
