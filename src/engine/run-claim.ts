@@ -16,7 +16,6 @@ import { countFinalStatus } from './metrics.ts';
 import { emitPhaseEvent } from './processor-deps.ts';
 import type { ProcessorDeps } from './processor-deps.ts';
 import { statusPatch } from './status-patch.ts';
-import { statusAsStored, withoutSealMarker } from '../store/admission-seal.ts';
 import { engineOf } from './status-writer.ts';
 import type { EngineBookkeeping } from './status-writer.ts';
 import { rfc3339Seconds } from '../time/format.ts';
@@ -89,13 +88,12 @@ async function casStatus(
   n: AdmittedNotification,
   mutate: (s: NotificationStatusBlock, e: EngineBookkeeping) => void,
 ): Promise<AdmittedNotification> {
-  // A sealed notification's first write stores its whole admission with it (src/store/admission-seal.ts).
-  const before = statusAsStored(n);
-  const status = withoutSealMarker(structuredClone(n.status));
+  const before: NotificationStatusBlock = n.status;
+  const status = structuredClone(before);
   mutate(status, engineOf(status));
   syncNotificationConditions(status, d.clock.now(), n.metadata.generation);
   const patch = statusPatch(
-    before as Record<string, unknown> | undefined,
+    before as Record<string, unknown>,
     status as Record<string, unknown>,
     n.metadata.resourceVersion,
   );

@@ -14,6 +14,8 @@
 // ("add" on an existing member replaces it).
 
 import type { JsonPatchOp } from '../k8s/client.ts';
+import type { NotificationStatusBlock } from '../model/types.ts';
+import { statusAsStored, withoutSealMarker } from '../store/admission-seal.ts';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -62,9 +64,13 @@ export function statusPatch(
   to: Record<string, unknown>,
   resourceVersion: string | undefined,
 ): JsonPatchOp[] {
+  // `from` may be a seal's view (src/store/admission-seal.ts): the API server holds no status yet, so the
+  // first write stores all of `to`, its admission included, and never the view's marker.
+  const stored = statusAsStored(from as NotificationStatusBlock | undefined) as Record<string, unknown> | undefined;
+  const next = withoutSealMarker(to as NotificationStatusBlock) as Record<string, unknown>;
   const ops: JsonPatchOp[] = [];
-  if (from === undefined) ops.push({ op: 'add', path: '/status', value: to });
-  else diff(from, to, '/status', ops);
+  if (stored === undefined) ops.push({ op: 'add', path: '/status', value: next });
+  else diff(stored, next, '/status', ops);
   if (resourceVersion === undefined) return ops;
   return [{ op: 'replace', path: '/metadata/resourceVersion', value: resourceVersion }, ...ops];
 }

@@ -37,7 +37,6 @@ import {
 import type { PageIndex, StatusBudget } from './status-budget.ts';
 import { HARD_OBJECT_LIMIT, jsonBytes, pageIndex, spill, STATUS_BUDGET, storedStatus } from './status-budget.ts';
 import { statusPatch } from './status-patch.ts';
-import { statusAsStored, withoutSealMarker } from '../store/admission-seal.ts';
 import { syncNotificationConditions } from '../store/conditions.ts';
 import type { Clock } from '../time/clock.ts';
 
@@ -252,8 +251,7 @@ export class NotificationStatusWriter {
         const refusal = p.guard(this.latest);
         if (refusal) throw new NotOwnerError(`${this.name}: ${refusal}`);
       }
-      // A sealed notification's first write stores its whole admission with it (src/store/admission-seal.ts).
-      const whole = withoutSealMarker(structuredClone(this.latest.status ?? {}));
+      const whole = structuredClone(this.latest.status ?? {});
       const engine = engineOf(whole);
       for (const p of batch) p.mutate(whole, engine);
       syncNotificationConditions(whole, this.options.clock.now(), this.latest.metadata.generation);
@@ -261,7 +259,7 @@ export class NotificationStatusWriter {
         const { status, pages } = this.budgeted(whole);
         for (const page of pages) await this.writePage(page);
         const patch = statusPatch(
-          statusAsStored(this.stored) as Record<string, unknown> | undefined,
+          this.stored.status as Record<string, unknown> | undefined,
           status as Record<string, unknown>,
           this.stored.metadata.resourceVersion,
         );

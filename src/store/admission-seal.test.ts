@@ -7,6 +7,7 @@ import { ANNOTATIONS, API_VERSION, LABELS } from '../model/constants.ts';
 import type { Notification } from '../model/types.ts';
 import { FakeKube } from '../testing/fake-kube.ts';
 import { isAdmitted, isAdmittedNotification, isRunnableNotification } from '../domain/admitted.ts';
+import { statusPatch } from '../engine/status-patch.ts';
 import {
   createAdmissionSeal,
   loadAdmissionSealKey,
@@ -64,7 +65,7 @@ test('a sealed notification is admitted as the admission write would have admitt
   assert.is(view.status?.failoverSegmentUuid, 'segment-uuid-1');
   assert.is(view.status?.phase, 'new');
   assert.is(view.status?.createdAt, '2026-12-03T10:00:00Z');
-  assert.is(statusAsStored(view), undefined, 'nothing of it is stored');
+  assert.is(statusAsStored(view.status), undefined, 'nothing of it is stored');
   assert.equal(sealedView(n, seal), view, 'every process shows the same view');
 });
 
@@ -114,6 +115,24 @@ test('the view marker is never written', () => {
   const status = withoutSealMarker(structuredClone(view.status!));
   assert.is('admittedBySeal' in status, false);
   assert.is(status.uuid, view.status?.uuid);
+});
+
+test("an engine status patch on a seal's view writes the whole status, admission included, without the marker", () => {
+  const view = sealedView(sealed(), seal);
+  const next = { ...structuredClone(view.status!), phase: 'running' as const };
+  const ops = statusPatch(
+    view.status as Record<string, unknown>,
+    next as Record<string, unknown>,
+    view.metadata.resourceVersion,
+  );
+  assert.is(ops.length, 1);
+  const add = ops[0] as { op: string; path: string; value: Record<string, unknown> };
+  assert.is(add.op, 'add');
+  assert.is(add.path, '/status');
+  assert.is(add.value.uuid, view.status?.uuid);
+  assert.is(add.value.id, 41);
+  assert.is(add.value.phase, 'running');
+  assert.is('admittedBySeal' in add.value, false);
 });
 
 test('every notification the wrapped client returns is shown through the seal; other kinds are untouched', async () => {

@@ -23,10 +23,11 @@
 // watch, and the answers of writes) that is sealed, valid and not yet
 // admitted in status is shown with the status the admission write would have
 // written (admissionStatus, timed at its creation), marked admittedBySeal.
-// Readers need nothing else. The one writer that diffs against the stored
-// status (the engine's status writer) asks statusAsStored, and its first
-// write stores the whole status, identity included: from then on the status
-// is the proof, as before.
+// Readers need nothing else. The one patch that diffs against the stored
+// status (the engine's statusPatch, src/engine/status-patch.ts, behind both
+// of its writers) asks statusAsStored, so the engine's first write stores the
+// whole status, identity included: from then on the status is the proof, as
+// before.
 //
 // No key (the operator may not read or create the Secret, e.g. an older
 // chart's Role): the REST path admits with the status write, as before, and
@@ -129,9 +130,9 @@ export function sealedView(n: Notification, seal: AdmissionSeal): Notification {
   return { ...n, status: { ...n.status, ...status, admittedBySeal: true } as NotificationStatusBlock };
 }
 
-/** The status the API server holds for `n` (undefined for a seal's view, whose status is only shown). */
-export function statusAsStored(n: Notification): NotificationStatusBlock | undefined {
-  return n.status?.admittedBySeal ? undefined : n.status;
+/** The status the API server holds, given the one a reader sees (undefined for a seal's view, which is only shown). */
+export function statusAsStored(status: NotificationStatusBlock | undefined): NotificationStatusBlock | undefined {
+  return status?.admittedBySeal ? undefined : status;
 }
 
 /** `status` without the seal view's marker, for writing. */
