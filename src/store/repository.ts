@@ -95,7 +95,10 @@ export class CrRepository extends SpecWrites implements Repository {
         exists: (other) => this.notificationExists(other),
         pendingMs: this.pendingClaimMs,
         now: this.deps.now,
-        onClaimed: createEarly,
+        // A sealed Notification is admitted the moment it exists (admission-seal.ts), so it is created
+        // only once the claim accepted it: a loser of a duplicate race must never be listed, even for the
+        // milliseconds before its delete reaches another replica. One more round trip before the 202.
+        onClaimed: this.deps.seal ? undefined : createEarly,
       });
       if (outcome.kind === 'accepted' && outcome.name === name && early) {
         return this.admitInBackground(await this.createdOrDuplicate(early, duplicate), outcome, n);
