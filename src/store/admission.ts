@@ -34,6 +34,7 @@ import type { Lifecycle } from './lifecycle.ts';
 import { admittedConditions, notificationConditions } from './conditions.ts';
 import type { ClaimKind } from './names.ts';
 import type { AdmissionSeal } from './admission-seal.ts';
+import type { SealedVisibility } from './sealed-visibility.ts';
 
 /** What every writer of the store holds: the API, the caches, the name claims, the finalizer lifecycle, the ids. */
 export interface StoreDeps {
@@ -46,6 +47,8 @@ export interface StoreDeps {
   ids: { segments: IdAllocator; hosts: IdAllocator; notifications: IdAllocator };
   /** Seals REST-created notifications so they need no admission write (admission-seal.ts); none: the status write. */
   seal?: AdmissionSeal;
+  /** Hides sealed notifications their claim is still deciding (sealed-visibility.ts); none: nothing is. */
+  sealedVisibility?: SealedVisibility;
 }
 
 export interface AdmissionWriter {

@@ -31,6 +31,7 @@ import { getIfExists } from '../k8s/get-if-exists.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { ConfigMap } from './configmap.ts';
 import { claimObjectName } from './names.ts';
+import type { SealedVisibility } from './sealed-visibility.ts';
 
 export type MissedKind = 'segment' | 'host' | 'notification' | 'hostName';
 
@@ -75,7 +76,7 @@ const REFS = { segment: RESOURCES.segments, host: RESOURCES.hosts, notification:
  * thrown before the attempt changed anything (a lookup that found nothing).
  */
 export async function withFreshReads<T>(
-  deps: { kube: KubeClient; namespace: string; caches: StoreCaches },
+  deps: FreshReadDeps,
   attempt: () => Promise<T>,
   retryable: (e: unknown) => boolean,
 ): Promise<T> {
@@ -103,16 +104,31 @@ interface FreshReadDeps {
   kube: KubeClient;
   namespace: string;
   caches: StoreCaches;
+  sealedVisibility?: Pick<SealedVisibility, 'settle'>;
 }
 
-/** The admitted objects labelled with this uuid, put into the cache; true when any was. */
-function catchUpByUuid(
-  { kube, namespace, caches }: FreshReadDeps,
+/**
+ * The admitted objects labelled with this uuid, put into the cache; true when
+ * any was. A sealed notification that another replica's intake has still to
+ * confirm is decided first (sealed-visibility.ts), so the retry can find it.
+ */
+async function catchUpByUuid(
+  { kube, namespace, caches, sealedVisibility }: FreshReadDeps,
   kind: Exclude<MissedKind, 'hostName'>,
   uuid: string,
 ): Promise<boolean> {
   const cache = { segment: caches.segments, host: caches.hosts, notification: caches.notifications }[kind];
-  return readByUuidInto(kube, namespace, REFS[kind], uuid, cache as Pick<Informer<MasakariObject>, 'upsertLocal'>);
+  const found = await readByUuidInto(
+    kube,
+    namespace,
+    REFS[kind],
+    uuid,
+    cache as Pick<Informer<MasakariObject>, 'upsertLocal'>,
+  );
+  if (found && kind === 'notification' && sealedVisibility) {
+    await Promise.all(caches.notifications.byIndex(INDEX.uuid, uuid).map((n) => sealedVisibility.settle(n)));
+  }
+  return found;
 }
 
 /**

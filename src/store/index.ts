@@ -24,6 +24,7 @@ import { Lifecycle } from './lifecycle.ts';
 import { CrRepository, DEFAULT_PENDING_CLAIM_MS } from './repository.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { AdmissionSeal } from './admission-seal.ts';
+import { sharedSealedVisibility } from './sealed-visibility.ts';
 
 export { createIdAllocator } from './ids.ts';
 export type { IdAllocator } from './ids.ts';
@@ -102,6 +103,18 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
     notifications: createIdAllocator(kube, namespace, 'notifications', blockSize),
   };
   const pendingClaimMs = opts.pendingClaimMs ?? DEFAULT_PENDING_CLAIM_MS;
+  // Sealed notifications exist (with a key, any process may have created some) only when this one has the key too.
+  const sealed =
+    opts.seal &&
+    sharedSealedVisibility({
+      kube,
+      namespace,
+      cache: caches.notifications,
+      windowSeconds: config.DEFAULT.duplicate_notification_detection_interval,
+      now: () => new Date(),
+      log,
+    });
+  const sealedVisibility = sealed && sealed.visibility;
   const apiLifecycle = new Lifecycle({ kube, namespace, claims, caches, log, fieldManager: FIELD_MANAGERS.api });
   const repo = new CrRepository({
     kube,
@@ -113,6 +126,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
     ids,
     pendingClaimMs,
     ...(opts.seal ? { seal: opts.seal } : {}),
+    ...(sealedVisibility ? { sealedVisibility } : {}),
   });
 
   // Journal pages of deleted notifications (no garbage collector in every cluster): the sweep's second half.
@@ -138,6 +152,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
       await Promise.all(informers.map((i) => i.start()));
     },
     async stop(): Promise<void> {
+      if (sealed) sealed.release();
       for (const i of informers) i.stop();
     },
     ready: () => informers.every(informerReady),

@@ -45,9 +45,10 @@
 // REST path creates it (create-if-absent by name, so if a racer finishes the
 // same claim only one create succeeds and answers 202), the reconciler
 // admits the kubectl-created object. The REST path creates its Notification
-// alongside its claim (onClaimed): until its status write the Notification is
-// not admitted, so nobody sees it, and it is deleted again if the claim makes
-// it a duplicate. A claim whose holder has no Notification yet counts as a
+// alongside its claim (onClaimed), and deletes it again if the claim makes it
+// a duplicate. Nobody sees it before the claim decided: unsealed, it is not
+// admitted until its status write; sealed, every replica holds it back until
+// its own intake or the claim confirms it (sealed-visibility.ts). A claim whose holder has no Notification yet counts as a
 // create in flight for pendingMs after its accept (whoever finds it so and is
 // its duplicate creates it under the recorded name and uuid: the creator may
 // have crashed), then as a deleted notification (it no longer counts).
@@ -321,9 +322,11 @@ export async function sealedIntakeStanding(
  * The same rule against stored Notifications of the host (the informer
  * cache): covers history older than the claims' lifetime and notifications
  * whose claim's holder was deleted since. Notifications being deleted or
- * flagged Ready=False do not count; neither does `self`. Reads only the
- * notifications filed under the candidate's fingerprint (INDEX.fingerprint),
- * so its cost does not grow with the host's notifications.
+ * flagged Ready=False do not count; neither does `self`, nor one `counts`
+ * refuses (a sealed notification its claim is still deciding: the claim
+ * decides against it). Reads only the notifications filed under the
+ * candidate's fingerprint (INDEX.fingerprint), so its cost does not grow with
+ * the host's notifications.
  */
 export function findCachedDuplicate(
   cache: Pick<Informer<Notification>, 'byIndex'>,
@@ -331,6 +334,7 @@ export function findCachedDuplicate(
   candidate: Candidate,
   windowSeconds: number,
   self?: string,
+  counts: (n: Notification) => boolean = () => true,
 ): Notification | undefined {
   const sameFingerprint = cache.byIndex(
     INDEX.fingerprint,
@@ -343,6 +347,7 @@ export function findCachedDuplicate(
       notificationHostUuids(o).includes(hostUuid) &&
       !o.metadata.deletionTimestamp &&
       !isRefused(o) &&
+      counts(o) &&
       isDuplicateOf(
         candidate,
         { type: o.spec.type, payloadHash: cachedPayloadHash(o.spec.payload), generatedTime: o.spec.generatedTime },

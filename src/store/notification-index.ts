@@ -107,7 +107,15 @@ export class NotificationIndex {
   // object it replaces), and a marker's id through the cache's own id index.
   // At 100,000 notifications each such map is some 4 MiB, and as much again
   // of garbage while it grows during the first list.
-  constructor(private readonly cache: Pick<Informer<Notification>, 'list' | 'on' | 'byIndex'>) {
+  constructor(
+    private readonly cache: Pick<Informer<Notification>, 'list' | 'on' | 'byIndex'>,
+    /**
+     * Which filed notifications a page shows: a sealed one still being decided
+     * by its claim is filed (its place is fixed) but not shown until it is
+     * (sealed-visibility.ts). Asked per entry a page walks, so it must be cheap.
+     */
+    private readonly visible: (n: Notification) => boolean = () => true,
+  ) {
     for (const n of cache.list()) this.upsert(n);
     cache.on('add', (n) => this.upsert(n));
     cache.on('update', (n, old) => this.upsert(n, old));
@@ -133,7 +141,8 @@ export class NotificationIndex {
     for (const n of this.cache.byIndex(INDEX.id, String(id))) {
       if (objectId(n) !== id) continue;
       const at = this.find(n);
-      if (at >= 0 && (!first || compareEntries(this.sorted[at]!, first) < 0)) first = this.sorted[at];
+      if (at < 0 || !this.visible(this.sorted[at]!.obj)) continue;
+      if (!first || compareEntries(this.sorted[at]!, first) < 0) first = this.sorted[at];
     }
     return first;
   }
@@ -155,12 +164,12 @@ export class NotificationIndex {
     if (dir === 'asc') {
       for (let i = marker ? this.firstAfter(marker) : 0; i < n && out.length < limit; i++) {
         const e = this.sorted[i]!;
-        if (matches(e, filters)) out.push(e);
+        if (matches(e, filters) && this.visible(e.obj)) out.push(e);
       }
     } else {
       for (let i = marker ? this.lastBefore(marker) : n - 1; i >= 0 && out.length < limit; i--) {
         const e = this.sorted[i]!;
-        if (matches(e, filters)) out.push(e);
+        if (matches(e, filters) && this.visible(e.obj)) out.push(e);
       }
     }
     return out;

@@ -17,11 +17,14 @@ import { toHostRecord, toNotificationRecord, toSegmentRecord, toVMoveView } from
 import { isAdmitted, isRefused } from '../domain/admitted.ts';
 import { INDEX } from '../model/indexes.ts';
 import { NotificationIndex } from './notification-index.ts';
+import type { SealedVisibility } from './sealed-visibility.ts';
 
 export interface RepositoryReadDeps {
   kube: KubeClient;
   namespace: string;
   caches: StoreCaches;
+  /** Hides sealed notifications still being decided by their claim (sealed-visibility.ts); none: nothing is. */
+  sealedVisibility?: SealedVisibility;
 }
 
 /** Retry-After (seconds) of the 503 answered when the API server fails a store read or an intake. */
@@ -41,8 +44,12 @@ export class RepositoryReads {
   private readonly notificationIndex: NotificationIndex;
 
   constructor(private readonly readDeps: RepositoryReadDeps) {
-    this.notificationIndex = new NotificationIndex(readDeps.caches.notifications);
+    this.notificationIndex = new NotificationIndex(readDeps.caches.notifications, this.notificationVisible);
   }
+
+  /** Admitted, and not a sealed notification its claim has still to decide (sealed-visibility.ts). */
+  protected readonly notificationVisible = (n: Notification): boolean =>
+    isAdmitted(n) && !this.readDeps.sealedVisibility?.hides(n);
 
   private get caches(): StoreCaches {
     return this.readDeps.caches;
@@ -69,7 +76,7 @@ export class RepositoryReads {
   }
 
   private notificationObject(uuid: string): Notification | undefined {
-    const n = this.caches.notifications.byIndex(INDEX.uuid, uuid).find(isAdmitted);
+    const n = this.caches.notifications.byIndex(INDEX.uuid, uuid).find(this.notificationVisible);
     if (!n) recordMiss('notification', uuid);
     return n;
   }
@@ -115,7 +122,7 @@ export class RepositoryReads {
   }
 
   listNotifications(): NotificationRecord[] {
-    return this.caches.notifications.list().filter(isAdmitted).map(toNotificationRecord);
+    return this.caches.notifications.list().filter(this.notificationVisible).map(toNotificationRecord);
   }
 
   pageNotifications(q: NotificationPageQuery): NotificationRecord[] | undefined {

@@ -64,24 +64,31 @@ export class CrRepository extends SpecWrites implements Repository {
     const candidate = { type: n.type, payloadHash: payloadHash(n.payload), generatedTime: n.generated_time };
     const duplicate = () => new DuplicateNotificationError(duplicateNotification(host.spec.name, n.type));
 
-    // Notifications older than the claims' lifetime are long in every replica's cache.
-    if (findCachedDuplicate(this.deps.caches.notifications, n.source_host_uuid, candidate, windowSeconds)) {
+    // Notifications older than the claims' lifetime are long in every replica's cache. One still being
+    // decided by its claim is not stored yet: the claim decides between it and this one.
+    const visibility = this.deps.sealedVisibility;
+    const { notifications } = this.deps.caches;
+    if (findCachedDuplicate(notifications, n.source_host_uuid, candidate, windowSeconds, undefined, this.decided)) {
       throw duplicate();
     }
 
     const uuid = randomUUID();
     const name = notificationObjectName(host.spec.name, n.type, uuid);
     // Our Notification is created alongside our claim (one API round trip
-    // per intake, not two). It stays invisible until admitted, and is deleted
-    // again when the claim makes it a duplicate. If the intake fails half
-    // way, it is left to the kubectl-path reconciler, which claims for it
-    // after its grace (notification-reconciler.ts).
+    // per intake, not two), and deleted again when the claim makes it a
+    // duplicate. Until the claim decides, nobody shows it: unsealed, it is not
+    // admitted before its status write; sealed, every replica holds it back
+    // until it knows the claim stands behind it (sealed-visibility.ts). If the
+    // intake fails half way, it is left to the kubectl-path reconciler
+    // (unsealed), or the engine (sealed), which ask the claim after a grace.
     let early: Promise<Notification> | undefined;
     const createEarly = () => {
       if (early) return;
       early = this.createObject({ name, uuid, generatedTime: n.generated_time }, host, n);
       early.catch(() => {});
     };
+    visibility?.intakeStarted(name);
+    let ours = false;
     try {
       const outcome = await claimNotification({
         kube: this.deps.kube,
@@ -95,21 +102,23 @@ export class CrRepository extends SpecWrites implements Repository {
         exists: (other) => this.notificationExists(other),
         pendingMs: this.pendingClaimMs,
         now: this.deps.now,
-        // A sealed Notification is admitted the moment it exists (admission-seal.ts), so it is created
-        // only once the claim accepted it: a loser of a duplicate race must never be listed, even for the
-        // milliseconds before its delete reaches another replica. One more round trip before the 202.
-        onClaimed: this.deps.seal ? undefined : createEarly,
+        onClaimed: createEarly,
       });
       if (outcome.kind === 'accepted' && outcome.name === name && early) {
-        return this.admitInBackground(await this.createdOrDuplicate(early, duplicate), outcome, n);
+        const created = await this.createdOrDuplicate(early, duplicate);
+        ours = true;
+        return this.admitInBackground(created, outcome, n);
       }
       await this.discardEarly(early);
       if (outcome.kind === 'duplicate') throw duplicate();
       // A claim accepted by a request that has not created its Notification (yet): create it, exactly once.
       const created = await this.createdOrDuplicate(this.createObject(outcome, host, n), duplicate);
+      visibility?.intakeEnded(outcome.name, true);
       return this.admitInBackground(created, outcome, n);
     } catch (e) {
       throw intakeError(e);
+    } finally {
+      visibility?.intakeEnded(name, ours);
     }
   }
 
@@ -123,7 +132,7 @@ export class CrRepository extends SpecWrites implements Repository {
     }
   }
 
-  /** Deletes the Notification created alongside a claim that yielded (it was never admitted, so never seen). */
+  /** Deletes the Notification created alongside a claim that yielded (never shown: see createNotification). */
   private async discardEarly(early: Promise<Notification> | undefined): Promise<void> {
     const created = await early?.catch(() => undefined);
     if (!created) return;
@@ -134,10 +143,13 @@ export class CrRepository extends SpecWrites implements Repository {
       });
     } catch (err) {
       if (isNotFound(err)) return;
-      // Not admitted, so invisible; the reconciler flags it a duplicate after its grace.
+      // Never shown; the reconciler (unsealed) or the engine (sealed) finds it a duplicate after its grace.
       this.deps.log.warn({ err, notification: name }, 'could not delete the Notification of a yielded claim');
     }
   }
+
+  /** A cached notification counts as stored unless its claim is still deciding it (sealed-visibility.ts). */
+  private readonly decided = (o: Notification): boolean => !this.deps.sealedVisibility?.hides(o);
 
   private async notificationExists(name: string): Promise<boolean> {
     if (this.deps.caches.notifications.get(name)) return true;

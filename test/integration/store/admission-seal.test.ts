@@ -1,7 +1,8 @@
 // Admission by seal (src/store/admission-seal.ts) on a real API server: a
 // REST-created notification costs its claim and its create, no status write;
 // every replica shows it admitted at once; a copied seal admits nothing; the
-// engine's first status write stores the whole admission.
+// engine's first status write stores the whole admission; another replica
+// never shows the loser of a duplicate race.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
@@ -163,6 +164,67 @@ test("the engine's first status write stores the whole admission", async ({ env,
   assert.is(raw.status?.phase, 'running');
   assert.is(raw.status?.createdAt, view.metadata.creationTimestamp);
   assert.is(raw.status?.admittedBySeal, undefined, 'the view marker is not stored');
+});
+
+test('another replica never shows the loser of a duplicate race, and shows the winner once its claim names it', async (ctx) => {
+  const { env, seal, sealed } = ctx;
+  const a = await env.open({ kube: sealed(env.kube), seal, reconcilers: false });
+  const b = await env.open({ kube: sealed(env.newClient()), seal, reconcilers: false });
+  const seg = await a.createSegment(segmentInput('race-seg'));
+  const host = await a.createHost(seg.uuid, hostInput('race-host'));
+  const input = {
+    type: 'VM' as const,
+    hostname: 'race-host',
+    generated_time: '2026-12-03T11:00:00',
+    payload: {
+      event: 'LIFECYCLE',
+      instance_uuid: '6f1c2a34-0000-4000-8000-0000000000aa',
+      vir_domain_event: 'STOPPED_FAILED',
+    },
+    source_host_uuid: host.uuid,
+    failover_segment_uuid: seg.uuid,
+  };
+  const winner = await a.createNotification(input, 180);
+  await eventually(
+    'winner on b',
+    () => b.getNotification(winner.notification_uuid),
+    (n) => n !== undefined,
+  );
+
+  // What a losing replica's early create leaves for a moment: sealed, valid, and its claim names the winner.
+  const winnerObject = (await env.kube.list<Notification>(RESOURCES.notifications, env.namespace)).items.find(
+    (n) => n.metadata.labels?.[LABELS.uuid] === winner.notification_uuid,
+  )!;
+  const loserUuid = '00000000-0000-4000-8000-0000000000bb';
+  const loser: Notification = {
+    apiVersion: winnerObject.apiVersion,
+    kind: 'Notification',
+    metadata: {
+      name: `${winnerObject.metadata.name}-loser`,
+      labels: { ...winnerObject.metadata.labels, [LABELS.uuid]: loserUuid, [LABELS.id]: '999999' },
+      annotations: {},
+    },
+    spec: { ...winnerObject.spec, generatedTime: '2026-12-03T11:00:30' },
+  };
+  loser.metadata.annotations = { [ANNOTATIONS.admissionSeal]: seal.seal(loser) };
+  const stored = await env.kube.create<Notification>(RESOURCES.notifications, env.namespace, loser);
+  await eventually(
+    "the loser in b's cache",
+    () => b.parts.caches.notifications.get(stored.metadata.name!),
+    (n) => n !== undefined,
+  );
+  for (let i = 0; i < 20; i++) {
+    assert.equal(
+      b
+        .listNotifications()
+        .map((n) => n.notification_uuid)
+        .filter((u) => u === loserUuid || u === winner.notification_uuid),
+      [winner.notification_uuid],
+    );
+    assert.is(b.getNotification(loserUuid), undefined);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  await env.kube.delete(RESOURCES.notifications, env.namespace, stored.metadata.name!);
 });
 
 test.run();
