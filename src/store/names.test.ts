@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { claimObjectName, notificationObjectName, restObjectName, sequenceObjectName, slugify } from './names.ts';
@@ -28,12 +29,19 @@ test('claim names are stable for the same exact name and kind-scoped', () => {
   assert.not.equal(claimObjectName('host', 'Compute-1'), claimObjectName('host', 'compute-1'));
 });
 
-test('REST object names are a slug plus 8 hex digits of the uuid', () => {
-  const uuid = '3f2a9c1b-0000-4000-8000-000000000000';
+test('REST object names are a slug plus 8 hex digits of the uuid, 16 for notifications', () => {
+  const uuid = '3f2a9c1b-5d41-402a-8000-000000000000';
   assert.is(restObjectName('seg-a', uuid, 'segment'), 'seg-a-3f2a9c1b');
   assert.is(restObjectName('!!!', uuid, 'segment'), 'segment-3f2a9c1b');
-  assert.is(notificationObjectName('compute-1', 'COMPUTE_HOST', uuid), 'compute-1-compute-host-3f2a9c1b');
+  assert.is(notificationObjectName('compute-1', 'COMPUTE_HOST', uuid), 'compute-1-compute-host-3f2a9c1b5d41402a');
   assert.ok(DNS_SUBDOMAIN.test(restObjectName('x'.repeat(255), uuid, 'host')));
+  assert.ok(DNS_SUBDOMAIN.test(notificationObjectName('x'.repeat(255), 'COMPUTE_HOST', uuid)));
+});
+
+test("a storm's notifications on one host never share an object name (a shared one was answered 409)", () => {
+  const names = new Set<string>();
+  for (let i = 0; i < 100_000; i++) names.add(notificationObjectName('compute-1', 'VM', randomUUID()));
+  assert.is(names.size, 100_000);
 });
 
 test('sequence object names follow masakari-ids-<kind>', () => {
