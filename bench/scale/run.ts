@@ -100,6 +100,8 @@ interface ScaleResult {
   intake: IntakeResult;
   /** The api's Kubernetes API attempts during the intake load, from masakari_kube_request_duration_seconds. */
   intakeKubeCalls?: Array<{ call: string; perNotification: number; meanMs: number }>;
+  /** The engine's Kubernetes API attempts during the intake load, per POST. */
+  intakeEngineKubeCalls?: Array<{ call: string; perNotification: number; meanMs: number }>;
   /** What went wrong (a process that did not start or died), for the table's footnotes. */
   notes: string[];
   reference?: { list: LoadResult; intake: IntakeResult; memoryMiB: number; rows: number };
@@ -303,21 +305,28 @@ async function measureOurs(size: number): Promise<ScaleResult> {
       result.list = await listLoad(api.apiUrl);
       console.log(`intake: ${INTAKE_COUNT} at ${RATE}/s...`);
       const pick = (i: number) => (seeded.hosts[(i * 7919) % seeded.hosts.length] as SeededHost).name;
-      const kubeCalls = () =>
-        fetch(`${api.metricsUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })
-          .then((r) => r.text())
-          .then((t) => histogramTotals(t, 'masakari_kube_request_duration_seconds'));
-      const callsBefore = await kubeCalls();
+      const kubeCalls = (metricsUrl: string | undefined) =>
+        metricsUrl === undefined
+          ? Promise.resolve(new Map())
+          : fetch(`${metricsUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })
+              .then((r) => r.text())
+              .then((t) => histogramTotals(t, 'masakari_kube_request_duration_seconds'));
+      const callsBefore = await kubeCalls(api.metricsUrl);
+      const engineCallsBefore = await kubeCalls(engine?.metricsUrl);
       result.intake = await intakeLoad(api.apiUrl, pick, 0);
       console.log(`  slowest: ${slowestLine(result.intake)}`);
       await sleep(1000); // the background status writes of the last POSTs
-      result.intakeKubeCalls = [...histogramDelta(callsBefore, await kubeCalls())]
-        .map(([key, d]) => ({
-          call: key.replace(/method=([^,]*),resource=([^,]*),code=(.*)/, '$1 $2 $3'),
-          perNotification: d.count / Math.max(1, result.intake.sent),
-          meanMs: (d.sum / d.count) * 1000,
-        }))
-        .sort((a, b) => b.perNotification * b.meanMs - a.perNotification * a.meanMs);
+      const perPost = (before: Awaited<ReturnType<typeof kubeCalls>>, after: typeof before) =>
+        [...histogramDelta(before, after)]
+          .map(([key, d]) => ({
+            call: key.replace(/method=([^,]*),resource=([^,]*),code=(.*)/, '$1 $2 $3'),
+            perNotification: d.count / Math.max(1, result.intake.sent),
+            meanMs: (d.sum / d.count) * 1000,
+          }))
+          .sort((a, b) => b.perNotification * b.meanMs - a.perNotification * a.meanMs);
+      result.intakeKubeCalls = perPost(callsBefore, await kubeCalls(api.metricsUrl));
+      // What the engine asked of the API server meanwhile: its work on the same cores is part of the intake's tail.
+      result.intakeEngineKubeCalls = perPost(engineCallsBefore, await kubeCalls(engine?.metricsUrl));
       if (result.list.errors) result.notes.push(`list: ${result.list.errors} failed requests`);
       await sleep(3000);
     }
@@ -504,6 +513,14 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
           `- ${sizeLabel(r.size)} api, Kubernetes API calls during the intake load (\`masakari_kube_request_duration_seconds\`; ` +
           "per POST, mean latency; the engine's calls are not in it): " +
           r.intakeKubeCalls!.map((c) => `${c.call} ${f(c.perNotification, 2)} × ${f(c.meanMs)} ms`).join('; ') +
+          '.',
+      ),
+    ...results
+      .filter((r) => r.intakeEngineKubeCalls?.length)
+      .map(
+        (r) =>
+          `- ${sizeLabel(r.size)} engine, its Kubernetes API calls during the same load (per POST, mean latency): ` +
+          r.intakeEngineKubeCalls!.map((c) => `${c.call} ${f(c.perNotification, 2)} × ${f(c.meanMs)} ms`).join('; ') +
           '.',
       ),
     ...results
