@@ -23,6 +23,7 @@ import { notificationClaimName } from './names.ts';
 import { FakeKube } from '../testing/fake-kube.ts';
 import { LABELS } from '../model/constants.ts';
 import { ROLES } from './configmap.ts';
+import { earlyNotification } from './testing/early-notification.ts';
 
 const NS = 'unit';
 const W = 180;
@@ -173,19 +174,7 @@ function explainable(times: string[], accepted: boolean[]): boolean {
   });
 }
 
-/** A REST notification as created alongside its claim (request `name`), `ageMs` old. */
-function sealedNotification(name: string, generatedTime: string, ageMs: number): Notification {
-  return {
-    apiVersion: 'masakari.openkeel.io/v1alpha1',
-    kind: 'Notification',
-    metadata: {
-      name,
-      creationTimestamp: new Date(Date.now() - ageMs).toISOString(),
-      labels: { [LABELS.hostUuid]: HOST },
-    },
-    spec: { type: 'PROCESS', hostname: 'compute-1', generatedTime, payload: PAYLOAD },
-  };
-}
+const sealedNotification = earlyNotification;
 
 test("a sealed notification runs once its claim stands behind it; one that lost the claim's race does not", async () => {
   const { kube, request } = world();

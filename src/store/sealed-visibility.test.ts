@@ -4,7 +4,6 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
 import { RESOURCES } from '../k8s/resources.ts';
-import { LABELS } from '../model/constants.ts';
 import type { Notification } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
 import { payloadHash } from './fingerprints.ts';
@@ -12,28 +11,16 @@ import { SEALED_CLAIM_GRACE_MS } from './intake.ts';
 import { notificationClaimName } from './names.ts';
 import { SealedVisibility, sharedSealedVisibility } from './sealed-visibility.ts';
 import { FakeKube } from '../testing/fake-kube.ts';
+import { EARLY_HOST_UUID, EARLY_PAYLOAD, earlyNotification } from './testing/early-notification.ts';
 
 const NS = 'unit';
 const W = 180;
-const HOST = 'host-uuid-1';
-const PAYLOAD = { event: 'STOPPED', process_name: 'nova-compute' };
-const CLAIM = notificationClaimName('PROCESS', HOST, payloadHash(PAYLOAD));
+const CLAIM = notificationClaimName('PROCESS', EARLY_HOST_UUID, payloadHash(EARLY_PAYLOAD));
 const T = '2026-01-02T03:00:00';
 
 /** A notification as the seal shows it before the engine's first write (admission-seal.ts sealedView). */
-function sealed(name: string, generatedTime = T, ageMs = 0): Notification {
-  return {
-    apiVersion: 'masakari.openkeel.io/v1alpha1',
-    kind: 'Notification',
-    metadata: {
-      name,
-      creationTimestamp: new Date(Date.now() - ageMs).toISOString(),
-      labels: { [LABELS.hostUuid]: HOST, [LABELS.uuid]: `uuid-${name}` },
-    },
-    spec: { type: 'PROCESS', hostname: 'compute-1', generatedTime, payload: PAYLOAD },
-    status: { uuid: `uuid-${name}`, id: 1, phase: 'new', admittedBySeal: true },
-  } as Notification;
-}
+const sealed = (name: string, generatedTime = T, ageMs = 0): Notification =>
+  earlyNotification(name, generatedTime, ageMs, { sealedView: true });
 
 /** A notification cache reduced to what SealedVisibility uses, fed by hand. */
 function fakeCache() {
