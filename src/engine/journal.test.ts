@@ -15,10 +15,12 @@ const setup = async (run = 0) => {
 test('progress: RUNNING without details, details with Python timestamps and string progress, final states', async () => {
   const { ctx, stored } = await setup(2);
   await ctx.progress.start('DisableComputeServiceTask');
-  assert.equal(stored().status?.recoveryWorkflowDetails, [
+  assert.equal(ctx.progress.entries(), [
     { name: 'DisableComputeServiceTask', progress: 0, progressDetails: [], state: 'RUNNING', run: 2 },
   ]);
+  assert.is(stored().status?.recoveryWorkflowDetails, undefined, 'RUNNING is stored with the next write');
   await ctx.progress.update('DisableComputeServiceTask', "Disabling compute service on host: 'h'", 0.0);
+  assert.is(stored().status?.recoveryWorkflowDetails?.[0]?.state, 'RUNNING', '... the first progress line');
   await ctx.progress.update('DisableComputeServiceTask', "Disabled compute service on host: 'h'", 1.0);
   await ctx.progress.finish('DisableComputeServiceTask', 'SUCCESS');
   const e = stored().status?.recoveryWorkflowDetails?.[0];

@@ -46,22 +46,27 @@ export function createRunJournal(
   const entry = (details: WorkflowTaskRecord[], task: string): WorkflowTaskRecord | undefined =>
     details.find((e) => e.name === task && (e.run ?? 0) === run);
 
+  const onEntry = (task: string, fn: (e: WorkflowTaskRecord) => void) => (s: NotificationStatusBlock) => {
+    const details = (s.recoveryWorkflowDetails ??= []);
+    let e = entry(details, task);
+    if (!e) {
+      e = { name: task, progress: 0.0, progressDetails: [], state: 'PENDING', run };
+      details.push(e);
+    }
+    fn(e);
+  };
   const withEntry = (task: string, fn: (e: WorkflowTaskRecord) => void) =>
-    writer
-      .mutate((s) => {
-        const details = (s.recoveryWorkflowDetails ??= []);
-        let e = entry(details, task);
-        if (!e) {
-          e = { name: task, progress: 0.0, progressDetails: [], state: 'PENDING', run };
-          details.push(e);
-        }
-        fn(e);
-      })
-      .then(() => undefined);
+    writer.mutate(onEntry(task, fn)).then(() => undefined);
+  // Written with the next write (the task's first progress line, or the run's end): a resumed run
+  // only looks for SUCCESS, so nothing depends on these being durable first (status-writer.ts mutateLater).
+  const withEntryLater = (task: string, fn: (e: WorkflowTaskRecord) => void) => {
+    writer.mutateLater(onEntry(task, fn));
+    return Promise.resolve();
+  };
 
   const progress: ProgressRecorder = {
     start: (task) =>
-      withEntry(task, (e) => {
+      withEntryLater(task, (e) => {
         e.state = 'RUNNING';
         e.progress = 0.0;
       }),
@@ -73,7 +78,9 @@ export function createRunJournal(
       });
     },
     finish: (task, state) =>
-      withEntry(task, (e) => {
+      // SUCCESS must be durable before the next task runs (a resumed run skips what it finds SUCCESS);
+      // a REVERTED goes out with the run's final status, which follows at once.
+      (state === 'REVERTED' ? withEntryLater : withEntry)(task, (e) => {
         e.state = state;
         if (state !== 'FAILURE') e.progress = 1.0;
       }),

@@ -211,6 +211,11 @@ decisions('VM: a recoverable event runs the instance workflow to finished', asyn
     ],
   );
   assert.ok(h.events.some((e) => e.includes('n1 Normal RecoveryFinished')));
+  assert.equal(
+    h.events.filter((e) => e.startsWith('host ')),
+    [],
+    "a VM notification's phase Events stay on the Notification, not its host",
+  );
 });
 
 decisions('COMPUTE_HOST: host_status UNKNOWN or missing is ignored; STARTED finishes', async () => {

@@ -72,7 +72,14 @@ export const sourceHostOf = (d: ProcessorDeps, n: AdmittedNotification): HaHost 
 export const segmentOf = (d: ProcessorDeps, n: AdmittedNotification): FailoverSegment | undefined =>
   d.segments.byIndex(INDEX.uuid, n.status.failoverSegmentUuid)[0];
 
-/** A phase Event on the Notification and, when its source host is known, on the HaHost too. */
+/**
+ * A phase Event on the Notification and, for a notification about the host
+ * itself (COMPUTE_HOST, PROCESS) whose source host is known, on the HaHost
+ * too. A VM notification's phases stay on the Notification: a storm of them
+ * on one host would be two Events per notification attempt on the HaHost
+ * (each a write to etcd, and most over the host's Event rate limit, where they
+ * would crowd out its own Events such as HostOnMaintenance).
+ */
 export function emitPhaseEvent(
   d: ProcessorDeps,
   n: AdmittedNotification,
@@ -81,6 +88,7 @@ export function emitPhaseEvent(
   message: string,
 ): void {
   d.events.onNotification(n, type, reason, message);
+  if (n.spec.type === 'VM') return;
   const host = sourceHostOf(d, n);
   if (host) d.events.onHost(host, type, reason, `Notification ${n.status.uuid} (${n.spec.type}): ${message}`);
 }

@@ -3,7 +3,13 @@ import * as assert from 'uvu/assert';
 import { KubeError } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification } from '../model/types.ts';
-import { JournalWriteError, NotificationStatusWriter, NotOwnerError, ownsRun } from './status-writer.ts';
+import {
+  DEFERRED_WRITE_MS,
+  JournalWriteError,
+  NotificationStatusWriter,
+  NotOwnerError,
+  ownsRun,
+} from './status-writer.ts';
 import type { EngineBookkeeping } from './status-writer.ts';
 import { notification, NS, quietLog, world } from './testing/fixtures.ts';
 
@@ -31,6 +37,27 @@ test('concurrent mutations are coalesced into one write and each resolves when d
   await Promise.all(Array.from({ length: 30 }, (_, i) => writer.mutate((s) => (s.message = `m${i}`))));
   assert.is(w.kube.writes.length - before, 1);
   assert.is(w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status?.message, 'm29');
+});
+
+test('a mutateLater mutation is shown at once and stored by the next write, costing no write of its own', async () => {
+  const { w, writer } = await setup();
+  const before = w.kube.writes.length;
+  writer.mutateLater((s) => (s.message = 'later'));
+  assert.is(writer.current().status?.message, 'later');
+  assert.is(w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status?.message, undefined);
+  await writer.mutate((s) => (s.updatedAt = '2026-01-02T03:04:05Z'));
+  assert.is(w.kube.writes.length - before, 1);
+  const stored = w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status as Record<string, unknown>;
+  assert.equal([stored.message, stored.updatedAt], ['later', '2026-01-02T03:04:05Z']);
+});
+
+test('a mutateLater mutation no write carries is stored on its own after DEFERRED_WRITE_MS', async () => {
+  const { w, writer } = await setup();
+  const before = w.kube.writes.length;
+  writer.mutateLater((s) => (s.message = 'alone'));
+  await new Promise((r) => setTimeout(r, DEFERRED_WRITE_MS + 100));
+  assert.is(w.kube.writes.length - before, 1);
+  assert.is(w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status?.message, 'alone');
 });
 
 test('a 409 re-reads and re-applies the mutation on the newer object', async () => {

@@ -18,6 +18,13 @@
 // resolves only when the write that carried its mutation succeeded. That is
 // how three concurrent evacuations share writes instead of queueing one
 // write per progress line.
+//
+// Journal entries nobody waits on (a task's RUNNING state, the REVERTED of a
+// failed flow) are applied with the next write instead of one of their own
+// (mutateLater), or after DEFERRED_WRITE_MS when none comes: the task's first
+// progress line or the run's final status carries them. A run whose Nova call
+// fails at once (an instance Nova does not know) is then two writes, its
+// claim and its final status, not four.
 
 import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
@@ -42,6 +49,8 @@ import type { Clock } from '../time/clock.ts';
 
 /** Window in which separate mutations are merged into one write. */
 export const COALESCE_MS = 5;
+/** The longest a mutateLater mutation waits for a write to carry it before it gets its own. */
+export const DEFERRED_WRITE_MS = 1_000;
 /** Attempts for transport errors, 429 and 5xx, with exponential backoff from 200 ms (about 6 s in all). */
 const MAX_TRANSIENT_ATTEMPTS = 6;
 
@@ -138,6 +147,11 @@ export class NotificationStatusWriter {
   /** What the pages hold, computed once per set of pages (not at every write). */
   private index: { counted: number; pages: number; index: PageIndex } | undefined;
   private queue: Pending[] = [];
+  /** mutateLater mutations, in call order: they go out first in the next batch. */
+  private deferred: Pending[] = [];
+  private deferredTimer: ReturnType<typeof setTimeout> | undefined;
+  /** current() with the deferred mutations applied, for the `latest` and deferred count it was made from. */
+  private deferredView: { base: Notification; applied: number; view: Notification } | undefined;
   private scheduled = false;
   private writing = false;
   private readonly name: string;
@@ -183,9 +197,19 @@ export class NotificationStatusWriter {
     this.latest = assembleNotification(n, this.pages);
   }
 
-  /** The object as last read or written by this writer, with its whole status (pages included). */
+  /**
+   * The object as last read or written by this writer, with its whole status
+   * (pages included) and the mutateLater mutations not written yet.
+   */
   current(): Notification {
-    return this.latest;
+    if (this.deferred.length === 0) return this.latest;
+    if (this.deferredView?.base !== this.latest || this.deferredView.applied !== this.deferred.length) {
+      const status = structuredClone(this.latest.status ?? {});
+      const engine = engineOf(status);
+      for (const p of this.deferred) p.mutate(status, engine);
+      this.deferredView = { base: this.latest, applied: this.deferred.length, view: { ...this.latest, status } };
+    }
+    return this.deferredView.view;
   }
 
   /** Applies `mutate` durably; resolves with the stored object that includes it (whole status). */
@@ -194,6 +218,23 @@ export class NotificationStatusWriter {
       this.queue.push({ mutate, guard, resolve, reject });
       this.schedule();
     });
+  }
+
+  /**
+   * Applies `mutate` with the next write, whatever carries it, or on its own
+   * after DEFERRED_WRITE_MS. For journal entries nothing waits on; it is not
+   * durable when this returns, and a failure of its write is the failure of
+   * the write that carried it (or, on its own, only logged).
+   */
+  mutateLater(mutate: StatusMutation): void {
+    const ignore = () => undefined;
+    this.deferred.push({ mutate, guard: this.options.guard, resolve: ignore, reject: ignore });
+    this.deferredTimer ??= setTimeout(() => {
+      this.deferredTimer = undefined;
+      if (this.deferred.length === 0 || this.options.signal?.aborted) return;
+      this.schedule();
+    }, DEFERRED_WRITE_MS);
+    this.deferredTimer.unref?.();
   }
 
   private schedule(): void {
@@ -206,8 +247,11 @@ export class NotificationStatusWriter {
   }
 
   private async flush(): Promise<void> {
-    const batch = this.queue;
+    const batch = [...this.deferred, ...this.queue];
+    this.deferred = [];
     this.queue = [];
+    if (this.deferredTimer) clearTimeout(this.deferredTimer);
+    this.deferredTimer = undefined;
     if (batch.length === 0) return;
     this.writing = true;
     try {

@@ -146,6 +146,15 @@ export class MemoryEngine {
     const run = this.run;
     const writer = {
       current: () => this.notification,
+      // NotificationStatusWriter shows a mutateLater mutation at once (current()) and stores it with its next
+      // write; what it defers is only ever bookkeeping no resume reads, so here it is applied at once, as no step.
+      mutateLater: (mutate: StatusMutation): void => {
+        if (generation.dead) return;
+        const next = structuredClone(this.notification);
+        next.status ??= {};
+        mutate(next.status, engineOf(next.status));
+        this.notification = next;
+      },
       mutate: async (mutate: StatusMutation): Promise<Notification> => {
         this.checkAlive(generation);
         const next = structuredClone(this.notification);
