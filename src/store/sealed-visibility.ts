@@ -174,10 +174,13 @@ export class SealedVisibility {
 const perCache = new WeakMap<object, { visibility: SealedVisibility; users: number }>();
 
 /**
- * The SealedVisibility of this notification cache: one per cache, shared by
- * every store of the process over it (the API's and the remediator's, in a
- * process running both), so one intake's confirmation serves them all and no
- * notification is probed twice. `release` stops it when its last user does.
+ * The SealedVisibility of this notification cache object: one per cache, so
+ * stores handed the very same cache share one, and one intake's confirmation
+ * serves them all. `release` stops it when its last user does. A shared
+ * informer hands each store its own handle (src/runtime/shared-informers.ts),
+ * so in a process running the API and the remediator on one namespace (`make
+ * run`) each has its own: the remediator's then probes the claim of each
+ * notification the API created, once, in the background.
  */
 export function sharedSealedVisibility(deps: SealedVisibilityDeps): {
   visibility: SealedVisibility;
