@@ -65,9 +65,10 @@ import { loadAverage, memoryMiB, peakRssMiB } from '../lib/proc.ts';
 import { heapSnapshot, sampleMemory } from '../lib/inspector.ts';
 import { freePort } from '../../test/e2e/support/net.ts';
 import { insertReferenceNotifications, referenceHost } from '../lib/reference.ts';
-import { histogramDelta, histogramTotals, scrape } from '../lib/prometheus.ts';
+import { histogramDelta, histogramTotals, sampleValue, scrape } from '../lib/prometheus.ts';
+import { execFileSync } from 'node:child_process';
 import { makeTemplates, seedFromTemplates, TEMPLATE_HOST, type SeededHost, type SeedVia } from './seed.ts';
-import { verifySeeded, waitForWatchCache } from './verify.ts';
+import { kubectlPath, verifySeeded, waitForWatchCache } from './verify.ts';
 import { etcdRevision } from '../lib/etcd.ts';
 import { parseSize, shape, sizeLabel } from './sizes.ts';
 
@@ -102,6 +103,8 @@ interface ScaleResult {
   intakeKubeCalls?: Array<{ call: string; perNotification: number; meanMs: number }>;
   /** The engine's Kubernetes API attempts during the intake load, per POST. */
   intakeEngineKubeCalls?: Array<{ call: string; perNotification: number; meanMs: number }>;
+  /** Garbage collection during the intake load: kube-apiserver's Go GC, the api's and engine's V8 (major). */
+  intakeGc?: { apiserver: GoGc; api?: V8Gc; engine?: V8Gc };
   /** What went wrong (a process that did not start or died), for the table's footnotes. */
   notes: string[];
   reference?: { list: LoadResult; intake: IntakeResult; memoryMiB: number; rows: number };
@@ -156,6 +159,41 @@ function benchNodeOptions(components: string, inspectPort: number | undefined): 
     .filter(Boolean)
     .join(' ');
 }
+
+interface GoGc {
+  cycles: number;
+  cpuSeconds: number;
+  heapInuseMiB: number;
+}
+interface V8Gc {
+  major: number;
+  majorMs: number;
+}
+
+/** kube-apiserver's GC cycles and CPU seconds so far, and its heap in use now (its /metrics, through kubectl). */
+function apiserverGc(kubeconfigPath: string): GoGc {
+  const text = execFileSync(kubectlPath(), ['--kubeconfig', kubeconfigPath, 'get', '--raw', '/metrics'], {
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+    timeout: 60_000,
+  });
+  return {
+    cycles: sampleValue(text, 'go_gc_duration_seconds_count') ?? NaN,
+    cpuSeconds: sampleValue(text, 'process_cpu_seconds_total') ?? NaN,
+    heapInuseMiB: (sampleValue(text, 'go_memstats_heap_inuse_bytes') ?? NaN) / 2 ** 20,
+  };
+}
+
+/** A process's major V8 collections so far (prom-client's nodejs_gc_duration_seconds). */
+async function v8Gc(metricsUrl: string | undefined): Promise<V8Gc | undefined> {
+  if (metricsUrl === undefined) return undefined;
+  const text = await fetch(`${metricsUrl}/metrics`, { signal: AbortSignal.timeout(10_000) }).then((r) => r.text());
+  const major = histogramTotals(text, 'nodejs_gc_duration_seconds').get('kind=major');
+  return major ? { major: major.count, majorMs: major.sum * 1000 } : undefined;
+}
+
+const v8Delta = (a: V8Gc | undefined, b: V8Gc | undefined): V8Gc | undefined =>
+  a && b ? { major: b.major - a.major, majorMs: b.majorMs - a.majorMs } : undefined;
 
 /** A VM notification no earlier one duplicates (its own instance uuid). */
 function vmNotification(hostname: string, i: number) {
@@ -313,7 +351,24 @@ async function measureOurs(size: number): Promise<ScaleResult> {
               .then((t) => histogramTotals(t, 'masakari_kube_request_duration_seconds'));
       const callsBefore = await kubeCalls(api.metricsUrl);
       const engineCallsBefore = await kubeCalls(engine?.metricsUrl);
+      const gcBefore = {
+        apiserver: apiserverGc(cp.kubeconfigPath),
+        api: await v8Gc(api.metricsUrl),
+        engine: await v8Gc(engine?.metricsUrl),
+      };
       result.intake = await intakeLoad(api.apiUrl, pick, 0);
+      const apiserverAfter = apiserverGc(cp.kubeconfigPath);
+      result.intakeGc = {
+        apiserver: {
+          cycles: apiserverAfter.cycles - gcBefore.apiserver.cycles,
+          cpuSeconds: apiserverAfter.cpuSeconds - gcBefore.apiserver.cpuSeconds,
+          heapInuseMiB: apiserverAfter.heapInuseMiB,
+        },
+      };
+      const apiGc = v8Delta(gcBefore.api, await v8Gc(api.metricsUrl));
+      const engineGc = v8Delta(gcBefore.engine, await v8Gc(engine?.metricsUrl));
+      if (apiGc) result.intakeGc.api = apiGc;
+      if (engineGc) result.intakeGc.engine = engineGc;
       console.log(`  slowest: ${slowestLine(result.intake)}`);
       await sleep(1000); // the background status writes of the last POSTs
       const perPost = (before: Awaited<ReturnType<typeof kubeCalls>>, after: typeof before) =>
@@ -515,6 +570,18 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
           r.intakeKubeCalls!.map((c) => `${c.call} ${f(c.perNotification, 2)} × ${f(c.meanMs)} ms`).join('; ') +
           '.',
       ),
+    ...results
+      .filter((r) => r.intakeGc)
+      .map((r) => {
+        const g = r.intakeGc!;
+        const v8 = (name: string, x: V8Gc | undefined) =>
+          x ? `; ${name}: ${x.major} major V8 collections, ${f(x.majorMs, 0)} ms in all` : '';
+        return (
+          `- ${sizeLabel(r.size)} garbage collection during the intake load: kube-apiserver ${g.apiserver.cycles} Go GC ` +
+          `cycles, ${f(g.apiserver.cpuSeconds)} s of CPU in all, ${f(g.apiserver.heapInuseMiB, 0)} MiB heap in use ` +
+          `at the end${v8('api', g.api)}${v8('engine', g.engine)}.`
+        );
+      }),
     ...results
       .filter((r) => r.intakeEngineKubeCalls?.length)
       .map(

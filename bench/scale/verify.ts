@@ -24,7 +24,8 @@ export interface VerifyOptions {
   notifications: number;
 }
 
-function kubectlPath(): string {
+/** The kubectl the envtest scripts use (hack/envtest/kubectl.sh). */
+export function kubectlPath(): string {
   return execFileSync('bash', [path.join(ROOT, 'hack/envtest/kubectl.sh')], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
