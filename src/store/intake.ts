@@ -273,6 +273,12 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
 /** A sealed notification without its claim is taken as accepted after this long (the claim was swept, or never written). */
 export const SEALED_CLAIM_GRACE_MS = 10_000;
 
+/** Is `n` younger than SEALED_CLAIM_GRACE_MS (by its creationTimestamp), so its claim may still be on its way? */
+export function withinSealedClaimGrace(n: Notification, now: Date): boolean {
+  const age = now.getTime() - Date.parse(n.metadata.creationTimestamp ?? '');
+  return !Number.isNaN(age) && age < SEALED_CLAIM_GRACE_MS;
+}
+
 /**
  * Where a notification the REST path created sealed (src/store/admission-seal.ts)
  * stands with its duplicate claim. The REST path creates it alongside the claim
@@ -303,8 +309,7 @@ export async function sealedIntakeStanding(
   const hash = payloadHash(n.spec.payload ?? {});
   const claimName = claimNameFor(n.spec.type, hostUuid, hash, n.spec.generatedTime);
   const claim = await getIfExists<ConfigMap>(kube, RESOURCES.configMaps, namespace, claimName);
-  const age = now.getTime() - Date.parse(n.metadata.creationTimestamp ?? '');
-  const young = !Number.isNaN(age) && age < SEALED_CLAIM_GRACE_MS;
+  const young = withinSealedClaimGrace(n, now);
   if (!claim) return young ? 'undecided' : 'accepted';
   const holder = dataOf(claim);
   if (holder.notification === n.metadata.name) return 'accepted';

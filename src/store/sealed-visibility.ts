@@ -27,7 +27,7 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
 import type { Notification } from '../model/types.ts';
 import type { Informer } from '../runtime/types.ts';
-import { SEALED_CLAIM_GRACE_MS, sealedIntakeStanding } from './intake.ts';
+import { sealedIntakeStanding, withinSealedClaimGrace } from './intake.ts';
 
 /** First wait before probing an undecided claim again; doubles up to PROBE_MAX_DELAY_MS. */
 const PROBE_FIRST_DELAY_MS = 50;
@@ -104,8 +104,7 @@ export class SealedVisibility {
   }
 
   private young(n: Notification): boolean {
-    const age = this.deps.now().getTime() - Date.parse(n.metadata.creationTimestamp ?? '');
-    return !Number.isNaN(age) && age < SEALED_CLAIM_GRACE_MS;
+    return withinSealedClaimGrace(n, this.deps.now());
   }
 
   private observe(n: Notification): void {
