@@ -60,6 +60,23 @@ test('a mutateLater mutation no write carries is stored on its own after DEFERRE
   assert.is(w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status?.message, 'alone');
 });
 
+test('a mutateLater mutation whose wait ends during a slow write is stored once that write is done', async () => {
+  const { w, writer } = await setup();
+  const release = w.kube.intercept({
+    jsonPatch: async (client, ...args) => {
+      await new Promise((r) => setTimeout(r, DEFERRED_WRITE_MS + 200));
+      return client.jsonPatch(...args);
+    },
+  });
+  const slow = writer.mutate((s) => (s.updatedAt = '2026-01-02T03:04:05Z'));
+  await new Promise((r) => setTimeout(r, 50)); // the slow write is in flight
+  writer.mutateLater((s) => (s.message = 'waited'));
+  await slow;
+  release();
+  await new Promise((r) => setTimeout(r, 200));
+  assert.is(w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status?.message, 'waited');
+});
+
 test('a 409 re-reads and re-applies the mutation on the newer object', async () => {
   const { w, writer } = await setup();
   w.kube.mutate(

@@ -262,7 +262,8 @@ export class NotificationStatusWriter {
       for (const p of batch) p.reject(err);
     } finally {
       this.writing = false;
-      if (this.queue.length > 0) this.schedule();
+      // A mutateLater whose wait ran out during this write found it busy: it goes now.
+      if (this.queue.length > 0 || (this.deferred.length > 0 && !this.deferredTimer)) this.schedule();
     }
   }
 
