@@ -103,7 +103,7 @@ interface ScaleResult {
   intakeKubeCalls?: Array<{ call: string; perNotification: number; meanMs: number }>;
   /** The engine's Kubernetes API attempts during the intake load, per POST. */
   intakeEngineKubeCalls?: Array<{ call: string; perNotification: number; meanMs: number }>;
-  /** Garbage collection during the intake load: kube-apiserver's Go GC, the api's and engine's V8 (major). */
+  /** Garbage collection during the intake load (and the second after it): kube-apiserver's Go GC, the api's and engine's V8 (major). */
   intakeGc?: { apiserver: GoGc; api?: V8Gc; engine?: V8Gc };
   /** What went wrong (a process that did not start or died), for the table's footnotes. */
   notes: string[];
@@ -184,12 +184,21 @@ function apiserverGc(kubeconfigPath: string): GoGc {
   };
 }
 
-/** A process's major V8 collections so far (prom-client's nodejs_gc_duration_seconds). */
-async function v8Gc(metricsUrl: string | undefined): Promise<V8Gc | undefined> {
-  if (metricsUrl === undefined) return undefined;
+type Totals = Map<string, { count: number; sum: number }>;
+
+/**
+ * One scrape of a process's /metrics: its Kubernetes API calls
+ * (masakari_kube_request_duration_seconds) and its major V8 collections
+ * (prom-client's nodejs_gc_duration_seconds), so far.
+ */
+async function processMetrics(metricsUrl: string | undefined): Promise<{ calls: Totals; gc?: V8Gc }> {
+  if (metricsUrl === undefined) return { calls: new Map() };
   const text = await fetch(`${metricsUrl}/metrics`, { signal: AbortSignal.timeout(10_000) }).then((r) => r.text());
   const major = histogramTotals(text, 'nodejs_gc_duration_seconds').get('kind=major');
-  return major ? { major: major.count, majorMs: major.sum * 1000 } : undefined;
+  return {
+    calls: histogramTotals(text, 'masakari_kube_request_duration_seconds'),
+    ...(major ? { gc: { major: major.count, majorMs: major.sum * 1000 } } : {}),
+  };
 }
 
 const v8Delta = (a: V8Gc | undefined, b: V8Gc | undefined): V8Gc | undefined =>
@@ -343,35 +352,16 @@ async function measureOurs(size: number): Promise<ScaleResult> {
       result.list = await listLoad(api.apiUrl);
       console.log(`intake: ${INTAKE_COUNT} at ${RATE}/s...`);
       const pick = (i: number) => (seeded.hosts[(i * 7919) % seeded.hosts.length] as SeededHost).name;
-      const kubeCalls = (metricsUrl: string | undefined) =>
-        metricsUrl === undefined
-          ? Promise.resolve(new Map())
-          : fetch(`${metricsUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })
-              .then((r) => r.text())
-              .then((t) => histogramTotals(t, 'masakari_kube_request_duration_seconds'));
-      const callsBefore = await kubeCalls(api.metricsUrl);
-      const engineCallsBefore = await kubeCalls(engine?.metricsUrl);
-      const gcBefore = {
-        apiserver: apiserverGc(cp.kubeconfigPath),
-        api: await v8Gc(api.metricsUrl),
-        engine: await v8Gc(engine?.metricsUrl),
-      };
+      const apiBefore = await processMetrics(api.metricsUrl);
+      const engineBefore = await processMetrics(engine?.metricsUrl);
+      const apiserverBefore = apiserverGc(cp.kubeconfigPath);
       result.intake = await intakeLoad(api.apiUrl, pick, 0);
-      const apiserverAfter = apiserverGc(cp.kubeconfigPath);
-      result.intakeGc = {
-        apiserver: {
-          cycles: apiserverAfter.cycles - gcBefore.apiserver.cycles,
-          cpuSeconds: apiserverAfter.cpuSeconds - gcBefore.apiserver.cpuSeconds,
-          heapInuseMiB: apiserverAfter.heapInuseMiB,
-        },
-      };
-      const apiGc = v8Delta(gcBefore.api, await v8Gc(api.metricsUrl));
-      const engineGc = v8Delta(gcBefore.engine, await v8Gc(engine?.metricsUrl));
-      if (apiGc) result.intakeGc.api = apiGc;
-      if (engineGc) result.intakeGc.engine = engineGc;
       console.log(`  slowest: ${slowestLine(result.intake)}`);
       await sleep(1000); // the background status writes of the last POSTs
-      const perPost = (before: Awaited<ReturnType<typeof kubeCalls>>, after: typeof before) =>
+      const apiAfter = await processMetrics(api.metricsUrl);
+      const engineAfter = await processMetrics(engine?.metricsUrl);
+      const apiserverAfter = apiserverGc(cp.kubeconfigPath);
+      const perPost = (before: Totals, after: Totals) =>
         [...histogramDelta(before, after)]
           .map(([key, d]) => ({
             call: key.replace(/method=([^,]*),resource=([^,]*),code=(.*)/, '$1 $2 $3'),
@@ -379,9 +369,20 @@ async function measureOurs(size: number): Promise<ScaleResult> {
             meanMs: (d.sum / d.count) * 1000,
           }))
           .sort((a, b) => b.perNotification * b.meanMs - a.perNotification * a.meanMs);
-      result.intakeKubeCalls = perPost(callsBefore, await kubeCalls(api.metricsUrl));
+      result.intakeKubeCalls = perPost(apiBefore.calls, apiAfter.calls);
       // What the engine asked of the API server meanwhile: its work on the same cores is part of the intake's tail.
-      result.intakeEngineKubeCalls = perPost(engineCallsBefore, await kubeCalls(engine?.metricsUrl));
+      result.intakeEngineKubeCalls = perPost(engineBefore.calls, engineAfter.calls);
+      result.intakeGc = {
+        apiserver: {
+          cycles: apiserverAfter.cycles - apiserverBefore.cycles,
+          cpuSeconds: apiserverAfter.cpuSeconds - apiserverBefore.cpuSeconds,
+          heapInuseMiB: apiserverAfter.heapInuseMiB,
+        },
+      };
+      const apiGc = v8Delta(apiBefore.gc, apiAfter.gc);
+      const engineGc = v8Delta(engineBefore.gc, engineAfter.gc);
+      if (apiGc) result.intakeGc.api = apiGc;
+      if (engineGc) result.intakeGc.engine = engineGc;
       if (result.list.errors) result.notes.push(`list: ${result.list.errors} failed requests`);
       await sleep(3000);
     }
@@ -577,7 +578,7 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
         const v8 = (name: string, x: V8Gc | undefined) =>
           x ? `; ${name}: ${x.major} major V8 collections, ${f(x.majorMs, 0)} ms in all` : '';
         return (
-          `- ${sizeLabel(r.size)} garbage collection during the intake load: kube-apiserver ${g.apiserver.cycles} Go GC ` +
+          `- ${sizeLabel(r.size)} garbage collection during the intake load and the second after it: kube-apiserver ${g.apiserver.cycles} Go GC ` +
           `cycles, ${f(g.apiserver.cpuSeconds)} s of CPU in all, ${f(g.apiserver.heapInuseMiB, 0)} MiB heap in use ` +
           `at the end${v8('api', g.api)}${v8('engine', g.engine)}.`
         );
