@@ -32,6 +32,8 @@ export interface ControlPlaneOptions {
   keepDir?: boolean;
   /** Serve kube-apiserver's /debug/pprof (bench/storm --apiserver-profile); default off, as in production. */
   profiling?: boolean;
+  /** kube-apiserver's --feature-gates, e.g. 'DetectCacheInconsistency=false' (bench/scale --apiserver-feature-gates); default none. */
+  apiserverFeatureGates?: string;
   log?: (line: string) => void;
 }
 
@@ -247,6 +249,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
             `--service-account-key-file=${files.saPub}`,
             `--service-account-signing-key-file=${files.saKey}`,
             `--profiling=${opts.profiling === true}`,
+            ...(opts.apiserverFeatureGates ? [`--feature-gates=${opts.apiserverFeatureGates}`] : []),
             '--v=1',
           ],
           join(dir, 'kube-apiserver.log'),
