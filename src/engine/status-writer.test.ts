@@ -13,7 +13,7 @@ import {
 import type { EngineBookkeeping } from './status-writer.ts';
 import { notification, NS, quietLog, world } from './testing/fixtures.ts';
 
-async function setup() {
+async function setup(signal?: AbortSignal) {
   const w = await world();
   const base = notification('n1', 'VM', {});
   const stored = w.kube.seed<Notification>(RESOURCES.notifications, {
@@ -27,6 +27,7 @@ async function setup() {
     guard: ownsRun('me'),
     clock: w.clock,
     log: quietLog,
+    signal,
   });
   return { w, writer };
 }
@@ -75,6 +76,27 @@ test('a mutateLater mutation whose wait ends during a slow write is stored once 
   release();
   await new Promise((r) => setTimeout(r, 200));
   assert.is(w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status?.message, 'waited');
+});
+
+test('a mutateLater mutation whose wait ends during a slow write is not written once the run is aborted', async () => {
+  const abort = new AbortController();
+  const { w, writer } = await setup(abort.signal);
+  const release = w.kube.intercept({
+    jsonPatch: async (client, ...args) => {
+      await new Promise((r) => setTimeout(r, DEFERRED_WRITE_MS + 200));
+      return client.jsonPatch(...args);
+    },
+  });
+  const slow = writer.mutate((s) => (s.updatedAt = '2026-01-02T03:04:05Z'));
+  await new Promise((r) => setTimeout(r, 50)); // the slow write is in flight
+  writer.mutateLater((s) => (s.message = 'waited'));
+  abort.abort();
+  await slow.catch(() => undefined);
+  release();
+  const writes = w.kube.writes.length;
+  await new Promise((r) => setTimeout(r, 200));
+  assert.is(w.kube.writes.length, writes);
+  assert.not.equal(w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status?.message, 'waited');
 });
 
 test('a 409 re-reads and re-applies the mutation on the newer object', async () => {

@@ -231,10 +231,14 @@ export class NotificationStatusWriter {
     this.deferred.push({ mutate, guard: this.options.guard, resolve: ignore, reject: ignore });
     this.deferredTimer ??= setTimeout(() => {
       this.deferredTimer = undefined;
-      if (this.deferred.length === 0 || this.options.signal?.aborted) return;
-      this.schedule();
+      if (this.deferredDue()) this.schedule();
     }, DEFERRED_WRITE_MS);
     this.deferredTimer.unref?.();
+  }
+
+  /** Deferred mutations waiting for no timer of their own, in a run still going: they are written now. */
+  private deferredDue(): boolean {
+    return this.deferred.length > 0 && !this.deferredTimer && !this.options.signal?.aborted;
   }
 
   private schedule(): void {
@@ -263,7 +267,7 @@ export class NotificationStatusWriter {
     } finally {
       this.writing = false;
       // A mutateLater whose wait ran out during this write found it busy: it goes now.
-      if (this.queue.length > 0 || (this.deferred.length > 0 && !this.deferredTimer)) this.schedule();
+      if (this.queue.length > 0 || this.deferredDue()) this.schedule();
     }
   }
 
