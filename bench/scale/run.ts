@@ -66,9 +66,8 @@ import { heapSnapshot, sampleMemory } from '../lib/inspector.ts';
 import { freePort } from '../../test/e2e/support/net.ts';
 import { insertReferenceNotifications, referenceHost } from '../lib/reference.ts';
 import { histogramDelta, histogramTotals, sampleValue, scrape } from '../lib/prometheus.ts';
-import { execFileSync } from 'node:child_process';
 import { makeTemplates, seedFromTemplates, TEMPLATE_HOST, type SeededHost, type SeedVia } from './seed.ts';
-import { kubectlPath, verifySeeded, waitForWatchCache } from './verify.ts';
+import { getRaw, verifySeeded, waitForWatchCache } from './verify.ts';
 import { etcdRevision } from '../lib/etcd.ts';
 import { parseSize, shape, sizeLabel } from './sizes.ts';
 
@@ -180,6 +179,7 @@ interface GoGc {
 
 /** The resources whose consistency checks are reported: the ones the bench fills. */
 const CHECKED_RESOURCES = ['notifications', 'hahosts', 'configmaps'];
+
 interface V8Gc {
   major: number;
   majorMs: number;
@@ -187,11 +187,7 @@ interface V8Gc {
 
 /** kube-apiserver's GC cycles and CPU seconds so far, and its heap in use now (its /metrics, through kubectl). */
 function apiserverGc(kubeconfigPath: string): GoGc {
-  const text = execFileSync(kubectlPath(), ['--kubeconfig', kubeconfigPath, 'get', '--raw', '/metrics'], {
-    encoding: 'utf8',
-    maxBuffer: 256 << 20,
-    timeout: 60_000,
-  });
+  const text = getRaw(kubeconfigPath, '/metrics', 60_000);
   return {
     cycles: sampleValue(text, 'go_gc_duration_seconds_count') ?? NaN,
     cpuSeconds: sampleValue(text, 'process_cpu_seconds_total') ?? NaN,
@@ -225,6 +221,16 @@ async function processMetrics(metricsUrl: string | undefined): Promise<{ calls: 
     ...(major ? { gc: { major: major.count, majorMs: major.sum * 1000 } } : {}),
   };
 }
+
+/** What kube-apiserver did between two readings: cycles, CPU and checks as differences, the heap as it is at `b`. */
+const goGcDelta = (a: GoGc, b: GoGc): GoGc => ({
+  cycles: b.cycles - a.cycles,
+  cpuSeconds: b.cpuSeconds - a.cpuSeconds,
+  heapInuseMiB: b.heapInuseMiB,
+  consistencyChecks: Object.fromEntries(
+    CHECKED_RESOURCES.map((r) => [r, (b.consistencyChecks[r] ?? 0) - (a.consistencyChecks[r] ?? 0)]),
+  ),
+});
 
 const v8Delta = (a: V8Gc | undefined, b: V8Gc | undefined): V8Gc | undefined =>
   a && b ? { major: b.major - a.major, majorMs: b.majorMs - a.majorMs } : undefined;
@@ -397,19 +403,7 @@ async function measureOurs(size: number): Promise<ScaleResult> {
       result.intakeKubeCalls = perPost(apiBefore.calls, apiAfter.calls);
       // What the engine asked of the API server meanwhile: its work on the same cores is part of the intake's tail.
       result.intakeEngineKubeCalls = perPost(engineBefore.calls, engineAfter.calls);
-      result.intakeGc = {
-        apiserver: {
-          cycles: apiserverAfter.cycles - apiserverBefore.cycles,
-          cpuSeconds: apiserverAfter.cpuSeconds - apiserverBefore.cpuSeconds,
-          heapInuseMiB: apiserverAfter.heapInuseMiB,
-          consistencyChecks: Object.fromEntries(
-            CHECKED_RESOURCES.map((r) => [
-              r,
-              (apiserverAfter.consistencyChecks[r] ?? 0) - (apiserverBefore.consistencyChecks[r] ?? 0),
-            ]),
-          ),
-        },
-      };
+      result.intakeGc = { apiserver: goGcDelta(apiserverBefore, apiserverAfter) };
       const apiGc = v8Delta(apiBefore.gc, apiAfter.gc);
       const engineGc = v8Delta(engineBefore.gc, engineAfter.gc);
       if (apiGc) result.intakeGc.api = apiGc;
@@ -613,9 +607,7 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
           `cycles, ${f(g.apiserver.cpuSeconds)} s of CPU in all, ${f(g.apiserver.heapInuseMiB, 0)} MiB heap in use ` +
           `at the end${v8('api', g.api)}${v8('engine', g.engine)}. kube-apiserver's watch-cache consistency checks ` +
           `(each a list of every object of the resource from etcd) in the same time: ` +
-          (g.apiserver.consistencyChecks
-            ? CHECKED_RESOURCES.map((x) => `${x} ${g.apiserver.consistencyChecks[x] ?? 0}`).join(', ')
-            : 'not recorded') +
+          CHECKED_RESOURCES.map((x) => `${x} ${g.apiserver.consistencyChecks[x] ?? 0}`).join(', ') +
           (APISERVER_FEATURE_GATES ? ` (kube-apiserver --feature-gates=${APISERVER_FEATURE_GATES})` : '') +
           '.'
         );

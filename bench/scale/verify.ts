@@ -24,12 +24,25 @@ export interface VerifyOptions {
   notifications: number;
 }
 
-/** The kubectl the envtest scripts use (hack/envtest/kubectl.sh). */
-export function kubectlPath(): string {
-  return execFileSync('bash', [path.join(ROOT, 'hack/envtest/kubectl.sh')], {
+let kubectl: string | undefined;
+
+/** The kubectl the envtest scripts use (hack/envtest/kubectl.sh), found once: callers poll with it. */
+function kubectlPath(): string {
+  kubectl ??= execFileSync('bash', [path.join(ROOT, 'hack/envtest/kubectl.sh')], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   }).trim();
+  return kubectl;
+}
+
+/** `kubectl get --raw <path>` against the API server of `kubeconfigPath`: the body, as text. */
+export function getRaw(kubeconfigPath: string, path: string, timeoutMs = 120_000): string {
+  return execFileSync(kubectlPath(), ['--kubeconfig', kubeconfigPath, 'get', '--raw', path], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 256 << 20,
+    timeout: timeoutMs,
+  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -44,16 +57,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * would measure its catching up, not the operator. Returns the seconds waited.
  */
 export async function waitForWatchCache(o: VerifyOptions & { revision: string }): Promise<number> {
-  const kubectl = kubectlPath();
   const t0 = performance.now();
   const path = `/apis/${GROUP}/${VERSION}/namespaces/${o.namespace}/${KINDS.notification.plural}`;
   const url = `${path}?limit=1&resourceVersion=${o.revision}&resourceVersionMatch=NotOlderThan`;
   for (let attempt = 1; ; attempt++) {
     try {
-      execFileSync(kubectl, ['--kubeconfig', o.kubeconfigPath, 'get', '--raw', url], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        timeout: 120_000,
-      });
+      getRaw(o.kubeconfigPath, url);
       return (performance.now() - t0) / 1000;
     } catch (e) {
       if (performance.now() - t0 > 15 * 60_000) {
@@ -66,13 +75,16 @@ export async function waitForWatchCache(o: VerifyOptions & { revision: string })
 }
 
 export async function verifySeeded(o: VerifyOptions): Promise<void> {
-  const kubectl = kubectlPath();
   const run = (...args: string[]): string =>
-    execFileSync(kubectl, ['--kubeconfig', o.kubeconfigPath, '-n', o.namespace, '--request-timeout=5m', ...args], {
-      encoding: 'utf8',
-      maxBuffer: 1 << 30,
-      timeout: 10 * 60_000,
-    });
+    execFileSync(
+      kubectlPath(),
+      ['--kubeconfig', o.kubeconfigPath, '-n', o.namespace, '--request-timeout=5m', ...args],
+      {
+        encoding: 'utf8',
+        maxBuffer: 1 << 30,
+        timeout: 10 * 60_000,
+      },
+    );
   const json = <T>(...args: string[]): T => JSON.parse(run(...args, '-o', 'json')) as T;
   const count = (...args: string[]): number =>
     run(...args, '--chunk-size=500', '-o', 'name')
