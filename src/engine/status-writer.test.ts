@@ -61,8 +61,11 @@ test('a mutateLater mutation no write carries is stored on its own after DEFERRE
   assert.is(w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status?.message, 'alone');
 });
 
-test('a mutateLater mutation whose wait ends during a slow write is stored once that write is done', async () => {
-  const { w, writer } = await setup();
+/**
+ * A write that outlasts DEFERRED_WRITE_MS, with a mutateLater sent while it is
+ * in flight; `release` ends the slowness.
+ */
+async function deferredDuringSlowWrite(w: Awaited<ReturnType<typeof setup>>['w'], writer: NotificationStatusWriter) {
   const release = w.kube.intercept({
     jsonPatch: async (client, ...args) => {
       await new Promise((r) => setTimeout(r, DEFERRED_WRITE_MS + 200));
@@ -72,6 +75,12 @@ test('a mutateLater mutation whose wait ends during a slow write is stored once 
   const slow = writer.mutate((s) => (s.updatedAt = '2026-01-02T03:04:05Z'));
   await new Promise((r) => setTimeout(r, 50)); // the slow write is in flight
   writer.mutateLater((s) => (s.message = 'waited'));
+  return { slow, release };
+}
+
+test('a mutateLater mutation whose wait ends during a slow write is stored once that write is done', async () => {
+  const { w, writer } = await setup();
+  const { slow, release } = await deferredDuringSlowWrite(w, writer);
   await slow;
   release();
   await new Promise((r) => setTimeout(r, 200));
@@ -81,15 +90,7 @@ test('a mutateLater mutation whose wait ends during a slow write is stored once 
 test('a mutateLater mutation whose wait ends during a slow write is not written once the run is aborted', async () => {
   const abort = new AbortController();
   const { w, writer } = await setup(abort.signal);
-  const release = w.kube.intercept({
-    jsonPatch: async (client, ...args) => {
-      await new Promise((r) => setTimeout(r, DEFERRED_WRITE_MS + 200));
-      return client.jsonPatch(...args);
-    },
-  });
-  const slow = writer.mutate((s) => (s.updatedAt = '2026-01-02T03:04:05Z'));
-  await new Promise((r) => setTimeout(r, 50)); // the slow write is in flight
-  writer.mutateLater((s) => (s.message = 'waited'));
+  const { slow, release } = await deferredDuringSlowWrite(w, writer);
   abort.abort();
   await slow.catch(() => undefined);
   release();
