@@ -35,10 +35,14 @@
 //   node --import tsx bench/scale/run.ts [--sizes 1k,10k,100k] [--seconds 15] [--rate 2]
 //        [--intake-count 300] [--seed-via etcd|apiserver] [--width 16] [--no-reference] [--no-write]
 //        [--inspect] [--heap-snapshot DIR] [--api-node-options='...'] [--api-env K=V,...]
+//        [--apiserver-feature-gates G=false,...]
 //
 // --api-node-options: appended to the api process's deployed NODE_OPTIONS
 // (to try V8 flags before they go into config/manager/manager.yaml);
 // --api-env: more environment for the api process (allocator settings).
+// --apiserver-feature-gates: kube-apiserver's --feature-gates, e.g.
+// DetectCacheInconsistency=false to measure the intake without its
+// watch-cache consistency checks (docs/benchmarks.md, Scale).
 //
 // --inspect: both processes run with --inspect; after the loads (so nothing
 // above is disturbed) the bench attaches and reads each one's V8 heap, before
