@@ -1,6 +1,8 @@
+import { pino } from 'pino';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RecoveryFailed, ReservedHostsUnavailable, SkipRecovery } from './context.ts';
+import { KubeError } from '../../k8s/client.ts';
 import { novaServerError } from '../../testing/fake-nova.ts';
 import { FAILED_HOST, scenario } from './testing/evacuation-scenario.ts';
 import { runHostFailure } from './host-failure.ts';
@@ -330,6 +332,26 @@ test("an unexpected Nova error is wrapped in Masakari's generic message", async 
     (err as Error).message,
     `Failed to execute host failure flow for notification '${engine.context().notification.uuid}'.`,
   );
+  nova.stop();
+});
+
+test('a Kubernetes API outage inside the flow: a retryable failure logged as a warning, and no fallback flow', async () => {
+  const lines: Array<{ level: number; msg: string }> = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const { engine, nova } = scenario({ method: 'auto_priority', reserved: ['rh-a'], log });
+  // Stands in for the store call that met the outage (in CI: reserving vmove ids, src/store/ids.ts).
+  nova.fault = (method) =>
+    method === 'listServersOnHost'
+      ? new KubeError(0, 'NetworkError', 'GET configmaps: connect ECONNREFUSED')
+      : undefined;
+  const err = await outcome(runHostFailure(engine.context(), engine.startFallbackRun));
+  assert.instance(err, RecoveryFailed, 'ends in error, so the periodic retry resumes it');
+  assert.is(engine.run, 0, 'our store being down is not a reason to try the other flow');
+  assert.equal(
+    lines.filter((l) => l.level >= 50),
+    [],
+  );
+  assert.ok(lines.some((l) => l.level === 40 && /Kubernetes API server was unavailable/.test(l.msg)));
   nova.stop();
 });
 

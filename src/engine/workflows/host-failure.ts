@@ -41,6 +41,7 @@
 // reverts only the retry's own sub-flow; masakari-engine 22.0.0 shows exactly
 // that (test/e2e/reference-engine.test.ts, scenario reserved-host-down).
 
+import { isTransient } from '../../k8s/client.ts';
 import type { RecoveryMethod } from '../../model/types.ts';
 import type { StartFallbackRun, WorkflowContext } from './context.ts';
 import { RecoveryFailed, ReservedHostsUnavailable, SkipRecovery } from './context.ts';
@@ -96,7 +97,9 @@ export async function runHostFailure(
       await runFlow(ctx, primary, options);
       return;
     } catch (err) {
-      if (ctx.signal.aborted || err instanceof SkipRecovery || !isPriorityMethod(method)) throw asOutcome(ctx, err);
+      // An API server outage is not the flow failing: retry the same flow rather than fall back.
+      if (ctx.signal.aborted || err instanceof SkipRecovery || !isPriorityMethod(method) || isTransient(err))
+        throw asOutcome(ctx, err);
       ctx.log.warn({ err: errorText(err) }, fallbackWarning(ctx.notification.hostname, primary));
       await ctx.effects.done(fallbackKey(ctx.run), { flow: fallback, fallback: true });
     }
@@ -138,7 +141,17 @@ async function runFlowOrThrow(ctx: WorkflowContext, flow: HostFlow, options: Hos
 function asOutcome(ctx: WorkflowContext, err: unknown): unknown {
   if (ctx.signal.aborted) return ctx.signal.reason ?? err;
   if (err instanceof SkipRecovery || err instanceof RecoveryFailed) return err;
-  ctx.log.error({ err: errorText(err) }, 'Host failure flow failed with an unexpected error');
+  if (isTransient(err)) {
+    // Our own store was out of reach (an API server restart outlasted the
+    // client's bounded retries): nothing is wrong with the host or Nova, and
+    // the run ends in `error` so the periodic retry resumes it from its journal.
+    ctx.log.warn(
+      { err: errorText(err) },
+      'Host failure flow stopped: the Kubernetes API server was unavailable; the periodic retry resumes it',
+    );
+  } else {
+    ctx.log.error({ err: errorText(err) }, 'Host failure flow failed with an unexpected error');
+  }
   return new RecoveryFailed(`Failed to execute host failure flow for notification '${ctx.notification.uuid}'.`, {
     cause: err,
   });

@@ -2,6 +2,7 @@
 // servers on it, healthy computes, optional reserved hosts, a FakeNova and a
 // MemoryEngine wired together.
 
+import type { Logger } from 'pino';
 import type { Config } from '../../../config/config.ts';
 import type { RecoveryMethod } from '../../../model/types.ts';
 import type { FakeServer } from '../../../testing/fake-nova.ts';
@@ -23,6 +24,8 @@ export interface ScenarioOptions {
   failedService?: { state?: 'up' | 'down'; status?: 'enabled' | 'disabled'; disabled_reason?: string | null };
   configure?: (config: Config) => void;
   evacuateMs?: number;
+  /** The flow's logger; silent by default. */
+  log?: Logger;
 }
 
 export interface Scenario {
@@ -65,6 +68,7 @@ export function scenario(o: ScenarioOptions = {}): Scenario {
     recoveryMethod: o.method ?? 'auto',
     hosts,
     ...(o.configure ? { configure: o.configure } : {}),
+    ...(o.log ? { log: o.log } : {}),
   });
   return { nova, engine, servers };
 }
