@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { Notification } from '../model/types.ts';
 import { admitted, EXPIRABLE_PHASES, phaseOf, writtenBack } from './admitted-notification.ts';
 import type { AdmittedNotification } from './admitted-notification.ts';
+import { dropManagedFields } from './drop-managed-fields.ts';
 import { EVENT_REASONS } from './event-reasons.ts';
 import type { FencingWait } from './fencing-wait.ts';
 import { countFinalStatus } from './metrics.ts';
@@ -215,4 +216,6 @@ async function expire(x: NotificationTaskScope, n: AdmittedNotification): Promis
       nova: fencedNova(d, term, d.log),
     });
   }
+  // Conditional on the expiry's own write: after a lock sweep that wrote again, it leaves the object alone.
+  await dropManagedFields(d.kube, d.namespace, stored, d.log);
 }

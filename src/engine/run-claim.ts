@@ -10,6 +10,7 @@ import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
 import { syncNotificationConditions } from '../store/conditions.ts';
 import { phaseOf, writtenBack } from './admitted-notification.ts';
+import { dropManagedFields } from './drop-managed-fields.ts';
 import type { AdmittedNotification } from './admitted-notification.ts';
 import { EVENT_REASONS, finalStatusReason } from './event-reasons.ts';
 import { countFinalStatus } from './metrics.ts';
@@ -80,6 +81,7 @@ export async function finishWithoutRun(
   d.log[level]({ notification: stored.status.uuid, type: n.spec.type, status: plan.status }, plan.reason);
   countFinalStatus(n.spec.type, plan.status);
   emitPhaseEvent(d, stored, 'Normal', finalStatusReason(plan.status), plan.reason);
+  await dropManagedFields(d.kube, d.namespace, stored, d.log);
 }
 
 /** One resourceVersion-checked status patch from the cached object; throws the 409 to the caller. */

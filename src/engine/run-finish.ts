@@ -1,9 +1,11 @@
 // The end of a run: its final status in one write (an error on the
 // notification's last attempt becomes `failed`, Masakari's periodic task
-// rule), Masakari's log lines, the final-status metric and Events.
+// rule), Masakari's log lines, the final-status metric and Events; then an
+// ended notification sheds its managedFields (drop-managed-fields.ts).
 
 import type { Logger } from 'pino';
 import { writtenBack } from './admitted-notification.ts';
+import { dropManagedFields } from './drop-managed-fields.ts';
 import type { AdmittedNotification } from './admitted-notification.ts';
 import { EVENT_REASONS, finalStatusReason, SERVICE_DISABLING_TASKS } from './event-reasons.ts';
 import { countFinalStatus } from './metrics.ts';
@@ -63,6 +65,7 @@ export async function finishRun(
     finalStatusReason(status),
     message,
   );
+  await dropManagedFields(d.kube, d.namespace, stored, log);
   return true;
 }
 

@@ -3,6 +3,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
+import type { Notification } from '../../../src/model/types.ts';
 import { engineEnv, eventually, HOST_DOWN, waitPhase } from './support.ts';
 import type { EngineEnv, RunningEngine } from './support.ts';
 
@@ -156,6 +157,29 @@ t('a notification created with kubectl waits until the store admits it, then is 
   assert.is((await env.get(name)).status?.phase, undefined);
   await env.admit(name);
   await waitPhase(env, name, 'finished');
+});
+
+t('an ended notification sheds its managedFields, after a run and after a decision without one', async () => {
+  const server = env.sim.state.addServer({ name: 'vm-shed', host: 'compute-2', metadata: { HA_Enabled: 'True' } });
+  const ran = await env.notify('VM', 'compute-2', {
+    event: 'LIFECYCLE',
+    vir_domain_event: 'STOPPED_FAILED',
+    instance_uuid: server.id,
+  });
+  const decided = await env.notify('COMPUTE_HOST', 'compute-3', HOST_DOWN);
+  for (const [name, phase] of [
+    [ran, 'finished'],
+    [decided, 'ignored'],
+  ] as const) {
+    await waitPhase(env, name, phase);
+    const stored = await eventually(
+      `${name}: managedFields dropped`,
+      () => env.kube.get<Notification>(RESOURCES.notifications, env.namespace, name),
+      (n) => n.metadata.managedFields === undefined,
+    );
+    assert.is(stored.status?.phase, phase, 'the status write came first and stayed');
+    assert.ok(stored.spec.payload, 'the object is otherwise as it was');
+  }
 });
 
 t('metrics count final statuses by type', async () => {
