@@ -24,7 +24,10 @@
 //      takes about 10/s on a quiet machine), so it measures the work of one
 //      request, not a queue. 300 requests by default, so that the p99 is the
 //      4th slowest (with 60 it was the slowest one); the five slowest are
-//      printed with their place in the sending order;
+//      printed with their place in the sending order. Before them,
+//      `--intake-warmup` requests (default 40, 20 s) of the same load, whose
+//      p50/p99 are reported on their own: a server's first intakes run
+//      code the JIT has not optimized yet (the list load has its warm-up too);
 //   5. resident set of each process: after Ready (idle), after the load,
 //      and the peak (VmHWM).
 //
@@ -33,7 +36,7 @@
 // list and intake loads.
 //
 //   node --import tsx bench/scale/run.ts [--sizes 1k,10k,100k] [--seconds 15] [--rate 2]
-//        [--intake-count 300] [--seed-via etcd|apiserver] [--width 16] [--no-reference] [--no-write]
+//        [--intake-count 300] [--intake-warmup 40] [--seed-via etcd|apiserver] [--width 16] [--no-reference] [--no-write]
 //        [--inspect] [--heap-snapshot DIR] [--api-node-options='...'] [--api-env K=V,...]
 //        [--apiserver-feature-gates G=false,...]
 //
@@ -89,8 +92,8 @@ interface ProcessMemory {
   heap?: { total: number; used: number; liveUsed: number; liveTotal: number; rssAfterGc: number };
 }
 
-/** An intake load's result, with its unmeasured first request (absent when the load did not run). */
-type IntakeResult = CountedResult & { warmupMs?: number };
+/** An intake load's result, with its unmeasured warm-up (absent when the load did not run). */
+type IntakeResult = CountedResult & { warmup?: CountedResult };
 
 interface ScaleResult {
   size: number;
@@ -119,6 +122,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '15' },
     rate: { type: 'string', default: '2' },
     'intake-count': { type: 'string', default: '300' },
+    'intake-warmup': { type: 'string', default: '40' },
     'seed-via': { type: 'string', default: 'etcd' },
     width: { type: 'string', default: '' },
     'no-reference': { type: 'boolean', default: false },
@@ -138,6 +142,7 @@ const SIZES = String(values.sizes).split(',').map(parseSize);
 const SECONDS = Number(values.seconds);
 const RATE = Number(values.rate);
 const INTAKE_COUNT = Number(values['intake-count']);
+const INTAKE_WARMUP = Number(values['intake-warmup']);
 const SEED_VIA = String(values['seed-via']) as SeedVia;
 if (SEED_VIA !== 'etcd' && SEED_VIA !== 'apiserver') throw new Error(`--seed-via: etcd or apiserver, not ${SEED_VIA}`);
 // In flight: creates through the API server, or etcd transactions of up to 128 objects each.
@@ -216,7 +221,9 @@ type Totals = Map<string, { count: number; sum: number }>;
  * (masakari_kube_request_duration_seconds) and its major V8 collections
  * (prom-client's nodejs_gc_duration_seconds), so far.
  */
-async function processMetrics(metricsUrl: string | undefined): Promise<{ calls: Totals; gc?: V8Gc }> {
+type ProcessMetrics = { calls: Totals; gc?: V8Gc };
+
+async function processMetrics(metricsUrl: string | undefined): Promise<ProcessMetrics> {
   if (metricsUrl === undefined) return { calls: new Map() };
   const text = await fetch(`${metricsUrl}/metrics`, { signal: AbortSignal.timeout(10_000) }).then((r) => r.text());
   const major = histogramTotals(text, 'nodejs_gc_duration_seconds').get('kind=major');
@@ -267,24 +274,32 @@ async function postNotification(base: string, body: unknown): Promise<number> {
 }
 
 /**
- * One unmeasured POST first (the load generator's new connection and the
- * server's first intake, whose code paths are cold), as the list load has its
- * 2 s warm-up, and a second for the work it leaves behind (the background
- * status write, the engine's run); its latency is reported beside the
- * measured ones. Then INTAKE_COUNT at RATE/s.
+ * INTAKE_WARMUP unmeasured POSTs of the same load first (at least one): the
+ * load generator's new connection, and the server's first intakes, which run
+ * code V8 has not optimized yet, as the list load has its 2 s warm-up. Their
+ * latencies are reported on their own. Then `beforeMeasured` (the metrics
+ * snapshot, so the per-POST counts are of the measured POSTs alone), and
+ * INTAKE_COUNT at RATE/s, measured.
  */
-async function intakeLoad(base: string, hostname: (i: number) => string, salt: number): Promise<IntakeResult> {
-  const t0 = performance.now();
-  await postNotification(base, vmNotification(hostname(INTAKE_COUNT), salt + INTAKE_COUNT));
-  const warmupMs = performance.now() - t0;
-  console.log(`  warm-up request: ${warmupMs.toFixed(1)} ms`);
-  await sleep(1000);
+async function intakeLoad(
+  base: string,
+  hostname: (i: number) => string,
+  salt: number,
+  beforeMeasured: () => Promise<void> = async () => {},
+): Promise<IntakeResult> {
+  const warmup = await fixedRate({
+    ratePerSecond: RATE,
+    count: Math.max(1, INTAKE_WARMUP),
+    send: (i) => postNotification(base, vmNotification(hostname(INTAKE_COUNT + i), salt + INTAKE_COUNT + i)),
+  });
+  console.log(`  warm-up: ${warmupLine(warmup)}`);
+  await beforeMeasured();
   const measured = await fixedRate({
     ratePerSecond: RATE,
     count: INTAKE_COUNT,
     send: (i) => postNotification(base, vmNotification(hostname(i), salt + i)),
   });
-  return { ...measured, warmupMs };
+  return { ...measured, warmup };
 }
 
 /** Which request the nearest-rank p99 of `n` is, counted from the slowest ("4th slowest" of 300). */
@@ -293,7 +308,9 @@ const p99Rank = (n: number) => {
   return k === 1 ? 'slowest' : `${k}${k === 2 ? 'nd' : k === 3 ? 'rd' : 'th'} slowest`;
 };
 
-const warmup = (r: IntakeResult) => (r.warmupMs === undefined ? '—' : `${r.warmupMs.toFixed(1)} ms`);
+const warmupLine = (w: CountedResult) =>
+  `${w.sent} at ${RATE}/s, p50 ${w.p50ms.toFixed(1)} ms, p99 ${w.p99ms.toFixed(1)} ms, slowest ${w.maxMs.toFixed(1)} ms`;
+const warmup = (r: IntakeResult) => (r.warmup ? warmupLine(r.warmup) : '—');
 
 /** "#i ms, ..." for the slowest requests of an open-loop run (i in sending order). */
 const slowestLine = (r: CountedResult) => (r.slowest ?? []).map((x) => `#${x.i} ${x.ms.toFixed(1)} ms`).join(', ');
@@ -387,10 +404,16 @@ async function measureOurs(size: number): Promise<ScaleResult> {
       result.list = await listLoad(api.apiUrl);
       console.log(`intake: ${INTAKE_COUNT} at ${RATE}/s...`);
       const pick = (i: number) => (seeded.hosts[(i * 7919) % seeded.hosts.length] as SeededHost).name;
-      const apiBefore = await processMetrics(api.metricsUrl);
-      const engineBefore = await processMetrics(engine?.metricsUrl);
-      const apiserverBefore = apiserverGc(cp.kubeconfigPath);
-      result.intake = await intakeLoad(api.apiUrl, pick, 0);
+      let before: { api: ProcessMetrics; engine: ProcessMetrics; apiserver: GoGc } | undefined;
+      result.intake = await intakeLoad(api.apiUrl, pick, 0, async () => {
+        before = {
+          api: await processMetrics(api.metricsUrl),
+          engine: await processMetrics(engine?.metricsUrl),
+          apiserver: apiserverGc(cp.kubeconfigPath),
+        };
+      });
+      if (!before) throw new Error('the intake load took no metrics snapshot');
+      const { api: apiBefore, engine: engineBefore, apiserver: apiserverBefore } = before;
       console.log(`  slowest: ${slowestLine(result.intake)}`);
       await sleep(1000); // the background status writes of the last POSTs
       const apiAfter = await processMetrics(api.metricsUrl);
@@ -570,8 +593,9 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
     `- **List**: \`GET ${LIST_PATH}\`, one client, ${SECONDS} s after a 2 s warm-up.`,
     `- **Intake**: \`POST /v1/notifications\`, ${INTAKE_COUNT} VM notifications (each a new instance, to`,
     `  seeded hosts; the reference: to its one host) at a fixed ${RATE}/s (open loop), so the p99 is the`,
-    `  ${p99Rank(INTAKE_COUNT)} request. One unmeasured request goes first (a new connection, the server's`,
-    '  first intake), as the list load has its warm-up; its latency is given below the table.',
+    `  ${p99Rank(INTAKE_COUNT)} request. ${INTAKE_WARMUP} unmeasured requests of the same load go first (a new`,
+    "  connection, and the server's first intakes, which run code V8 has not optimized yet), as the list load",
+    '  has its warm-up; their latencies are given below the table.',
     '- **Cold start**: spawn to the first 200 from `/readyz`, api first, then the engine; the initial list of',
     '  each cache is part of it.',
     '- **Reference**: masakari-api 22.0.0 (one worker, SQLite, noauth2) with the same N notifications inserted',
@@ -631,8 +655,8 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
           `- ${sizeLabel(r.size)} intake, the five slowest requests (#: place in the sending order, ${RATE}/s): ` +
           `ours ${slowestLine(r.intake)}` +
           (r.reference?.intake.slowest?.length ? `; reference ${slowestLine(r.reference.intake)}` : '') +
-          `; the unmeasured first request: ours ${warmup(r.intake)}` +
-          (r.reference ? `, reference ${warmup(r.reference.intake)}` : '') +
+          `; the unmeasured warm-up: ours ${warmup(r.intake)}` +
+          (r.reference ? `; reference ${warmup(r.reference.intake)}` : '') +
           '.',
       ),
     '',
