@@ -18,10 +18,8 @@ import type { KubeClient } from '../k8s/client.ts';
 import { isConflict, isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { FIELD_MANAGERS } from '../model/constants.ts';
+import { isUnfinishedNotification } from '../model/notification-phase.ts';
 import type { Notification } from '../model/types.ts';
-
-/** Phases after which the engine never writes a notification again. */
-const ENDED = new Set(['finished', 'failed', 'ignored']);
 
 interface ManagedFieldsEntry {
   operation?: string;
@@ -30,7 +28,9 @@ interface ManagedFieldsEntry {
 /** Does the object as stored carry managedFields that nobody's server-side apply needs? */
 export function managedFieldsDroppable(n: Notification): boolean {
   const entries = (n.metadata.managedFields ?? []) as ManagedFieldsEntry[];
-  return entries.length > 0 && !entries.some((e) => e.operation === 'Apply') && ENDED.has(n.status?.phase ?? '');
+  // Masakari's terminal statuses: the engine never writes the notification again.
+  if (isUnfinishedNotification(n)) return false;
+  return entries.length > 0 && !entries.some((e) => e.operation === 'Apply');
 }
 
 /**
