@@ -16,7 +16,7 @@ import { repoRoot } from '../controlplane/paths.ts';
 import { logTail, signalGroup, spawnInGroup, terminate } from '../controlplane/processes.ts';
 import type { ManagedProcess } from '../controlplane/processes.ts';
 import { reapOrphans, recordWithWatchdog, removeRecord, writeRecord } from '../controlplane/registry.ts';
-import { ADMIN_PASSWORD, keystoneUrl, MEMBER_PASSWORD, rabbitUrl } from './config.ts';
+import { ADMIN_PASSWORD, keystoneUrl, MEMBER_PASSWORD, rabbitUrl, sqliteImmediatePythonPath } from './config.ts';
 import { defaultLog, ensureOpenStackVenv, ensureRabbitmq } from './install.ts';
 import { seedKeystone, type KeystoneAdmin } from './keystone-seed.ts';
 import { httpStatus, tcpOpen } from './probes.ts';
@@ -102,7 +102,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
     // no proxies: everything is on loopback
     NO_PROXY: '127.0.0.1,localhost',
     // sitecustomize: SQLite transactions BEGIN IMMEDIATE (see the file for why)
-    PYTHONPATH: join(repoRoot(), 'hack/openstack/sqlite-immediate'),
+    PYTHONPATH: sqliteImmediatePythonPath(),
   };
   /** Starts a long-running process in its own group; its command line names dir (the watchdog checks that). */
   const launch = (name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv = pyEnv): ManagedProcess => {

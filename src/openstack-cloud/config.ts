@@ -2,6 +2,17 @@
 // dir. Every service is on 127.0.0.1, SQLite, one worker; timers are shortened
 // so a killed nova-compute is seen down within seconds (Nova's defaults are
 // report_interval 10 s and service_down_time 60 s).
+import { join } from 'node:path';
+import { repoRoot } from '../controlplane/paths.ts';
+
+/**
+ * The PYTHONPATH entry whose sitecustomize makes oslo.db begin SQLite
+ * transactions IMMEDIATE (see the file for why). Every Python process of the
+ * mini cloud and of the reference Masakari (test/e2e) runs with it.
+ */
+export function sqliteImmediatePythonPath(): string {
+  return join(repoRoot(), 'hack/openstack/sqlite-immediate');
+}
 
 export interface CloudPorts {
   rabbit: number;

@@ -1,11 +1,14 @@
-# Loaded at start-up by every Python process of the mini cloud (PYTHONPATH).
+# Loaded at start-up by every Python process of the mini cloud and of the
+# reference Masakari the tests and benches compare against (PYTHONPATH;
+# src/openstack-cloud/config.ts sqliteImmediatePythonPath).
 #
 # oslo.db starts each SQLite transaction with a plain (deferred) BEGIN
 # (oslo_db/sqlalchemy/engines.py _sqlite_emit_begin). Several processes and
 # threads share one SQLite file; a deferred transaction that read first and
 # then writes after another connection committed fails at once with
 # "database is locked" (SQLite's busy timeout does not apply to a stale
-# snapshot), which broke boots and evacuations in nova-conductor. BEGIN
+# snapshot), which broke boots and evacuations in nova-conductor, and the reference
+# masakari-engine's notification updates next to a test's helper script. BEGIN
 # IMMEDIATE takes the write lock up front, so transactions queue on the busy
 # timeout (?timeout=30 in the connection URLs) instead. Test harness only.
 try:

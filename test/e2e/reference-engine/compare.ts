@@ -205,7 +205,7 @@ async function runReference(venv: string): Promise<Map<string, Outcome>> {
       engine: { options: ENGINE_TIMINGS },
     });
     const r = ref;
-    const deliver = (uuids: string[]) => runPython(venv, 'process_notification.py', [r.configFile, ...uuids]);
+    const deliver = (uuids: string[]) => runPython(venv, r, 'process_notification.py', [r.configFile, ...uuids]);
     return await runScenarios(r.url, sim, FINAL, deliver, async (uuid) => {
       // GET at 1.1+ would RPC-call the engine, which fake:// cannot deliver:
       // read at 1.0 and add the details the engine would have returned.
@@ -223,14 +223,15 @@ async function runReference(venv: string): Promise<Map<string, Outcome>> {
 }
 
 async function referenceWorkflowDetails(venv: string, ref: ReferenceMasakari, uuid: string): Promise<unknown> {
-  const stdout = await runPython(venv, 'workflow_details.py', [ref.configFile, uuid]);
+  const stdout = await runPython(venv, ref, 'workflow_details.py', [ref.configFile, uuid]);
   return (JSON.parse(stdout) as Record<string, unknown>)[uuid];
 }
 
-/** Runs a helper of this folder in the venv; resolves with its stdout. */
-async function runPython(venv: string, script: string, args: string[]): Promise<string> {
+/** Runs a helper of this folder in the venv, like the reference's own processes; resolves with its stdout. */
+async function runPython(venv: string, ref: ReferenceMasakari, script: string, args: string[]): Promise<string> {
   try {
     const { stdout } = await run(path.join(venv, 'bin/python'), [path.join(here, script), ...args], {
+      env: ref.pythonEnv,
       timeout: 60_000,
       maxBuffer: 8 << 20,
     });

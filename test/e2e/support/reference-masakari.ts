@@ -12,11 +12,22 @@
 // bench/openstack wires it like a deployment instead: `transportUrl` (the
 // mini cloud's RabbitMQ, so the cast reaches the engine), `keystoneAuth`
 // against the real Keystone, and `engine.masakariDefaults`.
+//
+// masakari-api, masakari-engine and a test's helper scripts (through
+// `pythonEnv`) begin their SQLite transactions IMMEDIATE, as the mini cloud's
+// do: with oslo.db's deferred BEGIN, the engine's periodic task and a helper
+// writing the same file could fail at once with "database is locked" instead
+// of waiting on the busy timeout.
+// Production Masakari runs on MySQL, where writers wait for each other too.
+// Not `db sync`: alone on the file, and its migration inspects the schema on
+// a second connection while the first holds its transaction, which IMMEDIATE
+// would make wait on itself.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtemp, writeFile, copyFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sqliteImmediatePythonPath } from '../../../src/openstack-cloud/config.ts';
 import { freePort, waitForHttp } from './net.ts';
 
 const run = promisify(execFile);
@@ -79,6 +90,8 @@ export interface ReferenceMasakari {
   pid: number | undefined;
   /** The masakari.conf both processes read (for helper scripts run in the venv). */
   configFile: string;
+  /** The environment the reference's processes run with: run helper scripts that open its database with it. */
+  pythonEnv: NodeJS.ProcessEnv;
   /** The masakari-engine process, when started. */
   enginePid: number | undefined;
   /** Last 20 KiB of the engine's log (stderr), for failure messages. */
@@ -91,6 +104,7 @@ export async function startReferenceMasakari(o: ReferenceOptions): Promise<Refer
   const port = await freePort();
   await copyFile(path.join(o.venv, 'etc/masakari/api-paste.ini'), path.join(dir, 'api-paste.ini'));
   const conf = path.join(dir, 'masakari.conf');
+  const pythonEnv = { ...process.env, PYTHONPATH: sqliteImmediatePythonPath() };
   await writeFile(
     conf,
     [
@@ -143,6 +157,7 @@ export async function startReferenceMasakari(o: ReferenceOptions): Promise<Refer
   await run(path.join(o.venv, 'bin/masakari-manage'), ['--config-file', conf, 'db', 'sync'], { timeout: 120_000 });
   const child: ChildProcess = spawn(path.join(o.venv, 'bin/masakari-api'), ['--config-file', conf], {
     stdio: ['ignore', 'ignore', 'pipe'],
+    env: pythonEnv,
     detached: false,
   });
   let stderr = '';
@@ -154,6 +169,7 @@ export async function startReferenceMasakari(o: ReferenceOptions): Promise<Refer
   if (o.engine) {
     engine = spawn(path.join(o.venv, 'bin/masakari-engine'), ['--config-file', conf], {
       stdio: ['ignore', 'ignore', 'pipe'],
+      env: pythonEnv,
       detached: false,
     });
     engine.stderr?.on('data', (d: Buffer) => {
@@ -172,6 +188,7 @@ export async function startReferenceMasakari(o: ReferenceOptions): Promise<Refer
     url,
     pid: child.pid,
     configFile: conf,
+    pythonEnv,
     enginePid: engine?.pid,
     engineLog: () => engineLog,
     async stop() {
