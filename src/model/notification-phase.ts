@@ -3,11 +3,12 @@
 // NotificationStatus); new, running and error are unfinished (error gets one
 // retry from the periodic task). A notification without status.phase has not
 // been admitted yet and counts as new.
-import type { Notification } from './types.ts';
+import type { Notification, NotificationStatus } from './types.ts';
 
-export const FINISHED_PHASES: readonly string[] = ['finished', 'failed', 'ignored'];
+/** Phases a notification never leaves by itself (the only ones retention and purge delete). */
+export const FINISHED_PHASES: readonly NotificationStatus[] = ['finished', 'failed', 'ignored'];
 
-export const phaseOfNotification = (n: Notification): string => n.status?.phase ?? 'new';
+export const phaseOfNotification = (n: Notification): NotificationStatus => n.status?.phase ?? 'new';
 
 export const isUnfinishedNotification = (n: Notification): boolean => !FINISHED_PHASES.includes(phaseOfNotification(n));
 

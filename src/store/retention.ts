@@ -9,7 +9,8 @@
 // that ended (finished, failed or ignored) more than N days ago is deleted:
 // it is the only thing that grows without bound. Its vmoves live in its status
 // and go with it; its duplicate claim (src/store/intake.ts) is removed too.
-// new, running and error notifications are never touched, however old.
+// new, running and error notifications are never touched, however old
+// (model/notification-phase.ts FINISHED_PHASES).
 //
 // Lists are paged and deletes are paced, so a first run over a large backlog
 // does not flood the API server or etcd.
@@ -18,13 +19,11 @@ import type { KubeClient } from '../k8s/client.ts';
 import { KubeError, isConflict, isNotFound } from '../k8s/client.ts';
 import { listPageKept } from '../k8s/list-pages.ts';
 import { RESOURCES } from '../k8s/resources.ts';
-import type { Notification, NotificationStatus } from '../model/types.ts';
+import { isUnfinishedNotification } from '../model/notification-phase.ts';
+import type { Notification } from '../model/types.ts';
 import { deleteClaimOf } from './intake.ts';
 import { countedPages, deletePages, notificationUuidOf, statusWithoutHistory } from './journal-pages.ts';
 import { createdAtMs } from '../domain/created-at.ts';
-
-/** Phases a notification never leaves by itself: only these are ever deleted. */
-export const TERMINAL_PHASES: readonly NotificationStatus[] = ['finished', 'failed', 'ignored'];
 
 const DAY_MS = 86_400_000;
 const DEFAULT_PAGE_SIZE = 200;
@@ -73,8 +72,7 @@ export function endedAt(n: Notification): number {
 }
 
 export function isPurgeable(n: Notification, cutoffMs: number): boolean {
-  const phase = n.status?.phase;
-  if (!phase || !TERMINAL_PHASES.includes(phase)) return false;
+  if (isUnfinishedNotification(n)) return false;
   if (n.metadata.deletionTimestamp) return false;
   const ended = endedAt(n);
   return !Number.isNaN(ended) && ended < cutoffMs;

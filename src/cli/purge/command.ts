@@ -15,7 +15,8 @@ import { KubeError } from '../../k8s/client.ts';
 import { createKubeClient } from '../../k8s/kube-client.ts';
 import { loadKubeConfig } from '../../k8s/kubeconfig.ts';
 import type { PurgeResult } from '../../store/retention.ts';
-import { purgeNotifications, TERMINAL_PHASES } from '../../store/retention.ts';
+import { FINISHED_PHASES } from '../../model/notification-phase.ts';
+import { purgeNotifications } from '../../store/retention.ts';
 
 export const PURGE_USAGE = `usage: masakari-operator purge [--age-in-days N] [--max-rows M] [--dry-run]
 
@@ -93,7 +94,7 @@ export function parsePurgeArgs(argv: string[], now: Date = new Date()): PurgeArg
 
 /** The summary line, e.g. "Deleted 12 notifications older than 30 days (finished: 10, failed: 2, ignored: 0)". */
 export function purgeSummary(result: PurgeResult, args: Pick<PurgeArgs, 'ageInDays' | 'dryRun'>): string {
-  const byPhase = TERMINAL_PHASES.map((p) => `${p}: ${result.matched[p] ?? 0}`).join(', ');
+  const byPhase = FINISHED_PHASES.map((p) => `${p}: ${result.matched[p] ?? 0}`).join(', ');
   const matched = Object.values(result.matched).reduce((a, b) => a + b, 0);
   const count = args.dryRun ? matched : result.deleted;
   const verb = args.dryRun ? 'Would delete' : 'Deleted';
