@@ -25,7 +25,7 @@ import { isConflict, isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification } from '../model/types.ts';
 import { readByUuidInto } from '../store/fresh-reads.ts';
-import { sealedIntakeStanding } from '../store/intake.ts';
+import { deleteYieldedNotification, sealedIntakeStanding } from '../store/intake.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { admitted, phaseOf } from './admitted-notification.ts';
 import type { AdmittedNotification } from './admitted-notification.ts';
@@ -216,13 +216,7 @@ export class NotificationProcessor {
       { notification: n.status.uuid },
       'a duplicate that lost its claim to an earlier notification; deleting it, as its creator does',
     );
-    try {
-      await this.deps.kube.delete(RESOURCES.notifications, this.deps.namespace, key, {
-        preconditionUid: n.metadata.uid,
-      });
-    } catch (err) {
-      if (!isNotFound(err) && !isConflict(err)) throw err;
-    }
+    await deleteYieldedNotification(this.deps.kube, this.deps.namespace, n);
     return {};
   }
 

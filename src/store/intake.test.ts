@@ -14,6 +14,7 @@ import type { ClaimOutcome, ClaimRequest } from './intake.ts';
 import {
   CLAIM_MIN_AGE_MS,
   claimNotification,
+  deleteYieldedNotification,
   findCachedDuplicate,
   SEALED_CLAIM_GRACE_MS,
   sealedIntakeStanding,
@@ -199,6 +200,24 @@ test("a sealed notification runs once its claim stands behind it; one that lost 
     'accepted',
     '... and past the grace (its creator died before it)',
   );
+});
+
+test('a yielded notification is deleted only while it is the same object; gone or replaced counts as done', async () => {
+  const kube = new FakeKube();
+  const created = await kube.create<Notification>(
+    RESOURCES.notifications,
+    NS,
+    sealedNotification('nY', '2026-01-02T03:00:00', 0),
+  );
+  // Another object under the same name (a different uid): not ours to delete.
+  await deleteYieldedNotification(kube, NS, { ...created, metadata: { ...created.metadata, uid: 'another-uid' } });
+  assert.ok(await kube.get(RESOURCES.notifications, NS, 'nY'), 'a replaced object is left alone');
+  await deleteYieldedNotification(kube, NS, created);
+  await kube.get(RESOURCES.notifications, NS, 'nY').then(
+    () => assert.unreachable('deleted'),
+    () => undefined,
+  );
+  await deleteYieldedNotification(kube, NS, created); // already gone: done, no error
 });
 
 test('racing identical notifications: exactly one gets in (200 races)', async () => {

@@ -398,6 +398,23 @@ export async function sweepNotificationClaims(
 }
 
 /**
+ * Deletes a Notification whose claim yielded to another (a duplicate that
+ * lost the race, never shown): its creator does at once
+ * (repository.ts discardEarly), the engine when it meets one whose creator
+ * did not (notification-processor.ts sealedIntake). Only that object (uid
+ * precondition); already gone or replaced counts as done.
+ */
+export async function deleteYieldedNotification(kube: KubeClient, namespace: string, n: Notification): Promise<void> {
+  try {
+    await kube.delete(RESOURCES.notifications, namespace, n.metadata.name ?? '', {
+      preconditionUid: n.metadata.uid,
+    });
+  } catch (err) {
+    if (!isNotFound(err) && !isConflict(err)) throw err;
+  }
+}
+
+/**
  * Removes the claim whose holder is `n` (retention, purge), if it still is:
  * its name follows from the notification, and its data must name `n` (a
  * later notification of the same fingerprint may hold it by now). Older

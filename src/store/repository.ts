@@ -8,7 +8,7 @@
 // status write completes in the background. How each SQL guarantee is
 // rebuilt is explained in docs/design.md, "Store: how SQL guarantees are kept".
 import { randomUUID } from 'node:crypto';
-import { isAlreadyExists, isNotFound } from '../k8s/client.ts';
+import { isAlreadyExists } from '../k8s/client.ts';
 import { STORE_RETRY_AFTER_SECONDS, storeUnavailable } from './repository-reads.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { ANNOTATIONS, API_VERSION, FIELD_MANAGERS, LABELS, MANAGED_BY } from '../model/constants.ts';
@@ -20,7 +20,7 @@ import { duplicateNotification } from '../domain/messages.ts';
 import type { StoreDeps } from './admission.ts';
 import { admitCreated } from './admission.ts';
 import { payloadHash } from './fingerprints.ts';
-import { claimNotification, findCachedDuplicate, IntakeContendedError } from './intake.ts';
+import { claimNotification, deleteYieldedNotification, findCachedDuplicate, IntakeContendedError } from './intake.ts';
 import { toNotificationRecord } from './mapping.ts';
 import { notificationObjectName } from './names.ts';
 import { SpecWrites } from './spec-writes.ts';
@@ -136,15 +136,14 @@ export class CrRepository extends SpecWrites implements Repository {
   private async discardEarly(early: Promise<Notification> | undefined): Promise<void> {
     const created = await early?.catch(() => undefined);
     if (!created) return;
-    const name = created.metadata.name ?? '';
     try {
-      await this.deps.kube.delete(RESOURCES.notifications, this.deps.namespace, name, {
-        preconditionUid: created.metadata.uid,
-      });
+      await deleteYieldedNotification(this.deps.kube, this.deps.namespace, created);
     } catch (err) {
-      if (isNotFound(err)) return;
       // Never shown; the reconciler (unsealed) or the engine (sealed) finds it a duplicate after its grace.
-      this.deps.log.warn({ err, notification: name }, 'could not delete the Notification of a yielded claim');
+      this.deps.log.warn(
+        { err, notification: created.metadata.name },
+        'could not delete the Notification of a yielded claim',
+      );
     }
   }
 
