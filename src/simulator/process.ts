@@ -1,10 +1,13 @@
-// The Keystone + Nova simulator as its own process (src/simulator/cli.ts),
-// driven only through its control API (/_sim/...), as a developer would.
+// The Keystone + Nova simulator as its own process (cli.ts), driven only
+// through its control API (/_sim/...), as a developer would. The chaos suite
+// kills and restarts it; bench/scale keeps it off the load generator's event
+// loop, where the engine's Nova calls would otherwise delay the answers the
+// bench is timing.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const nodeBin = path.join(root, 'node_modules/.bin/node');
 
 export interface SimServer {

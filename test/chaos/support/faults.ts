@@ -5,7 +5,7 @@
 // runSchedule resolves the system has everything it needs to finish.
 import type { Fleet } from './fleet.ts';
 import { LEASE } from './fleet.ts';
-import type { SimulatorProcess } from './simulator.ts';
+import type { SimulatorProcess } from '../../../src/simulator/process.ts';
 import type { Fault, FaultKind, Lane } from './schedule.ts';
 import { describeFault } from './schedule.ts';
 

@@ -11,7 +11,7 @@ import { createFleet, type Fleet } from './fleet.ts';
 import { Kube } from './kube.ts';
 import { checkProcesses } from './process-checks.ts';
 import { BOUNDS, runOnce, type RunResult } from './scenario.ts';
-import { startSimulatorProcess, type SimulatorProcess } from './simulator.ts';
+import { startSimulatorProcess, type SimulatorProcess } from '../../../src/simulator/process.ts';
 
 /** Seeds of this session: MASAKARI_CHAOS_SEED=N is one run; else `runs` seeds from MASAKARI_CHAOS_BASE_SEED or a random base. */
 export function sessionSeeds(runs: number, env = process.env): number[] {
