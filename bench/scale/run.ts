@@ -42,7 +42,7 @@
 //   node --import tsx bench/scale/run.ts [--sizes 1k,10k,100k] [--seconds 15] [--rate 2]
 //        [--intake-count 300] [--intake-warmup 40] [--seed-via etcd|apiserver] [--width 16] [--no-reference] [--no-write]
 //        [--inspect] [--heap-snapshot DIR] [--api-node-options='...'] [--api-env K=V,...]
-//        [--apiserver-feature-gates G=false,...]
+//        [--apiserver-feature-gates G=false,...] [--trace-intake]
 //
 // --api-node-options: appended to the api process's deployed NODE_OPTIONS
 // (to try V8 flags before they go into config/manager/manager.yaml);
@@ -50,6 +50,11 @@
 // --apiserver-feature-gates: kube-apiserver's --feature-gates, e.g.
 // DetectCacheInconsistency=false to measure the intake without its
 // watch-cache consistency checks (docs/benchmarks.md, Scale).
+//
+// --trace-intake: the api process loads bench/lib/intake-trace.mjs, which
+// times each intake inside the server (before its first Kubernetes API
+// request, each request, after its last answer); the measured POSTs' p50/p99
+// are printed and written below the table.
 //
 // --inspect: both processes run with --inspect; after the loads (so nothing
 // above is disturbed) the bench attaches and reads each one's V8 heap, before
@@ -59,8 +64,10 @@
 // `node --import tsx bench/lib/heap-summary.ts FILE`.
 //
 // Writes the "Scale" section of docs/benchmarks.md (not with --no-write).
+import { readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { startControlPlane } from '../../src/controlplane/index.ts';
@@ -71,7 +78,7 @@ import { startSimulatorProcess } from '../../src/simulator/process.ts';
 import { startReferenceMasakari } from '../../test/e2e/support/reference-masakari.ts';
 import { e2eVenv } from '../../test/e2e/support/python-env.ts';
 import { sourceRevision, writeSection } from '../lib/docs.ts';
-import { closedLoop, fixedRate, type CountedResult, type LoadResult } from '../lib/load.ts';
+import { closedLoop, fixedRate, percentile, type CountedResult, type LoadResult } from '../lib/load.ts';
 import { compile, deployedNodeOptions, startBenchOperator, type BenchOperator } from '../lib/operator.ts';
 import { loadAverage, memoryMiB, peakRssMiB } from '../lib/proc.ts';
 import { heapSnapshot, sampleMemory } from '../lib/inspector.ts';
@@ -116,6 +123,8 @@ interface ScaleResult {
   intakeEngineKubeCalls?: Array<{ call: string; perNotification: number; meanMs: number }>;
   /** Garbage collection during the intake load (and the second after it): kube-apiserver's Go GC, the api's and engine's V8 (major). */
   intakeGc?: { apiserver: GoGc; api?: V8Gc; engine?: V8Gc };
+  /** --trace-intake: inside the api, p50 / p99 ms of each part of the measured intakes. */
+  intakeTrace?: string;
   /** What went wrong (a process that did not start or died), for the table's footnotes. */
   notes: string[];
   reference?: { list: LoadResult; intake: IntakeResult; memoryMiB: number; rows: number };
@@ -137,12 +146,18 @@ const { values } = parseArgs({
     'api-env': { type: 'string', default: '' },
     'heap-snapshot': { type: 'string' },
     'apiserver-feature-gates': { type: 'string', default: '' },
+    'trace-intake': { type: 'boolean', default: false },
   },
 });
 const HEAP_SNAPSHOT_DIR = values['heap-snapshot'];
 /** kube-apiserver's --feature-gates (e.g. DetectCacheInconsistency=false, to see the intake without its cache checks). */
 const APISERVER_FEATURE_GATES = String(values['apiserver-feature-gates']);
 const INSPECT = values.inspect || HEAP_SNAPSHOT_DIR !== undefined;
+/** --trace-intake: where the api process's intake trace goes (bench/lib/intake-trace.mjs). */
+const INTAKE_TRACE_FILE = values['trace-intake']
+  ? path.join(os.tmpdir(), `scale-intake-trace-${process.pid}.jsonl`)
+  : undefined;
+const INTAKE_TRACE_MODULE = path.join(path.dirname(fileURLToPath(import.meta.url)), '../lib/intake-trace.mjs');
 const SIZES = String(values.sizes).split(',').map(parseSize);
 const SECONDS = Number(values.seconds);
 const RATE = Number(values.rate);
@@ -164,12 +179,15 @@ const API_ENV = Object.fromEntries(
     }),
 );
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Between the intake's metrics snapshot and its first measured POST. */
+const SNAPSHOT_SETTLE_MS = 2_000;
 
 /** The deployed NODE_OPTIONS, then --api-node-options (api only), then --inspect when asked for. */
 function benchNodeOptions(components: string, inspectPort: number | undefined): string {
   return [
     deployedNodeOptions(components),
     components === 'api' ? values['api-node-options'] : '',
+    components === 'api' && INTAKE_TRACE_FILE ? `--import=${INTAKE_TRACE_MODULE}` : '',
     inspectPort ? `--inspect=127.0.0.1:${inspectPort}` : '',
   ]
     .filter(Boolean)
@@ -291,8 +309,8 @@ async function postNotification(pool: Pool, body: unknown): Promise<number> {
  * load generator's new connection, and the server's first intakes, which run
  * code V8 has not optimized yet, as the list load has its 2 s warm-up. Their
  * latencies are reported on their own. Then `beforeMeasured` (the metrics
- * snapshot, so the per-POST counts are of the measured POSTs alone), and
- * INTAKE_COUNT at RATE/s, measured.
+ * snapshot, so the per-POST counts are of the measured POSTs alone), a
+ * pause of SNAPSHOT_SETTLE_MS, and INTAKE_COUNT at RATE/s, measured.
  */
 async function intakeLoad(
   base: string,
@@ -310,6 +328,9 @@ async function intakeLoad(
     });
     console.log(`  warm-up: ${warmupLine(warmup)}`);
     await beforeMeasured();
+    // The snapshot's own work (kubectl, kube-apiserver rendering its /metrics) settles before the first
+    // measured POST: in one run that POST met it and was the slowest of 300 (40.2 ms against a p99 of 18.8).
+    await sleep(SNAPSHOT_SETTLE_MS);
     const measured = await fixedRate({
       ratePerSecond: RATE,
       count: INTAKE_COUNT,
@@ -336,6 +357,36 @@ const slowestLine = (r: CountedResult) => (r.slowest ?? []).map((x) => `#${x.i} 
 
 const listLoad = (base: string) =>
   closedLoop({ url: base, path: LIST_PATH, concurrency: 1, durationMs: SECONDS * 1000, warmupMs: 2000 });
+
+/**
+ * The last `count` intakes of the api's trace (the measured ones; the
+ * warm-up's come first), then removes the file, as "answer p50 / p99, before the first API request
+ * …, <call> …, after the last answer …" (bench/lib/intake-trace.mjs).
+ */
+async function intakeTraceLine(file: string, count: number): Promise<string> {
+  type Traced = { total: number; firstCall?: number; afterLastCall?: number; calls: { call: string; ms: number }[] };
+  const traced = (await readFile(file, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .slice(-count)
+    .map((l) => JSON.parse(l) as Traced);
+  await rm(file, { force: true }); // the next size's api starts a new one
+  const p = (xs: (number | undefined)[]) => {
+    const sorted = xs.filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+    return `${f(percentile(sorted, 50))} / ${f(percentile(sorted, 99))}`;
+  };
+  const byCall = new Map<string, number[]>();
+  for (const t of traced) for (const c of t.calls) byCall.set(c.call, [...(byCall.get(c.call) ?? []), c.ms]);
+  const calls = [...byCall]
+    .sort((a, b) => b[1].length - a[1].length)
+    .map(([call, ms]) => `${call} ${p(ms)} (${f(ms.length / Math.max(1, traced.length), 2)} per POST)`);
+  return [
+    `${traced.length} answers ${p(traced.map((t) => t.total))}`,
+    `before the first API request ${p(traced.map((t) => t.firstCall))}`,
+    ...calls,
+    `after the last answer ${p(traced.map((t) => t.afterLastCall))}`,
+  ].join(', ');
+}
 
 async function measureOurs(size: number): Promise<ScaleResult> {
   const { notifications, hosts, segments } = shape(size);
@@ -401,7 +452,7 @@ async function measureOurs(size: number): Promise<ScaleResult> {
           components,
           nodeOptions: benchNodeOptions(components, inspectPort),
           readyTimeoutMs: READY_TIMEOUT_MS,
-          env: components === 'api' ? API_ENV : undefined,
+          env: components === 'api' ? { ...API_ENV, ...(INTAKE_TRACE_FILE ? { INTAKE_TRACE_FILE } : {}) } : undefined,
         });
         if (inspectPort) inspectPorts.set(p, inspectPort);
         started.push(p);
@@ -434,6 +485,10 @@ async function measureOurs(size: number): Promise<ScaleResult> {
       if (!before) throw new Error('the intake load took no metrics snapshot');
       const { api: apiBefore, engine: engineBefore, apiserver: apiserverBefore } = before;
       console.log(`  slowest: ${slowestLine(result.intake)}`);
+      if (INTAKE_TRACE_FILE) {
+        result.intakeTrace = await intakeTraceLine(INTAKE_TRACE_FILE, result.intake.sent);
+        console.log(`  inside the api: ${result.intakeTrace}`);
+      }
       await sleep(1000); // the background status writes of the last POSTs
       const apiAfter = await processMetrics(api.metricsUrl);
       const engineAfter = await processMetrics(engine?.metricsUrl);
@@ -614,7 +669,9 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
     `  seeded hosts; the reference: to its one host) at a fixed ${RATE}/s (open loop), so the p99 is the`,
     `  ${p99Rank(INTAKE_COUNT)} request. ${INTAKE_WARMUP} unmeasured requests of the same load go first (a new`,
     "  connection, and the server's first intakes, which run code V8 has not optimized yet), as the list load",
-    '  has its warm-up; their latencies are given below the table.',
+    '  has its warm-up; their latencies are given below the table. The metrics snapshot for the per-POST',
+    "  counts comes next, then a 2 s pause, then the measured load. The client is undici's, as the list",
+    "  load's, and the Nova simulator the engine calls runs as its own process, off the client's event loop.",
     '- **Cold start**: spawn to the first 200 from `/readyz`, api first, then the engine; the initial list of',
     '  each cache is part of it.',
     '- **Reference**: masakari-api 22.0.0 (one worker, SQLite, noauth2) with the same N notifications inserted',
@@ -667,6 +724,9 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
           r.intakeEngineKubeCalls!.map((c) => `${c.call} ${f(c.perNotification, 2)} × ${f(c.meanMs)} ms`).join('; ') +
           '.',
       ),
+    ...results
+      .filter((r) => r.intakeTrace)
+      .map((r) => `- ${sizeLabel(r.size)} intake inside the api (\`--trace-intake\`; p50 / p99 ms): ${r.intakeTrace}.`),
     ...results
       .filter((r) => r.intake.slowest?.length)
       .map(
