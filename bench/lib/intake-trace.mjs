@@ -44,7 +44,7 @@ if (out) {
     const at = resource.indexOf('namespaces');
     const plural = at >= 0 ? resource.slice(at + 2) : resource.slice(-1);
     const name = `${request.method} ${plural[0] ?? '?'}${plural[2] ? `/${plural[2]}` : ''}`;
-    const call = { call: name, created: now() - open.t0 };
+    const call = { call: name };
     open.calls.push(call);
     request.__intakeTrace = { call, post: open };
   });

@@ -359,9 +359,10 @@ const listLoad = (base: string) =>
   closedLoop({ url: base, path: LIST_PATH, concurrency: 1, durationMs: SECONDS * 1000, warmupMs: 2000 });
 
 /**
- * The last `count` intakes of the api's trace (the measured ones; the
- * warm-up's come first), then removes the file, as "answer p50 / p99, before the first API request
- * …, <call> …, after the last answer …" (bench/lib/intake-trace.mjs).
+ * Summarises the last `count` intakes of the api's trace (the measured ones;
+ * the warm-up's come first) as "answers p50 / p99, before the first API
+ * request …, <call> …, after the last answer …" (bench/lib/intake-trace.mjs),
+ * and removes the file for the next size's api.
  */
 async function intakeTraceLine(file: string, count: number): Promise<string> {
   type Traced = { total: number; firstCall?: number; afterLastCall?: number; calls: { call: string; ms: number }[] };
@@ -376,7 +377,13 @@ async function intakeTraceLine(file: string, count: number): Promise<string> {
     return `${f(percentile(sorted, 50))} / ${f(percentile(sorted, 99))}`;
   };
   const byCall = new Map<string, number[]>();
-  for (const t of traced) for (const c of t.calls) byCall.set(c.call, [...(byCall.get(c.call) ?? []), c.ms]);
+  for (const t of traced) {
+    for (const c of t.calls) {
+      const ms = byCall.get(c.call);
+      if (ms) ms.push(c.ms);
+      else byCall.set(c.call, [c.ms]);
+    }
+  }
   const calls = [...byCall]
     .sort((a, b) => b[1].length - a[1].length)
     .map(([call, ms]) => `${call} ${p(ms)} (${f(ms.length / Math.max(1, traced.length), 2)} per POST)`);
