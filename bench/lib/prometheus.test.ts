@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { histogramDelta, histogramTotals, parseLabels, sampleValue } from './prometheus.ts';
+import { histogramDelta, histogramTotals, parseLabels, sampleSums, sampleValue } from './prometheus.ts';
 
 const ETCD = `# HELP etcd_mvcc_db_total_size_in_bytes Total size of the underlying database physically allocated in bytes.
 # TYPE etcd_mvcc_db_total_size_in_bytes gauge
@@ -51,6 +51,19 @@ req_seconds_other 9
   assert.equal([...delta.keys()], ['method=GET']);
   assert.is(delta.get('method=GET')!.count, 2);
   assert.ok(Math.abs(delta.get('method=GET')!.sum - 0.04) < 1e-9);
+});
+
+test('sampleSums adds up the samples of one metric by the values of the labels asked for', () => {
+  const text = `# TYPE apiserver_request_total counter
+apiserver_request_total{code="200",resource="hahosts",scope="namespace",verb="LIST"} 3
+apiserver_request_total{code="410",resource="hahosts",scope="namespace",verb="LIST"} 1
+apiserver_request_total{code="201",resource="configmaps",scope="resource",verb="POST"} 7
+apiserver_request_total_other{resource="hahosts",verb="LIST"} 99
+`;
+  assert.equal(Object.fromEntries(sampleSums(text, 'apiserver_request_total', ['verb', 'resource'])), {
+    'LIST hahosts': 4,
+    'POST configmaps': 7,
+  });
 });
 
 test.run();

@@ -42,6 +42,31 @@ export function sampleValue(exposition: string, name: string, labels: Record<str
   return undefined;
 }
 
+/**
+ * The samples of `name` summed by the values of the labels `by` (joined with
+ * a space), e.g. apiserver_request_total by verb and resource: "LIST hahosts" → 12.
+ */
+export function sampleSums(exposition: string, name: string, by: string[]): Map<string, number> {
+  const sums = new Map<string, number>();
+  for (const raw of exposition.split('\n')) {
+    const line = raw.trim();
+    if (!line.startsWith(`${name}{`)) continue;
+    const close = line.lastIndexOf('}');
+    if (close < 0) continue;
+    const labels = parseLabels(line.slice(name.length + 1, close));
+    const value = Number(
+      line
+        .slice(close + 1)
+        .trim()
+        .split(/\s+/)[0],
+    );
+    if (!Number.isFinite(value)) continue;
+    const key = by.map((l) => labels[l] ?? '').join(' ');
+    sums.set(key, (sums.get(key) ?? 0) + value);
+  }
+  return sums;
+}
+
 /** Fetches `url` (a /metrics endpoint) and reads one sample; throws when it is missing. */
 export async function scrape(url: string, name: string, labels: Record<string, string> = {}): Promise<number> {
   const r = await fetch(url, { signal: AbortSignal.timeout(10_000) });

@@ -42,7 +42,7 @@
 //   node --import tsx bench/scale/run.ts [--sizes 1k,10k,100k] [--seconds 15] [--rate 2]
 //        [--intake-count 300] [--intake-warmup 40] [--seed-via etcd|apiserver] [--width 16] [--no-reference] [--no-write]
 //        [--inspect] [--heap-snapshot DIR] [--api-node-options='...'] [--api-env K=V,...]
-//        [--apiserver-feature-gates G=false,...] [--trace-intake]
+//        [--apiserver-feature-gates G=false,...] [--trace-intake] [--apiserver-profile DIR]
 //
 // --api-node-options: appended to the api process's deployed NODE_OPTIONS
 // (to try V8 flags before they go into config/manager/manager.yaml);
@@ -56,6 +56,13 @@
 // request, each request, after its last answer); the measured POSTs' p50/p99
 // are printed and written below the table.
 //
+// --apiserver-profile DIR: kube-apiserver serves /debug/pprof, and over the
+// measured intake load the bench writes its CPU profile
+// (DIR/apiserver-cpu-<size>.pprof) and its allocation profile before and
+// after (DIR/apiserver-allocs-{before,after}-<size>.pprof); what was allocated
+// meanwhile: `go tool pprof -top -sample_index=alloc_space -diff_base BEFORE AFTER`.
+// Profiling costs kube-apiserver some CPU: not for the reported figures.
+//
 // --inspect: both processes run with --inspect; after the loads (so nothing
 // above is disturbed) the bench attaches and reads each one's V8 heap, before
 // and after a forced full collection: live objects against what the heap
@@ -64,7 +71,7 @@
 // `node --import tsx bench/lib/heap-summary.ts FILE`.
 //
 // Writes the "Scale" section of docs/benchmarks.md (not with --no-write).
-import { readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,6 +84,7 @@ import { RESOURCES } from '../../src/k8s/resources.ts';
 import { startSimulatorProcess } from '../../src/simulator/process.ts';
 import { startReferenceMasakari } from '../../test/e2e/support/reference-masakari.ts';
 import { e2eVenv } from '../../test/e2e/support/python-env.ts';
+import { apiserverAllocs, apiserverCpuProfile } from '../lib/apiserver-profile.ts';
 import { sourceRevision, writeSection } from '../lib/docs.ts';
 import { closedLoop, fixedRate, percentile, type CountedResult, type LoadResult } from '../lib/load.ts';
 import { compile, deployedNodeOptions, startBenchOperator, type BenchOperator } from '../lib/operator.ts';
@@ -84,9 +92,10 @@ import { loadAverage, memoryMiB, peakRssMiB } from '../lib/proc.ts';
 import { heapSnapshot, sampleMemory } from '../lib/inspector.ts';
 import { freePort } from '../../test/e2e/support/net.ts';
 import { insertReferenceNotifications, referenceHost } from '../lib/reference.ts';
-import { histogramDelta, histogramTotals, sampleValue, scrape } from '../lib/prometheus.ts';
+import { histogramDelta, histogramTotals, sampleSums, sampleValue, scrape } from '../lib/prometheus.ts';
 import { makeTemplates, seedFromTemplates, TEMPLATE_HOST, type SeededHost, type SeedVia } from './seed.ts';
-import { getRaw, verifySeeded, waitForWatchCache } from './verify.ts';
+import { verifySeeded, waitForWatchCache } from './verify.ts';
+import { getRaw } from '../lib/kubectl.ts';
 import { etcdRevision } from '../lib/etcd.ts';
 import { parseSize, shape, sizeLabel } from './sizes.ts';
 
@@ -125,6 +134,8 @@ interface ScaleResult {
   intakeGc?: { apiserver: GoGc; api?: V8Gc; engine?: V8Gc };
   /** --trace-intake: inside the api, p50 / p99 ms of each part of the measured intakes. */
   intakeTrace?: string;
+  /** How long the api took to answer GET /metrics (its state metrics included), before the intake load (ms). */
+  apiScrapeMs?: number;
   /** What went wrong (a process that did not start or died), for the table's footnotes. */
   notes: string[];
   reference?: { list: LoadResult; intake: IntakeResult; memoryMiB: number; rows: number };
@@ -147,9 +158,12 @@ const { values } = parseArgs({
     'heap-snapshot': { type: 'string' },
     'apiserver-feature-gates': { type: 'string', default: '' },
     'trace-intake': { type: 'boolean', default: false },
+    'apiserver-profile': { type: 'string' },
   },
 });
 const HEAP_SNAPSHOT_DIR = values['heap-snapshot'];
+/** --apiserver-profile: where kube-apiserver's profiles of the intake load go. */
+const APISERVER_PROFILE_DIR = values['apiserver-profile'];
 /** kube-apiserver's --feature-gates (e.g. DetectCacheInconsistency=false, to see the intake without its cache checks). */
 const APISERVER_FEATURE_GATES = String(values['apiserver-feature-gates']);
 const INSPECT = values.inspect || HEAP_SNAPSHOT_DIR !== undefined;
@@ -207,6 +221,8 @@ interface GoGc {
    * collection on two cores, during which every request to it is slower.
    */
   consistencyChecks: Record<string, number>;
+  /** Requests served so far by verb and resource ("LIST hahosts"), from every client (apiserver_request_total). */
+  requests: Record<string, number>;
 }
 
 /** The resources whose consistency checks are reported: the ones the bench fills. */
@@ -234,6 +250,7 @@ function apiserverGc(kubeconfigPath: string): GoGc {
         ),
       ]),
     ),
+    requests: Object.fromEntries(sampleSums(text, 'apiserver_request_total', ['verb', 'resource'])),
   };
 }
 
@@ -264,7 +281,31 @@ const goGcDelta = (a: GoGc, b: GoGc): GoGc => ({
   consistencyChecks: Object.fromEntries(
     CHECKED_RESOURCES.map((r) => [r, (b.consistencyChecks[r] ?? 0) - (a.consistencyChecks[r] ?? 0)]),
   ),
+  requests: Object.fromEntries(
+    Object.entries(b.requests)
+      .map(([k, n]) => [k, n - (a.requests[k] ?? 0)] as const)
+      .filter(([, n]) => n > 0),
+  ),
 });
+
+/** "LIST hahosts 3, WATCH notifications 1" from requests by verb and resource; "none" when there were none. */
+function listsAndWatches(requests: Record<string, number>): string {
+  const lines = Object.entries(requests)
+    .filter(([k]) => /^(LIST|WATCH) /.test(k))
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ${n}`);
+  return lines.length ? lines.join(', ') : 'none';
+}
+
+/** `p`'s value, after handing `report` the milliseconds from now until it settled. */
+async function timed<T>(report: (ms: number) => void, p: Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  try {
+    return await p;
+  } finally {
+    report(performance.now() - t0);
+  }
+}
 
 const v8Delta = (a: V8Gc | undefined, b: V8Gc | undefined): V8Gc | undefined =>
   a && b ? { major: b.major - a.major, majorMs: b.majorMs - a.majorMs } : undefined;
@@ -398,7 +439,11 @@ async function intakeTraceLine(file: string, count: number): Promise<string> {
 async function measureOurs(size: number): Promise<ScaleResult> {
   const { notifications, hosts, segments } = shape(size);
   console.log(`== ${sizeLabel(size)}: ${segments} segments, ${hosts} hosts, ${notifications} notifications`);
-  const cp = await startControlPlane({ apiserverFeatureGates: APISERVER_FEATURE_GATES || undefined });
+  if (APISERVER_PROFILE_DIR) await mkdir(APISERVER_PROFILE_DIR, { recursive: true });
+  const cp = await startControlPlane({
+    apiserverFeatureGates: APISERVER_FEATURE_GATES || undefined,
+    profiling: APISERVER_PROFILE_DIR !== undefined,
+  });
   const kube = createKubeClient(loadKubeConfig({ env: { KUBECONFIG: cp.kubeconfigPath } }));
   const namespace = 'scale';
   const sim = await startSimulatorProcess(['--hosts', `${TEMPLATE_HOST},compute-2`]);
@@ -482,13 +527,27 @@ async function measureOurs(size: number): Promise<ScaleResult> {
       console.log(`intake: ${INTAKE_COUNT} at ${RATE}/s...`);
       const pick = (i: number) => (seeded.hosts[(i * 7919) % seeded.hosts.length] as SeededHost).name;
       let before: { api: ProcessMetrics; engine: ProcessMetrics; apiserver: GoGc } | undefined;
+      const profile = APISERVER_PROFILE_DIR
+        ? (name: string) => path.join(APISERVER_PROFILE_DIR, `apiserver-${name}-${sizeLabel(size)}.pprof`)
+        : undefined;
+      let cpuProfile: Promise<void> | undefined;
       result.intake = await intakeLoad(api.apiUrl, pick, 0, async () => {
         before = {
-          api: await processMetrics(api.metricsUrl),
+          api: await timed((ms) => (result.apiScrapeMs = ms), processMetrics(api.metricsUrl)),
           engine: await processMetrics(engine?.metricsUrl),
           apiserver: apiserverGc(cp.kubeconfigPath),
         };
+        if (profile) {
+          await apiserverAllocs(cp.kubeconfigPath, profile('allocs-before'));
+          const seconds = Math.ceil(INTAKE_COUNT / RATE);
+          cpuProfile = apiserverCpuProfile(cp.kubeconfigPath, seconds, profile('cpu'));
+        }
       });
+      if (profile) {
+        await apiserverAllocs(cp.kubeconfigPath, profile('allocs-after'));
+        await cpuProfile;
+        console.log(`  kube-apiserver profiles: ${profile('*')}`);
+      }
       if (!before) throw new Error('the intake load took no metrics snapshot');
       const { api: apiBefore, engine: engineBefore, apiserver: apiserverBefore } = before;
       console.log(`  slowest: ${slowestLine(result.intake)}`);
@@ -720,7 +779,7 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
           `(each a list of every object of the resource from etcd) in the same time: ` +
           CHECKED_RESOURCES.map((x) => `${x} ${g.apiserver.consistencyChecks[x] ?? 0}`).join(', ') +
           (APISERVER_FEATURE_GATES ? ` (kube-apiserver --feature-gates=${APISERVER_FEATURE_GATES})` : '') +
-          '.'
+          `; the lists and watches it served meanwhile, every client's: ${listsAndWatches(g.apiserver.requests)}.`
         );
       }),
     ...results
@@ -730,6 +789,12 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
           `- ${sizeLabel(r.size)} engine, its Kubernetes API calls during the same load (per POST, mean latency): ` +
           r.intakeEngineKubeCalls!.map((c) => `${c.call} ${f(c.perNotification, 2)} × ${f(c.meanMs)} ms`).join('; ') +
           '.',
+      ),
+    ...results
+      .filter((r) => r.apiScrapeMs !== undefined)
+      .map(
+        (r) =>
+          `- ${sizeLabel(r.size)} api, one scrape of its /metrics (state metrics included): ${f(r.apiScrapeMs!)} ms.`,
       ),
     ...results
       .filter((r) => r.intakeTrace)

@@ -6,15 +6,12 @@
 // the host, its name claim, the number of objects stored, and field selectors
 // on the CRD's selectable fields (spec.type, status.phase).
 import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { GROUP, KINDS, LABELS, VERSION } from '../../src/model/constants.ts';
 import type { HaHost, Notification } from '../../src/model/types.ts';
 import type { ConfigMap } from '../../src/store/configmap.ts';
 import { claimObjectName } from '../../src/store/names.ts';
 import { TEMPLATE_HOST, type SeedResult } from './seed.ts';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { getRaw, kubectlPath } from '../lib/kubectl.ts';
 
 export interface VerifyOptions {
   kubeconfigPath: string;
@@ -22,27 +19,6 @@ export interface VerifyOptions {
   seeded: SeedResult;
   /** Seeded notifications (the template adds one more). */
   notifications: number;
-}
-
-let kubectl: string | undefined;
-
-/** The kubectl the envtest scripts use (hack/envtest/kubectl.sh), found once: callers poll with it. */
-function kubectlPath(): string {
-  kubectl ??= execFileSync('bash', [path.join(ROOT, 'hack/envtest/kubectl.sh')], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim();
-  return kubectl;
-}
-
-/** `kubectl get --raw <path>` against the API server of `kubeconfigPath`: the body, as text. */
-export function getRaw(kubeconfigPath: string, path: string, timeoutMs = 120_000): string {
-  return execFileSync(kubectlPath(), ['--kubeconfig', kubeconfigPath, 'get', '--raw', path], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    maxBuffer: 256 << 20,
-    timeout: timeoutMs,
-  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -30,8 +30,6 @@
 // to FILE (read with `go tool pprof -top FILE`).
 //
 // Writes the "Storm" section of docs/benchmarks.md (not with --no-write).
-import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startControlPlane } from '../../src/controlplane/index.ts';
@@ -41,6 +39,7 @@ import { RESOURCES } from '../../src/k8s/resources.ts';
 import { startSimulator } from '../../src/simulator/server.ts';
 import { startReferenceMasakari } from '../../test/e2e/support/reference-masakari.ts';
 import { e2eVenv } from '../../test/e2e/support/python-env.ts';
+import { apiserverCpuProfile } from '../lib/apiserver-profile.ts';
 import { sourceRevision, writeSection } from '../lib/docs.ts';
 import { fixedCount, type CountedResult } from '../lib/load.ts';
 import { compile, deployedNodeOptions, startBenchOperator } from '../lib/operator.ts';
@@ -140,15 +139,7 @@ function stormLoad(base: string, count: number): Promise<CountedResult> {
 /** kube-apiserver's CPU profile for 30 s, starting 10 s from now, into `file`. */
 async function profileApiserver(kubeconfig: string, file: string): Promise<void> {
   await new Promise((r) => setTimeout(r, 10_000));
-  const out = await new Promise<Buffer>((resolve, reject) =>
-    execFile(
-      'kubectl',
-      ['--kubeconfig', kubeconfig, 'get', '--raw', '/debug/pprof/profile?seconds=30'],
-      { encoding: 'buffer', maxBuffer: 64 << 20 },
-      (err, stdout) => (err ? reject(err) : resolve(stdout)),
-    ),
-  );
-  await writeFile(file, out);
+  await apiserverCpuProfile(kubeconfig, 30, file);
   console.log(`kube-apiserver CPU profile: ${file}`);
 }
 
