@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { KubeClient, ResourceRef } from '../k8s/client.ts';
 import { isConflict, isNotFound } from '../k8s/client.ts';
 import { getIfExists } from '../k8s/get-if-exists.ts';
+import { DEFAULT_PAGE_SIZE, listAllPages } from '../k8s/list-pages.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { CONFLICT_BACKOFF, retryOnConflictOr } from '../k8s/retry-on-conflict.ts';
 import { FINALIZERS, LABELS } from '../model/constants.ts';
@@ -89,16 +90,25 @@ export class Lifecycle {
   /**
    * The segment's hosts, read from the API server (not the cache, which may
    * miss a host another replica created a moment ago): by segment uuid label,
-   * or by segmentRef for hosts that were never admitted.
+   * or by segmentRef for hosts that were never admitted. In pages, keeping
+   * only the segment's own: a region's hosts are thousands.
    */
   async hostsOf(seg: FailoverSegment): Promise<HaHost[]> {
-    const list = await this.deps.kube.list<HaHost>(RESOURCES.hosts, this.deps.namespace);
     const uuid = objectUuid(seg);
-    return list.items.filter(
-      (h) =>
-        h.spec?.segmentRef?.name === seg.metadata.name ||
-        (uuid !== undefined && h.metadata.labels?.[LABELS.segmentUuid] === uuid),
+    const ofSegment = (h: HaHost): HaHost | undefined =>
+      h.spec?.segmentRef?.name === seg.metadata.name ||
+      (uuid !== undefined && h.metadata.labels?.[LABELS.segmentUuid] === uuid)
+        ? h
+        : undefined;
+    const { items } = await listAllPages<HaHost>(
+      this.deps.kube,
+      RESOURCES.hosts,
+      this.deps.namespace,
+      {},
+      DEFAULT_PAGE_SIZE,
+      ofSegment,
     );
+    return items;
   }
 
   /** Deletes exactly this object (uid precondition); already gone is fine. */

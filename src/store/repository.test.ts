@@ -206,6 +206,24 @@ test('segment delete cascades to hosts (and their claims), then releases its own
   await repo.createHost((await repo.createSegment(segmentInput('s'))).uuid, hostInput('a'));
 });
 
+test('segment delete reads the hosts in pages and deletes only its own', async () => {
+  const { kube, repo } = await storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const other = await repo.createSegment(segmentInput('other'));
+  await repo.createHost(s.uuid, hostInput('a'));
+  await repo.createHost(other.uuid, hostInput('b'));
+  await repo.deleteSegment(s.uuid);
+  const hostLists = kube
+    .callsOf('list')
+    .filter((c) => (c.args[0] as { plural: string }).plural === RESOURCES.hosts.plural);
+  assert.ok(hostLists.length > 0, 'the hosts were listed');
+  for (const c of hostLists) assert.ok((c.args[2] as { limit?: number } | undefined)?.limit, 'every list is a page');
+  assert.equal(
+    kube.all<HaHost>(RESOURCES.hosts, NS).map((h) => h.spec.name),
+    ['b'],
+  );
+});
+
 function notification(hostUuid: string, segUuid: string, t: string, event = 'STOPPED') {
   return {
     type: 'PROCESS' as const,
