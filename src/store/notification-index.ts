@@ -118,7 +118,8 @@ export class NotificationIndex {
   ) {
     for (const n of cache.list()) this.upsert(n);
     cache.on('add', (n) => this.upsert(n));
-    cache.on('update', (n, old) => this.upsert(n, old));
+    // A resync re-announces an object unchanged (old === n): nothing to refile.
+    cache.on('update', (n, old) => old !== n && this.upsert(n, old));
     cache.on('delete', (n, old) => this.remove(old ?? n));
   }
 

@@ -1,4 +1,4 @@
-// State metrics computed from the informer caches at scrape time, so the
+// State metrics from the informer caches, so the
 // alerts of docs/operations.md need no kube-state-metrics configuration:
 // hosts by segment with their maintenance and reserved flags, notifications
 // by type and status, and the age of the oldest running notification.
@@ -8,7 +8,8 @@
 // such as names, so a client cannot blow up the series count.
 import type { Registry } from 'prom-client';
 import { gauge } from '../runtime/metric-registry.ts';
-import type { NotificationStatus } from '../model/types.ts';
+import type { HaHost, Notification, NotificationStatus } from '../model/types.ts';
+import { CacheSubset, CacheTally } from './cache-tally.ts';
 import type { StoreCaches } from './caches.ts';
 import { hostSegmentUuid } from './mapping.ts';
 import { isAdmitted } from '../domain/admitted.ts';
@@ -31,13 +32,34 @@ const NOTIFICATION_STATUSES: readonly NotificationStatus[] = [
   'finished',
 ];
 
-/** Registers the gauges on registry; each scrape reads the caches' current contents. */
+/** The key of a host in the hosts gauge: its labels, in the gauge's label order, joined by tabs. */
+function hostKey(h: HaHost): string | undefined {
+  if (!isAdmitted(h)) return undefined;
+  const flags = effectiveFlags(h);
+  return [hostSegmentUuid(h) ?? '', String(flags.onMaintenance), String(flags.reserved)].join('\t');
+}
+
+/** The key of a notification in the notifications gauge: `type/status`. */
+function notificationKey(n: Notification): string | undefined {
+  return isAdmitted(n) ? `${n.spec.type}/${n.status?.phase ?? 'new'}` : undefined;
+}
+
+const isRunning = (n: Notification): boolean => n.status?.phase === 'running' && isAdmitted(n);
+
+/**
+ * Registers the gauges on registry. Each scrape reads counts the caches'
+ * events keep up to date (cache-tally.ts), and the few running
+ * notifications: never every cached object.
+ */
 export function registerStateMetrics(
   registry: Registry,
   caches: Pick<StoreCaches, 'hosts' | 'notifications'>,
   now: () => Date = () => new Date(),
 ): void {
   if (registry.getSingleMetric(STATE_METRICS.hosts)) return;
+  const hosts = new CacheTally(caches.hosts, hostKey);
+  const notifications = new CacheTally(caches.notifications, notificationKey);
+  const running = new CacheSubset(caches.notifications, isRunning);
   gauge(
     registry,
     STATE_METRICS.hosts,
@@ -45,21 +67,10 @@ export function registerStateMetrics(
     ['segment_uuid', 'on_maintenance', 'reserved'],
     function () {
       this.reset();
-      const counts = new Map<string, { labels: Record<string, string>; n: number }>();
-      for (const h of caches.hosts.list()) {
-        if (!isAdmitted(h)) continue;
-        const flags = effectiveFlags(h);
-        const labels = {
-          segment_uuid: hostSegmentUuid(h) ?? '',
-          on_maintenance: String(flags.onMaintenance),
-          reserved: String(flags.reserved),
-        };
-        const key = JSON.stringify(labels);
-        const entry = counts.get(key) ?? { labels, n: 0 };
-        entry.n++;
-        counts.set(key, entry);
+      for (const [key, n] of hosts.entries()) {
+        const [segment_uuid = '', on_maintenance = '', reserved = ''] = key.split('\t');
+        this.set({ segment_uuid, on_maintenance, reserved }, n);
       }
-      for (const { labels, n } of counts.values()) this.set(labels, n);
     },
   );
   gauge(
@@ -68,17 +79,9 @@ export function registerStateMetrics(
     'Notifications stored, by type and Masakari status (every combination is reported, zeros included).',
     ['type', 'status'],
     function () {
-      const counts = new Map<string, number>();
-      for (const t of NOTIFICATION_TYPES) for (const s of NOTIFICATION_STATUSES) counts.set(`${t}/${s}`, 0);
-      for (const n of caches.notifications.list()) {
-        if (!isAdmitted(n)) continue;
-        const key = `${n.spec.type}/${n.status?.phase ?? 'new'}`;
-        // an unknown type cannot pass the CRD schema; skipping it keeps the label set closed anyway
-        if (counts.has(key)) counts.set(key, (counts.get(key) ?? 0) + 1);
-      }
-      for (const [key, n] of counts) {
-        const [type = '', status = ''] = key.split('/');
-        this.set({ type, status }, n);
+      // an unknown type cannot pass the CRD schema; reporting the known ones only keeps the label set closed anyway
+      for (const type of NOTIFICATION_TYPES) {
+        for (const status of NOTIFICATION_STATUSES) this.set({ type, status }, notifications.get(`${type}/${status}`));
       }
     },
   );
@@ -89,8 +92,7 @@ export function registerStateMetrics(
     [],
     function () {
       let oldest = Infinity;
-      for (const n of caches.notifications.list()) {
-        if (n.status?.phase !== 'running' || !isAdmitted(n)) continue;
+      for (const n of running.values()) {
         const since = createdAtMs(n);
         if (!Number.isNaN(since)) oldest = Math.min(oldest, since);
       }
