@@ -111,6 +111,8 @@ interface ProcessMemory {
   peak: number;
   /** With --inspect, after the loads: the V8 heap as it was, then after a forced full GC (MiB). */
   heap?: { total: number; used: number; liveUsed: number; liveTotal: number; rssAfterGc: number };
+  /** With --inspect, at idle (no collection forced): the resident set, the V8 heap reserved and used, external (MiB). */
+  heapIdle?: { rss: number; total: number; used: number; external: number };
 }
 
 /** An intake load's result, with its unmeasured warm-up (absent when the load did not run). */
@@ -521,6 +523,11 @@ async function measureOurs(size: number): Promise<ScaleResult> {
     const engine = await start('engine,remediation');
     await sleep(5000);
     const idle = { api: await memoryMiB(api?.pid), engine: await memoryMiB(engine?.pid) };
+    const heapIdle = new Map<BenchOperator, ProcessMemory['heapIdle']>();
+    for (const [p, port] of inspectPorts) {
+      const m = await sampleMemory(port, { gc: false });
+      heapIdle.set(p, { rss: m.rssMiB, total: m.heapTotalMiB, used: m.heapUsedMiB, external: m.externalMiB });
+    }
     if (api) {
       console.log(`GET ${LIST_PATH} for ${SECONDS} s...`);
       result.list = await listLoad(api.apiUrl);
@@ -585,7 +592,12 @@ async function measureOurs(size: number): Promise<ScaleResult> {
       if (!p) continue;
       result[key] = {
         readyMs: p.readyMs,
-        memory: { idle: idle[key], loaded: await memoryMiB(p.pid), peak: await peakRssMiB(p.pid) },
+        memory: {
+          idle: idle[key],
+          loaded: await memoryMiB(p.pid),
+          peak: await peakRssMiB(p.pid),
+          ...(heapIdle.get(p) ? { heapIdle: heapIdle.get(p) } : {}),
+        },
       };
       const port = inspectPorts.get(p);
       if (port) {
@@ -663,6 +675,13 @@ function heapLines(results: ScaleResult[]): string[] {
   const lines: string[] = [];
   for (const r of results) {
     for (const key of ['api', 'engine'] as const) {
+      const i = r[key].memory.heapIdle;
+      if (i) {
+        lines.push(
+          `- ${sizeLabel(r.size)} ${key}, idle (\`--inspect\`): resident set ${f(i.rss, 0)} MiB, V8 heap ${f(i.total, 0)} MiB reserved, ` +
+            `${f(i.used, 0)} used, external ${f(i.external, 0)} MiB (so ${f(i.rss - i.total, 0)} MiB outside the V8 heap).`,
+        );
+      }
       const h = r[key].memory.heap;
       if (!h) continue;
       lines.push(

@@ -20,6 +20,10 @@
 //
 //   node --import tsx bench/storm/run.ts [--count 20000] [--concurrency 8]
 //        [--reference-count 1000] [--no-reference] [--no-write] [--profile DIR]
+//        [--api-node-options='...']
+//
+// --api-node-options: appended to the api process's deployed NODE_OPTIONS
+// (to try V8 flags before they go into config/manager/manager.yaml).
 //
 // --profile DIR: the api process runs with --cpu-prof and writes its CPU
 // profile (.cpuprofile, open in Chrome DevTools or bench/lib/cpuprofile.ts)
@@ -57,6 +61,7 @@ const { values } = parseArgs({
     'no-write': { type: 'boolean', default: false },
     profile: { type: 'string' },
     'apiserver-profile': { type: 'string' },
+    'api-node-options': { type: 'string', default: '' },
   },
 });
 const COUNT = Number(values.count);
@@ -159,9 +164,13 @@ async function measureOurs(): Promise<StormResult> {
       namespace,
       components: 'api',
       openstack: sim.credentials,
-      nodeOptions: values.profile
-        ? `${deployedNodeOptions('api')} --cpu-prof --cpu-prof-dir=${values.profile}`
-        : deployedNodeOptions('api'),
+      nodeOptions: [
+        deployedNodeOptions('api'),
+        values['api-node-options'],
+        values.profile ? `--cpu-prof --cpu-prof-dir=${values.profile}` : '',
+      ]
+        .filter(Boolean)
+        .join(' '),
       readyTimeoutMs: 120_000,
     });
     try {
