@@ -377,12 +377,14 @@ export class HaService {
     }
     const indexed = this.pageFromIndex(params, { status, sourceHost, type, sinceMicros });
     if (indexed) return indexed;
-    let rows = this.repo.listNotifications();
+    // Another order than the index's: every notification is mapped, once (it is also the marker's pool).
+    const all = this.repo.listNotifications();
+    let rows = all;
     if (status !== undefined) rows = rows.filter((n) => n.status === status);
     if (sourceHost !== undefined) rows = rows.filter((n) => n.source_host_uuid === sourceHost);
     if (type !== undefined) rows = rows.filter((n) => n.type === type);
     if (sinceMicros !== undefined) rows = rows.filter((n) => toMicros(n.generated_time) >= sinceMicros);
-    return paginate(rows, this.repo.listNotifications(), params, NOTIFICATION_COLUMNS);
+    return paginate(rows, all, params, NOTIFICATION_COLUMNS);
   }
 
   /**
