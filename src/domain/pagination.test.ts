@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { prng } from './testing/fuzz.ts';
-import { paginate, processSortParams, type ColumnSet, type ListParams, type SortValue } from './pagination.ts';
+import { compare, paginate, processSortParams, type ColumnSet, type ListParams, type SortValue } from './pagination.ts';
 
 interface Row {
   id: number;
@@ -24,16 +24,6 @@ const COLUMNS: ColumnSet<Row> = {
     created_at: (r) => `2026-11-29T12:00:0${r.size % 3}`,
   },
 };
-
-function compare(a: SortValue, b: SortValue): number {
-  if (a === b) return 0;
-  if (a === null) return -1;
-  if (b === null) return 1;
-  const x = typeof a === 'boolean' ? Number(a) : a;
-  const y = typeof b === 'boolean' ? Number(b) : b;
-  if (typeof x === 'number' && typeof y === 'number') return x - y;
-  return String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0;
-}
 
 /** Sort everything (stable), then the marker's OR-of-ANDs filter, then the limit. */
 function sortEverything(rows: Row[], pool: Row[], p: ListParams): Row[] {

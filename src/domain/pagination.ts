@@ -84,7 +84,7 @@ export interface ColumnSet<T> {
 }
 
 /** SQL ordering: NULL sorts first ascending (MySQL, SQLite), booleans as 0/1. */
-function compare(a: SortValue, b: SortValue): number {
+export function compare(a: SortValue, b: SortValue): number {
   if (a === b) return 0;
   if (a === null) return -1;
   if (b === null) return 1;
