@@ -129,4 +129,39 @@ test('a leader that finds the Lease taken by another steps down at once, not aft
   await done;
 });
 
+test('a leader renews with one write over the Lease it last wrote, without reading it first', async () => {
+  const { store, kube } = leaseStore();
+  const stop = new AbortController();
+  let hold: LeaseHold | undefined;
+  const done = runLeaderElection({
+    kube,
+    namespace: 'ns',
+    name: 'l',
+    identity: 'me',
+    signal: stop.signal,
+    log,
+    ...timing,
+    onStartedLeading: async (signal, h) => {
+      hold = h;
+      await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+    },
+    onStoppedLeading: () => undefined,
+  });
+  try {
+    for (let i = 0; i < 40 && !hold; i++) await sleep(25);
+    const gets = kube.callsOf('get').length;
+    const writes = kube.callsOf('replace').length;
+    const renewedBefore = store.current!.spec?.renewTime;
+    await sleep(550); // about five renewals at retryPeriod 100 ms
+    assert.ok(kube.callsOf('replace').length - writes >= 3, 'renewed');
+    assert.is(kube.callsOf('get').length, gets, 'no read before a renewal');
+    assert.is.not(store.current!.spec?.renewTime, renewedBefore);
+    assert.ok(hold!.held());
+    assert.is(store.current!.spec?.holderIdentity, 'me');
+  } finally {
+    stop.abort();
+    await done;
+  }
+});
+
 test.run();
