@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { RESOURCES } from '../k8s/resources.ts';
 import { FakeKube } from '../testing/fake-kube.ts';
 import { runLeaderElection } from './leaderelection.ts';
-import type { LeaseHold } from './leaderelection.ts';
+import type { LeaderElectionOptions, LeaseHold } from './leaderelection.ts';
 
 const log = pino({ level: 'silent' });
 
@@ -32,6 +32,41 @@ function leaseStore() {
 
 const timing = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100, jitterFactor: 1.2 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Runs `me` for Lease ns/l on `kube` with the test timing (and `more`); its
+ * lead work holds until the run is stopped. hold() is its LeaseHold once it leads.
+ */
+function leader(kube: FakeKube, more: Partial<LeaderElectionOptions> = {}) {
+  const stop = new AbortController();
+  let hold: LeaseHold | undefined;
+  const done = runLeaderElection({
+    kube,
+    namespace: 'ns',
+    name: 'l',
+    identity: 'me',
+    signal: stop.signal,
+    log,
+    ...timing,
+    onStartedLeading: async (signal, h) => {
+      hold = h;
+      await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+    },
+    onStoppedLeading: () => undefined,
+    ...more,
+  });
+  return {
+    hold: () => hold,
+    /** Waits up to a second for the first lead. */
+    async leading(): Promise<void> {
+      for (let i = 0; i < 40 && !hold; i++) await sleep(25);
+    },
+    async stop(): Promise<void> {
+      stop.abort();
+      await done;
+    },
+  };
+}
 
 test('a wall-clock jump does not let a follower take over early: expiry is timed on the monotonic clock', async () => {
   const { store, kube } = leaseStore();
@@ -69,86 +104,38 @@ test('a wall-clock jump does not let a follower take over early: expiry is timed
 test('LeaseHold: held while renewals succeed; false as soon as the process was stalled past the renew deadline', async () => {
   const { kube } = leaseStore();
   let skew = 0;
-  const stop = new AbortController();
-  let hold: LeaseHold | undefined;
-  const done = runLeaderElection({
-    kube,
-    namespace: 'ns',
-    name: 'l',
-    identity: 'me',
-    signal: stop.signal,
-    log,
-    ...timing,
-    monotonicNow: () => performance.now() + skew,
-    onStartedLeading: async (signal, h) => {
-      hold = h;
-      await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
-    },
-    onStoppedLeading: () => undefined,
-  });
-  for (let i = 0; i < 40 && !hold; i++) await sleep(25);
+  const me = leader(kube, { monotonicNow: () => performance.now() + skew });
+  await me.leading();
+  const hold = me.hold();
   assert.ok(hold?.held(), 'held while leading');
   await sleep(400);
   assert.ok(hold!.held(), 'still held: renewals every retryPeriod');
   // A stall: monotonic time moves on by more than the lease while nothing ran.
   skew = 5_000;
   assert.not.ok(hold!.held(), 'not held right after the stall, before any renewal was tried');
-  stop.abort();
-  await done;
+  await me.stop();
 });
 
 test('a leader that finds the Lease taken by another steps down at once, not after the renew deadline', async () => {
   const { store, kube } = leaseStore();
-  const stop = new AbortController();
-  let hold: LeaseHold | undefined;
   let stoppedAt: number | undefined;
-  const done = runLeaderElection({
-    kube,
-    namespace: 'ns',
-    name: 'l',
-    identity: 'me',
-    signal: stop.signal,
-    log,
-    ...timing,
-    renewDeadlineMs: 900,
-    onStartedLeading: async (signal, h) => {
-      hold = h;
-      await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
-    },
-    onStoppedLeading: () => (stoppedAt ??= performance.now()),
-  });
-  for (let i = 0; i < 40 && !hold; i++) await sleep(25);
+  const me = leader(kube, { renewDeadlineMs: 900, onStoppedLeading: () => (stoppedAt ??= performance.now()) });
+  await me.leading();
   const current = store.current!;
   const takenAt = performance.now();
   store.put({ ...current, spec: { ...current.spec, holderIdentity: 'other' } });
   for (let i = 0; i < 40 && stoppedAt === undefined; i++) await sleep(25);
   assert.ok(stoppedAt !== undefined, 'stepped down');
   assert.ok(stoppedAt - takenAt < 500, `stepped down ${Math.round(stoppedAt - takenAt)} ms after the take-over`);
-  assert.not.ok(hold!.held());
-  stop.abort();
-  await done;
+  assert.not.ok(me.hold()!.held());
+  await me.stop();
 });
 
 test('a leader renews with one write over the Lease it last wrote, without reading it first', async () => {
   const { store, kube } = leaseStore();
-  const stop = new AbortController();
-  let hold: LeaseHold | undefined;
-  const done = runLeaderElection({
-    kube,
-    namespace: 'ns',
-    name: 'l',
-    identity: 'me',
-    signal: stop.signal,
-    log,
-    ...timing,
-    onStartedLeading: async (signal, h) => {
-      hold = h;
-      await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
-    },
-    onStoppedLeading: () => undefined,
-  });
+  const me = leader(kube);
   try {
-    for (let i = 0; i < 40 && !hold; i++) await sleep(25);
+    await me.leading();
     const gets = kube.callsOf('get').length;
     const writes = kube.callsOf('replace').length;
     const renewedBefore = store.current!.spec?.renewTime;
@@ -156,11 +143,10 @@ test('a leader renews with one write over the Lease it last wrote, without readi
     assert.ok(kube.callsOf('replace').length - writes >= 3, 'renewed');
     assert.is(kube.callsOf('get').length, gets, 'no read before a renewal');
     assert.is.not(store.current!.spec?.renewTime, renewedBefore);
-    assert.ok(hold!.held());
+    assert.ok(me.hold()!.held());
     assert.is(store.current!.spec?.holderIdentity, 'me');
   } finally {
-    stop.abort();
-    await done;
+    await me.stop();
   }
 });
 

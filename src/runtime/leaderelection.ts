@@ -215,8 +215,8 @@ class LeaderElector {
     if (await this.renewAsObserved()) return true;
     const { kube, namespace, name, identity } = this.options;
     const now = this.mono();
-    const stamp = rfc3339Micro(new Date(this.now()));
-    const leaseSeconds = Math.ceil(this.leaseMs / 1000);
+    const stamp = this.stamp();
+    const leaseSeconds = this.leaseSeconds();
     let lease: Lease;
     try {
       lease = await kube.get<Lease>(RESOURCES.leases, namespace, name);
@@ -236,9 +236,7 @@ class LeaderElector {
           metadata: { name, namespace },
           spec,
         });
-        this.see(created, now);
-        this.renewedAt = now;
-        return true;
+        return this.wrote(created, now);
       } catch (e) {
         if (isAlreadyExists(e)) return false;
         throw e;
@@ -264,9 +262,7 @@ class LeaderElector {
     };
     try {
       const updated = await kube.replace<Lease>(RESOURCES.leases, namespace, name, { ...lease, spec });
-      this.see(updated, now);
-      this.renewedAt = now;
-      return true;
+      return this.wrote(updated, now);
     } catch (err) {
       if (isConflict(err)) return false; // lost the race to another candidate
       throw err;
@@ -293,13 +289,11 @@ class LeaderElector {
         metadata: { name, namespace, resourceVersion: observed.resourceVersion },
         spec: {
           ...observed.spec,
-          leaseDurationSeconds: Math.ceil(this.leaseMs / 1000),
-          renewTime: rfc3339Micro(new Date(this.now())),
+          leaseDurationSeconds: this.leaseSeconds(),
+          renewTime: this.stamp(),
         },
       });
-      this.see(updated, now);
-      this.renewedAt = now;
-      return true;
+      return this.wrote(updated, now);
     } catch {
       return false;
     }
@@ -309,7 +303,7 @@ class LeaderElector {
   private async release(): Promise<void> {
     const observed = this.observed;
     if (!observed || observed.spec.holderIdentity !== this.options.identity) return;
-    const stamp = rfc3339Micro(new Date(this.now()));
+    const stamp = this.stamp();
     try {
       await withTimeout(
         this.options.kube.replace<Lease>(RESOURCES.leases, this.options.namespace, this.options.name, {
@@ -335,6 +329,23 @@ class LeaderElector {
       // Not fatal: others take over when the lease expires.
       this.log.warn({ err }, 'could not release the lease');
     }
+  }
+
+  /** Our write of the Lease succeeded (its attempt started at monotonic `now`): it is ours, renewed then. */
+  private wrote(lease: Lease, now: number): true {
+    this.see(lease, now);
+    this.renewedAt = now;
+    return true;
+  }
+
+  /** The Lease's duration as written, whole seconds. */
+  private leaseSeconds(): number {
+    return Math.ceil(this.leaseMs / 1000);
+  }
+
+  /** The wall-clock time written into the Lease (acquireTime, renewTime). */
+  private stamp(): string {
+    return rfc3339Micro(new Date(this.now()));
   }
 
   /** Records the lease as observed now if it changed, and reports a new leader. */
