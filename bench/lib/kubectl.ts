@@ -1,6 +1,6 @@
 // The kubectl of the envtest scripts (hack/envtest/kubectl.sh), for the
 // benches' reads of a control plane with its own kubeconfig.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,4 +25,16 @@ export function getRaw(kubeconfigPath: string, path: string, timeoutMs = 120_000
     maxBuffer: 256 << 20,
     timeout: timeoutMs,
   });
+}
+
+/** The same, asynchronously, as bytes (binary answers such as kube-apiserver's /debug/pprof profiles). */
+export function getRawBytes(kubeconfigPath: string, path: string, timeoutMs = 120_000): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) =>
+    execFile(
+      kubectlPath(),
+      ['--kubeconfig', kubeconfigPath, 'get', '--raw', path],
+      { encoding: 'buffer', maxBuffer: 256 << 20, timeout: timeoutMs },
+      (err, stdout) => (err ? reject(err) : resolve(stdout)),
+    ),
+  );
 }
