@@ -35,11 +35,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Runs `me` for Lease ns/l on `kube` with the test timing (and `more`); its
- * lead work holds until the run is stopped. hold() is its LeaseHold once it leads.
+ * lead work holds until the run is stopped. hold() is its LeaseHold once it
+ * leads, ledAfter() how long after the start it first led (ms).
  */
 function leader(kube: FakeKube, more: Partial<LeaderElectionOptions> = {}) {
   const stop = new AbortController();
+  const started = performance.now();
   let hold: LeaseHold | undefined;
+  let ledAfter: number | undefined;
   const done = runLeaderElection({
     kube,
     namespace: 'ns',
@@ -50,6 +53,7 @@ function leader(kube: FakeKube, more: Partial<LeaderElectionOptions> = {}) {
     ...timing,
     onStartedLeading: async (signal, h) => {
       hold = h;
+      ledAfter ??= performance.now() - started;
       await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
     },
     onStoppedLeading: () => undefined,
@@ -57,6 +61,7 @@ function leader(kube: FakeKube, more: Partial<LeaderElectionOptions> = {}) {
   });
   return {
     hold: () => hold,
+    ledAfter: () => ledAfter,
     /** Waits up to a second for the first lead. */
     async leading(): Promise<void> {
       for (let i = 0; i < 40 && !hold; i++) await sleep(25);
@@ -73,32 +78,15 @@ test('a wall-clock jump does not let a follower take over early: expiry is timed
   // Held by someone else who has stopped renewing: a follower must still wait leaseDuration on ITS monotonic clock.
   store.put({ metadata: { name: 'l', namespace: 'ns' }, spec: { holderIdentity: 'other', leaseDurationSeconds: 1 } });
   let jump = 0;
-  const stop = new AbortController();
-  let ledAt: number | undefined;
-  const started = performance.now();
-  const done = runLeaderElection({
-    kube,
-    namespace: 'ns',
-    name: 'l',
-    identity: 'me',
-    signal: stop.signal,
-    log,
-    ...timing,
-    now: () => Date.now() + jump,
-    onStartedLeading: async (signal) => {
-      ledAt ??= performance.now() - started;
-      await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
-    },
-    onStoppedLeading: () => undefined,
-  });
+  const me = leader(kube, { now: () => Date.now() + jump });
   await sleep(150);
   jump = 3_600_000; // the wall clock steps an hour ahead
   await sleep(400);
-  assert.is(ledAt, undefined, 'not before the lease has been idle for its duration');
-  for (let i = 0; i < 40 && ledAt === undefined; i++) await sleep(50);
+  assert.is(me.ledAfter(), undefined, 'not before the lease has been idle for its duration');
+  for (let i = 0; i < 40 && me.ledAfter() === undefined; i++) await sleep(50);
+  const ledAt = me.ledAfter();
   assert.ok(ledAt !== undefined && ledAt >= 1_000, `took over after ${ledAt} ms`);
-  stop.abort();
-  await done;
+  await me.stop();
 });
 
 test('LeaseHold: held while renewals succeed; false as soon as the process was stalled past the renew deadline', async () => {
