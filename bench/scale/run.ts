@@ -109,6 +109,8 @@ interface ProcessMemory {
   idle: number;
   loaded: number;
   peak: number;
+  /** The peak (VmHWM) as it stood at idle: set by the cold start, before any load. */
+  peakAtIdle?: number;
   /** With --inspect, after the loads: the V8 heap as it was, then after a forced full GC (MiB). */
   heap?: { total: number; used: number; liveUsed: number; liveTotal: number; rssAfterGc: number };
   /** With --inspect, at idle (no collection forced): the resident set, the V8 heap reserved and used, external (MiB). */
@@ -523,6 +525,7 @@ async function measureOurs(size: number): Promise<ScaleResult> {
     const engine = await start('engine,remediation');
     await sleep(5000);
     const idle = { api: await memoryMiB(api?.pid), engine: await memoryMiB(engine?.pid) };
+    const peakAtIdle = { api: await peakRssMiB(api?.pid), engine: await peakRssMiB(engine?.pid) };
     const heapIdle = new Map<BenchOperator, ProcessMemory['heapIdle']>();
     for (const [p, port] of inspectPorts) {
       const m = await sampleMemory(port, { gc: false });
@@ -596,6 +599,7 @@ async function measureOurs(size: number): Promise<ScaleResult> {
           idle: idle[key],
           loaded: await memoryMiB(p.pid),
           peak: await peakRssMiB(p.pid),
+          peakAtIdle: peakAtIdle[key],
           ...(heapIdle.get(p) ? { heapIdle: heapIdle.get(p) } : {}),
         },
       };
@@ -808,6 +812,14 @@ function render(results: ScaleResult[], when: Date, revision: string): string {
           `- ${sizeLabel(r.size)} engine, its Kubernetes API calls during the same load (per POST, mean latency): ` +
           r.intakeEngineKubeCalls!.map((c) => `${c.call} ${f(c.perNotification, 2)} × ${f(c.meanMs)} ms`).join('; ') +
           '.',
+      ),
+    ...results
+      .filter((r) => r.api.memory.peakAtIdle !== undefined)
+      .map(
+        (r) =>
+          `- ${sizeLabel(r.size)} resident peak (VmHWM) as it stood at idle, i.e. set by the cold start, before any load: ` +
+          `api ${f(r.api.memory.peakAtIdle!, 0)} MiB (${f(r.api.memory.peak, 0)} at the end), ` +
+          `engine ${f(r.engine.memory.peakAtIdle ?? NaN, 0)} MiB (${f(r.engine.memory.peak, 0)} at the end).`,
       ),
     ...results
       .filter((r) => r.apiScrapeMs !== undefined)
