@@ -57,7 +57,7 @@ ENV NODE_ENV=production \
     # to 64 MiB per semi-space, which under API load is ~140 MiB of resident
     # garbage (docs/benchmarks.md). The chart and config/manager also set
     # --max-old-space-size from the container's memory limit.
-    NODE_OPTIONS="--enable-source-maps --max-semi-space-size=16" \
+    NODE_OPTIONS="--enable-source-maps --max-semi-space-size=8" \
     # glibc malloc with fixed mmap and trim thresholds (128 KiB, glibc's own
     # starting values). Left to adjust itself, glibc raises its mmap threshold
     # to the largest block freed so far (a 1-2 MB page of a list answer), then

@@ -353,7 +353,7 @@ function render(
     'waiting for a collection: V8 sizes its young generation from the memory it sees and on a large machine grows',
     'it to 64 MiB per semi-space (new space 128 MiB, plus the response buffers its dead objects still hold), which',
     "put the facade at ~310 MiB after this run (`--node-options ''` reproduces it). The deployed",
-    '`--max-semi-space-size=16` caps the new space at 32 MiB for a few per cent more time in GC pauses (column',
+    '`--max-semi-space-size=8` caps the new space at 16 MiB for a few per cent more time in GC pauses (column',
     '"ours time in GC": share of the run, warm-up included); `--max-old-space-size` follows the container\'s memory',
     'limit (the chart: limit less 128 MiB, at least half), so a heap that outgrows it fails with a V8',
     'out-of-memory error instead of an OOM kill.',

@@ -159,11 +159,13 @@ NODE_OPTIONS of one component. Argument: dict with values (the component's
 values block) and component (its name, for messages). values.nodeOptions, when
 set, is used as is. Otherwise the V8 heap is sized for the container rather
 than for whatever memory V8 sees (the node's, or the limit's):
-  --max-semi-space-size=16  caps the young generation. Left to itself V8 sizes
+  --max-semi-space-size=8   caps the young generation. Left to itself V8 sizes
                             it from the memory it sees, up to 64 MiB per
                             semi-space: ~140 MiB more resident garbage under
-                            API load for a few per cent less time in GC
-                            (docs/benchmarks.md).
+                            API load for a few per cent less time in GC; 8
+                            rather than 16 keeps the api under 300 MiB with
+                            100,000 notifications for ~3% of storm throughput
+                            (docs/operations.md, "Memory").
   --max-old-space-size      resources.limits.memory less 128 MiB (Node, code,
                             young generation), at least half the limit, so the
                             heap stops with an out-of-memory error that names
@@ -175,7 +177,7 @@ than for whatever memory V8 sees (the node's, or the limit's):
 {{- if $v.nodeOptions -}}
 {{ $v.nodeOptions }}
 {{- else -}}
-{{- $flags := list "--max-semi-space-size=16" -}}
+{{- $flags := list "--max-semi-space-size=8" -}}
 {{- $limit := toString (dig "limits" "memory" "" ($v.resources | default dict)) -}}
 {{- if $limit -}}
 {{- $quantity := "^([0-9]+(?:\\.[0-9]+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$" -}}

@@ -346,24 +346,24 @@ test("NODE_OPTIONS: V8 heap sized from each container's memory limit (limit less
     const m = await render(ns, values);
     return ['api', 'engine'].map((c) => envValue(container(find(m, 'Deployment', `${FULLNAME}-${c}`)), 'NODE_OPTIONS'));
   };
-  const defaults = '--max-semi-space-size=16 --max-old-space-size=384';
+  const defaults = '--max-semi-space-size=8 --max-old-space-size=384';
   assert.equal(await nodeOptions([]), [defaults, defaults]);
   assert.equal(
     await nodeOptions([
       { api: { resources: { limits: { memory: '1Gi' } } }, engine: { resources: { limits: { memory: '200Mi' } } } },
     ]),
-    ['--max-semi-space-size=16 --max-old-space-size=896', '--max-semi-space-size=16 --max-old-space-size=100'],
+    ['--max-semi-space-size=8 --max-old-space-size=896', '--max-semi-space-size=8 --max-old-space-size=100'],
   );
   assert.equal(
     await nodeOptions([
       { api: { resources: { limits: { memory: '1.5Gi' } } }, engine: { resources: { limits: { memory: '600M' } } } },
     ]),
-    ['--max-semi-space-size=16 --max-old-space-size=1408', '--max-semi-space-size=16 --max-old-space-size=444'],
+    ['--max-semi-space-size=8 --max-old-space-size=1408', '--max-semi-space-size=8 --max-old-space-size=444'],
   );
   // no limit: the old space is left to V8; an explicit nodeOptions is used as is
   assert.equal(
     await nodeOptions([{ api: { resources: { limits: null } }, engine: { nodeOptions: '--max-old-space-size=2000' } }]),
-    ['--max-semi-space-size=16', '--max-old-space-size=2000'],
+    ['--max-semi-space-size=8', '--max-old-space-size=2000'],
   );
   // NODE_OPTIONS in extraEnv wins, without a second NODE_OPTIONS entry
   const m = await render(ns, [{ extraEnv: [{ name: 'NODE_OPTIONS', value: '--trace-gc' }] }]);

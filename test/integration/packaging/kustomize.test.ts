@@ -86,7 +86,7 @@ test('config/default: NODE_OPTIONS sizes the V8 heap for the memory limit, as th
     const limit = c.resources?.limits?.memory;
     assert.is(limit, '512Mi', name);
     // the chart's rule: the limit less 128 MiB, at least half of it
-    assert.is(envValue(c, 'NODE_OPTIONS'), '--max-semi-space-size=16 --max-old-space-size=384', name);
+    assert.is(envValue(c, 'NODE_OPTIONS'), '--max-semi-space-size=8 --max-old-space-size=384', name);
   }
 });
 
