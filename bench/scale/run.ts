@@ -33,7 +33,8 @@
 //      its own process, so the engine's Nova calls during the load are not
 //      served on the event loop that times the answers;
 //   5. resident set of each process: after Ready (idle), after the load,
-//      and the peak (VmHWM).
+//      and the peak (VmHWM), also as it stood at idle (so a run says
+//      whether its peak came from the cold start or from the loads).
 //
 // The reference, per size: masakari-api 22.0.0 (SQLite, one worker) with the
 // same N notifications inserted into its database, measured with the same
