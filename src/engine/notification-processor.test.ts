@@ -18,6 +18,7 @@ import { counterIds, host, notification, NS, quietLog, segment, testConfig, worl
 import type { World } from './testing/fixtures.ts';
 import { serverLockKey } from './nova-server-locks.ts';
 import { RETRY_SPACING_MS } from './periodic.ts';
+import { NotOwnerError } from './status-writer.ts';
 import type { EngineBookkeeping } from './status-writer.ts';
 import { until } from '../testing/until.ts';
 import type { ConfigMap } from '../store/configmap.ts';
@@ -833,6 +834,41 @@ safety('a notification deleted while it runs cancels its run', async () => {
   await h.p.whenIdle();
   assert.not.ok(h.p.isRunning('n1'));
 });
+
+safety(
+  'a run whose journal another engine took over is cancelled at once: its context aborts with the refusal',
+  async () => {
+    let refused: unknown;
+    let seen: { aborted: boolean; reason: unknown } | undefined;
+    let calls = 0;
+    const h = await harness({
+      hostWorkflow: async (ctx) => {
+        // the harness has no engine-b: this processor takes the abandoned run over again, and that run finishes
+        if (++calls > 1) return;
+        await ctx.progress.start('DisableComputeServiceTask');
+        // another engine takes the run over (the chaos suite's API server restart did this)
+        h.w.kube.mutate(
+          RESOURCES.notifications,
+          'n1',
+          (x: Notification) => ((x.status!.engine as EngineBookkeeping).owner = 'engine-b#2'),
+        );
+        refused = await ctx.progress.update('DisableComputeServiceTask', 'after the takeover', 0.5).catch((e) => e);
+        // what a flow's error handling reads before it calls a failure unexpected (workflows/host-failure.ts asOutcome)
+        seen = { aborted: ctx.signal.aborted, reason: ctx.signal.reason };
+        throw refused;
+      },
+    });
+    h.add(hostStopped('n1'));
+    await h.settle();
+    assert.instance(refused, NotOwnerError);
+    assert.equal(seen, { aborted: true, reason: refused });
+    const n = h.get('n1');
+    assert.not.ok(JSON.stringify(n.status).includes('after the takeover'));
+    assert.is(calls, 2);
+    assert.is(n.status?.phase, 'finished');
+    assert.is(n.status?.runs, 1, 'the same run, taken over: the one that lost it wrote no final status');
+  },
+);
 
 safety('a run stopped by a failed journal write is taken over again after 5 s, not at once', async () => {
   let calls = 0;

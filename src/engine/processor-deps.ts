@@ -14,7 +14,7 @@ import type { IdSource } from './journal.ts';
 import { fenceNova } from './nova-fence.ts';
 import type { RecoveryDriver } from './recovery-driver.ts';
 import { NotificationStatusWriter } from './status-writer.ts';
-import type { StatusGuard } from './status-writer.ts';
+import type { JournalWriteError, NotOwnerError, StatusGuard } from './status-writer.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { Clock } from '../time/clock.ts';
 
@@ -100,6 +100,7 @@ export function statusWriterFor(
   guard: StatusGuard,
   signal: AbortSignal,
   log: Logger,
+  onFatal?: (err: NotOwnerError | JournalWriteError) => void,
 ): NotificationStatusWriter {
   const handover = from instanceof NotificationStatusWriter;
   return new NotificationStatusWriter({
@@ -112,6 +113,7 @@ export function statusWriterFor(
     log,
     signal,
     onWritten: (x) => d.notifications.upsertLocal(x),
+    ...(onFatal ? { onFatal } : {}),
   });
 }
 

@@ -131,7 +131,13 @@ export class RunExecutor {
     const uuid = n.status.uuid;
     const run = (n.status.runs ?? 1) - 1;
     const log = this.deps.log.child({ notification: uuid, type: n.spec.type, run });
-    const writer = statusWriterFor(this.deps, n, ownsRun(r.term.token), signal, log);
+    // The workflow stops as soon as its journal is lost: refused (another engine took the run over, the
+    // notification left running or was deleted) or unwritable. It must not go on calling Nova for a run it
+    // no longer records, and its flows then end as cancelled (the reason below), not as failed by an
+    // unexpected error. The writer itself keeps the outer signal: the cancellation may still write.
+    const journalLost = new AbortController();
+    const runSignal = AbortSignal.any([signal, journalLost.signal]);
+    const writer = statusWriterFor(this.deps, n, ownsRun(r.term.token), signal, log, (err) => journalLost.abort(err));
     const requestId = `req-${randomUUID()}`;
     const scope = { log, requestId, signal, nova };
     const cancelled = (): Promise<void> =>
@@ -155,7 +161,7 @@ export class RunExecutor {
         };
       } else {
         workflow = plan.workflow;
-        outcome = await runWorkflow(this.deps, { n, plan, run, writer, requestId, signal, log, nova });
+        outcome = await runWorkflow(this.deps, { n, plan, run, writer, requestId, signal: runSignal, log, nova });
       }
     } catch (err) {
       if (signal.aborted || err instanceof NotOwnerError) return cancelled();

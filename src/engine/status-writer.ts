@@ -133,6 +133,8 @@ export interface StatusWriterOptions {
   signal?: AbortSignal;
   /** Called with every object this writer stored, as stored (the informer's upsertLocal). */
   onWritten?: (n: Notification) => void;
+  /** Called once, with the first NotOwnerError or JournalWriteError (see `fatal`): the run must stop. */
+  onFatal?: (err: NotOwnerError | JournalWriteError) => void;
   /** Default STATUS_BUDGET. */
   budget?: StatusBudget;
 }
@@ -262,7 +264,10 @@ export class NotificationStatusWriter {
       const whole = await this.writeBatch(batch);
       for (const p of batch) p.resolve(whole);
     } catch (err) {
-      if ((err instanceof NotOwnerError || err instanceof JournalWriteError) && !this.fatal) this.fatal = err;
+      if ((err instanceof NotOwnerError || err instanceof JournalWriteError) && !this.fatal) {
+        this.fatal = err;
+        this.options.onFatal?.(err);
+      }
       for (const p of batch) p.reject(err);
     } finally {
       this.writing = false;
