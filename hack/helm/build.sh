@@ -20,6 +20,12 @@ K8S_MINOR=$(awk '$1 == "k8s.io/client-go" { split($2, v, "."); print v[2]; exit 
 cache=${MASAKARI_ASSETS:-${XDG_CACHE_HOME:-$HOME/.cache}/masakari-operator/envtest}
 bin="$cache/helm-$HELM_VERSION"
 mkdir -p "$bin"
+# Concurrent callers (two test files, CI's background preparation) wait for one
+# build instead of racing on the same output file.
+if [ ! -x "$bin/helm" ] && command -v flock >/dev/null; then
+  exec {lock}>"$bin/.build.lock"
+  flock "$lock"
+fi
 
 if [ ! -x "$bin/helm" ]; then
   command -v go >/dev/null || { echo "build.sh: go is required to build helm" >&2; exit 1; }
@@ -29,7 +35,7 @@ if [ ! -x "$bin/helm" ]; then
   ldflags+=" -X $pkg/pkg/lint/rules.k8sVersionMajor=1 -X $pkg/pkg/lint/rules.k8sVersionMinor=$K8S_MINOR"
   ldflags+=" -X $pkg/pkg/chartutil.k8sVersionMajor=1 -X $pkg/pkg/chartutil.k8sVersionMinor=$K8S_MINOR"
   # -mod=readonly: go.mod and go.sum are committed; a build never rewrites them.
-  ( cd "$here" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags "$ldflags" -o "$bin/helm.tmp" "$pkg/cmd/helm" >&2 )
-  mv "$bin/helm.tmp" "$bin/helm"
+  ( cd "$here" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags "$ldflags" -o "$bin/helm.tmp.$$" "$pkg/cmd/helm" >&2 )
+  mv "$bin/helm.tmp.$$" "$bin/helm"
 fi
 echo "$bin/helm"
