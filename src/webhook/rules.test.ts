@@ -23,7 +23,9 @@ const OPERATOR = 'system:serviceaccount:masakari:masakari-operator-api';
 const OPERATOR_TRUST: TrustPolicy = { fieldManagers: Object.values(FIELD_MANAGERS), operatorUsers: [OPERATOR] };
 const nova: ComputeHostChecker = { exists: async (name) => KNOWN.has(name) };
 
-function fixture(o: { compute?: ComputeHostChecker | null; trust?: TrustPolicy; novaTimeoutMs?: number } = {}) {
+function fixture(
+  o: { compute?: ComputeHostChecker | null; trust?: TrustPolicy; novaTimeoutMs?: number; now?: Date } = {},
+) {
   const repo = new MemoryRepository();
   const service = new HaService(repo, nova, { osapi_max_limit: 1000, duplicate_notification_detection_interval: 180 });
   const rules = new AdmissionRules({
@@ -34,6 +36,7 @@ function fixture(o: { compute?: ComputeHostChecker | null; trust?: TrustPolicy; 
     validators: MASAKARI_VALIDATORS,
     trust: o.trust ?? OPERATOR_TRUST,
     novaTimeoutMs: o.novaTimeoutMs ?? 1000,
+    ...(o.now ? { freshness: { expiredIntervalS: 86_400, now: () => o.now! } } : {}),
     log: pino({ level: 'silent' }),
   });
   return { repo, service, rules };
@@ -404,6 +407,30 @@ test('notifications for unknown or maintenance hosts are allowed with a warning;
     maintenance.allowed ? (maintenance.warnings?.[0] ?? '') : '',
     'is ignored as the host is already under maintenance',
   );
+});
+
+test('a notification the engine will fail for its generated_time is allowed with a warning that says so', async () => {
+  const { repo, service, rules } = fixture({ now: new Date('2026-12-04T12:00:00Z') });
+  const s = await repo.createSegment({
+    name: 's',
+    service_type: 'C',
+    recovery_method: 'auto',
+    description: null,
+    enabled: true,
+  });
+  await service.createHost(s.uuid, { host: { name: 'compute-1', type: 'COMPUTE', control_attributes: 'SSH' } });
+  const old = notification('compute-1');
+  old.spec.generatedTime = '2026-11-03T12:00:00';
+  const v = await rules.review(request('CREATE', old));
+  assert.ok(v.allowed);
+  assert.match(
+    v.allowed ? (v.warnings?.[0] ?? '') : '',
+    'its generated_time 2026-11-03T12:00:00 is older than notifications_expired_interval (86400 s)',
+  );
+  const fresh = notification('compute-1');
+  fresh.spec.generatedTime = '2026-12-04T11:59:00';
+  const ok = await rules.review(request('CREATE', fresh));
+  assert.equal(ok.allowed ? (ok.warnings ?? []) : ['refused'], []);
 });
 
 test('status subresource and other groups are never judged', async () => {
