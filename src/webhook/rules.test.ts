@@ -42,6 +42,22 @@ function fixture(
   return { repo, service, rules };
 }
 
+/** Segment `s` holding the admitted host compute-1. */
+async function withComputeHost(
+  { repo, service }: ReturnType<typeof fixture>,
+  o: { on_maintenance?: boolean } = {},
+): Promise<{ uuid: string }> {
+  const s = await repo.createSegment({
+    name: 's',
+    service_type: 'C',
+    recovery_method: 'auto',
+    description: null,
+    enabled: true,
+  });
+  await service.createHost(s.uuid, { host: { name: 'compute-1', type: 'COMPUTE', control_attributes: 'SSH', ...o } });
+  return s;
+}
+
 const plural = { FailoverSegment: 'failoversegments', HaHost: 'hahosts', Notification: 'notifications' } as const;
 
 function request(
@@ -178,15 +194,9 @@ test('renaming a segment onto a taken name is denied; keeping its own name is no
 });
 
 test('a host name taken in another segment is denied; an unknown compute host is denied with Masakari’s 400', async () => {
-  const { repo, service, rules } = fixture();
-  const s = await repo.createSegment({
-    name: 's',
-    service_type: 'C',
-    recovery_method: 'auto',
-    description: null,
-    enabled: true,
-  });
-  await service.createHost(s.uuid, { host: { name: 'compute-1', type: 'COMPUTE', control_attributes: 'SSH' } });
+  const f = fixture();
+  const { rules } = f;
+  const s = await withComputeHost(f);
   denied(
     await rules.review(request('CREATE', host('h2', 'compute-1', 'elsewhere'))),
     409,
@@ -388,20 +398,12 @@ test('invalid specs are denied with the message the REST API gives', async () =>
 });
 
 test('notifications for unknown or maintenance hosts are allowed with a warning; the reconciler decides', async () => {
-  const { repo, service, rules } = fixture();
+  const f = fixture();
+  const { rules } = f;
   const unknown = await rules.review(request('CREATE', notification('nobody')));
   assert.ok(unknown.allowed);
   assert.match(unknown.allowed ? (unknown.warnings?.[0] ?? '') : '', 'Host with name nobody could not be found.');
-  const s = await repo.createSegment({
-    name: 's',
-    service_type: 'C',
-    recovery_method: 'auto',
-    description: null,
-    enabled: true,
-  });
-  await service.createHost(s.uuid, {
-    host: { name: 'compute-1', type: 'COMPUTE', control_attributes: 'SSH', on_maintenance: true },
-  });
+  await withComputeHost(f, { on_maintenance: true });
   const maintenance = await rules.review(request('CREATE', notification('compute-1')));
   assert.match(
     maintenance.allowed ? (maintenance.warnings?.[0] ?? '') : '',
@@ -410,15 +412,9 @@ test('notifications for unknown or maintenance hosts are allowed with a warning;
 });
 
 test('a notification the engine will fail for its generated_time is allowed with a warning that says so', async () => {
-  const { repo, service, rules } = fixture({ now: new Date('2026-12-04T12:00:00Z') });
-  const s = await repo.createSegment({
-    name: 's',
-    service_type: 'C',
-    recovery_method: 'auto',
-    description: null,
-    enabled: true,
-  });
-  await service.createHost(s.uuid, { host: { name: 'compute-1', type: 'COMPUTE', control_attributes: 'SSH' } });
+  const f = fixture({ now: new Date('2026-12-04T12:00:00Z') });
+  const { rules } = f;
+  await withComputeHost(f);
   const old = notification('compute-1');
   old.spec.generatedTime = '2026-11-03T12:00:00';
   const v = await rules.review(request('CREATE', old));
