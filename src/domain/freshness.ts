@@ -9,11 +9,13 @@ import { parseGeneratedTime } from '../time/format.ts';
 
 /**
  * How far a generated_time may lie ahead of the engine's clock before the
- * notification is refused: a sender's clock a few minutes fast (NTP not yet
- * in step after a reboot) is tolerated; further ahead, its age, and with it
- * expiry and the duplicate window, cannot be known.
+ * notification is refused: a sender's clock minutes fast (NTP not yet in step
+ * after a reboot), and clients that date a notification ten minutes ahead so
+ * that Masakari's periodic task leaves it to the RPC path (this project's
+ * reference-engine comparison does), are tolerated; further ahead, its age,
+ * and with it expiry and the duplicate window, cannot be known.
  */
-export const GENERATED_TIME_FUTURE_TOLERANCE_S = 300;
+export const GENERATED_TIME_FUTURE_TOLERANCE_S = 900;
 
 /** Why a notification must not be run for its generated_time. */
 export type Staleness = { kind: 'expired' | 'future'; reason: string };

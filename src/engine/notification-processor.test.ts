@@ -941,14 +941,14 @@ safety(
   'freshness: a generated_time more than the clock-skew tolerance in the future ends failed, not run; within it, runs',
   async () => {
     const h = await harness();
-    h.add(hostStopped('future', { generatedTime: '2026-01-02T03:14:06' }));
-    h.add(hostStopped('skewed', { uuid: 'uuid-skewed', generatedTime: '2026-01-02T03:08:00' }));
+    h.add(hostStopped('future', { generatedTime: '2026-01-02T03:24:06' }));
+    h.add(hostStopped('skewed', { uuid: 'uuid-skewed', generatedTime: '2026-01-02T03:14:05' }));
     await h.settle();
     assert.is(h.get('future').status?.phase, 'failed');
     assert.is(
       engineOfN(h.get('future')).lastError,
-      'Notification uuid-future is refused: its generated_time 2026-01-02T03:14:06 is 600 s in the future, more ' +
-        'than the clock-skew tolerance (300 s); it is not run.',
+      'Notification uuid-future is refused: its generated_time 2026-01-02T03:24:06 is 1200 s in the future, more ' +
+        'than the clock-skew tolerance (900 s); it is not run.',
     );
     assert.is(h.get('skewed').status?.phase, 'finished');
     assert.is(h.hostRuns.length, 1);
