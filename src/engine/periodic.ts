@@ -4,6 +4,8 @@
 // is logged and the next pass runs on schedule (oslo's periodic_task does the
 // same). Masakari runs both tasks one after the other in one greenthread;
 // here each has its own loop, so a long expiry pass never delays retries.
+// Expiry's end (failed, Event, lock sweep) is shared with the freshness check
+// the processor applies when it first looks at a notification (failIfStale).
 
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
