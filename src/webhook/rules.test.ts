@@ -13,6 +13,7 @@ import { HaService } from '../domain/ha-service.ts';
 import type { ComputeHostChecker } from '../domain/compute-host-checker.ts';
 import { UnexpectedApiError } from '../domain/errors.ts';
 import { MASAKARI_VALIDATORS } from '../domain/spec-validators.ts';
+import type { SegmentRecord } from '../domain/records.ts';
 import { AdmissionRules } from './rules.ts';
 import type { TrustPolicy } from './rules.ts';
 import type { AdmissionRequest, Operation, Verdict } from './review.ts';
@@ -46,7 +47,7 @@ function fixture(
 async function withComputeHost(
   { repo, service }: ReturnType<typeof fixture>,
   o: { on_maintenance?: boolean } = {},
-): Promise<{ uuid: string }> {
+): Promise<SegmentRecord> {
   const s = await repo.createSegment({
     name: 's',
     service_type: 'C',
