@@ -21,6 +21,7 @@ import type { AuthSettings } from './auth.ts';
 import { PolicyEnforcer } from './policy.ts';
 import { startWebhook, webhookSettingsFromEnv } from '../webhook/index.ts';
 import type { WebhookServer, WebhookSettings } from '../webhook/index.ts';
+import { systemClock } from '../time/clock.ts';
 
 /** A repository the component can start and stop (the CR store, or the memory one in tests). */
 export type ApiRepository = Repository & {
@@ -160,6 +161,10 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
         repo,
         underRecovery: (segmentUuid) => service.isUnderRecovery(segmentUuid),
         compute: ctx.nova ? compute : undefined,
+        freshness: {
+          expiredIntervalS: ctx.config.DEFAULT.notifications_expired_interval,
+          now: () => systemClock.now(),
+        },
         log,
         metrics: ctx.metrics,
       });

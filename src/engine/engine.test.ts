@@ -115,6 +115,9 @@ function engineFor(
   });
 }
 
+/** The engine runs on the wall clock here: its notifications are generated now, inside notifications_expired_interval. */
+const NOW = { generatedTime: new Date().toISOString().replace(/\.\d+Z$/, '') };
+
 async function eventually(what: string, ok: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!ok()) {
@@ -147,7 +150,10 @@ test('only the leader processes; losing the lease hands the run over and the new
   await b.start();
   assert.ok(a.ready() && b.ready());
 
-  w.kube.seed(RESOURCES.notifications, notification('n1', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' }));
+  w.kube.seed(
+    RESOURCES.notifications,
+    notification('n1', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' }, NOW),
+  );
   await eventually('a runs the workflow', () => attempts.length === 1);
   assert.equal(callsB, []);
   assert.not.ok(b.isLeading());
@@ -173,10 +179,10 @@ test("the engine's cache holds no finished notification: it watches unfinished o
   const nova = new FakeNova();
   w.kube.seed(RESOURCES.segments, segment('seg', 'seg-uuid'));
   w.kube.seed(RESOURCES.hosts, host('compute-1', 'host-uuid-1', 'seg-uuid'));
-  const done = notification('done', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' });
+  const done = notification('done', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' }, NOW);
   done.status = { ...done.status, phase: 'finished' };
   w.kube.seed(RESOURCES.notifications, done);
-  const failed = notification('failed', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' });
+  const failed = notification('failed', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' }, NOW);
   failed.status = { ...failed.status, phase: 'failed' };
   w.kube.seed(RESOURCES.notifications, failed);
   const lease = new FakeLease();
@@ -188,7 +194,10 @@ test("the engine's cache holds no finished notification: it watches unfinished o
   const cache = caches.get(RESOURCES.notifications.plural) as unknown as KubeInformer<Notification>;
   assert.equal(cache.list(), [], 'finished and failed notifications are never cached');
 
-  w.kube.seed(RESOURCES.notifications, notification('n1', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' }));
+  w.kube.seed(
+    RESOURCES.notifications,
+    notification('n1', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' }, NOW),
+  );
   await eventually(
     'n1 finishes',
     () => w.kube.peek<Notification>(RESOURCES.notifications, 'n1').status?.phase === 'finished',
@@ -239,7 +248,10 @@ test('a leader whose Lease is no longer held sends no Nova side effect: the run 
     vmoveIds: counterIds,
   });
   await e.start();
-  w.kube.seed(RESOURCES.notifications, notification('n1', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' }));
+  w.kube.seed(
+    RESOURCES.notifications,
+    notification('n1', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' }, NOW),
+  );
   await eventually('the server is locked', () => locked);
   held = false;
   await eventually('the run is cancelled', () => refused !== undefined);

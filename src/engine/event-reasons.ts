@@ -20,6 +20,8 @@ export const EVENT_REASONS = {
   recoveryFailed: 'RecoveryFailed',
   /** Older than notifications_expired_interval: failed and cancelled (was `Expired`). */
   recoveryExpired: 'RecoveryExpired',
+  /** generated_time too far ahead of the engine's clock: failed without a run (new). */
+  generatedTimeInFuture: 'GeneratedTimeInFuture',
   /** The engine set the source host on maintenance (was `OnMaintenance`). */
   hostOnMaintenance: 'HostOnMaintenance',
   /** A recovery run disabled the host's nova-compute service (new). */

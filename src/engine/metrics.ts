@@ -16,6 +16,13 @@ const notificationsTotal = counter(
   ['type', 'status'] as const,
 );
 
+const staleTotal = counter(
+  undefined,
+  'masakari_notifications_stale_total',
+  'Notifications failed without a run because of their generated_time, by type and reason (expired: older than notifications_expired_interval; future: ahead of the clock by more than the skew tolerance).',
+  ['type', 'reason'] as const,
+);
+
 const recoveryDuration = histogram(
   undefined,
   'masakari_recovery_duration_seconds',
@@ -48,6 +55,7 @@ const novaCallErrors = counter(
 
 const ALL: Metric<string>[] = [
   notificationsTotal,
+  staleTotal,
   recoveryDuration,
   evacuationsTotal,
   novaCallDuration,
@@ -65,6 +73,11 @@ export function countFinalStatus(type: string, status: string, durationSeconds?:
   if (durationSeconds !== undefined && Number.isFinite(durationSeconds) && durationSeconds >= 0) {
     recoveryDuration.observe({ type }, durationSeconds);
   }
+}
+
+/** A notification was failed for its generated_time before it could run (src/domain/freshness.ts). */
+export function countStale(type: string, reason: 'expired' | 'future'): void {
+  staleTotal.inc({ type, reason });
 }
 
 /** Called by the host-failure workflow once per instance it tried to evacuate. */

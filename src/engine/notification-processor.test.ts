@@ -891,4 +891,68 @@ safety('a run stopped by a failed journal write is taken over again after 5 s, n
   assert.is(h.get('n1').status?.runs, 1, 'the same run, taken over');
 });
 
+safety(
+  'freshness (finding "a stale notification ran"): a host failure generated two days ago, past notifications_expired_interval, ends failed when first looked at, with no run and no Nova call',
+  async () => {
+    const h = await harness();
+    h.add(hostStopped('stale', { generatedTime: '2025-12-31T03:04:00' }));
+    await h.settle();
+    const n = h.get('stale');
+    assert.is(n.status?.phase, 'failed');
+    assert.is(n.status?.runs, undefined, 'never run');
+    assert.is(h.hostRuns.length, 0);
+    assert.is(h.nova.calls.length, 0);
+    assert.is(h.host().status?.onMaintenance, undefined, 'the host is left alone');
+    assert.is(
+      engineOfN(n).lastError,
+      'Notification uuid-stale is expired: its generated_time 2025-12-31T03:04:00 is older than ' +
+        'notifications_expired_interval (86400 s); it is not run.',
+    );
+    assert.ok(h.events.some((e) => e.startsWith('stale Warning RecoveryExpired: Notification uuid-stale is expired')));
+  },
+);
+
+safety(
+  'freshness: a VM notification past notifications_expired_interval is not run on its periodic last attempt either',
+  async () => {
+    const h = await harness();
+    h.w.kube.seed(RESOURCES.notifications, {
+      ...vmEvent('e'),
+      spec: { ...vmEvent('e').spec, generatedTime: '2025-12-01T00:00:00' },
+      status: { ...vmEvent('e').status, phase: 'error', runs: 1 },
+    });
+    void h.p.processUnfinished();
+    await h.settle();
+    assert.is(h.get('e').status?.phase, 'failed');
+    assert.is(h.get('e').status?.runs, 1, 'no second run');
+    assert.is(h.nova.calls.length, 0);
+  },
+);
+
+safety('freshness: a notification just inside notifications_expired_interval still runs', async () => {
+  const h = await harness();
+  h.add(hostStopped('fresh', { generatedTime: '2026-01-01T03:05:00' }));
+  await h.settle();
+  assert.is(h.get('fresh').status?.phase, 'finished');
+  assert.is(h.hostRuns.length, 1);
+});
+
+safety(
+  'freshness: a generated_time more than the clock-skew tolerance in the future ends failed, not run; within it, runs',
+  async () => {
+    const h = await harness();
+    h.add(hostStopped('future', { generatedTime: '2026-01-02T03:24:06' }));
+    h.add(hostStopped('skewed', { uuid: 'uuid-skewed', generatedTime: '2026-01-02T03:14:05' }));
+    await h.settle();
+    assert.is(h.get('future').status?.phase, 'failed');
+    assert.is(
+      engineOfN(h.get('future')).lastError,
+      'Notification uuid-future is refused: its generated_time 2026-01-02T03:24:06 is 1200 s in the future, more ' +
+        'than the clock-skew tolerance (900 s); it is not run.',
+    );
+    assert.is(h.get('skewed').status?.phase, 'finished');
+    assert.is(h.hostRuns.length, 1);
+  },
+);
+
 safety.run();

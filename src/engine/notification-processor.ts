@@ -7,6 +7,7 @@
 //   error ──(periodic, once)──▶ running ──▶ finished | ignored | failed
 //   new older than retry_notification_new_status_interval ──(periodic, once)──▶ running ──▶ … | failed
 //   new | running | error older than notifications_expired_interval ──▶ failed (a running run is cancelled)
+//   new | running | last-chance error whose generated_time is stale or too far ahead, at first look ──▶ failed
 //
 // reconcile() only decides, and never blocks on a workflow: it claims a run
 // (src/engine/run-claim.ts) and hands it to the run executor
@@ -33,7 +34,7 @@ import { planNotification } from './decisions.ts';
 import type { MissingReference, Plan } from './decisions.ts';
 import { FENCING_RECHECK_MS, FencingWait } from './fencing-wait.ts';
 import { SourceHostMutex } from './source-host-mutex.ts';
-import { checkExpired, processUnfinished } from './periodic.ts';
+import { checkExpired, failIfStale, processUnfinished } from './periodic.ts';
 import type { NotificationTaskScope } from './periodic.ts';
 import { segmentOf, sourceHostOf } from './processor-deps.ts';
 import type { LeadershipTerm, ProcessorDeps } from './processor-deps.ts';
@@ -169,6 +170,10 @@ export class NotificationProcessor {
     const n = admitted(cached);
     if (!n || this.runs.isRunning(key)) return {};
     const phase = phaseOf(n);
+    // Freshness before anything else: a stale or replayed notification ends `failed` without a claim read, a run,
+    // a fencing wait or a Nova call (src/domain/freshness.ts).
+    const startable = phase === 'new' || phase === 'running' || (phase === 'error' && this.lastChance.has(key));
+    if (startable && (await failIfStale(this.tasks, n))) return {};
     if (phase === 'new' && n.status.admittedBySeal) {
       const held = await this.sealedIntake(n);
       if (held) return held;

@@ -4,6 +4,8 @@
 // is logged and the next pass runs on schedule (oslo's periodic_task does the
 // same). Masakari runs both tasks one after the other in one greenthread;
 // here each has its own loop, so a long expiry pass never delays retries.
+// Expiry's end (failed, Event, lock sweep) is shared with the freshness check
+// the processor applies when it first looks at a notification (failIfStale).
 
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -13,7 +15,8 @@ import type { AdmittedNotification } from './admitted-notification.ts';
 import { dropManagedFields } from './drop-managed-fields.ts';
 import { EVENT_REASONS } from './event-reasons.ts';
 import type { FencingWait } from './fencing-wait.ts';
-import { countFinalStatus } from './metrics.ts';
+import { countFinalStatus, countStale } from './metrics.ts';
+import { staleness } from '../domain/freshness.ts';
 import { emitPhaseEvent, fencedNova, statusWriterFor } from './processor-deps.ts';
 import type { LeadershipTerm, ProcessorDeps } from './processor-deps.ts';
 import { NotificationExpired } from './run-cancellation.ts';
@@ -170,7 +173,9 @@ export async function checkExpired(x: NotificationTaskScope): Promise<void> {
     if (!n || !EXPIRABLE_PHASES.includes(phaseOf(n))) continue;
     const generated = parseGeneratedTime(n.spec.generatedTime);
     if (Number.isNaN(generated) || now - generated <= maxAge) continue;
-    await expire(x, n).catch((err) =>
+    const message = `Notification ${n.status.uuid} is expired.`;
+    const log = `Periodic task 'check_expired_notifications': ${message}`;
+    await expire(x, n, { message, log, eventReason: EVENT_REASONS.recoveryExpired }).catch((err) =>
       x.d.log.warn({ err, notification: n.status.uuid }, 'could not expire notification; next pass retries'),
     );
   }
@@ -179,30 +184,54 @@ export async function checkExpired(x: NotificationTaskScope): Promise<void> {
 const stillExpirable: StatusGuard = (x) =>
   EXPIRABLE_PHASES.includes(phaseOf(x)) ? undefined : `notification is '${phaseOf(x)}'`;
 
-async function expire(x: NotificationTaskScope, n: AdmittedNotification): Promise<void> {
+/**
+ * Freshness at the engine's first look (src/domain/freshness.ts): a
+ * notification whose generated_time is out of bounds ends `failed` at once,
+ * as the periodic expiry would end it, without a run, a fencing wait or a Nova
+ * call. True when it did (or the notification moved on meanwhile).
+ */
+export async function failIfStale(x: NotificationTaskScope, n: AdmittedNotification): Promise<boolean> {
+  const stale = staleness(
+    { uuid: n.status.uuid, generatedTime: n.spec.generatedTime },
+    x.d.clock.now().getTime(),
+    x.d.config.DEFAULT.notifications_expired_interval,
+  );
+  if (!stale) return false;
+  const eventReason = stale.kind === 'expired' ? EVENT_REASONS.recoveryExpired : EVENT_REASONS.generatedTimeInFuture;
+  if (await expire(x, n, { message: stale.reason, log: stale.reason, eventReason }))
+    countStale(n.spec.type, stale.kind);
+  return true;
+}
+
+/**
+ * Ends `n` failed with `message` (cancelling its run if one is in flight
+ * here, releasing the locks of one interrupted); false when it had moved on.
+ */
+async function expire(
+  x: NotificationTaskScope,
+  n: AdmittedNotification,
+  why: { message: string; log: string; eventReason: string },
+): Promise<boolean> {
   const { d } = x;
   const key = n.metadata.name;
   const uuid = n.status.uuid;
   const term = x.term();
-  if (!term) return;
+  if (!term) return false;
   const writer = statusWriterFor(d, n, stillExpirable, term.signal, d.log);
   let stored: Notification;
   try {
     stored = await writer.mutate((s, e) => {
       s.phase = 'failed';
       s.updatedAt = rfc3339Seconds(d.clock.now());
-      e.lastError = `Notification ${uuid} is expired.`;
+      e.lastError = why.message;
     });
   } catch (err) {
-    if (err instanceof NotOwnerError) return;
+    if (err instanceof NotOwnerError) return false;
     throw err;
   }
-  d.log.warn(
-    { notification: uuid, previous: phaseOf(n) },
-    `Periodic task 'check_expired_notifications': Notification ${uuid} is expired.`,
-  );
+  d.log.warn({ notification: uuid, previous: phaseOf(n) }, why.log);
   countFinalStatus(n.spec.type, 'failed');
-  emitPhaseEvent(d, writtenBack(stored), 'Warning', EVENT_REASONS.recoveryExpired, `Notification ${uuid} is expired.`);
+  emitPhaseEvent(d, writtenBack(stored), 'Warning', why.eventReason, why.message);
   x.lastChance.delete(key);
   if (x.runs.isRunning(key)) {
     await x.runs.cancel(key, new NotificationExpired(uuid));
@@ -218,4 +247,5 @@ async function expire(x: NotificationTaskScope, n: AdmittedNotification): Promis
   }
   // Conditional on the expiry's own write: after a lock sweep that wrote again, it leaves the object alone.
   await dropManagedFields(d.kube, d.namespace, stored, d.log);
+  return true;
 }

@@ -1,6 +1,7 @@
 // Notifications created with kubectl/GitOps go through the same intake as a
 // POST /v1/notifications: the source host must exist (Ready=False
-// HostNotFound otherwise) and not be on maintenance (HostOnMaintenance), and
+// HostNotFound otherwise, admitted once it does) and not be on maintenance
+// (HostOnMaintenance, for good, as the REST path's 409), and
 // the same duplicate claims decide duplicates (DuplicateNotification,
 // src/store/intake.ts).
 // An admitted one gets uuid/id, sourceHostUuid, failoverSegmentUuid and phase
@@ -17,7 +18,7 @@ import { claimNotification, findCachedDuplicate } from '../store/intake.ts';
 import { hostSegmentUuid, objectUuid } from '../store/mapping.ts';
 import type { AdmissionDeps } from './admission.ts';
 import { admittedStatus, chooseId, chooseUuid, ensureMetadata, flagNotReady, patchStatus } from './admission.ts';
-import { isAdmitted, isAdmittedNotification, REASONS } from '../domain/admitted.ts';
+import { isAdmitted, isAdmittedNotification, readyCondition, REASONS } from '../domain/admitted.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
 import { INDEX } from '../model/indexes.ts';
 
@@ -28,10 +29,19 @@ import { INDEX } from '../model/indexes.ts';
  */
 const REST_ADMISSION_GRACE_MS = 5_000;
 
+function refusedForMaintenance(n: Notification): boolean {
+  const ready = readyCondition(n);
+  return ready?.status === 'False' && ready.reason === REASONS.hostOnMaintenance;
+}
+
 export async function reconcileNotification(deps: AdmissionDeps, name: string): Promise<ReconcileResult | void> {
   const { caches } = deps;
   let n: Notification | undefined = caches.notifications.get(name);
   if (!n || n.metadata.deletionTimestamp || isAdmittedNotification(n)) return;
+  // Refused for its host's maintenance is final, as Masakari's 409 is (masakari/ha/api.py create_notification
+  // raises HostOnMaintenanceError; nothing is stored). Otherwise clearing the maintenance of a repaired host would
+  // admit, and run, the host failure that put it there: replayed from a saved copy, or applied while it was down.
+  if (refusedForMaintenance(n)) return;
 
   const created = Date.parse(n.metadata.creationTimestamp ?? '');
   const age = deps.now().getTime() - created;

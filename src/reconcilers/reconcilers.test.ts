@@ -126,6 +126,26 @@ test('a kubectl notification is admitted with host/segment uuids and phase new, 
   assert.is(repo.listNotifications().length, 1);
 });
 
+test('replay: a notification refused because its host is on maintenance stays refused after the maintenance is cleared', async () => {
+  const { kube, repo, admission } = await storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, { ...hostInput('compute-1'), on_maintenance: true });
+  await kube.create(RESOURCES.notifications, NS, notification('replayed', 'compute-1'));
+  await reconcileNotification(admission, 'replayed');
+  const refused = kube.peek<Notification>(RESOURCES.notifications, NS, 'replayed')!;
+  assert.is(readyCondition(refused)?.reason, REASONS.hostOnMaintenance);
+  assert.is(refused.status?.uuid, undefined);
+
+  // The host is repaired and returned to service: the host's update enqueues the notification again.
+  await repo.updateHost(h.uuid, { on_maintenance: false });
+  await reconcileNotification(admission, 'replayed');
+  const after = kube.peek<Notification>(RESOURCES.notifications, NS, 'replayed')!;
+  assert.is(readyCondition(after)?.reason, REASONS.hostOnMaintenance, 'still refused: Masakari ignores it for good');
+  assert.is(after.status?.uuid, undefined, 'never admitted, so never run');
+  assert.is(after.status?.phase, undefined);
+  assert.is(repo.listNotifications().length, 0);
+});
+
 test('kubectl delete of a segment: the reconciler cascades to hosts and releases claims', async () => {
   const { kube, repo, admission } = await storeFixture();
   const s = await repo.createSegment(segmentInput('doomed'));

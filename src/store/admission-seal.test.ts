@@ -12,6 +12,8 @@ import {
   createAdmissionSeal,
   loadAdmissionSealKey,
   SEAL_SECRET_NAME,
+  SEAL_WINDOW_AFTER_S,
+  SEAL_WINDOW_BEFORE_S,
   sealedView,
   statusAsStored,
   withoutSealMarker,
@@ -48,8 +50,20 @@ function unsealed(overrides: Partial<Notification['spec']> = {}): Notification {
   };
 }
 
-function sealed(n = unsealed()): Notification {
-  return { ...n, metadata: { ...n.metadata, annotations: { [ANNOTATIONS.admissionSeal]: seal.seal(n) } } };
+/** Sealed as the REST path seals it: right before its create, which the API server times a moment later. */
+function sealed(n = unsealed(), sealedAt = new Date(Date.parse(n.metadata.creationTimestamp!) - 400)): Notification {
+  return {
+    ...n,
+    metadata: { ...n.metadata, annotations: { [ANNOTATIONS.admissionSeal]: seal.seal(n, sealedAt) } },
+  };
+}
+
+/** What `kubectl get -o yaml`, a delete (purge) and a create make of it: the API server times the copy anew. */
+function recreated(n: Notification, at: string): Notification {
+  const copy = structuredClone(n);
+  delete copy.status;
+  copy.metadata.creationTimestamp = at;
+  return copy;
 }
 
 test('a sealed notification is admitted as the admission write would have admitted it', () => {
@@ -91,8 +105,37 @@ test('a seal admits nothing but its own name, identity and spec', () => {
   const other = createAdmissionSeal(Buffer.alloc(32, 8));
   assert.is(other.verify(n), undefined, 'a seal under another key');
   const forged = structuredClone(n);
-  forged.metadata.annotations![ANNOTATIONS.admissionSeal] = 'v1.AAAA';
+  forged.metadata.annotations![ANNOTATIONS.admissionSeal] = 'v2.AAAA';
   assert.is(seal.verify(forged), undefined);
+});
+
+test('replay (finding "a replay ran past intake"): a sealed notification saved, purged and created again is not admitted by its seal', () => {
+  const n = sealed();
+  assert.ok(isAdmitted(sealedView(n, seal)));
+  for (const at of ['2026-12-05T10:00:00Z', '2027-01-03T10:00:00Z', '2026-12-03T10:00:12Z']) {
+    const copy = recreated(n, at);
+    assert.is(seal.verify(copy), undefined, at);
+    assert.not.ok(isAdmitted(sealedView(copy, seal)), at);
+    assert.not.ok(isRunnableNotification(sealedView(copy, seal)), at);
+  }
+});
+
+test('a seal admits its notification when the API server timed the create within its window, and only then', () => {
+  const n = unsealed();
+  const created = Date.parse(n.metadata.creationTimestamp!);
+  const sealedBefore = (ms: number) => seal.verify(sealed(n, new Date(created - ms)));
+  for (const ms of [0, 400, 999, 1_000, 5_500, SEAL_WINDOW_BEFORE_S * 1000, -1, -SEAL_WINDOW_AFTER_S * 1000]) {
+    assert.ok(sealedBefore(ms), `sealed ${ms} ms before its creation`);
+  }
+  assert.is(sealedBefore((SEAL_WINDOW_BEFORE_S + 1) * 1000), undefined, 'a create that took longer');
+  assert.is(sealedBefore(-(SEAL_WINDOW_AFTER_S + 1) * 1000), undefined, 'created before it was sealed');
+});
+
+test('a seal of the earlier format (no creation time) admits nothing', () => {
+  const n = sealed();
+  const v1 = structuredClone(n);
+  v1.metadata.annotations![ANNOTATIONS.admissionSeal] = 'v1.' + 'A'.repeat(43);
+  assert.is(seal.verify(v1), undefined);
 });
 
 test('the payload is sealed whatever its key order (the API server stores maps sorted)', () => {
@@ -138,7 +181,8 @@ test("an engine status patch on a seal's view writes the whole status, admission
 test('every notification the wrapped client returns is shown through the seal; other kinds are untouched', async () => {
   const fake = new FakeKube();
   const kube = withSealedNotifications(fake, seal, NS);
-  const created = await kube.create<Notification>(RESOURCES.notifications, NS, sealed());
+  // The fake API server times the create by the wall clock, as the REST path seals it.
+  const created = await kube.create<Notification>(RESOURCES.notifications, NS, sealed(unsealed(), new Date()));
   assert.ok(isAdmitted(created), 'create');
   assert.ok(isAdmitted(await kube.get<Notification>(RESOURCES.notifications, NS, created.metadata.name!)), 'get');
   const listed = await kube.list<Notification>(RESOURCES.notifications, NS);

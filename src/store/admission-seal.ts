@@ -58,7 +58,32 @@ import { canonicalJson } from './fingerprints.ts';
 export const SEAL_SECRET_NAME = 'masakari-admission-seal';
 const KEY_FIELD = 'key';
 const KEY_BYTES = 32;
-const VERSION = 'v1';
+const VERSION = 'v2';
+/**
+ * The seal binds the second it was made in, which the API server's
+ * creationTimestamp of the same create must follow closely: a copy of the
+ * object created again later (saved with `kubectl get -o yaml`, purged,
+ * applied again; a GitOps tool re-creating what was pruned; a restore) has a
+ * new creation time, so its seal admits nothing and it goes through the
+ * kubectl-path intake. The second is not stored, so the annotation is no
+ * longer than before: verify tries the creation's second and the
+ * SEAL_WINDOW_BEFORE_S before it (the create's latency, and the operator's
+ * clock behind the API server's) and SEAL_WINDOW_AFTER_S after it (the
+ * operator's clock ahead). A create outside the window is not lost: the
+ * kubectl-path reconciler admits it from its labels after its grace, by the
+ * same rules.
+ */
+export const SEAL_WINDOW_BEFORE_S = 10;
+export const SEAL_WINDOW_AFTER_S = 2;
+const secondOf = (ms: number): number => Math.floor(ms / 1000);
+/** The seconds a valid seal of an object created at `created` may name, likeliest first. */
+function sealSeconds(created: number): number[] {
+  const second = secondOf(created);
+  const tried: number[] = [];
+  for (let back = 0; back <= SEAL_WINDOW_BEFORE_S; back++) tried.push(second - back);
+  for (let ahead = 1; ahead <= SEAL_WINDOW_AFTER_S; ahead++) tried.push(second + ahead);
+  return tried;
+}
 
 /** What a valid seal vouches for. */
 export interface SealedIdentity {
@@ -69,17 +94,22 @@ export interface SealedIdentity {
 }
 
 export interface AdmissionSeal {
-  /** The annotation value for a Notification about to be created (name, identity labels and spec set). */
-  seal(n: Notification): string;
-  /** The identity a valid seal vouches for; undefined when unsealed, tampered with, or sealed under another key. */
+  /** The annotation value for a Notification about to be created at `sealedAt` (name, identity labels and spec set). */
+  seal(n: Notification, sealedAt: Date): string;
+  /**
+   * The identity a valid seal vouches for; undefined when unsealed, tampered
+   * with, sealed under another key, or created outside the seal's window
+   * (SEAL_WINDOW_BEFORE_S, SEAL_WINDOW_AFTER_S): a re-created copy.
+   */
   verify(n: Notification): SealedIdentity | undefined;
 }
 
 /** The sealed text: every field the seal vouches for, in a fixed order. */
-function sealedText(n: Notification): string {
+function sealedText(n: Notification, second: number): string {
   const labels = n.metadata.labels ?? {};
   return canonicalJson([
     VERSION,
+    second,
     n.metadata.name ?? '',
     labels[LABELS.uuid] ?? '',
     labels[LABELS.id] ?? '',
@@ -97,15 +127,22 @@ export function createAdmissionSeal(key: Buffer): AdmissionSeal {
   // One KeyObject for every MAC: given the raw Buffer, createHmac imports the key again on each call,
   // which costs five times the MAC itself (about 40 µs against 8; every intake and every cached view pays it).
   const keyObject = createSecretKey(key);
-  const mac = (n: Notification): Buffer => createHmac('sha256', keyObject).update(sealedText(n)).digest();
+  const mac = (n: Notification, second: number): Buffer =>
+    createHmac('sha256', keyObject).update(sealedText(n, second)).digest();
+  const matches = (given: Buffer, n: Notification, second: number): boolean => {
+    const expected = mac(n, second);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
   return {
-    seal: (n) => `${VERSION}.${mac(n).toString('base64url')}`,
+    seal: (n, sealedAt) => `${VERSION}.${mac(n, secondOf(sealedAt.getTime())).toString('base64url')}`,
     verify(n) {
       const value = n.metadata.annotations?.[ANNOTATIONS.admissionSeal];
       if (!value?.startsWith(`${VERSION}.`)) return undefined;
+      const created = Date.parse(n.metadata.creationTimestamp ?? '');
+      if (Number.isNaN(created)) return undefined;
       const given = Buffer.from(value.slice(VERSION.length + 1), 'base64url');
-      const expected = mac(n);
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+      // A valid seal matches at the first or second try; only a copy or a forgery pays for the whole window.
+      if (!sealSeconds(created).some((second) => matches(given, n, second))) return undefined;
       const labels = n.metadata.labels ?? {};
       const id = Number(labels[LABELS.id]);
       const uuid = labels[LABELS.uuid];

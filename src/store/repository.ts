@@ -184,7 +184,10 @@ export class CrRepository extends SpecWrites implements Repository {
     };
     const seal = this.deps.seal;
     if (seal)
-      body.metadata.annotations = { ...body.metadata.annotations, [ANNOTATIONS.admissionSeal]: seal.seal(body) };
+      body.metadata.annotations = {
+        ...body.metadata.annotations,
+        [ANNOTATIONS.admissionSeal]: seal.seal(body, this.deps.now()),
+      };
     return this.deps.kube.create<Notification>(RESOURCES.notifications, this.deps.namespace, body, {
       fieldManager: FIELD_MANAGERS.api,
     });

@@ -14,7 +14,7 @@ import { MASAKARI_VALIDATORS } from '../domain/spec-validators.ts';
 import type { SpecValidators } from '../domain/spec-validators.ts';
 import { WEBHOOK_TIMEOUT_SECONDS } from './configuration.ts';
 import { AdmissionRules } from './rules.ts';
-import type { TrustPolicy } from './rules.ts';
+import type { RulesDeps, TrustPolicy } from './rules.ts';
 import type { WebhookServer } from './server.ts';
 import { startWebhookServer } from './server.ts';
 import type { WebhookSettings } from './settings.ts';
@@ -58,6 +58,8 @@ export interface StartWebhookOptions {
    * service account only.
    */
   trust?: TrustPolicy;
+  /** Warn about a notification the engine will fail for its generated_time (RulesDeps.freshness). */
+  freshness?: RulesDeps['freshness'];
   certPollMs?: number;
 }
 
@@ -92,6 +94,7 @@ export function startWebhook(opts: StartWebhookOptions): Promise<WebhookServer> 
     validators: opts.validators ?? MASAKARI_VALIDATORS,
     trust,
     novaTimeoutMs: NOVA_BUDGET_MS,
+    ...(opts.freshness ? { freshness: opts.freshness } : {}),
     log: opts.log.child({ component: 'webhook' }),
   });
   return startWebhookServer({

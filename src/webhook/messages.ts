@@ -22,6 +22,10 @@ export const missingSpec = (kind: string) => `${kind} has no spec`;
 export const segmentNotYetThere = (segment: string) =>
   `FailoverSegment ${segment} (spec.segmentRef) does not exist yet: the host stays Ready=False ` +
   '(SegmentNotFound) and invisible to the Masakari API until it does.';
+export const notificationWillFail = (reason: string) =>
+  `${reason} The engine ends this notification failed when it first looks at it (notifications_expired_interval).`;
+export const notificationRefusedForGood = (message: string) =>
+  `${message} The notification is refused (Ready=False HostOnMaintenance) and never processed, even after the host leaves maintenance; send a new one if a recovery is needed then.`;
 export const notificationWillBeFlagged = (message: string) =>
   `${message} The notification stays Ready=False and is not processed until this is resolved.`;
 

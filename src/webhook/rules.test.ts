@@ -13,6 +13,7 @@ import { HaService } from '../domain/ha-service.ts';
 import type { ComputeHostChecker } from '../domain/compute-host-checker.ts';
 import { UnexpectedApiError } from '../domain/errors.ts';
 import { MASAKARI_VALIDATORS } from '../domain/spec-validators.ts';
+import type { SegmentRecord } from '../domain/records.ts';
 import { AdmissionRules } from './rules.ts';
 import type { TrustPolicy } from './rules.ts';
 import type { AdmissionRequest, Operation, Verdict } from './review.ts';
@@ -23,7 +24,9 @@ const OPERATOR = 'system:serviceaccount:masakari:masakari-operator-api';
 const OPERATOR_TRUST: TrustPolicy = { fieldManagers: Object.values(FIELD_MANAGERS), operatorUsers: [OPERATOR] };
 const nova: ComputeHostChecker = { exists: async (name) => KNOWN.has(name) };
 
-function fixture(o: { compute?: ComputeHostChecker | null; trust?: TrustPolicy; novaTimeoutMs?: number } = {}) {
+function fixture(
+  o: { compute?: ComputeHostChecker | null; trust?: TrustPolicy; novaTimeoutMs?: number; now?: Date } = {},
+) {
   const repo = new MemoryRepository();
   const service = new HaService(repo, nova, { osapi_max_limit: 1000, duplicate_notification_detection_interval: 180 });
   const rules = new AdmissionRules({
@@ -34,9 +37,26 @@ function fixture(o: { compute?: ComputeHostChecker | null; trust?: TrustPolicy; 
     validators: MASAKARI_VALIDATORS,
     trust: o.trust ?? OPERATOR_TRUST,
     novaTimeoutMs: o.novaTimeoutMs ?? 1000,
+    ...(o.now ? { freshness: { expiredIntervalS: 86_400, now: () => o.now! } } : {}),
     log: pino({ level: 'silent' }),
   });
   return { repo, service, rules };
+}
+
+/** Segment `s` holding the admitted host compute-1. */
+async function withComputeHost(
+  { repo, service }: ReturnType<typeof fixture>,
+  o: { on_maintenance?: boolean } = {},
+): Promise<SegmentRecord> {
+  const s = await repo.createSegment({
+    name: 's',
+    service_type: 'C',
+    recovery_method: 'auto',
+    description: null,
+    enabled: true,
+  });
+  await service.createHost(s.uuid, { host: { name: 'compute-1', type: 'COMPUTE', control_attributes: 'SSH', ...o } });
+  return s;
 }
 
 const plural = { FailoverSegment: 'failoversegments', HaHost: 'hahosts', Notification: 'notifications' } as const;
@@ -175,15 +195,9 @@ test('renaming a segment onto a taken name is denied; keeping its own name is no
 });
 
 test('a host name taken in another segment is denied; an unknown compute host is denied with Masakari’s 400', async () => {
-  const { repo, service, rules } = fixture();
-  const s = await repo.createSegment({
-    name: 's',
-    service_type: 'C',
-    recovery_method: 'auto',
-    description: null,
-    enabled: true,
-  });
-  await service.createHost(s.uuid, { host: { name: 'compute-1', type: 'COMPUTE', control_attributes: 'SSH' } });
+  const f = fixture();
+  const { rules } = f;
+  const s = await withComputeHost(f);
   denied(
     await rules.review(request('CREATE', host('h2', 'compute-1', 'elsewhere'))),
     409,
@@ -385,25 +399,35 @@ test('invalid specs are denied with the message the REST API gives', async () =>
 });
 
 test('notifications for unknown or maintenance hosts are allowed with a warning; the reconciler decides', async () => {
-  const { repo, service, rules } = fixture();
+  const f = fixture();
+  const { rules } = f;
   const unknown = await rules.review(request('CREATE', notification('nobody')));
   assert.ok(unknown.allowed);
   assert.match(unknown.allowed ? (unknown.warnings?.[0] ?? '') : '', 'Host with name nobody could not be found.');
-  const s = await repo.createSegment({
-    name: 's',
-    service_type: 'C',
-    recovery_method: 'auto',
-    description: null,
-    enabled: true,
-  });
-  await service.createHost(s.uuid, {
-    host: { name: 'compute-1', type: 'COMPUTE', control_attributes: 'SSH', on_maintenance: true },
-  });
+  await withComputeHost(f, { on_maintenance: true });
   const maintenance = await rules.review(request('CREATE', notification('compute-1')));
   assert.match(
     maintenance.allowed ? (maintenance.warnings?.[0] ?? '') : '',
     'is ignored as the host is already under maintenance',
   );
+});
+
+test('a notification the engine will fail for its generated_time is allowed with a warning that says so', async () => {
+  const f = fixture({ now: new Date('2026-12-04T12:00:00Z') });
+  const { rules } = f;
+  await withComputeHost(f);
+  const old = notification('compute-1');
+  old.spec.generatedTime = '2026-11-03T12:00:00';
+  const v = await rules.review(request('CREATE', old));
+  assert.ok(v.allowed);
+  assert.match(
+    v.allowed ? (v.warnings?.[0] ?? '') : '',
+    'its generated_time 2026-11-03T12:00:00 is older than notifications_expired_interval (86400 s)',
+  );
+  const fresh = notification('compute-1');
+  fresh.spec.generatedTime = '2026-12-04T11:59:00';
+  const ok = await rules.review(request('CREATE', fresh));
+  assert.equal(ok.allowed ? (ok.warnings ?? []) : ['refused'], []);
 });
 
 test('status subresource and other groups are never judged', async () => {

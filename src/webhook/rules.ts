@@ -30,6 +30,7 @@ import type { AdmissionRequest, Verdict } from './review.ts';
 import { allow, deny } from './review.ts';
 import * as msg from './messages.ts';
 import { isAdmitted } from '../domain/admitted.ts';
+import { staleness } from '../domain/freshness.ts';
 
 /**
  * Who may write without being checked: the operator's own components (the
@@ -77,6 +78,12 @@ export interface RulesDeps {
   trust: TrustPolicy;
   /** The Nova check must answer inside the webhook's timeoutSeconds; past this it is refused. */
   novaTimeoutMs: number;
+  /**
+   * [DEFAULT] notifications_expired_interval and the clock: a notification
+   * the engine will fail for its generated_time (src/domain/freshness.ts) is
+   * warned about. None: no such warning.
+   */
+  freshness?: { expiredIntervalS: number; now: () => Date };
   log: Logger;
 }
 
@@ -249,8 +256,8 @@ export class AdmissionRules {
 
   /**
    * The payload rules of notifications.py (CEL covers most; the validators
-   * are the single source of the wording). Unknown or maintenance hosts and
-   * duplicates are only warned about: the reconciler decides them through
+   * are the single source of the wording). Unknown or maintenance hosts,
+   * duplicates and a stale generated_time are only warned about: the reconciler decides them through
    * the duplicate claims (src/store/intake.ts), atomically, and reports them in Ready.
    */
   private notification(req: AdmissionRequest, n?: Notification, old?: Notification): Verdict {
@@ -264,8 +271,16 @@ export class AdmissionRules {
     const host = this.deps.repo.getHostByName(n.spec.hostname);
     if (!host) return allow([msg.notificationWillBeFlagged(hostNotFoundByName(n.spec.hostname))]);
     if (host.on_maintenance) {
-      return allow([msg.notificationWillBeFlagged(hostOnMaintenance(n.spec.hostname, n.spec.type))]);
+      return allow([msg.notificationRefusedForGood(hostOnMaintenance(n.spec.hostname, n.spec.type))]);
     }
-    return allow();
+    const fresh = this.deps.freshness;
+    const stale =
+      fresh &&
+      staleness(
+        { uuid: n.metadata?.name ?? '', generatedTime: n.spec.generatedTime },
+        fresh.now().getTime(),
+        fresh.expiredIntervalS,
+      );
+    return stale ? allow([msg.notificationWillFail(stale.reason)]) : allow();
   }
 }

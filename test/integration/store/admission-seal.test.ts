@@ -206,7 +206,7 @@ test('another replica never shows the loser of a duplicate race, and shows the w
     },
     spec: { ...winnerObject.spec, generatedTime: '2026-12-03T11:00:30' },
   };
-  loser.metadata.annotations = { [ANNOTATIONS.admissionSeal]: seal.seal(loser) };
+  loser.metadata.annotations = { [ANNOTATIONS.admissionSeal]: seal.seal(loser, new Date()) };
   const stored = await env.kube.create<Notification>(RESOURCES.notifications, env.namespace, loser);
   await eventually(
     "the loser in b's cache",
