@@ -7,10 +7,20 @@ import { NovaBadRequest, NovaError, NovaConflict, NovaForbidden, NovaNotFound } 
 import { scenario } from './testing/evacuation-scenario.ts';
 import { planEvacuation } from './evacuation-rules.ts';
 import { runHostFailure } from './host-failure.ts';
+import { UNLOCK_ATTEMPTS } from '../nova-server-locks.ts';
+import { systemClock } from '../../time/clock.ts';
+import type { Clock } from '../../time/clock.ts';
+
+/** The system clock with every sleep cut to at most 20 ms: the unlock backoff (seconds) runs in test time. */
+const shortSleeps: Clock = { ...systemClock, sleep: (ms, signal) => systemClock.sleep(Math.min(ms, 20), signal) };
 
 /** Runs the auto flow over one server and returns the server and its move afterwards. */
-async function evacuateOne(server: Partial<FakeServer>, tweak?: (s: ReturnType<typeof scenario>) => void) {
-  const s = scenario({ servers: [server] });
+async function evacuateOne(
+  server: Partial<FakeServer>,
+  tweak?: (s: ReturnType<typeof scenario>) => void,
+  o: { clock?: Clock } = {},
+) {
+  const s = scenario({ servers: [server], ...o });
   tweak?.(s);
   let error: unknown;
   try {
@@ -218,6 +228,39 @@ test('unlock failures are retried and never fail the move', async () => {
   });
   assert.is(move.status, 'succeeded');
   assert.is(after.locked, false);
+});
+
+test('a server left locked after finished: an unlock failing 5 times and then succeeding leaves it unlocked', async () => {
+  let unlockFailures = 0;
+  const { move, after, effects, calls } = await evacuateOne(
+    {},
+    (s) => {
+      s.nova.fault = (method) =>
+        method === 'unlockServer' && unlockFailures++ < 5 ? novaServerError('busy') : undefined;
+    },
+    { clock: shortSleeps },
+  );
+  assert.is(move.status, 'succeeded');
+  assert.is(after.locked, false);
+  assert.is(calls.filter((c) => c === 'unlockServer').length, 6);
+  const id = Object.keys(effects).find((k) => k.startsWith('lock:'))!;
+  assert.is(effects[id]!.state, 'done');
+});
+
+test('a server left locked after finished: an unlock that never succeeds stays journalled as held, after a bounded retry', async () => {
+  const { move, after, effects, calls } = await evacuateOne(
+    {},
+    (s) => {
+      s.nova.fault = (method) => (method === 'unlockServer' ? novaServerError('unlock refused') : undefined);
+    },
+    { clock: shortSleeps },
+  );
+  assert.is(move.status, 'succeeded', "the server did move; the lock is the run's to answer for");
+  assert.is(after.locked, true);
+  assert.is(calls.filter((c) => c === 'unlockServer').length, UNLOCK_ATTEMPTS);
+  const id = Object.keys(effects).find((k) => k.startsWith('lock:'))!;
+  assert.is(effects[id]!.state, 'intended', 'the engine core reads the journal to end the run error');
+  assert.not.ok(Object.keys(effects).some((k) => k.startsWith('unlock:')));
 });
 
 /** Nova performs the evacuate, then the answer is lost on the way back (a timeout to the client). */

@@ -62,15 +62,13 @@ import {
   vmoveFailureText,
 } from './evacuation-rules.ts';
 import type { EvacuateIntent, EvacuationResult } from './evacuation-rules.ts';
-import { retryCleanup, settleSchedule } from './evacuation-polling.ts';
-import { serverLockKey, serverUnlockKey } from '../nova-server-locks.ts';
+import { settleSchedule } from './evacuation-polling.ts';
+import { serverLockKey, serverUnlockKey, unlockWithRetry } from '../nova-server-locks.ts';
 import { PollTimeout, pollUntil } from '../../time/poll.ts';
 import { rfc3339Micro } from '../../time/format.ts';
 
 /** Tolerated clock difference between this process and Nova when matching migrations to an intent. */
 const MIGRATION_CLOCK_SKEW_MS = 5_000;
-/** How long each unlock attempt may take; unlock runs even when the run is being cancelled. */
-const UNLOCK_TIMEOUT_MS = 10_000;
 
 /** How many times Nova is asked whether it accepted an evacuate whose answer was lost. */
 const LOST_ANSWER_LOOKS = 3;
@@ -227,10 +225,9 @@ export class EvacuationProcedure {
         destHost: serviceHost(confirmed) ?? confirmed['OS-EXT-SRV-ATTR:hypervisor_hostname'],
       };
     } catch (err) {
-      if (ctx.signal.aborted) {
-        if (ownLock) await this.unlock(uuid);
-        throw err;
-      }
+      // A cancelled run does not unlock here: whatever cancelled it sweeps the journalled lock
+      // (run-cancellation.ts) or the engine that takes the run over does, before re-entering.
+      if (ctx.signal.aborted) throw err;
       const message = err instanceof PollTimeout ? 'Failed reason: timeout.' : vmoveFailureText(err);
       ctx.log.warn({ instance: uuid, err: errorText(err) }, `Evacuation of instance '${uuid}' failed: ${message}`);
       result = { status: 'failed', message, ...(evacuationStarted ? {} : { startTime: null }) };
@@ -263,13 +260,15 @@ export class EvacuationProcedure {
     return { ours: true, call: true };
   }
 
-  /** Unlocks with a few retries; false when it failed (the journal then still says locked, for the sweep). */
+  /**
+   * Unlocks with bounded retries on the run's signal (unlockWithRetry); false
+   * when every attempt failed: the journal then still says locked, and the
+   * engine core's sweep tries again and ends the run `error` if it fails too.
+   */
   private async unlock(uuid: string): Promise<boolean> {
     const { ctx } = this;
     try {
-      await retryCleanup(3, ctx.clock, ctx.signal, () =>
-        ctx.nova.unlockServer(uuid, { requestId: ctx.requestId, signal: AbortSignal.timeout(UNLOCK_TIMEOUT_MS) }),
-      );
+      await unlockWithRetry(ctx.nova, uuid, ctx.clock, this.call);
       return true;
     } catch (err) {
       ctx.log.warn({ instance: uuid, err: errorText(err) }, `Failed to unlock instance ${uuid} after evacuation`);

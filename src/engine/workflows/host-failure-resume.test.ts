@@ -40,9 +40,7 @@ async function sweep(s: Scenario): Promise<void> {
     s.nova,
     (server) => ctx.effects.done(`unlock:${server}`),
     ctx.log,
-    {
-      requestId: 'sweep',
-    },
+    { requestId: 'sweep', signal: new AbortController().signal, clock: ctx.clock },
   );
 }
 
