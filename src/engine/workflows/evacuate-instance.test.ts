@@ -50,11 +50,12 @@ test('planEvacuation: Masakari reset-state and stop-after rules', () => {
   assert.equal(planEvacuation('resized', null, 4), { needsReset: true, stopAfter: true });
 });
 
-test('active instance: locked during recovery, unlocked after, stays active; one GET before the lock', async () => {
+test('active instance: locked during recovery, unlocked after, stays active; one GET (and the migrations baseline) before the lock', async () => {
   const { after, move, calls, effects } = await evacuateOne({});
   assert.is(after.vmState, 'active');
   assert.is(after.locked, false);
-  assert.equal(calls.slice(0, 3), ['getServer', 'lockServer', 'evacuate']);
+  assert.equal(calls.slice(0, 4).sort(), ['evacuate', 'getServer', 'listMigrations', 'lockServer']);
+  assert.equal(calls.slice(2, 4), ['lockServer', 'evacuate']);
   assert.ok(calls.includes('unlockServer'));
   assert.is(move.status, 'succeeded');
   assert.ok(move.startTime && move.endTime);
@@ -94,7 +95,7 @@ test('error instance ends stopped and back in error on the new host', async () =
 test('paused instance is reset to error, evacuated and stopped', async () => {
   const { after, calls } = await evacuateOne({ vmState: 'paused', powerState: 3 });
   assert.is(after.vmState, 'stopped');
-  assert.equal(calls.slice(0, 4), ['getServer', 'lockServer', 'resetState', 'evacuate']);
+  assert.equal(calls.slice(2, 5), ['lockServer', 'resetState', 'evacuate']);
 });
 
 test('resized instance: running → active; shut down → stopped', async () => {

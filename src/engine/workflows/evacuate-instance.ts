@@ -23,14 +23,19 @@
 //   once the attempt has seen one evacuation through, the first look is timed
 //   just before the fastest observed evacuation (evacuation-polling.ts).
 // - Exactly once. Before the reset-state or evacuate call we journal
-//   `evacuate:<uuid>` (intended) with the source host, the time, the reserved
-//   host attempt and the ORIGINAL states (so a resumed run still knows an
-//   instance was active before we reset it to error). Before re-issuing an
-//   evacuate that was intended earlier we ask Nova what happened: the server
-//   already on another host → confirm it; task_state rebuilding or an
-//   evacuation migration from the source created after the intent → wait for
-//   it; an evacuation migration that failed → the move fails (same attempt) or
-//   the next attempt may evacuate again. Only when none holds is evacuate sent
+//   `evacuate:<uuid>` (intended) with the source host, the reserved host
+//   attempt, the ORIGINAL states (so a resumed run still knows an instance
+//   was active before we reset it to error) and the evacuation migrations
+//   Nova already had for the server (listed together with the first GET).
+//   Before re-issuing an evacuate that was intended earlier we ask Nova what
+//   happened: the server already on another host → confirm it; task_state
+//   rebuilding or an evacuation migration from the source that is not among
+//   those listed before the intent → wait for it; such a migration that
+//   failed → the move fails (same attempt) or the next attempt may evacuate
+//   again. Which migration is ours is decided by Nova's own records, never by
+//   comparing this process's clock with Nova's created_at: a skewed clock
+//   would miss a failed migration (and evacuate again) or take an older one
+//   for ours. Only when none holds is evacuate sent
 //   again. A server that is no longer on the failed host is never evacuated.
 //   The same questions are asked right after an evacuate that got no answer
 //   (acceptedDespite): a lost response is not taken for a refusal.
@@ -45,7 +50,7 @@
 //   newer unlock record exists). A run killed in between leaves a record that
 //   the engine core's sweep or the resumed run uses to unlock.
 
-import type { NovaServer } from '../../openstack/types.ts';
+import type { NovaMigration, NovaServer } from '../../openstack/types.ts';
 import { NovaError } from '../../openstack/types.ts';
 import type { VMoveRecord } from '../../model/types.ts';
 import type { WorkflowContext } from './context.ts';
@@ -54,7 +59,7 @@ import {
   evacuateKey,
   evacuationOutcome,
   InstanceEvacuateFailed,
-  parseNovaTime,
+  migrationKey,
   planEvacuation,
   serviceHost,
   SHUTDOWN,
@@ -66,9 +71,6 @@ import { settleSchedule } from './evacuation-polling.ts';
 import { serverLockKey, serverUnlockKey, unlockWithRetry } from '../nova-server-locks.ts';
 import { PollTimeout, pollUntil } from '../../time/poll.ts';
 import { rfc3339Micro } from '../../time/format.ts';
-
-/** Tolerated clock difference between this process and Nova when matching migrations to an intent. */
-const MIGRATION_CLOCK_SKEW_MS = 5_000;
 
 /** How many times Nova is asked whether it accepted an evacuate whose answer was lost. */
 const LOST_ANSWER_LOOKS = 3;
@@ -168,7 +170,6 @@ export class EvacuationProcedure {
           destHost: null,
         });
       }
-      const server = await ctx.nova.getServer(uuid, this.call);
       const prior = ctx.effects.get(evacuateKey(uuid));
       const priorIntent = prior?.data as EvacuateIntent | undefined;
       const sameAttempt =
@@ -176,8 +177,12 @@ export class EvacuationProcedure {
         priorIntent !== undefined &&
         priorIntent.run === ctx.run &&
         priorIntent.attempt === this.target.attempt;
-      const seen = await this.inspect(server, sourceHost, priorIntent);
-      const planned = sameAttempt ? priorIntent : this.newIntent(server, sourceHost, priorIntent);
+      const [server, migrations] = await Promise.all([
+        ctx.nova.getServer(uuid, this.call),
+        this.evacuationMigrations(uuid, sourceHost),
+      ]);
+      const seen = this.inspect(server, sourceHost, priorIntent, migrations);
+      const planned = sameAttempt ? priorIntent : this.newIntent(server, sourceHost, priorIntent, migrations);
       intent = planned;
       const lock = this.lockDecision(server);
       ownLock = lock.ours;
@@ -276,32 +281,34 @@ export class EvacuationProcedure {
     }
   }
 
-  /** What Nova says about an evacuation we may have sent before (see the header). */
-  private async inspect(
+  /** Nova's evacuation migrations of the server from the source host. */
+  private async evacuationMigrations(uuid: string, sourceHost: string): Promise<NovaMigration[]> {
+    const listed = await this.ctx.nova.listMigrations(
+      { instanceUuid: uuid, migrationType: 'evacuation', sourceCompute: sourceHost },
+      this.call,
+    );
+    return listed.filter(
+      (m) => m.instance_uuid === uuid && m.migration_type === 'evacuation' && m.source_compute === sourceHost,
+    );
+  }
+
+  /**
+   * What Nova says about an evacuation we may have sent before (see the
+   * header): only migrations not listed before the prior intent count, the
+   * newest (highest id, Nova's own order) deciding.
+   */
+  private inspect(
     server: NovaServer,
     sourceHost: string,
     prior: EvacuateIntent | undefined,
-  ): Promise<PriorEvacuation> {
+    migrations: NovaMigration[],
+  ): PriorEvacuation {
     const host = serviceHost(server);
     if (host !== null && host !== sourceHost) return 'moved';
     if (!prior) return 'not-started';
     if ((server['OS-EXT-STS:task_state'] ?? '').startsWith('rebuild')) return 'in-progress';
-    const since = Date.parse(prior.at) - MIGRATION_CLOCK_SKEW_MS;
-    const migrations = (
-      await this.ctx.nova.listMigrations(
-        { instanceUuid: server.id, migrationType: 'evacuation', sourceCompute: sourceHost },
-        this.call,
-      )
-    )
-      .filter(
-        (m) =>
-          m.instance_uuid === server.id &&
-          m.migration_type === 'evacuation' &&
-          m.source_compute === sourceHost &&
-          parseNovaTime(m.created_at) >= since,
-      )
-      .sort((a, b) => parseNovaTime(b.created_at) - parseNovaTime(a.created_at));
-    const latest = migrations[0];
+    const before = new Set(prior.priorMigrations ?? []);
+    const latest = migrations.filter((m) => !before.has(migrationKey(m))).sort((a, b) => b.id - a.id)[0];
     if (!latest) return 'not-started';
     if (['failed', 'error', 'cancelled'].includes(latest.status)) return 'failed';
     return latest.status === 'done' || latest.status === 'completed' ? 'moved' : 'in-progress';
@@ -331,7 +338,11 @@ export class EvacuationProcedure {
     for (let look = 1; look <= LOST_ANSWER_LOOKS; look++) {
       let seen: PriorEvacuation;
       try {
-        seen = await this.inspect(await ctx.nova.getServer(uuid, this.call), sourceHost, intent);
+        const [server, migrations] = await Promise.all([
+          ctx.nova.getServer(uuid, this.call),
+          this.evacuationMigrations(uuid, sourceHost),
+        ]);
+        seen = this.inspect(server, sourceHost, intent, migrations);
       } catch (lookErr) {
         if (ctx.signal.aborted) throw lookErr;
         ctx.log.warn({ instance: uuid, err: errorText(lookErr) }, 'Could not ask Nova about an unanswered evacuate');
@@ -351,7 +362,12 @@ export class EvacuationProcedure {
   }
 
   /** The intent of a new attempt; an earlier attempt may have reset the server to error, so keep the states it saw first. */
-  private newIntent(server: NovaServer, sourceHost: string, prior: EvacuateIntent | undefined): EvacuateIntent {
+  private newIntent(
+    server: NovaServer,
+    sourceHost: string,
+    prior: EvacuateIntent | undefined,
+    migrations: NovaMigration[],
+  ): EvacuateIntent {
     const originalVmState = prior?.originalVmState ?? server['OS-EXT-STS:vm_state'];
     const originalTaskState = prior ? prior.originalTaskState : server['OS-EXT-STS:task_state'];
     const originalPowerState = prior?.originalPowerState ?? server['OS-EXT-STS:power_state'];
@@ -361,6 +377,7 @@ export class EvacuationProcedure {
       target: this.target.host ?? null,
       sourceHost,
       at: this.ctx.clock.now().toISOString(),
+      priorMigrations: migrations.map(migrationKey),
       originalVmState,
       originalTaskState,
       originalPowerState,

@@ -181,4 +181,60 @@ test('an evacuation migration that failed after the intent fails the move instea
   s.nova.stop();
 });
 
+for (const [nova, offsetMs] of [
+  ['behind', -10_000],
+  ['ahead of', 10_000],
+] as const) {
+  test(`clock skew: with Nova's clock 10 s ${nova} the engine's, a failed evacuation migration is detected and evacuate not re-sent`, async () => {
+    const s = scenario({ servers: [{}], evacuateMs: 20 });
+    s.nova.clockOffsetMs = offsetMs;
+    const id = s.servers[0]!.id;
+    s.nova.unscheduledEvacuations.add(id);
+    const evacuate = s.nova.evacuate.bind(s.nova);
+    s.nova.evacuate = async (...args) => {
+      await evacuate(...args);
+      s.engine.crashAfterSteps(0);
+    };
+    assert.is(await runOnce(s.engine), 'crashed');
+    s.nova.evacuate = evacuate;
+    await new Promise((r) => setTimeout(r, 50));
+    assert.is(s.nova.migrations[0]!.status, 'error');
+    s.engine.restart();
+    assert.match(await runOnce(s.engine), /^RecoveryFailed: Failed to evacuate instances/);
+    assert.is(s.nova.evacuationsOf(id), 1, 'evacuate sent once');
+    assert.is(s.engine.vmoves()[0]!.message, `Failed to evacuate instance ${id}`);
+    s.nova.stop();
+  });
+}
+
+test("clock skew: with Nova's clock 10 s ahead, a failed evacuation from before the intent is not taken for ours", async () => {
+  const s = scenario({ servers: [{}] });
+  s.nova.clockOffsetMs = 10_000;
+  const id = s.servers[0]!.id;
+  // An operator's evacuation of the server failed in the scheduler a few seconds before this recovery.
+  s.nova.migrations.push({
+    id: 900,
+    uuid: 'earlier-migration',
+    instance_uuid: id,
+    migration_type: 'evacuation',
+    source_compute: 'compute-1',
+    dest_compute: null,
+    status: 'error',
+    created_at: new Date(Date.now() - 3_000 + 10_000).toISOString().replace('Z', '000'),
+    updated_at: null,
+  });
+  const evacuate = s.nova.evacuate.bind(s.nova);
+  s.nova.evacuate = async () => {
+    s.engine.crashNow();
+    throw new Error('process died before the request left');
+  };
+  assert.is(await runOnce(s.engine), 'crashed');
+  s.nova.evacuate = evacuate;
+  s.engine.restart();
+  assert.is(await runOnce(s.engine), 'resolved');
+  assert.is(s.nova.evacuationsOf(id), 1);
+  assert.is(s.engine.vmoves()[0]!.status, 'succeeded');
+  s.nova.stop();
+});
+
 test.run();
