@@ -84,4 +84,20 @@ test('unlockWithRetry stops once the run is cancelled', async () => {
   assert.is(nova.count('unlockServer'), 1);
 });
 
+test("lease fencing per HTTP attempt: the cleanup unlock ends with the run's signal, not only its own timeout", async () => {
+  const nova = new FakeNova();
+  nova.addServer(makeServer('a', { locked: true }));
+  const run = new AbortController();
+  let attemptSignal: AbortSignal | undefined;
+  nova.unlockServer = (_id, o) => {
+    attemptSignal = o?.signal;
+    return new Promise((_, reject) => o?.signal?.addEventListener('abort', () => reject(o.signal!.reason)));
+  };
+  const pending = unlockWithRetry(nova, 'a', new FakeClock(), { requestId: 'r', signal: run.signal });
+  run.abort(new Error('lease lost'));
+  const err = await pending.catch((e: unknown) => e);
+  assert.is((err as Error).message, 'lease lost');
+  assert.ok(attemptSignal?.aborted);
+});
+
 test.run();

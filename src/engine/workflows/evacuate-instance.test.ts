@@ -300,4 +300,31 @@ test('an unanswered evacuate that Nova never saw fails the move with the transpo
   assert.ok(calls.filter((c) => c === 'listMigrations').length >= 1, 'Nova was asked');
 });
 
+test("lease fencing per HTTP attempt: a 409 on evacuate while the old leader's evacuation is in flight is resolved by asking Nova", async () => {
+  let nova: ReturnType<typeof scenario>['nova'] | undefined;
+  const { move, after, error } = await evacuateOne({}, (s) => {
+    nova = s.nova;
+    const evacuate = s.nova.evacuate.bind(s.nova);
+    s.nova.evacuate = async (id, target, call) => {
+      // The deposed leader's evacuate reaches Nova first; ours then meets task_state rebuilding.
+      await evacuate(id, target, call);
+      await evacuate(id, target, call);
+    };
+  });
+  assert.is(error, undefined);
+  assert.is(move.status, 'succeeded');
+  assert.is(after.host, 'compute-2');
+  assert.is(after.locked, false);
+  assert.is(nova!.evacuations.length, 1, 'one evacuation in Nova, confirmed');
+});
+
+test('a 409 on evacuate that Nova shows no evacuation for still fails the move with Conflict', async () => {
+  const { move, calls } = await evacuateOne({}, (s) => {
+    s.nova.failNext('evacuate', new NovaConflict(409, 'Cannot evacuate while it is in task_state migrating'));
+  });
+  assert.is(move.status, 'failed');
+  assert.is(move.message, 'Conflict');
+  assert.ok(calls.filter((c) => c === 'listMigrations').length >= 2, 'Nova was asked after the 409');
+});
+
 test.run();

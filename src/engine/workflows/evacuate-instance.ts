@@ -38,7 +38,8 @@
 //   for ours. Only when none holds is evacuate sent
 //   again. A server that is no longer on the failed host is never evacuated.
 //   The same questions are asked right after an evacuate that got no answer
-//   (acceptedDespite): a lost response is not taken for a refusal.
+//   or a 409 (acceptedDespite): a lost response is not taken for a refusal,
+//   nor is Nova's refusal because a deposed leader's evacuate got there first.
 // - The move goes ongoing (start_time) together with those intents, just
 //   before the lock, rather than right before the evacuate call: one durable
 //   write instead of three (see run()). A failure before the evacuate call
@@ -321,10 +322,13 @@ export class EvacuationProcedure {
    * records an accepted evacuation before it answers (nova/compute/api.py
    * API.evacuate: an `evacuation` migration in status accepted, then
    * task_state rebuilding), so a server on another host, rebuilding, or with
-   * a migration newer than our intent means it did. A request still on its
-   * way through Nova's API may not show yet, hence a few looks,
-   * verify_interval apart. True: confirm as usual; false: the move fails with
-   * the original error. A failed migration fails the move.
+   * a migration not listed before our intent means it did. A request still on
+   * its way through Nova's API may not show yet, hence a few looks,
+   * verify_interval apart. A 409 is asked about too, once: after a takeover
+   * the deposed leader's evacuate may have reached Nova just before ours, and
+   * Nova refuses ours because of it (task_state rebuilding); its state is
+   * already visible when Nova answers. True: confirm as usual; false: the
+   * move fails with the original error. A failed migration fails the move.
    */
   private async acceptedDespite(
     err: unknown,
@@ -334,8 +338,10 @@ export class EvacuationProcedure {
   ): Promise<boolean> {
     const { ctx } = this;
     if (!(err instanceof NovaError) || ctx.signal.aborted) return false;
-    if (err.status !== 0 && err.status < 500) return false;
-    for (let look = 1; look <= LOST_ANSWER_LOOKS; look++) {
+    const conflict = err.status === 409;
+    if (err.status !== 0 && err.status < 500 && !conflict) return false;
+    const looks = conflict ? 1 : LOST_ANSWER_LOOKS;
+    for (let look = 1; look <= looks; look++) {
       let seen: PriorEvacuation;
       try {
         const [server, migrations] = await Promise.all([
@@ -345,18 +351,23 @@ export class EvacuationProcedure {
         seen = this.inspect(server, sourceHost, intent, migrations);
       } catch (lookErr) {
         if (ctx.signal.aborted) throw lookErr;
-        ctx.log.warn({ instance: uuid, err: errorText(lookErr) }, 'Could not ask Nova about an unanswered evacuate');
+        ctx.log.warn(
+          { instance: uuid, err: errorText(lookErr) },
+          'Could not ask Nova about a refused or unanswered evacuate',
+        );
         return false;
       }
       if (seen === 'failed') throw new InstanceEvacuateFailed(uuid);
       if (seen !== 'not-started') {
         ctx.log.warn(
           { instance: uuid, err: errorText(err), seen },
-          'Evacuate got no answer, but Nova accepted it; confirming the evacuation',
+          conflict
+            ? 'Evacuate refused with 409 while an evacuation of the server is under way in Nova; confirming that one'
+            : 'Evacuate got no answer, but Nova accepted it; confirming the evacuation',
         );
         return true;
       }
-      if (look < LOST_ANSWER_LOOKS) await ctx.clock.sleep(ctx.config.DEFAULT.verify_interval * 1000, ctx.signal);
+      if (look < looks) await ctx.clock.sleep(ctx.config.DEFAULT.verify_interval * 1000, ctx.signal);
     }
     return false;
   }
