@@ -273,17 +273,22 @@ function loseEvacuateAnswer(s: ReturnType<typeof scenario>, o: { act: boolean })
   };
 }
 
-test('an evacuate whose answer was lost after Nova accepted it is confirmed, not failed (hypothesis 5)', async () => {
+/** Runs one evacuation with `tweak` and asserts Nova evacuated the server exactly once and the move succeeded. */
+async function assertEvacuatedOnce(tweak: (s: ReturnType<typeof scenario>) => void): Promise<void> {
   let nova: ReturnType<typeof scenario>['nova'] | undefined;
   const { move, after, error } = await evacuateOne({}, (s) => {
     nova = s.nova;
-    loseEvacuateAnswer(s, { act: true });
+    tweak(s);
   });
   assert.is(error, undefined);
   assert.is(move.status, 'succeeded');
   assert.is(after.host, 'compute-2');
   assert.is(after.locked, false);
-  assert.is(nova!.evacuations.length, 1, 'sent once, never again');
+  assert.is(nova!.evacuations.length, 1, 'one evacuation in Nova, confirmed, never sent again');
+}
+
+test('an evacuate whose answer was lost after Nova accepted it is confirmed, not failed (hypothesis 5)', async () => {
+  await assertEvacuatedOnce((s) => loseEvacuateAnswer(s, { act: true }));
 });
 
 test('an unanswered evacuate that Nova never saw fails the move with the transport error, after asking Nova', async () => {
@@ -301,9 +306,7 @@ test('an unanswered evacuate that Nova never saw fails the move with the transpo
 });
 
 test("lease fencing per HTTP attempt: a 409 on evacuate while the old leader's evacuation is in flight is resolved by asking Nova", async () => {
-  let nova: ReturnType<typeof scenario>['nova'] | undefined;
-  const { move, after, error } = await evacuateOne({}, (s) => {
-    nova = s.nova;
+  await assertEvacuatedOnce((s) => {
     const evacuate = s.nova.evacuate.bind(s.nova);
     s.nova.evacuate = async (id, target, call) => {
       // The deposed leader's evacuate reaches Nova first; ours then meets task_state rebuilding.
@@ -311,11 +314,6 @@ test("lease fencing per HTTP attempt: a 409 on evacuate while the old leader's e
       await evacuate(id, target, call);
     };
   });
-  assert.is(error, undefined);
-  assert.is(move.status, 'succeeded');
-  assert.is(after.host, 'compute-2');
-  assert.is(after.locked, false);
-  assert.is(nova!.evacuations.length, 1, 'one evacuation in Nova, confirmed');
 });
 
 test('a 409 on evacuate that Nova shows no evacuation for still fails the move with Conflict', async () => {

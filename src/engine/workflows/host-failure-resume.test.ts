@@ -143,9 +143,8 @@ test('a rebuild still running when the engine restarts is waited for, not re-iss
   s.nova.stop();
 });
 
-test('an evacuate intended but never sent is sent on resumption', async () => {
-  const s = scenario({ servers: [{}] });
-  const id = s.servers[0]!.id;
+/** Crashes the run as its evacuate is about to leave (never sent) and resumes; resolves with the resumed run's outcome. */
+async function resumeAfterEvacuateUnsent(s: Scenario): Promise<string> {
   const evacuate = s.nova.evacuate.bind(s.nova);
   s.nova.evacuate = async () => {
     s.engine.crashNow();
@@ -154,15 +153,22 @@ test('an evacuate intended but never sent is sent on resumption', async () => {
   assert.is(await runOnce(s.engine), 'crashed');
   s.nova.evacuate = evacuate;
   s.engine.restart();
-  assert.is(await runOnce(s.engine), 'resolved');
+  return runOnce(s.engine);
+}
+
+test('an evacuate intended but never sent is sent on resumption', async () => {
+  const s = scenario({ servers: [{}] });
+  const id = s.servers[0]!.id;
+  assert.is(await resumeAfterEvacuateUnsent(s), 'resolved');
   assert.is(s.nova.evacuationsOf(id), 1);
   s.nova.stop();
 });
 
-test('an evacuation migration that failed after the intent fails the move instead of evacuating again', async () => {
-  const s = scenario({ servers: [{}], evacuateMs: 30 });
-  const id = s.servers[0]!.id;
-  s.nova.failingRebuilds.add(id);
+/**
+ * Crashes the run right after its evacuate reached Nova, gives Nova `settleMs`
+ * to finish with it, and resumes; resolves with the resumed run's outcome.
+ */
+async function resumeAfterEvacuateSent(s: Scenario, settleMs: number, beforeResume = (): void => {}): Promise<string> {
   const evacuate = s.nova.evacuate.bind(s.nova);
   s.nova.evacuate = async (...args) => {
     await evacuate(...args);
@@ -170,12 +176,21 @@ test('an evacuation migration that failed after the intent fails the move instea
   };
   assert.is(await runOnce(s.engine), 'crashed');
   s.nova.evacuate = evacuate;
-  await new Promise((r) => setTimeout(r, 60));
-  // Nova rolled the server back to the failed host in error, as a failed rebuild can leave it.
-  const server = s.nova.servers.get(id)!;
-  server.host = 'compute-1';
+  await new Promise((r) => setTimeout(r, settleMs));
+  beforeResume();
   s.engine.restart();
-  assert.match(await runOnce(s.engine), /^RecoveryFailed: Failed to evacuate instances/);
+  return runOnce(s.engine);
+}
+
+test('an evacuation migration that failed after the intent fails the move instead of evacuating again', async () => {
+  const s = scenario({ servers: [{}], evacuateMs: 30 });
+  const id = s.servers[0]!.id;
+  s.nova.failingRebuilds.add(id);
+  const outcome = await resumeAfterEvacuateSent(s, 60, () => {
+    // Nova rolled the server back to the failed host in error, as a failed rebuild can leave it.
+    s.nova.servers.get(id)!.host = 'compute-1';
+  });
+  assert.match(outcome, /^RecoveryFailed: Failed to evacuate instances/);
   assert.is(s.nova.evacuationsOf(id), 1);
   assert.is(s.engine.vmoves()[0]!.message, `Failed to evacuate instance ${id}`);
   s.nova.stop();
@@ -190,17 +205,8 @@ for (const [nova, offsetMs] of [
     s.nova.clockOffsetMs = offsetMs;
     const id = s.servers[0]!.id;
     s.nova.unscheduledEvacuations.add(id);
-    const evacuate = s.nova.evacuate.bind(s.nova);
-    s.nova.evacuate = async (...args) => {
-      await evacuate(...args);
-      s.engine.crashAfterSteps(0);
-    };
-    assert.is(await runOnce(s.engine), 'crashed');
-    s.nova.evacuate = evacuate;
-    await new Promise((r) => setTimeout(r, 50));
-    assert.is(s.nova.migrations[0]!.status, 'error');
-    s.engine.restart();
-    assert.match(await runOnce(s.engine), /^RecoveryFailed: Failed to evacuate instances/);
+    const outcome = await resumeAfterEvacuateSent(s, 50, () => assert.is(s.nova.migrations[0]!.status, 'error'));
+    assert.match(outcome, /^RecoveryFailed: Failed to evacuate instances/);
     assert.is(s.nova.evacuationsOf(id), 1, 'evacuate sent once');
     assert.is(s.engine.vmoves()[0]!.message, `Failed to evacuate instance ${id}`);
     s.nova.stop();
@@ -213,7 +219,7 @@ test("clock skew: with Nova's clock 10 s ahead, a failed evacuation from before 
   const id = s.servers[0]!.id;
   // An operator's evacuation of the server failed in the scheduler a few seconds before this recovery.
   s.nova.migrations.push({
-    id: 900,
+    id: 0,
     uuid: 'earlier-migration',
     instance_uuid: id,
     migration_type: 'evacuation',
@@ -223,15 +229,7 @@ test("clock skew: with Nova's clock 10 s ahead, a failed evacuation from before 
     created_at: new Date(Date.now() - 3_000 + 10_000).toISOString().replace('Z', '000'),
     updated_at: null,
   });
-  const evacuate = s.nova.evacuate.bind(s.nova);
-  s.nova.evacuate = async () => {
-    s.engine.crashNow();
-    throw new Error('process died before the request left');
-  };
-  assert.is(await runOnce(s.engine), 'crashed');
-  s.nova.evacuate = evacuate;
-  s.engine.restart();
-  assert.is(await runOnce(s.engine), 'resolved');
+  assert.is(await resumeAfterEvacuateUnsent(s), 'resolved');
   assert.is(s.nova.evacuationsOf(id), 1);
   assert.is(s.engine.vmoves()[0]!.status, 'succeeded');
   s.nova.stop();
