@@ -66,7 +66,6 @@ test('a server left locked after finished: servers still locked turn any outcome
   assert.equal(withServersLeftLocked(done, ['s1', 's2']), {
     status: 'error',
     reason: 'Failed to unlock server(s) s1, s2 locked by this recovery.',
-    detail: 'Recovery workflow completed.',
   });
   const failed = outcomeOf('host', 'u', new Error('boom'));
   const both = withServersLeftLocked(failed, ['s1']);

@@ -55,5 +55,5 @@ export function withServersLeftLocked(outcome: Outcome, servers: readonly string
   if (outcome.status === 'error') {
     return { ...outcome, detail: outcome.detail ? `${outcome.detail}; ${left}` : left };
   }
-  return { status: 'error', reason: left, detail: outcome.reason };
+  return { status: 'error', reason: left };
 }
