@@ -4,7 +4,7 @@
 // with (registerEngineMetrics), so tests with two engines in one process work.
 
 import type { Metric, Registry } from 'prom-client';
-import { counter, histogram, registerOnce } from '../runtime/metric-registry.ts';
+import { counter, gauge, histogram, registerOnce } from '../runtime/metric-registry.ts';
 import { NovaError } from '../openstack/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
 import { NOVA_SIDE_EFFECTS } from './nova-fence.ts';
@@ -53,7 +53,23 @@ const novaCallErrors = counter(
   ['method', 'kind'] as const,
 );
 
+/** Per notification uuid, the servers its last lock sweep could not unlock (a notification with none is dropped). */
+const leftLocked = new Map<string, number>();
+
+const serversLeftLocked = gauge(
+  undefined,
+  'masakari_servers_left_locked',
+  "Nova servers a recovery locked and could not unlock (as of each notification's last lock sweep in this engine); alert MasakariServerLeftLocked.",
+  [],
+  function collect() {
+    let total = 0;
+    for (const n of leftLocked.values()) total += n;
+    this.set(total);
+  },
+);
+
 const ALL: Metric<string>[] = [
+  serversLeftLocked,
   notificationsTotal,
   staleTotal,
   recoveryDuration,
@@ -78,6 +94,12 @@ export function countFinalStatus(type: string, status: string, durationSeconds?:
 /** A notification was failed for its generated_time before it could run (src/domain/freshness.ts). */
 export function countStale(type: string, reason: 'expired' | 'future'): void {
   staleTotal.inc({ type, reason });
+}
+
+/** A lock sweep of a notification ended: `servers` are still locked by it (none clears it). */
+export function recordServersLeftLocked(notificationUuid: string, servers: readonly string[]): void {
+  if (servers.length > 0) leftLocked.set(notificationUuid, servers.length);
+  else leftLocked.delete(notificationUuid);
 }
 
 /** Called by the host-failure workflow once per instance it tried to evacuate. */

@@ -7,7 +7,9 @@ import type { HaHost, Notification } from '../model/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
 import { NovaError } from '../openstack/types.ts';
 import type { Config } from '../config/config.ts';
+import { Registry } from 'prom-client';
 import { NotificationProcessor } from './notification-processor.ts';
+import { registerEngineMetrics } from './metrics.ts';
 import type { EngineEvents, FencingPrecondition } from './processor-deps.ts';
 import type { HostWorkflow, RecoveryDriver } from './recovery-driver.ts';
 import { taskflowDriver } from './workflows/driver.ts';
@@ -722,6 +724,53 @@ safety(
     assert.is(h.nova.servers.get(SERVER)!.locked, false);
     assert.is(engineOfN(h.get('r')).effects?.[serverLockKey(SERVER)]?.state, 'done');
     assert.ok(h.events.some((e) => e.startsWith('r Warning RecoveryExpired')));
+  },
+);
+
+/** A host workflow that locks SERVER as the evacuation does (journalled first) and ends without its unlock. */
+const lockAndLeave: HostWorkflow = async (ctx) => {
+  await ctx.effects.intend(serverLockKey(SERVER), { run: ctx.run, at: ctx.clock.now().toISOString() });
+  await ctx.nova.lockServer(SERVER, { requestId: ctx.requestId, signal: ctx.signal });
+};
+
+safety(
+  'a server left locked after finished: a run whose unlock Nova keeps refusing ends error, naming the server, with the metric set',
+  async () => {
+    const registry = new Registry();
+    registerEngineMetrics(registry);
+    const h = await harness({ hostWorkflow: lockAndLeave });
+    h.nova.fault = (method) => (method === 'unlockServer' ? new NovaError(500, 'unlock refused') : undefined);
+    h.add(hostStopped('n1'));
+    await h.settle();
+    const n = h.get('n1');
+    assert.is(n.status?.phase, 'error');
+    assert.match(engineOfN(n).lastError ?? '', SERVER);
+    assert.is(engineOfN(n).effects?.[serverLockKey(SERVER)]?.state, 'intended', 'the journal keeps the lock');
+    assert.is(h.nova.servers.get(SERVER)!.locked, true);
+    assert.ok(h.events.some((e) => e.startsWith('n1 Warning RecoveryError') && e.includes(SERVER)));
+    assert.match(await registry.metrics(), /masakari_servers_left_locked \d*[1-9]/);
+
+    // Nova accepts unlocks again: the periodic retry's run releases the lock and clears the metric.
+    h.nova.fault = undefined;
+    h.p.processUnfinished();
+    await h.settle();
+    assert.is(h.get('n1').status?.phase, 'finished');
+    assert.is(h.nova.servers.get(SERVER)!.locked, false);
+    assert.match(await registry.metrics(), /masakari_servers_left_locked 0/);
+  },
+);
+
+safety(
+  'a server left locked after finished: an unlock that fails and then succeeds ends the run finished',
+  async () => {
+    const h = await harness({ hostWorkflow: lockAndLeave });
+    let failures = 0;
+    h.nova.fault = (method) =>
+      method === 'unlockServer' && failures++ < 1 ? new NovaError(500, 'unlock refused') : undefined;
+    h.add(hostStopped('n1'));
+    await h.settle();
+    assert.is(h.get('n1').status?.phase, 'finished');
+    assert.is(h.nova.servers.get(SERVER)!.locked, false);
   },
 );
 

@@ -12,17 +12,66 @@
 // lock record also counts as released. For an unreleased lock the sweep asks
 // Nova first, unlocks only a server that is still locked, then marks
 // `lock:<uuid>` done as the workflow would have.
+//
+// Every unlock, the workflow's and the sweep's, is unlockWithRetry: bounded
+// attempts with backoff, each bounded by the run's signal and its own timeout.
+// A lock that survives them stays `intended` in the journal, and the engine
+// core ends the run `error` naming the server (run-executor.ts), never
+// `finished`: Masakari's unlock_server raises (masakari/compute/nova.py), so
+// its host-failure flow fails and the periodic task retries the notification
+// (masakari/engine/drivers/taskflow/host_failure.py _evacuate_and_confirm).
 
 import type { Logger } from 'pino';
 import { NovaNotFound } from '../openstack/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
 import type { Notification } from '../model/types.ts';
+import type { Clock } from '../time/clock.ts';
 import type { EngineBookkeeping } from './status-writer.ts';
 
 export const SERVER_LOCK_PREFIX = 'lock:';
 export const SERVER_UNLOCK_PREFIX = 'unlock:';
 export const serverLockKey = (serverUuid: string): string => `${SERVER_LOCK_PREFIX}${serverUuid}`;
 export const serverUnlockKey = (serverUuid: string): string => `${SERVER_UNLOCK_PREFIX}${serverUuid}`;
+
+/** Unlock calls per server before the lock counts as left behind. */
+export const UNLOCK_ATTEMPTS = 8;
+/** How long one unlock attempt may take, within the run's own signal. */
+export const UNLOCK_ATTEMPT_TIMEOUT_MS = 10_000;
+/** Backoff between unlock attempts: doubles from the base, capped (about 16 s of waiting over all attempts). */
+const UNLOCK_BACKOFF_BASE_MS = 200;
+const UNLOCK_BACKOFF_MAX_MS = 5_000;
+
+/**
+ * Unlocks a server, retrying up to UNLOCK_ATTEMPTS times. Each attempt ends
+ * with the run's signal or after UNLOCK_ATTEMPT_TIMEOUT_MS; once the signal is
+ * aborted no attempt follows (whoever takes the run over sweeps). Throws the
+ * last error when every attempt failed.
+ */
+export async function unlockWithRetry(
+  nova: NovaClient,
+  server: string,
+  clock: Clock,
+  o: { requestId: string; signal: AbortSignal },
+): Promise<void> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < UNLOCK_ATTEMPTS; attempt++) {
+    if (attempt > 0) {
+      const delay = Math.min(UNLOCK_BACKOFF_MAX_MS, UNLOCK_BACKOFF_BASE_MS * 2 ** (attempt - 1));
+      await clock.sleep(delay, o.signal).catch(() => undefined);
+    }
+    if (o.signal.aborted) break;
+    try {
+      await nova.unlockServer(server, {
+        requestId: o.requestId,
+        signal: AbortSignal.any([o.signal, AbortSignal.timeout(UNLOCK_ATTEMPT_TIMEOUT_MS)]),
+      });
+      return;
+    } catch (err) {
+      lastError = err;
+    }
+  }
+  throw lastError ?? o.signal.reason;
+}
 
 /** Servers whose `lock:` record is still `intended` and has no newer `unlock:` record. */
 export function unreleasedServerLocks(n: Notification): string[] {
@@ -45,27 +94,28 @@ export interface SweepResult {
 
 /**
  * Unlocks every server this notification may have left locked. `recordUnlocked`
- * persists the release (`lock:<uuid>` done). Failures are returned, not thrown: the next sweep retries.
+ * persists the release (`lock:<uuid>` done). Failures (after unlockWithRetry's
+ * attempts) are returned, not thrown: the caller decides what the run's end is.
  */
 export async function sweepLeftoverServerLocks(
   n: Notification,
   nova: NovaClient,
   recordUnlocked: (server: string) => Promise<void>,
   log: Logger,
-  opts: { requestId: string; signal?: AbortSignal },
+  opts: { requestId: string; signal: AbortSignal; clock: Clock },
 ): Promise<SweepResult> {
   const result: SweepResult = { unlocked: [], alreadyUnlocked: [], failed: [] };
   for (const server of unreleasedServerLocks(n)) {
     try {
       let locked = true;
       try {
-        locked = (await nova.getServer(server, opts)).locked !== false;
+        locked = (await nova.getServer(server, { requestId: opts.requestId, signal: opts.signal })).locked !== false;
       } catch (err) {
         if (!(err instanceof NovaNotFound)) throw err;
         locked = false;
       }
       if (locked) {
-        await nova.unlockServer(server, opts);
+        await unlockWithRetry(nova, server, opts.clock, opts);
         result.unlocked.push(server);
         log.info({ server }, 'unlocked a server a cancelled or interrupted run left locked');
       } else {
@@ -74,7 +124,7 @@ export async function sweepLeftoverServerLocks(
       await recordUnlocked(server);
     } catch (err) {
       result.failed.push({ server, error: (err as Error).message });
-      log.warn({ server, err }, 'could not release a server lock; the next sweep retries');
+      log.warn({ server, err }, 'could not release a server lock');
     }
   }
   return result;

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { NovaConflict, NovaError } from '../openstack/types.ts';
-import { outcomeOf, executeFailureMessage } from './outcomes.ts';
+import { outcomeOf, executeFailureMessage, withServersLeftLocked } from './outcomes.ts';
 import { IgnoreRecovery, RecoveryFailed, ReservedHostsUnavailable, SkipRecovery } from './workflows/context.ts';
 import { FlowBuildError } from './workflows/tasks.ts';
 
@@ -58,6 +58,20 @@ test('flow build errors keep the create text and say which task is wrong', () =>
     reason: "Failed to create instance failure flow for notification 'u'.",
     detail: 'detail',
   });
+});
+
+test('a server left locked after finished: servers still locked turn any outcome into error naming them', () => {
+  const done = { status: 'finished', reason: 'Recovery workflow completed.' } as const;
+  assert.equal(withServersLeftLocked(done, []), done);
+  assert.equal(withServersLeftLocked(done, ['s1', 's2']), {
+    status: 'error',
+    reason: 'Failed to unlock server(s) s1, s2 locked by this recovery.',
+  });
+  const failed = outcomeOf('host', 'u', new Error('boom'));
+  const both = withServersLeftLocked(failed, ['s1']);
+  assert.is(both.status, 'error');
+  assert.is(both.reason, failed.reason, "the run's own failure stays the reason");
+  assert.is(both.detail, 'Error: boom; Failed to unlock server(s) s1 locked by this recovery.');
 });
 
 test.run();

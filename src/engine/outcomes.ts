@@ -41,3 +41,19 @@ export function outcomeOf(workflow: Workflow, uuid: string, err: unknown): Outco
   if (err instanceof FlowBuildError) return { status: 'error', reason: err.message, detail: err.detail };
   return { status: 'error', reason: executeFailureMessage(workflow, uuid), detail: describe(err) };
 }
+
+/**
+ * A run that ends with servers it locked still locked never ends `finished`
+ * or `ignored`: it ends `error`, naming them, so the periodic task retries it
+ * (its run's lock sweep unlocks them) and the journal that records the locks
+ * is kept. Masakari's unlock_server raises (masakari/compute/nova.py), which
+ * fails its host-failure flow the same way.
+ */
+export function withServersLeftLocked(outcome: Outcome, servers: readonly string[]): Outcome {
+  if (servers.length === 0) return outcome;
+  const left = `Failed to unlock server(s) ${servers.join(', ')} locked by this recovery.`;
+  if (outcome.status === 'error') {
+    return { ...outcome, detail: outcome.detail ? `${outcome.detail}; ${left}` : left };
+  }
+  return { status: 'error', reason: left };
+}

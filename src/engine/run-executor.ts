@@ -18,7 +18,7 @@ import type { NovaClient } from '../openstack/types.ts';
 import type { AdmittedNotification } from './admitted-notification.ts';
 import type { MissingReference, Plan, Workflow } from './decisions.ts';
 import { fenceNova } from './nova-fence.ts';
-import { outcomeOf } from './outcomes.ts';
+import { outcomeOf, withServersLeftLocked } from './outcomes.ts';
 import type { Outcome } from './outcomes.ts';
 import { statusWriterFor } from './processor-deps.ts';
 import type { LeadershipTerm, ProcessorDeps } from './processor-deps.ts';
@@ -178,7 +178,8 @@ export class RunExecutor {
       }
       return cancelled();
     }
-    await sweepRunServerLocks(this.deps, writer, scope);
-    if (!(await finishRun(this.deps, n, writer, outcome, log))) this.resumeLater(key);
+    const leftLocked = await sweepRunServerLocks(this.deps, writer, scope);
+    const final = withServersLeftLocked(outcome, leftLocked);
+    if (!(await finishRun(this.deps, n, writer, final, log))) this.resumeLater(key);
   }
 }

@@ -2,13 +2,15 @@
 // finds and unlocks them): before a resumed run re-enters its workflow, after
 // every run, when a graceful stop hands a run over, and when the expiry task
 // ends a run. Each unlock is journalled, so a sweep that is interrupted
-// resumes where it stopped.
+// resumes where it stopped. What a sweep could not release is returned (the
+// executor then ends the run `error`) and counted in masakari_servers_left_locked.
 
 import type { Logger } from 'pino';
 import type { Notification } from '../model/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
 import { phaseOf } from './admitted-notification.ts';
 import { EVENT_REASONS } from './event-reasons.ts';
+import { recordServersLeftLocked } from './metrics.ts';
 import { serverLockKey, sweepLeftoverServerLocks, unreleasedServerLocks } from './nova-server-locks.ts';
 import { statusWriterFor } from './processor-deps.ts';
 import type { ProcessorDeps } from './processor-deps.ts';
@@ -21,15 +23,23 @@ export interface SweepScope {
   nova: NovaClient | undefined;
 }
 
-/** Unlocks the servers the notification's journal says are still locked, journalling each unlock. */
+/**
+ * Unlocks the servers the notification's journal says are still locked,
+ * journalling each unlock; returns the servers it could not unlock.
+ */
 export async function sweepRunServerLocks(
   d: ProcessorDeps,
   writer: NotificationStatusWriter,
   o: SweepScope,
-): Promise<void> {
+): Promise<string[]> {
   await writer.load();
   const current = writer.current();
-  if (!o.nova || unreleasedServerLocks(current).length === 0) return;
+  const uuid = current.status?.uuid ?? current.metadata.name ?? '';
+  const held = unreleasedServerLocks(current);
+  if (!o.nova || held.length === 0) {
+    recordServersLeftLocked(uuid, held);
+    return held;
+  }
   const result = await sweepLeftoverServerLocks(
     current,
     o.nova,
@@ -43,7 +53,7 @@ export async function sweepRunServerLocks(
       });
     },
     o.log,
-    { requestId: o.requestId, signal: o.signal },
+    { requestId: o.requestId, signal: o.signal, clock: d.clock },
   );
   if (result.unlocked.length > 0) {
     d.events.onNotification(
@@ -58,9 +68,12 @@ export async function sweepRunServerLocks(
       writer.current(),
       'Warning',
       EVENT_REASONS.unlockFailed,
-      `Could not unlock servers (retried at the next sweep): ${result.failed.map((f) => `${f.server}: ${f.error}`).join('; ')}`,
+      `Could not unlock servers this recovery locked (the run ends error and is retried): ${result.failed.map((f) => `${f.server}: ${f.error}`).join('; ')}`,
     );
   }
+  const left = result.failed.map((f) => f.server);
+  recordServersLeftLocked(uuid, left);
+  return left;
 }
 
 /** Only an expired (failed) notification's locks are swept this way: any other phase means someone else owns it. */

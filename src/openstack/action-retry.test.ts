@@ -103,6 +103,36 @@ test('a POST lock after a 503 is retried and succeeds', async () => {
   ]);
 });
 
+test('beforeSend runs before every attempt of a side effect, retries included, and what it throws ends the call unsent', async () => {
+  const { nova, client, actions } = setup();
+  nova.intercept({ path: ACTION, method: 'POST' }).reply(503, fault(503));
+  nova.intercept({ path: ACTION, method: 'POST' }).reply(202, '');
+  let checks = 0;
+  await client.unlockServer('s1', { beforeSend: () => void checks++ });
+  assert.is(checks, 2);
+  nova.intercept({ path: ACTION, method: 'POST' }).reply(503, fault(503));
+  const refused = new Error('no longer allowed');
+  const err = await client
+    .lockServer('s1', {
+      beforeSend: () => {
+        if (actions().length > 2) throw refused;
+      },
+    })
+    .catch((e: unknown) => e);
+  assert.is(err, refused);
+  assert.equal(actions(), [
+    ['unlock', 503],
+    ['unlock', 202],
+    ['lock', 503],
+  ]);
+  nova.intercept({ path: '/v2.1/servers/s1', method: 'GET' }).reply(200, { server: { id: 's1' } });
+  await client.getServer('s1', {
+    beforeSend: () => {
+      throw refused;
+    },
+  });
+});
+
 test('unlock, os-resetState and add_host are retried on 502/504, a timeout and a lost connection', async () => {
   const { nova, client, actions } = setup({ timeoutMs: 50 });
   nova.intercept({ path: ACTION, method: 'POST' }).reply(502, fault(502));

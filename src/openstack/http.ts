@@ -7,7 +7,10 @@
 //   harmless. Re-sending an evacuate after a lost response could start a
 //   second rebuild, so the Nova client decides per action (nova.ts);
 // - one metrics callback per attempt (onCall), so latency and errors are
-//   visible per service, method and path template.
+//   visible per service, method and path template;
+// - for a request that changes something, the caller's beforeSend right
+//   before each attempt: a retry is sent only if it still may be (the
+//   engine's Lease fence), never on a decision taken before the first attempt.
 // The caller's AbortSignal ends everything at once and is never retried.
 
 import { request } from 'undici';
@@ -68,6 +71,8 @@ export interface HttpRequest {
   timeoutMs?: number;
   /** Overrides the transport's retry bound (e.g. 0 for a one-shot probe). */
   maxRetries?: number;
+  /** For any method but GET and HEAD: called before every attempt; what it throws ends send() unsent. */
+  beforeSend?: () => void;
 }
 
 export interface HttpResponse {
@@ -111,6 +116,7 @@ export interface TransportOptions {
 }
 
 const IDEMPOTENT_METHODS: ReadonlySet<HttpMethod> = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+const READ_METHODS: ReadonlySet<HttpMethod> = new Set(['GET', 'HEAD']);
 
 /** Whether a failed attempt may be sent again under `policy`. */
 export function mayRetry(policy: RetryPolicy, outcome: HttpResponse | TransportError): boolean {
@@ -148,7 +154,9 @@ export class HttpTransport {
   async send(req: HttpRequest): Promise<HttpResponse> {
     const policy = req.retry ?? (IDEMPOTENT_METHODS.has(req.method) ? 'idempotent' : 'unsent');
     const retries = req.maxRetries ?? this.maxRetries;
+    const beforeSend = READ_METHODS.has(req.method) ? undefined : req.beforeSend;
     for (let attempt = 0; ; attempt++) {
+      beforeSend?.();
       let outcome: HttpResponse | TransportError;
       try {
         outcome = await this.attempt(req, attempt);

@@ -98,7 +98,13 @@ export class OpenStackSession {
       const headers: Record<string, string> = { ...req.headers, 'x-auth-token': tokenId };
       if (o.requestId) headers['x-openstack-request-id'] = o.requestId;
       const { baseUrl, path, ...rest } = req;
-      return this.transport.send({ ...rest, url: baseUrl + path, headers, signal: o.signal ?? req.signal });
+      return this.transport.send({
+        ...rest,
+        url: baseUrl + path,
+        headers,
+        signal: o.signal ?? req.signal,
+        ...(o.beforeSend ? { beforeSend: o.beforeSend } : {}),
+      });
     };
     const token = await this.auth.token(o);
     const res = await send(token.id);

@@ -59,6 +59,12 @@ export interface CallOptions {
   /** X-OpenStack-Request-ID to propagate. */
   requestId?: string;
   signal?: AbortSignal;
+  /**
+   * Called synchronously right before every HTTP attempt of a request that
+   * changes something (any method but GET and HEAD), retries included; what
+   * it throws ends the request unsent (the engine's Lease fence, nova-fence.ts).
+   */
+  beforeSend?: () => void;
 }
 
 export interface NovaClient {

@@ -9,7 +9,7 @@
 //   PATCH  /_sim/servers/{id}              {vm_state?, task_state?, metadata?, locked?, host?}
 //   DELETE /_sim/servers/{id}
 //   POST   /_sim/aggregates                {name, hosts?, availability_zone?}
-//   GET|POST|DELETE /_sim/faults           {method?, path, count?, kind: 500|503|'hang'|'reset', when?: 'before'|'after'}
+//   GET|POST|DELETE /_sim/faults           {method?, path, action?, count?, kind: 500|503|'hang'|'reset', when?: 'before'|'after'}
 //   GET|PUT /_sim/latencies                {evacuate?, stop?, start?, api?} in ms
 //   GET    /_sim/counters                  {actions: accepted per action and server, calls: all calls}
 //   GET|DELETE /_sim/requests              recent Keystone/Nova requests (request id, microversion, status)
@@ -199,6 +199,8 @@ export function controlRouter(state: SimState): Router {
     };
     const method = optString(b, 'method');
     if (method) fault.method = method.toUpperCase();
+    const action = optString(b, 'action');
+    if (action) fault.action = action;
     state.faults.push(fault);
     return ok(fault, 201);
   });

@@ -125,6 +125,8 @@ export interface SimMigration {
 export interface SimFault {
   method?: string;
   path: string;
+  /** Only a server action of this name (the body's key, e.g. 'unlock'). */
+  action?: string;
   count: number;
   kind: 500 | 503 | 'hang' | 'reset';
   when?: 'before' | 'after';

@@ -151,8 +151,13 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
           null,
         status,
       });
+    // A server or aggregate action's name is the one key of its body ({"unlock": null}).
+    const action =
+      method === 'POST' && url.pathname.endsWith('/action') && body && typeof body === 'object' && !Array.isArray(body)
+        ? Object.keys(body)[0]
+        : undefined;
     const applyFault = (when: 'before' | 'after'): boolean => {
-      const fault = state.takeFault(method, url.pathname, when);
+      const fault = state.takeFault(method, url.pathname, when, action);
       if (!fault) return false;
       if (fault.kind === 'hang') {
         log(0); // never answered; the client's timeout ends it, stop() closes the socket

@@ -455,6 +455,14 @@ compute('fault injection: N failures, hang, reset, and after-effect loss', async
   assert.is(sim.state.actionCounts.evacuate?.[VM1], 1, 'the evacuation took effect although no answer came');
 });
 
+compute('fault injection by action: only the named server action fails', async ({ sim, n }) => {
+  sim.state.faults.push({ path: `/compute/v2.1/servers/${VM1}/action`, action: 'unlock', count: 2, kind: 500 });
+  assert.is((await n('POST', `/servers/${VM1}/action`, { lock: null })).status, 202);
+  assert.is((await n('POST', `/servers/${VM1}/action`, { unlock: null })).status, 500);
+  assert.is((await n('POST', `/servers/${VM1}/action`, { unlock: null })).status, 500);
+  assert.is((await n('POST', `/servers/${VM1}/action`, { unlock: null })).status, 202);
+});
+
 compute('control API: hosts, servers, fail/recover, latencies, counters, reset', async ({ sim }) => {
   const c = (method: string, path: string, body?: unknown) => call(`${sim.url}/_sim${path}`, method, body);
   assert.is((await c('POST', '/hosts', { name: 'cpu9' })).status, 201);

@@ -325,12 +325,13 @@ export class SimState {
   // ---- faults and request log ---------------------------------------------
 
   /** Consumes one matching fault, if any. */
-  takeFault(method: string, path: string, when: 'before' | 'after'): SimFault | undefined {
+  takeFault(method: string, path: string, when: 'before' | 'after', action?: string): SimFault | undefined {
     const f = this.faults.find(
       (x) =>
         x.count > 0 &&
         (x.when ?? 'before') === when &&
         (!x.method || x.method.toUpperCase() === method) &&
+        (!x.action || x.action === action) &&
         path.startsWith(x.path),
     );
     if (!f) return undefined;

@@ -6,7 +6,8 @@
 // task_state rebuilding for evacuateMs; stop takes stopMs in powering-off;
 // start needs vm_state stopped (409); a second add of an aggregate member is
 // 409. Tests script the rest: per-call faults (fault, failNext), servers whose
-// rebuild fails, and hooks on the wire view of a server (onGet, onStop,
+// rebuild fails or whose evacuation finds no host, Nova's clock off the
+// engine's (clockOffsetMs, for the migrations' created_at), and hooks on the wire view of a server (onGet, onStop,
 // onStart). Every call is recorded.
 //
 // Tests that need Nova's HTTP surface (paging, microversions, Keystone) use
@@ -42,6 +43,8 @@ export interface FakeNovaOptions {
   evacuateMs?: number;
   /** Milliseconds a stop stays in powering-off; 0 stops at once. Default 10. */
   stopMs?: number;
+  /** Nova's clock minus the real clock, in ms (negative: Nova is behind). Default 0. */
+  clockOffsetMs?: number;
 }
 
 type Fault = (method: string, args: unknown[]) => Error | undefined;
@@ -79,6 +82,14 @@ export class FakeNova implements NovaClient {
   readonly evacuations: Array<{ id: string; target: string | undefined }> = [];
   /** Servers whose rebuild fails on the destination (ends in vm_state error). */
   readonly failingRebuilds = new Set<string>();
+  /**
+   * Servers whose accepted evacuation finds no host in the scheduler
+   * (nova/conductor/manager.py rebuild_instance): the migration ends `error`,
+   * the server stays on its host with task_state cleared.
+   */
+  readonly unscheduledEvacuations = new Set<string>();
+  /** Nova's clock minus the real clock (ms): the created_at of the migrations it records. */
+  clockOffsetMs: number;
   /** Returns an error to throw instead of performing the call. */
   fault: Fault | undefined;
   /** Replaces the modelled stop: called at once on the server's wire view (e.g. () => {} never stops). */
@@ -98,6 +109,12 @@ export class FakeNova implements NovaClient {
   constructor(o: FakeNovaOptions = {}) {
     this.evacuateMs = o.evacuateMs ?? 20;
     this.stopMs = o.stopMs ?? 10;
+    this.clockOffsetMs = o.clockOffsetMs ?? 0;
+  }
+
+  /** Now by Nova's clock, as Nova writes it (naive UTC, microseconds). */
+  novaNow(): string {
+    return new Date(Date.now() + this.clockOffsetMs).toISOString().replace('Z', '000');
   }
 
   /** A nova-compute service (and so a compute host). */
@@ -245,13 +262,17 @@ export class FakeNova implements NovaClient {
       source_compute: s.host,
       dest_compute: target.host,
       status: 'accepted',
-      created_at: new Date().toISOString().replace('Z', '000'),
+      created_at: this.novaNow(),
       updated_at: null,
     };
     this.migrations.push(migration);
     s.taskState = 'rebuilding';
     this.later(this.evacuateMs, () => {
       s.taskState = null;
+      if (this.unscheduledEvacuations.has(id)) {
+        migration.status = 'error';
+        return;
+      }
       s.host = target.host;
       s.node = undefined;
       if (this.failingRebuilds.has(id)) {

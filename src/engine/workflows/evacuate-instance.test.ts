@@ -7,10 +7,20 @@ import { NovaBadRequest, NovaError, NovaConflict, NovaForbidden, NovaNotFound } 
 import { scenario } from './testing/evacuation-scenario.ts';
 import { planEvacuation } from './evacuation-rules.ts';
 import { runHostFailure } from './host-failure.ts';
+import { UNLOCK_ATTEMPTS } from '../nova-server-locks.ts';
+import { systemClock } from '../../time/clock.ts';
+import type { Clock } from '../../time/clock.ts';
+
+/** The system clock with every sleep cut to at most 20 ms: the unlock backoff (seconds) runs in test time. */
+const shortSleeps: Clock = { ...systemClock, sleep: (ms, signal) => systemClock.sleep(Math.min(ms, 20), signal) };
 
 /** Runs the auto flow over one server and returns the server and its move afterwards. */
-async function evacuateOne(server: Partial<FakeServer>, tweak?: (s: ReturnType<typeof scenario>) => void) {
-  const s = scenario({ servers: [server] });
+async function evacuateOne(
+  server: Partial<FakeServer>,
+  tweak?: (s: ReturnType<typeof scenario>) => void,
+  o: { clock?: Clock } = {},
+) {
+  const s = scenario({ servers: [server], ...o });
   tweak?.(s);
   let error: unknown;
   try {
@@ -40,11 +50,12 @@ test('planEvacuation: Masakari reset-state and stop-after rules', () => {
   assert.equal(planEvacuation('resized', null, 4), { needsReset: true, stopAfter: true });
 });
 
-test('active instance: locked during recovery, unlocked after, stays active; one GET before the lock', async () => {
+test('active instance: locked during recovery, unlocked after, stays active; one GET (and the migrations baseline) before the lock', async () => {
   const { after, move, calls, effects } = await evacuateOne({});
   assert.is(after.vmState, 'active');
   assert.is(after.locked, false);
-  assert.equal(calls.slice(0, 3), ['getServer', 'lockServer', 'evacuate']);
+  assert.equal(calls.slice(0, 4).sort(), ['evacuate', 'getServer', 'listMigrations', 'lockServer']);
+  assert.equal(calls.slice(2, 4), ['lockServer', 'evacuate']);
   assert.ok(calls.includes('unlockServer'));
   assert.is(move.status, 'succeeded');
   assert.ok(move.startTime && move.endTime);
@@ -84,7 +95,7 @@ test('error instance ends stopped and back in error on the new host', async () =
 test('paused instance is reset to error, evacuated and stopped', async () => {
   const { after, calls } = await evacuateOne({ vmState: 'paused', powerState: 3 });
   assert.is(after.vmState, 'stopped');
-  assert.equal(calls.slice(0, 4), ['getServer', 'lockServer', 'resetState', 'evacuate']);
+  assert.equal(calls.slice(2, 5), ['lockServer', 'resetState', 'evacuate']);
 });
 
 test('resized instance: running → active; shut down → stopped', async () => {
@@ -220,6 +231,39 @@ test('unlock failures are retried and never fail the move', async () => {
   assert.is(after.locked, false);
 });
 
+test('a server left locked after finished: an unlock failing 5 times and then succeeding leaves it unlocked', async () => {
+  let unlockFailures = 0;
+  const { move, after, effects, calls } = await evacuateOne(
+    {},
+    (s) => {
+      s.nova.fault = (method) =>
+        method === 'unlockServer' && unlockFailures++ < 5 ? novaServerError('busy') : undefined;
+    },
+    { clock: shortSleeps },
+  );
+  assert.is(move.status, 'succeeded');
+  assert.is(after.locked, false);
+  assert.is(calls.filter((c) => c === 'unlockServer').length, 6);
+  const id = Object.keys(effects).find((k) => k.startsWith('lock:'))!;
+  assert.is(effects[id]!.state, 'done');
+});
+
+test('a server left locked after finished: an unlock that never succeeds stays journalled as held, after a bounded retry', async () => {
+  const { move, after, effects, calls } = await evacuateOne(
+    {},
+    (s) => {
+      s.nova.fault = (method) => (method === 'unlockServer' ? novaServerError('unlock refused') : undefined);
+    },
+    { clock: shortSleeps },
+  );
+  assert.is(move.status, 'succeeded', "the server did move; the lock is the run's to answer for");
+  assert.is(after.locked, true);
+  assert.is(calls.filter((c) => c === 'unlockServer').length, UNLOCK_ATTEMPTS);
+  const id = Object.keys(effects).find((k) => k.startsWith('lock:'))!;
+  assert.is(effects[id]!.state, 'intended', 'the engine core reads the journal to end the run error');
+  assert.not.ok(Object.keys(effects).some((k) => k.startsWith('unlock:')));
+});
+
 /** Nova performs the evacuate, then the answer is lost on the way back (a timeout to the client). */
 function loseEvacuateAnswer(s: ReturnType<typeof scenario>, o: { act: boolean }): void {
   const evacuate = s.nova.evacuate.bind(s.nova);
@@ -229,17 +273,22 @@ function loseEvacuateAnswer(s: ReturnType<typeof scenario>, o: { act: boolean })
   };
 }
 
-test('an evacuate whose answer was lost after Nova accepted it is confirmed, not failed (hypothesis 5)', async () => {
+/** Runs one evacuation with `tweak` and asserts Nova evacuated the server exactly once and the move succeeded. */
+async function assertEvacuatedOnce(tweak: (s: ReturnType<typeof scenario>) => void): Promise<void> {
   let nova: ReturnType<typeof scenario>['nova'] | undefined;
   const { move, after, error } = await evacuateOne({}, (s) => {
     nova = s.nova;
-    loseEvacuateAnswer(s, { act: true });
+    tweak(s);
   });
   assert.is(error, undefined);
   assert.is(move.status, 'succeeded');
   assert.is(after.host, 'compute-2');
   assert.is(after.locked, false);
-  assert.is(nova!.evacuations.length, 1, 'sent once, never again');
+  assert.is(nova!.evacuations.length, 1, 'one evacuation in Nova, confirmed, never sent again');
+}
+
+test('an evacuate whose answer was lost after Nova accepted it is confirmed, not failed (hypothesis 5)', async () => {
+  await assertEvacuatedOnce((s) => loseEvacuateAnswer(s, { act: true }));
 });
 
 test('an unanswered evacuate that Nova never saw fails the move with the transport error, after asking Nova', async () => {
@@ -254,6 +303,26 @@ test('an unanswered evacuate that Nova never saw fails the move with the transpo
   assert.is(after.locked, false);
   assert.is(nova!.evacuations.length, 0);
   assert.ok(calls.filter((c) => c === 'listMigrations').length >= 1, 'Nova was asked');
+});
+
+test("lease fencing per HTTP attempt: a 409 on evacuate while the old leader's evacuation is in flight is resolved by asking Nova", async () => {
+  await assertEvacuatedOnce((s) => {
+    const evacuate = s.nova.evacuate.bind(s.nova);
+    s.nova.evacuate = async (id, target, call) => {
+      // The deposed leader's evacuate reaches Nova first; ours then meets task_state rebuilding.
+      await evacuate(id, target, call);
+      await evacuate(id, target, call);
+    };
+  });
+});
+
+test('a 409 on evacuate that Nova shows no evacuation for still fails the move with Conflict', async () => {
+  const { move, calls } = await evacuateOne({}, (s) => {
+    s.nova.failNext('evacuate', new NovaConflict(409, 'Cannot evacuate while it is in task_state migrating'));
+  });
+  assert.is(move.status, 'failed');
+  assert.is(move.message, 'Conflict');
+  assert.ok(calls.filter((c) => c === 'listMigrations').length >= 2, 'Nova was asked after the 409');
 });
 
 test.run();

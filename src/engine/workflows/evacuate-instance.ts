@@ -23,17 +23,23 @@
 //   once the attempt has seen one evacuation through, the first look is timed
 //   just before the fastest observed evacuation (evacuation-polling.ts).
 // - Exactly once. Before the reset-state or evacuate call we journal
-//   `evacuate:<uuid>` (intended) with the source host, the time, the reserved
-//   host attempt and the ORIGINAL states (so a resumed run still knows an
-//   instance was active before we reset it to error). Before re-issuing an
-//   evacuate that was intended earlier we ask Nova what happened: the server
-//   already on another host → confirm it; task_state rebuilding or an
-//   evacuation migration from the source created after the intent → wait for
-//   it; an evacuation migration that failed → the move fails (same attempt) or
-//   the next attempt may evacuate again. Only when none holds is evacuate sent
+//   `evacuate:<uuid>` (intended) with the source host, the reserved host
+//   attempt, the ORIGINAL states (so a resumed run still knows an instance
+//   was active before we reset it to error) and the evacuation migrations
+//   Nova already had for the server (listed together with the first GET).
+//   Before re-issuing an evacuate that was intended earlier we ask Nova what
+//   happened: the server already on another host → confirm it; task_state
+//   rebuilding or an evacuation migration from the source that is not among
+//   those listed before the intent → wait for it; such a migration that
+//   failed → the move fails (same attempt) or the next attempt may evacuate
+//   again. Which migration is ours is decided by Nova's own records, never by
+//   comparing this process's clock with Nova's created_at: a skewed clock
+//   would miss a failed migration (and evacuate again) or take an older one
+//   for ours. Only when none holds is evacuate sent
 //   again. A server that is no longer on the failed host is never evacuated.
 //   The same questions are asked right after an evacuate that got no answer
-//   (acceptedDespite): a lost response is not taken for a refusal.
+//   or a 409 (acceptedDespite): a lost response is not taken for a refusal,
+//   nor is Nova's refusal because a deposed leader's evacuate got there first.
 // - The move goes ongoing (start_time) together with those intents, just
 //   before the lock, rather than right before the evacuate call: one durable
 //   write instead of three (see run()). A failure before the evacuate call
@@ -45,7 +51,7 @@
 //   newer unlock record exists). A run killed in between leaves a record that
 //   the engine core's sweep or the resumed run uses to unlock.
 
-import type { NovaServer } from '../../openstack/types.ts';
+import type { NovaMigration, NovaServer } from '../../openstack/types.ts';
 import { NovaError } from '../../openstack/types.ts';
 import type { VMoveRecord } from '../../model/types.ts';
 import type { WorkflowContext } from './context.ts';
@@ -54,7 +60,7 @@ import {
   evacuateKey,
   evacuationOutcome,
   InstanceEvacuateFailed,
-  parseNovaTime,
+  migrationKey,
   planEvacuation,
   serviceHost,
   SHUTDOWN,
@@ -62,15 +68,10 @@ import {
   vmoveFailureText,
 } from './evacuation-rules.ts';
 import type { EvacuateIntent, EvacuationResult } from './evacuation-rules.ts';
-import { retryCleanup, settleSchedule } from './evacuation-polling.ts';
-import { serverLockKey, serverUnlockKey } from '../nova-server-locks.ts';
+import { settleSchedule } from './evacuation-polling.ts';
+import { serverLockKey, serverUnlockKey, unlockWithRetry } from '../nova-server-locks.ts';
 import { PollTimeout, pollUntil } from '../../time/poll.ts';
 import { rfc3339Micro } from '../../time/format.ts';
-
-/** Tolerated clock difference between this process and Nova when matching migrations to an intent. */
-const MIGRATION_CLOCK_SKEW_MS = 5_000;
-/** How long each unlock attempt may take; unlock runs even when the run is being cancelled. */
-const UNLOCK_TIMEOUT_MS = 10_000;
 
 /** How many times Nova is asked whether it accepted an evacuate whose answer was lost. */
 const LOST_ANSWER_LOOKS = 3;
@@ -170,7 +171,6 @@ export class EvacuationProcedure {
           destHost: null,
         });
       }
-      const server = await ctx.nova.getServer(uuid, this.call);
       const prior = ctx.effects.get(evacuateKey(uuid));
       const priorIntent = prior?.data as EvacuateIntent | undefined;
       const sameAttempt =
@@ -178,8 +178,12 @@ export class EvacuationProcedure {
         priorIntent !== undefined &&
         priorIntent.run === ctx.run &&
         priorIntent.attempt === this.target.attempt;
-      const seen = await this.inspect(server, sourceHost, priorIntent);
-      const planned = sameAttempt ? priorIntent : this.newIntent(server, sourceHost, priorIntent);
+      const [server, migrations] = await Promise.all([
+        ctx.nova.getServer(uuid, this.call),
+        this.evacuationMigrations(uuid, sourceHost),
+      ]);
+      const seen = this.inspect(server, sourceHost, priorIntent, migrations);
+      const planned = sameAttempt ? priorIntent : this.newIntent(server, sourceHost, priorIntent, migrations);
       intent = planned;
       const lock = this.lockDecision(server);
       ownLock = lock.ours;
@@ -227,10 +231,9 @@ export class EvacuationProcedure {
         destHost: serviceHost(confirmed) ?? confirmed['OS-EXT-SRV-ATTR:hypervisor_hostname'],
       };
     } catch (err) {
-      if (ctx.signal.aborted) {
-        if (ownLock) await this.unlock(uuid);
-        throw err;
-      }
+      // A cancelled run does not unlock here: whatever cancelled it sweeps the journalled lock
+      // (run-cancellation.ts) or the engine that takes the run over does, before re-entering.
+      if (ctx.signal.aborted) throw err;
       const message = err instanceof PollTimeout ? 'Failed reason: timeout.' : vmoveFailureText(err);
       ctx.log.warn({ instance: uuid, err: errorText(err) }, `Evacuation of instance '${uuid}' failed: ${message}`);
       result = { status: 'failed', message, ...(evacuationStarted ? {} : { startTime: null }) };
@@ -263,13 +266,15 @@ export class EvacuationProcedure {
     return { ours: true, call: true };
   }
 
-  /** Unlocks with a few retries; false when it failed (the journal then still says locked, for the sweep). */
+  /**
+   * Unlocks with bounded retries on the run's signal (unlockWithRetry); false
+   * when every attempt failed: the journal then still says locked, and the
+   * engine core's sweep tries again and ends the run `error` if it fails too.
+   */
   private async unlock(uuid: string): Promise<boolean> {
     const { ctx } = this;
     try {
-      await retryCleanup(3, ctx.clock, ctx.signal, () =>
-        ctx.nova.unlockServer(uuid, { requestId: ctx.requestId, signal: AbortSignal.timeout(UNLOCK_TIMEOUT_MS) }),
-      );
+      await unlockWithRetry(ctx.nova, uuid, ctx.clock, this.call);
       return true;
     } catch (err) {
       ctx.log.warn({ instance: uuid, err: errorText(err) }, `Failed to unlock instance ${uuid} after evacuation`);
@@ -277,32 +282,34 @@ export class EvacuationProcedure {
     }
   }
 
-  /** What Nova says about an evacuation we may have sent before (see the header). */
-  private async inspect(
+  /** Nova's evacuation migrations of the server from the source host. */
+  private async evacuationMigrations(uuid: string, sourceHost: string): Promise<NovaMigration[]> {
+    const listed = await this.ctx.nova.listMigrations(
+      { instanceUuid: uuid, migrationType: 'evacuation', sourceCompute: sourceHost },
+      this.call,
+    );
+    return listed.filter(
+      (m) => m.instance_uuid === uuid && m.migration_type === 'evacuation' && m.source_compute === sourceHost,
+    );
+  }
+
+  /**
+   * What Nova says about an evacuation we may have sent before (see the
+   * header): only migrations not listed before the prior intent count, the
+   * newest (highest id, Nova's own order) deciding.
+   */
+  private inspect(
     server: NovaServer,
     sourceHost: string,
     prior: EvacuateIntent | undefined,
-  ): Promise<PriorEvacuation> {
+    migrations: NovaMigration[],
+  ): PriorEvacuation {
     const host = serviceHost(server);
     if (host !== null && host !== sourceHost) return 'moved';
     if (!prior) return 'not-started';
     if ((server['OS-EXT-STS:task_state'] ?? '').startsWith('rebuild')) return 'in-progress';
-    const since = Date.parse(prior.at) - MIGRATION_CLOCK_SKEW_MS;
-    const migrations = (
-      await this.ctx.nova.listMigrations(
-        { instanceUuid: server.id, migrationType: 'evacuation', sourceCompute: sourceHost },
-        this.call,
-      )
-    )
-      .filter(
-        (m) =>
-          m.instance_uuid === server.id &&
-          m.migration_type === 'evacuation' &&
-          m.source_compute === sourceHost &&
-          parseNovaTime(m.created_at) >= since,
-      )
-      .sort((a, b) => parseNovaTime(b.created_at) - parseNovaTime(a.created_at));
-    const latest = migrations[0];
+    const before = new Set(prior.priorMigrations ?? []);
+    const latest = migrations.filter((m) => !before.has(migrationKey(m))).sort((a, b) => b.id - a.id)[0];
     if (!latest) return 'not-started';
     if (['failed', 'error', 'cancelled'].includes(latest.status)) return 'failed';
     return latest.status === 'done' || latest.status === 'completed' ? 'moved' : 'in-progress';
@@ -315,10 +322,13 @@ export class EvacuationProcedure {
    * records an accepted evacuation before it answers (nova/compute/api.py
    * API.evacuate: an `evacuation` migration in status accepted, then
    * task_state rebuilding), so a server on another host, rebuilding, or with
-   * a migration newer than our intent means it did. A request still on its
-   * way through Nova's API may not show yet, hence a few looks,
-   * verify_interval apart. True: confirm as usual; false: the move fails with
-   * the original error. A failed migration fails the move.
+   * a migration not listed before our intent means it did. A request still on
+   * its way through Nova's API may not show yet, hence a few looks,
+   * verify_interval apart. A 409 is asked about too, once: after a takeover
+   * the deposed leader's evacuate may have reached Nova just before ours, and
+   * Nova refuses ours because of it (task_state rebuilding); its state is
+   * already visible when Nova answers. True: confirm as usual; false: the
+   * move fails with the original error. A failed migration fails the move.
    */
   private async acceptedDespite(
     err: unknown,
@@ -328,31 +338,47 @@ export class EvacuationProcedure {
   ): Promise<boolean> {
     const { ctx } = this;
     if (!(err instanceof NovaError) || ctx.signal.aborted) return false;
-    if (err.status !== 0 && err.status < 500) return false;
-    for (let look = 1; look <= LOST_ANSWER_LOOKS; look++) {
+    const conflict = err.status === 409;
+    if (err.status !== 0 && err.status < 500 && !conflict) return false;
+    const looks = conflict ? 1 : LOST_ANSWER_LOOKS;
+    for (let look = 1; look <= looks; look++) {
       let seen: PriorEvacuation;
       try {
-        seen = await this.inspect(await ctx.nova.getServer(uuid, this.call), sourceHost, intent);
+        const [server, migrations] = await Promise.all([
+          ctx.nova.getServer(uuid, this.call),
+          this.evacuationMigrations(uuid, sourceHost),
+        ]);
+        seen = this.inspect(server, sourceHost, intent, migrations);
       } catch (lookErr) {
         if (ctx.signal.aborted) throw lookErr;
-        ctx.log.warn({ instance: uuid, err: errorText(lookErr) }, 'Could not ask Nova about an unanswered evacuate');
+        ctx.log.warn(
+          { instance: uuid, err: errorText(lookErr) },
+          'Could not ask Nova about a refused or unanswered evacuate',
+        );
         return false;
       }
       if (seen === 'failed') throw new InstanceEvacuateFailed(uuid);
       if (seen !== 'not-started') {
         ctx.log.warn(
           { instance: uuid, err: errorText(err), seen },
-          'Evacuate got no answer, but Nova accepted it; confirming the evacuation',
+          conflict
+            ? 'Evacuate refused with 409 while an evacuation of the server is under way in Nova; confirming that one'
+            : 'Evacuate got no answer, but Nova accepted it; confirming the evacuation',
         );
         return true;
       }
-      if (look < LOST_ANSWER_LOOKS) await ctx.clock.sleep(ctx.config.DEFAULT.verify_interval * 1000, ctx.signal);
+      if (look < looks) await ctx.clock.sleep(ctx.config.DEFAULT.verify_interval * 1000, ctx.signal);
     }
     return false;
   }
 
   /** The intent of a new attempt; an earlier attempt may have reset the server to error, so keep the states it saw first. */
-  private newIntent(server: NovaServer, sourceHost: string, prior: EvacuateIntent | undefined): EvacuateIntent {
+  private newIntent(
+    server: NovaServer,
+    sourceHost: string,
+    prior: EvacuateIntent | undefined,
+    migrations: NovaMigration[],
+  ): EvacuateIntent {
     const originalVmState = prior?.originalVmState ?? server['OS-EXT-STS:vm_state'];
     const originalTaskState = prior ? prior.originalTaskState : server['OS-EXT-STS:task_state'];
     const originalPowerState = prior?.originalPowerState ?? server['OS-EXT-STS:power_state'];
@@ -362,6 +388,7 @@ export class EvacuationProcedure {
       target: this.target.host ?? null,
       sourceHost,
       at: this.ctx.clock.now().toISOString(),
+      priorMigrations: migrations.map(migrationKey),
       originalVmState,
       originalTaskState,
       originalPowerState,

@@ -5,7 +5,6 @@
 // first answers come quickly when Nova is quick, and Nova never sees more than
 // one request per cap interval per waiter once the wait drags on.
 
-import type { Clock } from '../../time/clock.ts';
 import { fixedSchedule, pollUntil, PollTimeout } from '../../time/poll.ts';
 import type { PollSchedule } from '../../time/poll.ts';
 import { RecoveryFailed } from './context.ts';
@@ -41,30 +40,6 @@ export function settleSchedule(
 export function serviceDownSchedule(verifyIntervalSeconds: number, timeoutSeconds: number): PollSchedule {
   const cap = Math.max(50, verifyIntervalSeconds * 1000);
   return { firstDelayMs: Math.min(250, cap), factor: 2, maxDelayMs: cap, timeoutMs: timeoutSeconds * 1000 };
-}
-
-/**
- * Retries an idempotent cleanup call (unlock) a few times with a short
- * backoff. The first attempt runs even when the run is cancelled; retries do
- * not, since whoever resumes the run (or the engine core's sweep) cleans up.
- */
-export async function retryCleanup<T>(
-  attempts: number,
-  clock: Clock,
-  signal: AbortSignal,
-  call: () => Promise<T>,
-): Promise<T> {
-  let lastError: unknown;
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    try {
-      return await call();
-    } catch (err) {
-      lastError = err;
-      if (signal.aborted || attempt + 1 >= attempts) break;
-      await clock.sleep(200 * 2 ** attempt, signal).catch(() => undefined);
-    }
-  }
-  throw lastError;
 }
 
 /**

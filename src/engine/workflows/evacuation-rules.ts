@@ -5,7 +5,7 @@
 // procedure that applies them is evacuate-instance.ts.
 
 import { NovaBadRequest, NovaConflict, NovaError, NovaNotFound } from '../../openstack/types.ts';
-import type { NovaServer } from '../../openstack/types.ts';
+import type { NovaMigration, NovaServer } from '../../openstack/types.ts';
 import { RecoveryFailed } from './context.ts';
 
 /** Nova power_state SHUTDOWN. */
@@ -19,8 +19,15 @@ export interface EvacuateIntent {
   attempt: string;
   target: string | null;
   sourceHost: string;
-  /** ISO time the intent was first written for this attempt (migrations created after it are ours). */
+  /** ISO time (the engine's clock) the intent was first written for this attempt; never compared with Nova's times. */
   at: string;
+  /**
+   * Nova's evacuation migrations of the server from sourceHost that existed
+   * before this intent (uuid, or id below microversion 2.59): any other one is
+   * ours. Absent in intents journalled before it was recorded: every migration
+   * then counts as possibly ours.
+   */
+  priorMigrations?: string[];
   originalVmState: string;
   originalTaskState: string | null;
   originalPowerState: number;
@@ -90,9 +97,9 @@ export function evacuationOutcome(
   return undefined;
 }
 
-export function parseNovaTime(value: string): number {
-  // Nova writes naive UTC timestamps ("2026-11-29T18:00:00.000000").
-  return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
+/** How a migration is told apart from the others of its server (uuid from 2.59, else the row id). */
+export function migrationKey(m: NovaMigration): string {
+  return m.uuid ?? String(m.id);
 }
 
 /**

@@ -40,9 +40,7 @@ async function sweep(s: Scenario): Promise<void> {
     s.nova,
     (server) => ctx.effects.done(`unlock:${server}`),
     ctx.log,
-    {
-      requestId: 'sweep',
-    },
+    { requestId: 'sweep', signal: new AbortController().signal, clock: ctx.clock },
   );
 }
 
@@ -145,9 +143,8 @@ test('a rebuild still running when the engine restarts is waited for, not re-iss
   s.nova.stop();
 });
 
-test('an evacuate intended but never sent is sent on resumption', async () => {
-  const s = scenario({ servers: [{}] });
-  const id = s.servers[0]!.id;
+/** Crashes the run as its evacuate is about to leave (never sent) and resumes; resolves with the resumed run's outcome. */
+async function resumeAfterEvacuateUnsent(s: Scenario): Promise<string> {
   const evacuate = s.nova.evacuate.bind(s.nova);
   s.nova.evacuate = async () => {
     s.engine.crashNow();
@@ -156,15 +153,22 @@ test('an evacuate intended but never sent is sent on resumption', async () => {
   assert.is(await runOnce(s.engine), 'crashed');
   s.nova.evacuate = evacuate;
   s.engine.restart();
-  assert.is(await runOnce(s.engine), 'resolved');
+  return runOnce(s.engine);
+}
+
+test('an evacuate intended but never sent is sent on resumption', async () => {
+  const s = scenario({ servers: [{}] });
+  const id = s.servers[0]!.id;
+  assert.is(await resumeAfterEvacuateUnsent(s), 'resolved');
   assert.is(s.nova.evacuationsOf(id), 1);
   s.nova.stop();
 });
 
-test('an evacuation migration that failed after the intent fails the move instead of evacuating again', async () => {
-  const s = scenario({ servers: [{}], evacuateMs: 30 });
-  const id = s.servers[0]!.id;
-  s.nova.failingRebuilds.add(id);
+/**
+ * Crashes the run right after its evacuate reached Nova, gives Nova `settleMs`
+ * to finish with it, and resumes; resolves with the resumed run's outcome.
+ */
+async function resumeAfterEvacuateSent(s: Scenario, settleMs: number, beforeResume = (): void => {}): Promise<string> {
   const evacuate = s.nova.evacuate.bind(s.nova);
   s.nova.evacuate = async (...args) => {
     await evacuate(...args);
@@ -172,14 +176,62 @@ test('an evacuation migration that failed after the intent fails the move instea
   };
   assert.is(await runOnce(s.engine), 'crashed');
   s.nova.evacuate = evacuate;
-  await new Promise((r) => setTimeout(r, 60));
-  // Nova rolled the server back to the failed host in error, as a failed rebuild can leave it.
-  const server = s.nova.servers.get(id)!;
-  server.host = 'compute-1';
+  await new Promise((r) => setTimeout(r, settleMs));
+  beforeResume();
   s.engine.restart();
-  assert.match(await runOnce(s.engine), /^RecoveryFailed: Failed to evacuate instances/);
+  return runOnce(s.engine);
+}
+
+test('an evacuation migration that failed after the intent fails the move instead of evacuating again', async () => {
+  const s = scenario({ servers: [{}], evacuateMs: 30 });
+  const id = s.servers[0]!.id;
+  s.nova.failingRebuilds.add(id);
+  const outcome = await resumeAfterEvacuateSent(s, 60, () => {
+    // Nova rolled the server back to the failed host in error, as a failed rebuild can leave it.
+    s.nova.servers.get(id)!.host = 'compute-1';
+  });
+  assert.match(outcome, /^RecoveryFailed: Failed to evacuate instances/);
   assert.is(s.nova.evacuationsOf(id), 1);
   assert.is(s.engine.vmoves()[0]!.message, `Failed to evacuate instance ${id}`);
+  s.nova.stop();
+});
+
+for (const [nova, offsetMs] of [
+  ['behind', -10_000],
+  ['ahead of', 10_000],
+] as const) {
+  test(`clock skew: with Nova's clock 10 s ${nova} the engine's, a failed evacuation migration is detected and evacuate not re-sent`, async () => {
+    const s = scenario({ servers: [{}], evacuateMs: 20 });
+    s.nova.clockOffsetMs = offsetMs;
+    const id = s.servers[0]!.id;
+    s.nova.unscheduledEvacuations.add(id);
+    const outcome = await resumeAfterEvacuateSent(s, 50, () => assert.is(s.nova.migrations[0]!.status, 'error'));
+    assert.match(outcome, /^RecoveryFailed: Failed to evacuate instances/);
+    assert.is(s.nova.evacuationsOf(id), 1, 'evacuate sent once');
+    assert.is(s.engine.vmoves()[0]!.message, `Failed to evacuate instance ${id}`);
+    s.nova.stop();
+  });
+}
+
+test("clock skew: with Nova's clock 10 s ahead, a failed evacuation from before the intent is not taken for ours", async () => {
+  const s = scenario({ servers: [{}] });
+  s.nova.clockOffsetMs = 10_000;
+  const id = s.servers[0]!.id;
+  // An operator's evacuation of the server failed in the scheduler a few seconds before this recovery.
+  s.nova.migrations.push({
+    id: 0,
+    uuid: 'earlier-migration',
+    instance_uuid: id,
+    migration_type: 'evacuation',
+    source_compute: 'compute-1',
+    dest_compute: null,
+    status: 'error',
+    created_at: new Date(Date.now() - 3_000 + 10_000).toISOString().replace('Z', '000'),
+    updated_at: null,
+  });
+  assert.is(await resumeAfterEvacuateUnsent(s), 'resolved');
+  assert.is(s.nova.evacuationsOf(id), 1);
+  assert.is(s.engine.vmoves()[0]!.status, 'succeeded');
   s.nova.stop();
 });
 

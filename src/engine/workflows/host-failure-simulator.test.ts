@@ -11,6 +11,9 @@ import type { Simulator } from '../../simulator/server.ts';
 import { startSimulator } from '../../simulator/server.ts';
 import { runHostFailure } from './host-failure.ts';
 import { MemoryEngine } from './testing/memory-context.ts';
+import { serverLockKey } from '../nova-server-locks.ts';
+import { systemClock } from '../../time/clock.ts';
+import type { Clock } from '../../time/clock.ts';
 
 const FAILED = 'compute-1';
 
@@ -36,9 +39,10 @@ sim.after.each(async (ctx) => {
   await ctx.w?.sim.stop();
 });
 
-function engineFor(w: World, method: 'auto' | 'reserved_host' = 'auto'): MemoryEngine {
+function engineFor(w: World, method: 'auto' | 'reserved_host' = 'auto', clock?: Clock): MemoryEngine {
   return new MemoryEngine({
     nova: w.nova,
+    ...(clock ? { clock } : {}),
     hostname: FAILED,
     recoveryMethod: method,
     hosts: [
@@ -127,6 +131,39 @@ sim('crash after each evacuate call, resume: the simulator counts exactly one ev
   await runHostFailure(engine.context(), engine.startFallbackRun);
   for (const id of ids) assert.is(w!.sim.state.actionCounts.evacuate?.[id], 1, `evacuations of ${id}`);
   assert.ok(engine.vmoves().every((m) => m.status === 'succeeded'));
+});
+
+/** Nova refuses the next `count` unlocks of the server with a 500. */
+function failUnlocks(w: World, id: string, count: number): void {
+  w.sim.state.faults.push({ path: `/compute/v2.1/servers/${id}/action`, action: 'unlock', count, kind: 500 });
+}
+
+sim(
+  'a server left locked after finished: an unlock refused 5 times and then accepted leaves it unlocked',
+  async ({ w }) => {
+    const id = w!.sim.state.addServer({ host: FAILED, name: 'ha-1' }).id;
+    w!.sim.state.failHost(FAILED);
+    failUnlocks(w!, id, 5);
+    const engine = engineFor(w!);
+    await runHostFailure(engine.context(), engine.startFallbackRun);
+    assert.is(w!.sim.state.servers.get(id)!.locked, false);
+    assert.is(engine.effects()[serverLockKey(id)]?.state, 'done');
+    assert.is(w!.sim.state.faults.length, 0, 'every refusal was used');
+  },
+);
+
+sim('a server left locked after finished: an unlock Nova always refuses stays journalled as held', async ({ w }) => {
+  const id = w!.sim.state.addServer({ host: FAILED, name: 'ha-1' }).id;
+  w!.sim.state.failHost(FAILED);
+  failUnlocks(w!, id, 1_000);
+  const engine = engineFor(w!, 'auto', {
+    ...systemClock,
+    sleep: (ms, signal) => systemClock.sleep(Math.min(ms, 20), signal),
+  });
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.is(w!.sim.state.servers.get(id)!.locked, true);
+  assert.is(engine.vmoves()[0]!.status, 'succeeded');
+  assert.is(engine.effects()[serverLockKey(id)]?.state, 'intended', 'the engine core ends the run error from this');
 });
 
 sim('the failed host still up in Nova: no instance is touched', async ({ w }) => {

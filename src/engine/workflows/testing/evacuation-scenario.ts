@@ -4,6 +4,7 @@
 
 import type { Logger } from 'pino';
 import type { Config } from '../../../config/config.ts';
+import type { Clock } from '../../../time/clock.ts';
 import type { RecoveryMethod } from '../../../model/types.ts';
 import type { FakeServer } from '../../../testing/fake-nova.ts';
 import { FakeNova } from '../../../testing/fake-nova.ts';
@@ -26,6 +27,8 @@ export interface ScenarioOptions {
   evacuateMs?: number;
   /** The flow's logger; silent by default. */
   log?: Logger;
+  /** The engine's clock; the system clock by default. */
+  clock?: Clock;
 }
 
 export interface Scenario {
@@ -69,6 +72,7 @@ export function scenario(o: ScenarioOptions = {}): Scenario {
     hosts,
     ...(o.configure ? { configure: o.configure } : {}),
     ...(o.log ? { log: o.log } : {}),
+    ...(o.clock ? { clock: o.clock } : {}),
   });
   return { nova, engine, servers };
 }
