@@ -82,7 +82,7 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
         kube,
         remediationNamespace: namespace,
         approvalOn: { meta: n.metadata, kind: 'Notification' },
-        nodesForHost: (host) => nodes.nodesForHost(host),
+        hostNodes: (host) => nodes.hostNodes(host),
       });
       return v.proven ? { proven: true, proof: describeProof(v.proof) } : { proven: false, missing: v.missing };
     },

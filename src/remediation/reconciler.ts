@@ -38,7 +38,7 @@ import type { EffectiveSpec, Finish } from './decide.ts';
 import { deadlineMs, effectiveSpec, isFinished, notificationOutcome, stage, waitDelayMs } from './decide.ts';
 import { evaluateFencing, gatherEvidence } from '../fencing/proof.ts';
 import { leaseBlocker, readNodeLease } from './lease.ts';
-import { computeHostOf, excludedFromRemediation, nodeNameOf } from '../fencing/node.ts';
+import { computeHostOf, excludedFromRemediation, hostNodes, nodeNameOf } from '../fencing/node.ts';
 import { fileHostNotification, findOwnNotification } from './notify.ts';
 import { rfc3339Seconds } from '../time/format.ts';
 
@@ -196,6 +196,15 @@ export class RemediationReconciler {
     }
 
     if (!r.status?.fencedAt) {
+      // One Node per host, as the engine's gate: if another Node also maps to this host, fencing this Node
+      // proves nothing about the host, and no proof (nor an approval) is taken until the mapping is fixed.
+      const mapped = hostNodes((await this.options.kube.list<NodeLike>(RESOURCES.nodes, undefined)).items, hostName);
+      if (mapped.nodes.length > 1) {
+        const message = mapped.problem ?? `host ${hostName} maps to more than one Node`;
+        await this.setProcessing(r, REMEDIATION_REASONS.nodeMappingAmbiguous, message, hostName);
+        this.event(r, 'Warning', REMEDIATION_REASONS.nodeMappingAmbiguous, 'Wait', message);
+        return this.waitAgain(r, spec);
+      }
       const verdict = evaluateFencing({
         required: spec.fencingProof,
         node: nodeName,
