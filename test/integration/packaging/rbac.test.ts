@@ -12,7 +12,7 @@ import { runKubectl, useNamespace } from '../../support/cluster.ts';
 import type { TestNamespace } from '../../support/cluster.ts';
 import { effectiveGrants, minus, REQUIRED_PERMISSIONS, requiredGrants, wildcardRules } from './rbac-model.ts';
 import type { RbacLayout } from './rbac-model.ts';
-import { find, renderChart, renderKustomize, ROOT, toYaml } from './tools.ts';
+import { byKind, find, renderChart, renderKustomize, ROOT, toYaml } from './tools.ts';
 import type { Manifest } from './tools.ts';
 
 const LEASE_NAMESPACE = 'medik8s-leases';
@@ -162,6 +162,65 @@ test('the aggregated ClusterRole for NodeHealthCheck is labelled and grants exac
   }
 });
 
+test('who may override safety: the approver ClusterRole (not aggregated) and the safety-overrides policy, alike in the chart and config/default', async ({
+  ns,
+}) => {
+  const fromChart = await chart('mo', ns.namespace);
+  const fromKustomize = (await renderKustomize()).manifests;
+  const approvers = [
+    find(fromChart, 'ClusterRole', 'mo-masakari-operator-approver'),
+    find(fromKustomize, 'ClusterRole', 'masakari-operator-approver'),
+  ];
+  for (const r of approvers) {
+    const labels = Object.keys(r.metadata.labels ?? {});
+    assert.equal(
+      labels.filter((l) => l.includes('aggregate')),
+      [],
+      `${r.metadata.name} must not be aggregated into edit or admin`,
+    );
+    assert.equal(r.rules, [
+      {
+        apiGroups: ['masakari.openkeel.io'],
+        resources: ['notifications/approval', 'masakariremediations/approval'],
+        verbs: ['approve'],
+      },
+      {
+        apiGroups: ['masakari.openkeel.io'],
+        resources: ['notifications', 'masakariremediations'],
+        verbs: ['get', 'list', 'watch', 'patch'],
+      },
+    ]);
+  }
+  // Nothing the editor (aggregated into edit and admin) or the viewer grants is an approval.
+  for (const m of [fromChart, fromKustomize]) {
+    for (const r of m.filter((x) => x.kind === 'ClusterRole' && /-(editor|viewer|nhc)$/.test(x.metadata.name))) {
+      for (const rule of (r.rules as { resources?: string[]; verbs?: string[] }[] | undefined) ?? []) {
+        assert.not.ok(rule.verbs?.includes('approve'), `${r.metadata.name} grants approve`);
+        assert.not.ok(
+          rule.resources?.some((x) => x.endsWith('/approval')),
+          `${r.metadata.name} names an approval subresource`,
+        );
+      }
+    }
+  }
+  const policies = [
+    find(fromChart, 'ValidatingAdmissionPolicy', 'mo-masakari-operator-safety-overrides'),
+    find(fromKustomize, 'ValidatingAdmissionPolicy', 'masakari-operator-safety-overrides'),
+  ];
+  const bindings = [
+    find(fromChart, 'ValidatingAdmissionPolicyBinding', 'mo-masakari-operator-safety-overrides'),
+    find(fromKustomize, 'ValidatingAdmissionPolicyBinding', 'masakari-operator-safety-overrides'),
+  ];
+  const withoutRoleName = (spec: unknown) => JSON.stringify(spec).replace(/(mo-)?masakari-operator-approver/g, 'ROLE');
+  assert.is(withoutRoleName(policies[0]!.spec), withoutRoleName(policies[1]!.spec), 'one policy, two packagings');
+  for (const [i, b] of bindings.entries()) {
+    assert.is(b.metadata.namespace, undefined, 'cluster-scoped');
+    assert.equal(b.spec, { policyName: policies[i]!.metadata.name, validationActions: ['Deny'] });
+  }
+  const off = await chart('mo', ns.namespace, [{ rbac: { safetyOverridesPolicy: false } }]);
+  assert.equal(byKind(off, 'ValidatingAdmissionPolicy'), []);
+});
+
 test('RBAC applied for real: kubectl auth can-i allows what the code needs and denies the rest', async ({
   ns,
   leases,
@@ -224,6 +283,10 @@ test('RBAC applied for real: kubectl auth can-i allows what the code needs and d
       ['controller', ['list', 'leases.coordination.k8s.io'], 'default'],
       ['controller', ['escalate', 'roles.rbac.authorization.k8s.io']],
       ['controller', ['*', '*']],
+      // the operator never overrides safety itself (docs/operations.md "Who may override safety")
+      ['controller', ['approve', `notifications.${G}`, '--subresource=approval']],
+      ['controller', ['approve', `masakariremediations.${G}`, '--subresource=approval']],
+      ['api', ['approve', `notifications.${G}`, '--subresource=approval']],
     ];
     // kubectl auth can-i cannot name a resource the server does not serve (the
     // FenceAgentsRemediation CRD is not installed here): ask with a SubjectAccessReview
