@@ -331,6 +331,15 @@ export const OPTIONS: OptionTable = {
       env: 'MASAKARI_NAMESPACE',
       help: 'Namespace holding the FailoverSegment, HaHost and Notification resources.',
     },
+    admission_key_namespace: {
+      default: null,
+      parser: optional(matching(DNS_LABEL, 'a Kubernetes namespace name (DNS-1123 label)')),
+      env: 'MASAKARI_ADMISSION_KEY_NAMESPACE',
+      help:
+        'Namespace of the admission key Secret masakari-admission-seal; null: `namespace`. Set it to the ' +
+        "operator's own namespace when the objects live in another, so that whoever may read Secrets or run pods " +
+        'there cannot read or choose the key (docs/operations.md "The admission key").',
+    },
     components: {
       default: ['api', 'engine', 'remediation'],
       parser: nameList(COMPONENT_NAMES),

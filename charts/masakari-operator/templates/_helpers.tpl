@@ -108,6 +108,8 @@ top-level context) and "components" (MASAKARI_COMPONENTS).
   value: {{ .components | quote }}
 - name: MASAKARI_NAMESPACE
   value: {{ include "masakari-operator.crNamespace" $root | quote }}
+- name: MASAKARI_ADMISSION_KEY_NAMESPACE
+  value: {{ $root.Release.Namespace | quote }}
 - name: MASAKARI_AUTH_STRATEGY
   value: {{ $root.Values.auth.strategy | quote }}
 - name: MASAKARI_LISTEN
