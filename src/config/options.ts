@@ -340,6 +340,15 @@ export const OPTIONS: OptionTable = {
         "operator's own namespace when the objects live in another, so that whoever may read Secrets or run pods " +
         'there cannot read or choose the key (docs/operations.md "The admission key").',
     },
+    safety_overrides_policy: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      env: 'MASAKARI_SAFETY_OVERRIDES_POLICY',
+      help:
+        'ValidatingAdmissionPolicyBinding that lets only approvers write the annotations fencing-approved-by and ' +
+        'recovery-released-by (the chart sets <fullname>-safety-overrides). While it is missing or does not deny, ' +
+        'those overrides are not honoured; null: not checked (docs/operations.md "Who may override safety").',
+    },
     components: {
       default: ['api', 'engine', 'remediation'],
       parser: nameList(COMPONENT_NAMES),

@@ -110,6 +110,32 @@ test('a fencing proof taken from the wrong Node: two Nodes mapping to one host m
   }
 });
 
+test('an approval is not honoured while the policy that lets only approvers write it is missing', async () => {
+  const approvalOn = {
+    meta: { name: 'n-1', annotations: { 'masakari.openkeel.io/fencing-approved-by': 'mallory' } },
+    kind: 'Notification',
+  };
+  const unguarded = 'ValidatingAdmissionPolicyBinding mo-safety-overrides does not exist: …';
+  const v = await fencingProofFor('worker-2', {
+    kube: listingKube({ nodes }),
+    now: () => NOW,
+    approvalOn,
+    approvalGuard: { unguardedReason: async () => unguarded },
+  });
+  if (v.proven) assert.unreachable(`proven by ${v.proof.source}`);
+  else {
+    assert.match(v.missing, `masakari.openkeel.io/fencing-approved-by ("mallory") is not honoured: ${unguarded}`);
+    assert.match(v.missing, 'FenceAgentsRemediation (fence-agents-remediation.medik8s.io) is not installed');
+  }
+  const guarded = await fencingProofFor('worker-2', {
+    kube: listingKube({ nodes }),
+    now: () => NOW,
+    approvalOn,
+    approvalGuard: { unguardedReason: async () => undefined },
+  });
+  assert.equal(guarded.proven && guarded.proof.approvedBy, 'mallory');
+});
+
 test('API failures other than 404/403 propagate so the caller retries', async () => {
   const kube = listingKube({ nodes, fenceagentsremediations: new KubeError(500, 'InternalError', 'etcd down') });
   try {

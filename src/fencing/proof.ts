@@ -229,6 +229,11 @@ export interface FencingProofForOptions {
   remediationNamespace?: string;
   /** Where a person may vouch instead (API path: the Notification). */
   approvalOn?: { meta: ObjectMeta; kind: string };
+  /**
+   * Why an approval may not be honoured now (the policy that lets only
+   * approvers write it is missing: ApprovalGuard); undefined: honour it.
+   */
+  approvalGuard?: { unguardedReason(): Promise<string | undefined> };
   selfNodeRemediationSafeTimeSeconds?: number;
   now?: () => number;
   /**
@@ -271,15 +276,24 @@ export async function fencingProofFor(hostName: string, opts: FencingProofForOpt
     ? await opts.hostNodes(hostName)
     : hostNodes((await kube.list<NodeLike>(RESOURCES.nodes, undefined)).items, hostName);
   if (mapped.nodes.length > 1) return { proven: false, missing: mapped.problem ?? '' };
+  const missing: string[] = [];
   if (opts.approvalOn) {
     const approval = manualApproval(opts.approvalOn.meta, opts.approvalOn.kind);
-    if (approval) return { proven: true, proof: approval };
+    const unguarded = approval ? await opts.approvalGuard?.unguardedReason() : undefined;
+    if (approval && !unguarded) return { proven: true, proof: approval };
+    if (approval) {
+      missing.push(
+        `${REMEDIATION_ANNOTATIONS.fencingApprovedBy} ("${approval.approvedBy}") is not honoured: ${unguarded}`,
+      );
+    }
   }
   const [node] = mapped.nodes;
   if (mapped.nodes.length === 0 || !node) {
-    return { proven: false, missing: mapped.problem ?? `no Node maps to host ${hostName}` };
+    return {
+      proven: false,
+      missing: [...missing, mapped.problem ?? `no Node maps to host ${hostName}`].join('; '),
+    };
   }
-  const missing: string[] = [];
   if (opts.remediationNamespace) {
     try {
       const list = await kube.list<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, opts.remediationNamespace);

@@ -148,6 +148,16 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
   },
   {
     subjects: ['controller'],
+    scope: 'cluster',
+    apiGroup: 'admissionregistration.k8s.io',
+    resource: 'validatingadmissionpolicybindings',
+    verbs: ['get'],
+    why:
+      'src/fencing/approval-guard.ts: the binding of the safety-overrides policy; without it a fencing-approved-by ' +
+      'is not honoured (engine gate, remediator)',
+  },
+  {
+    subjects: ['controller'],
     scope: 'leaseNamespace',
     apiGroup: 'coordination.k8s.io',
     resource: 'leases',

@@ -127,7 +127,9 @@ test('no wildcard apiGroups, resources or verbs in any Role or ClusterRole; no b
   }
 });
 
-test('the only ClusterRole bound to the operator reads nodes and the Medik8s fencing proofs', async ({ ns }) => {
+test('the only ClusterRole bound to the operator reads nodes, the Medik8s fencing proofs and the safety-overrides binding', async ({
+  ns,
+}) => {
   const m = await chart('mo', ns.namespace);
   const bindings = m.filter((x) => x.kind === 'ClusterRoleBinding');
   assert.equal(
@@ -138,6 +140,11 @@ test('the only ClusterRole bound to the operator reads nodes and the Medik8s fen
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['fence-agents-remediation.medik8s.io'], resources: ['fenceagentsremediations'], verbs: ['list'] },
     { apiGroups: ['self-node-remediation.medik8s.io'], resources: ['selfnoderemediations'], verbs: ['list'] },
+    {
+      apiGroups: ['admissionregistration.k8s.io'],
+      resources: ['validatingadmissionpolicybindings'],
+      verbs: ['get'],
+    },
   ]);
 });
 

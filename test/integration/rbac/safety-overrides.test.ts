@@ -9,8 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
+import { pino } from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { ApprovalGuard } from '../../../src/fencing/approval-guard.ts';
+import { createKubeClient } from '../../../src/k8s/kube-client.ts';
 import { useNamespace } from '../../support/cluster.ts';
 import type { KubectlResult, TestNamespace } from '../../support/cluster.ts';
 
@@ -96,9 +99,16 @@ test.after(async ({ ns }) => {
   await ns.cleanup();
 });
 
-test('the policy is installed and bound', async ({ ns }) => {
+test('the policy is installed and bound, and the operator honours approvals only while its binding is there', async ({
+  ns,
+}) => {
   const r = await ns.kubectl(['get', 'validatingadmissionpolicybinding', 'safety-overrides', '-o', 'name']);
   assert.is(r.code, 0, r.stderr);
+  const kube = createKubeClient(ns.kc);
+  const log = pino({ level: 'silent' });
+  assert.is(await new ApprovalGuard({ kube, bindingName: 'safety-overrides', log }).unguardedReason(), undefined);
+  const missing = await new ApprovalGuard({ kube, bindingName: `gone-${SUFFIX}`, log }).unguardedReason();
+  assert.match(missing ?? '', `ValidatingAdmissionPolicyBinding gone-${SUFFIX} does not exist`);
 });
 
 test('an editor edits Notifications as before: create, annotate, delete', async ({ ns }) => {
