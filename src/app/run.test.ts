@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FakeKube } from '../testing/fake-kube.ts';
+import { RESOURCES } from '../k8s/resources.ts';
 import type { ComponentName } from '../config/options.ts';
 import type { AppContext, Component, ComponentFactory } from './component.ts';
 import { StartupError } from './components.ts';
@@ -36,6 +37,7 @@ interface Harness {
   components: Map<string, FakeComponent>;
   logs: Array<Record<string, unknown>>;
   kubeClosed: () => boolean;
+  kube: FakeKube;
   stop: (signal?: string) => void;
   run: Promise<number>;
   listening: Promise<void>;
@@ -54,6 +56,7 @@ async function start(
   let stop!: (signal: string) => void;
   const shutdownRequested = new Promise<string>((r) => (stop = r));
   let kubeClosed = false;
+  const kube = new FakeKube();
   let listened!: () => void;
   const listening = new Promise<void>((r) => (listened = r));
   const options: RunOptions = {
@@ -71,7 +74,7 @@ async function start(
       return factory;
     },
     connectKube: () => ({
-      client: new FakeKube(),
+      client: kube,
       close: async () => {
         kubeClosed = true;
       },
@@ -86,6 +89,7 @@ async function start(
     components,
     logs,
     kubeClosed: () => kubeClosed,
+    kube,
     stop: (signal = 'SIGTERM') => stop(signal),
     run,
     listening,
@@ -169,6 +173,35 @@ test('components get the context: namespace, identity, the process logger and th
   h.stop();
   assert.is(await h.run, 0);
   assert.is(ctx.signal.aborted, true);
+});
+
+test("the admission key is read or made in admission_key_namespace (the operator's), never in the objects' namespace", async () => {
+  const h = await start({ MASAKARI_NAMESPACE: 'ha-objects', MASAKARI_ADMISSION_KEY_NAMESPACE: 'masakari-system' });
+  await until(() => h.components.size === 2);
+  assert.ok(h.components.get('api')!.ctx!.admissionSeal, 'the process seals');
+  const secrets = (ns: string) => h.kube.list<{ metadata: { name: string } }>(RESOURCES.secrets, ns);
+  assert.equal(
+    (await secrets('masakari-system')).items.map((s) => s.metadata.name),
+    ['masakari-admission-seal'],
+  );
+  assert.equal((await secrets('ha-objects')).items, []);
+  h.stop();
+  assert.is(await h.run, 0);
+});
+
+test("without admission_key_namespace the key stays in the objects' namespace, and the log says who can read it", async () => {
+  const h = await start({ MASAKARI_NAMESPACE: 'ha-objects' });
+  await until(() => h.components.size === 2);
+  const secrets = await h.kube.list<{ metadata: { name: string } }>(RESOURCES.secrets, 'ha-objects');
+  assert.equal(
+    secrets.items.map((s) => s.metadata.name),
+    ['masakari-admission-seal'],
+  );
+  assert.ok(
+    h.logs.some((l) => String(l.msg).startsWith('the admission key is kept in the namespace of the Masakari objects')),
+  );
+  h.stop();
+  assert.is(await h.run, 0);
 });
 
 test('shutdown aborts the signal, stops components in reverse order, closes clients, exits 0', async () => {

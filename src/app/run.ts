@@ -38,7 +38,12 @@ import {
 import { createMetricsRegistry, kubeCallObserver, openStackCallObserver } from './metrics.ts';
 import { operatorVersion } from './version.ts';
 import { Manager } from '../runtime/manager.ts';
-import { createAdmissionSeal, loadAdmissionSealKey, withSealedNotifications } from '../store/admission-seal.ts';
+import {
+  createAdmissionSeal,
+  loadAdmissionSealKey,
+  SEAL_SECRET_NAME,
+  withSealedNotifications,
+} from '../store/admission-seal.ts';
 import type { InformerDeps } from '../runtime/informer.ts';
 
 export interface ClosableKube {
@@ -203,10 +208,20 @@ export async function runOperator(opts: RunOptions): Promise<number> {
     // them through the wrapped client. No key (403): the status write, as before.
     // Loaded after the ops server listens: while the API server cannot be
     // reached the process is alive and not ready, as during its first cache sync.
+    // The key lives in admission_key_namespace (the operator's own, in the chart) so that who may edit the
+    // objects' namespace cannot read or pre-create it (docs/operations.md "The admission key").
     const namespace = config.operator.namespace;
+    const keyNamespace = config.operator.admission_key_namespace ?? namespace;
+    if (keyNamespace === namespace) {
+      log.info(
+        { namespace, secret: SEAL_SECRET_NAME },
+        'the admission key is kept in the namespace of the Masakari objects: whoever may read Secrets or run pods ' +
+          'there can seal notifications (set admission_key_namespace to a namespace of its own to prevent it)',
+      );
+    }
     let sealKey: Buffer | undefined;
     try {
-      sealKey = await loadAdmissionSealKey(kube.client, namespace, log, controller.signal);
+      sealKey = await loadAdmissionSealKey(kube.client, keyNamespace, log, controller.signal);
     } catch (e) {
       throw new StartupError(`kubernetes: cannot load the admission key: ${(e as Error).message}`, { cause: e });
     }

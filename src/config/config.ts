@@ -72,6 +72,10 @@ export interface Config {
   };
   operator: {
     namespace: string; // MASAKARI_NAMESPACE, default 'masakari'
+    /** Namespace of the admission key Secret; null: `namespace` (MASAKARI_ADMISSION_KEY_NAMESPACE). */
+    admission_key_namespace: string | null;
+    /** ValidatingAdmissionPolicyBinding guarding the safety overrides; null: not checked (MASAKARI_SAFETY_OVERRIDES_POLICY). */
+    safety_overrides_policy: string | null;
     components: Array<'api' | 'engine' | 'remediation'>; // MASAKARI_COMPONENTS
     metrics_listen: string; // '127.0.0.1:8081' (healthz, readyz, metrics)
     medik8s_lease_namespace: string; // 'medik8s-leases' (NodeHealthCheck's LEASE_NAMESPACE)

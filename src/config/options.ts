@@ -331,6 +331,24 @@ export const OPTIONS: OptionTable = {
       env: 'MASAKARI_NAMESPACE',
       help: 'Namespace holding the FailoverSegment, HaHost and Notification resources.',
     },
+    admission_key_namespace: {
+      default: null,
+      parser: optional(matching(DNS_LABEL, 'a Kubernetes namespace name (DNS-1123 label)')),
+      env: 'MASAKARI_ADMISSION_KEY_NAMESPACE',
+      help:
+        'Namespace of the admission key Secret masakari-admission-seal; null: `namespace`. Set it to the ' +
+        "operator's own namespace when the objects live in another, so that whoever may read Secrets or run pods " +
+        'there cannot read or choose the key (docs/operations.md "The admission key").',
+    },
+    safety_overrides_policy: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      env: 'MASAKARI_SAFETY_OVERRIDES_POLICY',
+      help:
+        'ValidatingAdmissionPolicyBinding that lets only approvers write the annotations fencing-approved-by and ' +
+        'recovery-released-by (the chart sets <fullname>-safety-overrides). While it is missing or does not deny, ' +
+        'those overrides are not honoured; null: not checked (docs/operations.md "Who may override safety").',
+    },
     components: {
       default: ['api', 'engine', 'remediation'],
       parser: nameList(COMPONENT_NAMES),

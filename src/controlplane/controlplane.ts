@@ -9,10 +9,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureBinaries } from './binaries.ts';
-import { installCrds } from './crds.ts';
+import { installCrds, installPolicies } from './crds.ts';
 import { httpRequest, waitUntil } from './http.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
-import { defaultCrdDir } from './paths.ts';
+import { defaultCrdDir, defaultPolicyDir } from './paths.ts';
 import { generateControlPlanePki } from './pki.ts';
 import { freePort } from './ports.ts';
 import { logTail, signalGroup, spawnInGroup, terminate } from './processes.ts';
@@ -24,6 +24,8 @@ export interface ControlPlaneOptions {
   binDir?: string;
   /** CRDs to install; default <repo>/crds; null installs none. */
   crdDir?: string | null;
+  /** ValidatingAdmissionPolicies to install after the CRDs; default <repo>/config/policy when CRDs are installed; null installs none. */
+  policyDir?: string | null;
   /** Per component; default MASAKARI_CONTROLPLANE_START_TIMEOUT_MS or 90 s (2 slow cores). */
   startTimeoutMs?: number;
   /** SIGTERM grace per process before SIGKILL; default 10 s. */
@@ -290,6 +292,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     const api = { server, ca: pki.ca.certPem, token };
     const installed = crdDir ? await installCrds(api, crdDir, startTimeoutMs) : [];
+    const policyDir = opts.policyDir === undefined ? (crdDir ? defaultPolicyDir() : null) : opts.policyDir;
+    if (policyDir) installed.push(...(await installPolicies(api, policyDir)));
 
     const pids = { etcd: etcd.proc.pid, apiserver: apiserver.proc.pid, watchdog: watchdog.pid };
     let currentApiServer = apiserver.proc;
@@ -307,7 +311,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const caData = Buffer.from(pki.ca.certPem).toString('base64');
     writeFileSync(files.kubeconfig, renderKubeconfig(server, caData, token), { mode: 0o600 });
     log(
-      `control plane ${id} up at ${server} (etcd ${etcdUrl}); CRDs: ${installed.join(', ') || 'none'}; kubeconfig ${files.kubeconfig}`,
+      `control plane ${id} up at ${server} (etcd ${etcdUrl}); CRDs and policies: ${installed.join(', ') || 'none'}; kubeconfig ${files.kubeconfig}`,
     );
     return {
       kubeconfigPath: files.kubeconfig,

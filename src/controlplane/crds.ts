@@ -1,7 +1,9 @@
 // Installs the CustomResourceDefinitions from a directory and waits until the
 // API server serves them: Established and NamesAccepted, and every served
 // version listed in discovery (the check envtest makes; a CRD can be
-// Established a moment before discovery shows it).
+// Established a moment before discovery shows it). Also installs the
+// ValidatingAdmissionPolicies of config/policy (installPolicies), which guard
+// the Masakari objects as on a real cluster.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
@@ -107,4 +109,51 @@ export async function installCrds(api: ApiTarget, dir: string, timeoutMs = 30_00
   for (const crd of crds) await createOrReplace(api, crd);
   for (const crd of crds) await waitServed(api, crd, timeoutMs);
   return crds.map((c) => c.metadata.name);
+}
+
+const POLICY_PATHS: Record<string, string> = {
+  ValidatingAdmissionPolicy: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies',
+  ValidatingAdmissionPolicyBinding: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings',
+};
+
+interface PolicyManifest {
+  kind: string;
+  metadata: { name: string; resourceVersion?: string };
+}
+
+/**
+ * Creates or replaces every ValidatingAdmissionPolicy(Binding) in *.yaml of
+ * dir (other documents, e.g. a kustomization, are skipped), policies before
+ * bindings. Returns their names. The API server enforces a policy from the
+ * moment its binding exists (its type check runs in the background; a policy
+ * that fails it is reported in status.typeChecking, not here).
+ */
+export async function installPolicies(api: ApiTarget, dir: string): Promise<string[]> {
+  const auth = { ca: api.ca, token: api.token };
+  const docs: PolicyManifest[] = [];
+  for (const file of readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()) {
+    for (const doc of loadAll(readFileSync(join(dir, file), 'utf8'))) {
+      const obj = doc as PolicyManifest | null;
+      if (obj && POLICY_PATHS[obj.kind]) docs.push(obj);
+    }
+  }
+  docs.sort((a, b) => Number(a.kind.endsWith('Binding')) - Number(b.kind.endsWith('Binding')));
+  for (const doc of docs) {
+    const path = `${api.server}${POLICY_PATHS[doc.kind]}`;
+    const created = await httpRequest(path, { ...auth, method: 'POST', body: doc });
+    if (created.status === 201) continue;
+    if (created.status !== 409) throw fail(`creating ${doc.kind} ${doc.metadata.name}`, created);
+    const current = await httpRequest(`${path}/${doc.metadata.name}`, auth);
+    if (current.status !== 200) throw fail(`reading ${doc.kind} ${doc.metadata.name}`, current);
+    const resourceVersion = (JSON.parse(current.body) as PolicyManifest).metadata.resourceVersion;
+    const replaced = await httpRequest(`${path}/${doc.metadata.name}`, {
+      ...auth,
+      method: 'PUT',
+      body: { ...doc, metadata: { ...doc.metadata, resourceVersion } },
+    });
+    if (replaced.status !== 200) throw fail(`updating ${doc.kind} ${doc.metadata.name}`, replaced);
+  }
+  return docs.map((d) => `${d.kind}/${d.metadata.name}`);
 }

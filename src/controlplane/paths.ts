@@ -25,6 +25,11 @@ export function defaultCrdDir(): string {
   return join(repoRoot(), 'crds');
 }
 
+/** The ValidatingAdmissionPolicies installed with the CRDs (config/policy). */
+export function defaultPolicyDir(): string {
+  return join(repoRoot(), 'config', 'policy');
+}
+
 /** MASAKARI_CONTROLPLANE_STATE_DIR overrides it (tests use a private one). */
 export function stateDir(): string {
   return process.env.MASAKARI_CONTROLPLANE_STATE_DIR || join(tmpdir(), 'masakari-operator-controlplanes');

@@ -12,6 +12,7 @@ import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { managerFor } from '../runtime/manager.ts';
 import { sharedFactoryOf } from '../runtime/shared-informers.ts';
+import { ApprovalGuard } from '../fencing/approval-guard.ts';
 import { NodeDirectory } from '../fencing/node-directory.ts';
 import { createIdAllocator } from '../store/ids.ts';
 import { createEngine } from './engine.ts';
@@ -60,6 +61,14 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
   const { manager, owned } = managerFor(ctx);
   // Opened on first use (a requireFencing segment) and stopped by the directory itself.
   const nodes = new NodeDirectory({ kube, informers: sharedFactoryOf(manager.informers), log });
+  const approvals = new ApprovalGuard({
+    kube,
+    bindingName: op.safety_overrides_policy,
+    log,
+    metrics: ctx.metrics,
+  });
+  // Looked at once at start, so a missing policy shows (log, gauge, alert) before anyone approves anything.
+  void approvals.unguardedReason();
 
   const engine = createEngine({
     kube,
@@ -82,7 +91,8 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
         kube,
         remediationNamespace: namespace,
         approvalOn: { meta: n.metadata, kind: 'Notification' },
-        nodesForHost: (host) => nodes.nodesForHost(host),
+        hostNodes: (host) => nodes.hostNodes(host),
+        approvalGuard: approvals,
       });
       return v.proven ? { proven: true, proof: describeProof(v.proof) } : { proven: false, missing: v.missing };
     },

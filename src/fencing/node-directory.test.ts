@@ -49,13 +49,13 @@ test('the fencing gate makes no Node list: it reads a watched Node cache, listed
       kube: c.kube,
       now: () => NOW,
       accept: [],
-      nodesForHost: (h) => c.nodes.nodesForHost(h),
+      hostNodes: (h) => c.nodes.hostNodes(h),
     });
     assert.is(v.proven, false);
   }
-  assert.equal(await c.nodes.nodesForHost('cmp-001'), ['worker-1']);
-  assert.equal(await c.nodes.nodesForHost('worker-2'), ['worker-2']);
-  assert.equal(await c.nodes.nodesForHost('nowhere'), []);
+  assert.equal((await c.nodes.hostNodes('cmp-001')).nodes, ['worker-1']);
+  assert.equal((await c.nodes.hostNodes('worker-2')).nodes, ['worker-2']);
+  assert.equal((await c.nodes.hostNodes('nowhere')).nodes, []);
   const lists = c.kube.callsOf('list');
   assert.is(lists.length, 1, 'one (paged) list when the cache starts, none per question');
   assert.ok((lists[0]!.args[2] as ListOptions).limit! > 0);
@@ -69,8 +69,12 @@ test('the fencing gate makes no Node list: it reads a watched Node cache, listed
       },
     },
   });
-  assert.equal(await c.nodes.nodesForHost('cmp-002'), ['worker-2']);
-  assert.equal(await c.nodes.nodesForHost('worker-2'), []);
+  assert.equal((await c.nodes.hostNodes('cmp-002')).nodes, ['worker-2']);
+  assert.equal(await c.nodes.hostNodes('worker-2'), {
+    nodes: [],
+    problem:
+      'no Node maps to host worker-2: Node worker-2 is annotated masakari.openkeel.io/compute-host=cmp-002, and no Node is annotated masakari.openkeel.io/compute-host=worker-2',
+  });
   assert.is(c.kube.callsOf('list').length, 1);
   c.nodes.stop();
 });

@@ -9,7 +9,8 @@ import { RESOURCES } from '../k8s/resources.ts';
 import { REMEDIATION_ANNOTATIONS } from '../model/remediation-constants.ts';
 import type { NodeLike } from '../model/remediation-types.ts';
 import type { Informer, InformerOptions } from '../runtime/types.ts';
-import { computeHostOf, nodesForHost } from './node.ts';
+import type { HostNodes } from './node.ts';
+import { computeHostOf, describeHostNodes, hostNodes } from './node.ts';
 import { INDEX } from '../model/indexes.ts';
 
 /** How long a question waits for the first sync before it is answered by one list instead. */
@@ -17,7 +18,7 @@ const FIRST_SYNC_WAIT_MS = 5_000;
 
 export type NodeInformerFactory = (ref: typeof RESOURCES.nodes, opts: InformerOptions<NodeLike>) => Informer<NodeLike>;
 
-/** A Node reduced to what nodesForHost reads. Exported for tests. */
+/** A Node reduced to what hostNodes reads. Exported for tests. */
 export function slimNode(node: NodeLike): NodeLike {
   const annotation = node.metadata.annotations?.[REMEDIATION_ANNOTATIONS.computeHost];
   return {
@@ -38,11 +39,12 @@ export class NodeDirectory {
   ) {}
 
   /**
-   * Names of the Nodes that run `hostName` (nodesForHost's rule). The Node
-   * watch starts on the first question. Until it has synced (or if it cannot,
-   * e.g. RBAC without watch on nodes) the answer comes from one list.
+   * The Nodes that run `hostName` (nodesForHost's rule) and, unless exactly
+   * one does, why (hostNodes). The Node watch starts on the first question.
+   * Until it has synced (or if it cannot, e.g. RBAC without watch on nodes)
+   * the answer comes from one list.
    */
-  async nodesForHost(hostName: string): Promise<string[]> {
+  async hostNodes(hostName: string): Promise<HostNodes> {
     const informer = this.ensureStarted();
     if (!informer.hasSynced()) {
       await Promise.race([
@@ -51,14 +53,15 @@ export class NodeDirectory {
       ]);
     }
     if (informer.hasSynced()) {
-      return informer
+      const mapped = informer
         .byIndex(INDEX.computeHost, hostName)
         .map((n) => n.metadata.name ?? '')
         .filter(Boolean);
+      return describeHostNodes(hostName, mapped, informer.get(hostName));
     }
     this.deps.log.warn('Node cache not synced yet; answering from one list of Nodes');
     const nodes = await this.deps.kube.list<NodeLike>(RESOURCES.nodes, undefined);
-    return nodesForHost(nodes.items, hostName);
+    return hostNodes(nodes.items, hostName);
   }
 
   stop(): void {

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { computeHostOf, excludedFromRemediation, nodeNameOf, nodesForHost } from './node.ts';
+import { computeHostOf, excludedFromRemediation, hostNodes, nodeNameOf, nodesForHost } from './node.ts';
 
 test("the node comes from the node-name annotation, so generateName'd remediations work", () => {
   assert.equal(
@@ -37,6 +37,30 @@ test('the Nodes of a host: annotated ones, and a same-named Node only if not ann
   assert.equal(nodesForHost(nodes, 'cmp-001'), ['worker-1']);
   assert.equal(nodesForHost(nodes, 'worker-3'), ['worker-3']);
   assert.equal(nodesForHost(nodes, 'nowhere'), []);
+});
+
+test('a Node named like the host but annotated to another host is not one of its Nodes, and is named when none is', () => {
+  const nodes = [
+    { metadata: { name: 'cmp-001', annotations: { 'masakari.openkeel.io/compute-host': 'cmp-002' } } },
+    { metadata: { name: 'worker-3' } },
+  ];
+  assert.equal(hostNodes(nodes, 'cmp-001'), {
+    nodes: [],
+    problem:
+      'no Node maps to host cmp-001: Node cmp-001 is annotated masakari.openkeel.io/compute-host=cmp-002, and no Node is annotated masakari.openkeel.io/compute-host=cmp-001',
+  });
+  assert.equal(hostNodes(nodes, 'worker-3'), { nodes: ['worker-3'] });
+});
+
+test('a host two Nodes map to has no Node: the problem names them and how to fix it', () => {
+  const nodes = [
+    { metadata: { name: 'worker-1', annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001' } } },
+    { metadata: { name: 'cmp-001' } },
+  ];
+  const mapped = hostNodes(nodes, 'cmp-001');
+  assert.equal(mapped.nodes, ['cmp-001', 'worker-1']);
+  assert.match(mapped.problem ?? '', 'host cmp-001 maps to more than one Node: cmp-001, worker-1');
+  assert.match(mapped.problem ?? '', 'no fencing proof counts');
 });
 
 test.run();

@@ -81,13 +81,59 @@ test("the remediator's FencingVerified verdict and a person's approval on the No
   const byRemediation = await fencingProofFor('worker-2', { kube, remediationNamespace: 'masakari', now: () => NOW });
   assert.equal(byRemediation.proven && byRemediation.proof.source, 'MasakariRemediation worker-2-abcde');
   const byPerson = await fencingProofFor('worker-2', {
-    kube: listingKube({}),
+    kube: listingKube({ nodes }),
     approvalOn: {
       meta: { name: 'n-1', annotations: { 'masakari.openkeel.io/fencing-approved-by': 'carol' } },
       kind: 'Notification',
     },
   });
   assert.equal(byPerson.proven && byPerson.proof.approvedBy, 'carol');
+});
+
+test('a fencing proof taken from the wrong Node: two Nodes mapping to one host make no proof count, and the verdict names both', async () => {
+  const twoNodes = [
+    ...nodes,
+    { metadata: { name: 'worker-9', annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001' } } },
+  ];
+  const approved = {
+    meta: { name: 'n-1', annotations: { 'masakari.openkeel.io/fencing-approved-by': 'carol' } },
+    kind: 'Notification',
+  };
+  for (const approvalOn of [undefined, approved]) {
+    const kube = listingKube({ nodes: twoNodes, fenceagentsremediations: [fenced('worker-9')] });
+    const v = await fencingProofFor('cmp-001', { kube, now: () => NOW, ...(approvalOn ? { approvalOn } : {}) });
+    if (v.proven) assert.unreachable(`proven by ${v.proof.source}`);
+    else {
+      assert.match(v.missing, 'host cmp-001 maps to more than one Node: worker-1, worker-9');
+      assert.match(v.missing, 'masakari.openkeel.io/compute-host');
+    }
+  }
+});
+
+test('an approval is not honoured while the policy that lets only approvers write it is missing', async () => {
+  const approvalOn = {
+    meta: { name: 'n-1', annotations: { 'masakari.openkeel.io/fencing-approved-by': 'mallory' } },
+    kind: 'Notification',
+  };
+  const unguarded = 'ValidatingAdmissionPolicyBinding mo-safety-overrides does not exist: …';
+  const v = await fencingProofFor('worker-2', {
+    kube: listingKube({ nodes }),
+    now: () => NOW,
+    approvalOn,
+    approvalGuard: { unguardedReason: async () => unguarded },
+  });
+  if (v.proven) assert.unreachable(`proven by ${v.proof.source}`);
+  else {
+    assert.match(v.missing, `masakari.openkeel.io/fencing-approved-by ("mallory") is not honoured: ${unguarded}`);
+    assert.match(v.missing, 'FenceAgentsRemediation (fence-agents-remediation.medik8s.io) is not installed');
+  }
+  const guarded = await fencingProofFor('worker-2', {
+    kube: listingKube({ nodes }),
+    now: () => NOW,
+    approvalOn,
+    approvalGuard: { unguardedReason: async () => undefined },
+  });
+  assert.equal(guarded.proven && guarded.proof.approvedBy, 'mallory');
 });
 
 test('API failures other than 404/403 propagate so the caller retries', async () => {

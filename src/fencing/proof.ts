@@ -29,7 +29,8 @@ import type {
   SelfNodeRemediationLike,
 } from '../model/remediation-types.ts';
 import type { ObjectMeta } from '../model/types.ts';
-import { nodeNameOf, nodesForHost } from './node.ts';
+import type { HostNodes } from './node.ts';
+import { hostNodes, nodeNameOf } from './node.ts';
 
 export interface FencingProof {
   kind: FencingProofKind;
@@ -228,13 +229,18 @@ export interface FencingProofForOptions {
   remediationNamespace?: string;
   /** Where a person may vouch instead (API path: the Notification). */
   approvalOn?: { meta: ObjectMeta; kind: string };
+  /**
+   * Why an approval may not be honoured now (the policy that lets only
+   * approvers write it is missing: ApprovalGuard); undefined: honour it.
+   */
+  approvalGuard?: { unguardedReason(): Promise<string | undefined> };
   selfNodeRemediationSafeTimeSeconds?: number;
   now?: () => number;
   /**
-   * The Nodes that run a host (nodesForHost's rule). The engine answers it
-   * from a Node cache (NodeDirectory); default: one list of every Node.
+   * The Nodes that run a host (hostNodes's rule). The engine answers it from
+   * a Node cache (NodeDirectory); default: one list of every Node.
    */
-  nodesForHost?: (hostName: string) => Promise<string[]>;
+  hostNodes?: (hostName: string) => Promise<HostNodes>;
 }
 
 /** The remediator already proved fencing for this node (condition FencingVerified=True on a live MasakariRemediation). */
@@ -256,51 +262,57 @@ export function remediationProof(remediations: MasakariRemediation[], node: stri
 /**
  * The API-path gate (segment spec.requireFencing): is the Masakari host
  * `hostName` proven fenced? The host's Node is the Node annotated
- * masakari.openkeel.io/compute-host=<hostName>, else the Node of that name.
+ * masakari.openkeel.io/compute-host=<hostName>, else the Node of that name,
+ * and there must be exactly one: when several Nodes map to the host, a proof
+ * for one of them says nothing about the host, so nothing counts, not even a
+ * person's approval (who approves a host whose Node is in doubt?).
  * Never throws for missing CRDs or a missing Node (those are "not proven");
  * throws KubeError for API failures a retry can fix.
  */
 export async function fencingProofFor(hostName: string, opts: FencingProofForOptions): Promise<FencingVerdict> {
   const { kube } = opts;
   const nowMs = (opts.now ?? Date.now)();
+  const mapped = opts.hostNodes
+    ? await opts.hostNodes(hostName)
+    : hostNodes((await kube.list<NodeLike>(RESOURCES.nodes, undefined)).items, hostName);
+  if (mapped.nodes.length > 1) return { proven: false, missing: mapped.problem ?? '' };
+  const missing: string[] = [];
   if (opts.approvalOn) {
     const approval = manualApproval(opts.approvalOn.meta, opts.approvalOn.kind);
-    if (approval) return { proven: true, proof: approval };
+    const unguarded = approval ? await opts.approvalGuard?.unguardedReason() : undefined;
+    if (approval && !unguarded) return { proven: true, proof: approval };
+    if (approval) {
+      missing.push(
+        `${REMEDIATION_ANNOTATIONS.fencingApprovedBy} ("${approval.approvedBy}") is not honoured: ${unguarded}`,
+      );
+    }
   }
-  const candidates = opts.nodesForHost
-    ? await opts.nodesForHost(hostName)
-    : nodesForHost((await kube.list<NodeLike>(RESOURCES.nodes, undefined)).items, hostName);
-  if (candidates.length === 0) {
+  const [node] = mapped.nodes;
+  if (mapped.nodes.length === 0 || !node) {
     return {
       proven: false,
-      missing: `no Node maps to host ${hostName} (neither annotation ${REMEDIATION_ANNOTATIONS.computeHost}=${hostName} nor a Node of that name)`,
+      missing: [...missing, mapped.problem ?? `no Node maps to host ${hostName}`].join('; '),
     };
   }
-  const missing: string[] = [];
   if (opts.remediationNamespace) {
     try {
       const list = await kube.list<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, opts.remediationNamespace);
-      for (const node of candidates) {
-        const proof = remediationProof(list.items, node);
-        if (proof) return { proven: true, proof };
-      }
+      const proof = remediationProof(list.items, node);
+      if (proof) return { proven: true, proof };
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
   }
   for (const required of opts.accept ?? (['FenceAgentsRemediation', 'SelfNodeRemediation'] as FencingProofKind[])) {
-    const evidence = await gatherEvidence(kube, required);
-    for (const node of candidates) {
-      const verdict = evaluateFencing({
-        required,
-        node,
-        nowMs,
-        selfNodeRemediationSafeTimeSeconds: opts.selfNodeRemediationSafeTimeSeconds,
-        ...evidence,
-      });
-      if (verdict.proven) return verdict;
-      missing.push(verdict.missing);
-    }
+    const verdict = evaluateFencing({
+      required,
+      node,
+      nowMs,
+      selfNodeRemediationSafeTimeSeconds: opts.selfNodeRemediationSafeTimeSeconds,
+      ...(await gatherEvidence(kube, required)),
+    });
+    if (verdict.proven) return verdict;
+    missing.push(verdict.missing);
   }
   return { proven: false, missing: missing.join('; ') || `no accepted fencing proof for host ${hostName}` };
 }

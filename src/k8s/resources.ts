@@ -15,6 +15,13 @@ export const RESOURCES = {
   namespaces: { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
   nodes: { group: '', version: 'v1', plural: 'nodes', namespaced: false },
   crds: { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false },
+  /** Only the binding that guards the safety overrides (src/fencing/approval-guard.ts). */
+  validatingAdmissionPolicyBindings: {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    plural: 'validatingadmissionpolicybindings',
+    namespaced: false,
+  },
 } as const satisfies Record<string, ResourceRef>;
 
 /** The Medik8s remediator's kinds and the other Medik8s operators' CRs it reads as proof of fencing. */

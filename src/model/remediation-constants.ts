@@ -74,6 +74,7 @@ export const REMEDIATION_REASONS = {
   started: 'RemediationStarted',
   fencingVerified: 'FencingVerified',
   waitingForFencing: 'WaitingForFencing',
+  nodeMappingAmbiguous: 'NodeMappingAmbiguous',
   nodeLeaseHeld: 'NodeLeaseHeld',
   nodeExcluded: 'NodeExcludedFromRemediation',
   fencedByFenceAgent: 'FenceAgentActionSucceeded',

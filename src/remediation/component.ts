@@ -24,6 +24,7 @@ import { untilSyncedOrShutdown } from '../app/first-sync.ts';
 import { createCrRepository } from '../store/index.ts';
 import type { CrRepositoryHandle } from '../store/index.ts';
 import { RemediationReconciler } from './reconciler.ts';
+import { ApprovalGuard } from '../fencing/approval-guard.ts';
 
 export interface RemediationComponentOptions {
   /** How often a filed notification is looked at; default 5 s (tests use less). */
@@ -109,6 +110,12 @@ export async function createComponent(
     duplicateWindowSeconds: ctx.config.DEFAULT.duplicate_notification_detection_interval,
     leaseNamespace: ctx.config.operator.medik8s_lease_namespace,
     followIntervalMs: opts.followIntervalMs,
+    approvalGuard: new ApprovalGuard({
+      kube: ctx.kube,
+      bindingName: ctx.config.operator.safety_overrides_policy,
+      log,
+      metrics: ctx.metrics,
+    }),
   });
 
   // One controller per leadership term (a Controller starts once); the cache feeds whichever is current.

@@ -21,6 +21,7 @@ import {
   MEDIK8S_LEASE_NAMESPACE,
   REMEDIATION_CONDITIONS,
   REMEDIATION_FINALIZER,
+  REMEDIATION_ANNOTATIONS,
   REMEDIATION_KINDS,
   REMEDIATION_REASONS,
 } from '../model/remediation-constants.ts';
@@ -36,9 +37,9 @@ import type { ReconcileResult } from '../runtime/types.ts';
 import { forceDownComputeService } from './compute-service.ts';
 import type { EffectiveSpec, Finish } from './decide.ts';
 import { deadlineMs, effectiveSpec, isFinished, notificationOutcome, stage, waitDelayMs } from './decide.ts';
-import { evaluateFencing, gatherEvidence } from '../fencing/proof.ts';
+import { evaluateFencing, gatherEvidence, manualApproval } from '../fencing/proof.ts';
 import { leaseBlocker, readNodeLease } from './lease.ts';
-import { computeHostOf, excludedFromRemediation, nodeNameOf } from '../fencing/node.ts';
+import { computeHostOf, excludedFromRemediation, hostNodes, nodeNameOf } from '../fencing/node.ts';
 import { fileHostNotification, findOwnNotification } from './notify.ts';
 import { rfc3339Seconds } from '../time/format.ts';
 
@@ -64,6 +65,8 @@ export interface RemediationReconcilerOptions {
   leaseNamespace?: string;
   /** How often a filed notification is looked at; default 5 s. */
   followIntervalMs?: number;
+  /** Why a fencing-approved-by may not be honoured now (ApprovalGuard); absent: always honoured. */
+  approvalGuard?: { unguardedReason(): Promise<string | undefined> };
   now?: () => number;
 }
 
@@ -196,16 +199,30 @@ export class RemediationReconciler {
     }
 
     if (!r.status?.fencedAt) {
+      // One Node per host, as the engine's gate: if another Node also maps to this host, fencing this Node
+      // proves nothing about the host, and no proof (nor an approval) is taken until the mapping is fixed.
+      const mapped = hostNodes((await this.options.kube.list<NodeLike>(RESOURCES.nodes, undefined)).items, hostName);
+      if (mapped.nodes.length > 1) {
+        const message = mapped.problem ?? `host ${hostName} maps to more than one Node`;
+        await this.setProcessing(r, REMEDIATION_REASONS.nodeMappingAmbiguous, message, hostName);
+        this.event(r, 'Warning', REMEDIATION_REASONS.nodeMappingAmbiguous, 'Wait', message);
+        return this.waitAgain(r, spec);
+      }
+      const approval = manualApproval(r.metadata, REMEDIATION_KINDS.remediation.kind);
+      const unguarded = approval ? await this.options.approvalGuard?.unguardedReason() : undefined;
       const verdict = evaluateFencing({
         required: spec.fencingProof,
         node: nodeName,
         nowMs: this.now(),
         selfNodeRemediationSafeTimeSeconds: spec.selfNodeRemediationSafeTimeSeconds,
-        approvalOn: { meta: r.metadata, kind: REMEDIATION_KINDS.remediation.kind },
+        ...(unguarded ? {} : { approvalOn: { meta: r.metadata, kind: REMEDIATION_KINDS.remediation.kind } }),
         ...(await gatherEvidence(this.options.kube, spec.fencingProof)),
       });
       if (!verdict.proven) {
-        await this.setProcessing(r, REMEDIATION_REASONS.waitingForFencing, verdict.missing, hostName);
+        const missing = unguarded
+          ? `${REMEDIATION_ANNOTATIONS.fencingApprovedBy} ("${approval?.approvedBy}") is not honoured: ${unguarded}; ${verdict.missing}`
+          : verdict.missing;
+        await this.setProcessing(r, REMEDIATION_REASONS.waitingForFencing, missing, hostName);
         return this.waitAgain(r, spec);
       }
       const fencedAt = rfc3339Seconds(new Date(this.now()));

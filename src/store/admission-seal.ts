@@ -54,7 +54,10 @@ import type { Notification, NotificationStatusBlock } from '../model/types.ts';
 import { admissionStatus } from './admission.ts';
 import { canonicalJson } from './fingerprints.ts';
 
-/** The Secret holding the admission key, in the store's namespace; created by the first process that needs it. */
+/**
+ * The Secret holding the admission key, in [operator] admission_key_namespace (default: the store's namespace);
+ * created by the first process that needs it.
+ */
 export const SEAL_SECRET_NAME = 'masakari-admission-seal';
 const KEY_FIELD = 'key';
 const KEY_BYTES = 32;
@@ -275,8 +278,12 @@ const keyOf = (s: Secret): Buffer | undefined => {
 const KEY_LOAD_MAX_BACKOFF_MS = 10_000;
 
 /**
- * The admission key: read from SEAL_SECRET_NAME, or created there (random;
- * create-if-absent, so concurrent first starts agree on one key). Undefined
+ * The admission key: read from SEAL_SECRET_NAME in `namespace` (the key
+ * namespace, which may differ from the objects'), or created there (random;
+ * create-if-absent, so concurrent first starts agree on one key). A Secret
+ * found there is trusted: who may write it may also change the operator's own
+ * Deployment when it lives in the operator's namespace, which is the point of
+ * admission_key_namespace (docs/operations.md "The admission key"). Undefined
  * when this process may not read or create it (403): the REST path then
  * admits with a status write, as before. Transient API failures (no answer,
  * 429, 5xx) are retried, backing off from 500 ms to KEY_LOAD_MAX_BACKOFF_MS and

@@ -108,6 +108,12 @@ top-level context) and "components" (MASAKARI_COMPONENTS).
   value: {{ .components | quote }}
 - name: MASAKARI_NAMESPACE
   value: {{ include "masakari-operator.crNamespace" $root | quote }}
+- name: MASAKARI_ADMISSION_KEY_NAMESPACE
+  value: {{ $root.Release.Namespace | quote }}
+{{- if $root.Values.rbac.safetyOverridesPolicy }}
+- name: MASAKARI_SAFETY_OVERRIDES_POLICY
+  value: {{ printf "%s-safety-overrides" (include "masakari-operator.fullname" $root) | quote }}
+{{- end }}
 - name: MASAKARI_AUTH_STRATEGY
   value: {{ $root.Values.auth.strategy | quote }}
 - name: MASAKARI_LISTEN

@@ -9,9 +9,11 @@ import type { Manifest } from './tools.ts';
 export type Subject = 'api' | 'controller';
 /**
  * Where a permission applies: the namespace of the Masakari objects
- * (MASAKARI_NAMESPACE), the Medik8s node-lease namespace, or cluster-wide.
+ * (MASAKARI_NAMESPACE), the namespace of the admission key
+ * (MASAKARI_ADMISSION_KEY_NAMESPACE: the chart's release namespace), the
+ * Medik8s node-lease namespace, or cluster-wide.
  */
-export type Scope = 'crNamespace' | 'leaseNamespace' | 'cluster';
+export type Scope = 'crNamespace' | 'keyNamespace' | 'leaseNamespace' | 'cluster';
 
 export interface Permission {
   subjects: Subject[];
@@ -65,7 +67,7 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
   },
   {
     subjects: BOTH,
-    scope: 'crNamespace',
+    scope: 'keyNamespace',
     apiGroup: '',
     resource: 'secrets',
     resourceNames: ['masakari-admission-seal'],
@@ -76,7 +78,7 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
   },
   {
     subjects: BOTH,
-    scope: 'crNamespace',
+    scope: 'keyNamespace',
     apiGroup: '',
     resource: 'secrets',
     verbs: ['create'],
@@ -146,6 +148,16 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
   },
   {
     subjects: ['controller'],
+    scope: 'cluster',
+    apiGroup: 'admissionregistration.k8s.io',
+    resource: 'validatingadmissionpolicybindings',
+    verbs: ['get'],
+    why:
+      'src/fencing/approval-guard.ts: the binding of the safety-overrides policy; without it a fencing-approved-by ' +
+      'is not honoured (engine gate, remediator)',
+  },
+  {
+    subjects: ['controller'],
     scope: 'leaseNamespace',
     apiGroup: 'coordination.k8s.io',
     resource: 'leases',
@@ -158,17 +170,21 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
 const named = (resource: string, names: string[] | undefined): string[] =>
   names?.length ? names.map((n) => `${resource}/${n}`) : [resource];
 
-/** One granted or required right, as "<subject> <scope> <group>/<resource> <verb>". */
+/**
+ * One granted or required right, as "<subject> <where> <group>/<resource> <verb>", where is a
+ * namespace name or "cluster" (two scopes may be one namespace, e.g. the chart's default).
+ */
 export type Grant = string;
-const grant = (subject: Subject, scope: Scope, apiGroup: string, resource: string, verb: string): Grant =>
-  `${subject} ${scope} ${apiGroup || 'core'}/${resource} ${verb}`;
+const grant = (subject: Subject, where: string, apiGroup: string, resource: string, verb: string): Grant =>
+  `${subject} ${where} ${apiGroup || 'core'}/${resource} ${verb}`;
 
-export function requiredGrants(): Set<Grant> {
+export function requiredGrants(layout: RbacLayout): Set<Grant> {
   const out = new Set<Grant>();
   for (const p of REQUIRED_PERMISSIONS) {
+    const where = p.scope === 'cluster' ? 'cluster' : layout.namespaces[p.scope];
     for (const s of p.subjects) {
       for (const r of named(p.resource, p.resourceNames)) {
-        for (const v of p.verbs) out.add(grant(s, p.scope, p.apiGroup, r, v));
+        for (const v of p.verbs) out.add(grant(s, where, p.apiGroup, r, v));
       }
     }
   }
@@ -197,7 +213,7 @@ export interface RbacLayout {
   serviceAccounts: Record<Subject, string>;
   saNamespace: string;
   /** Namespace name of each namespaced scope. */
-  namespaces: { crNamespace: string; leaseNamespace: string };
+  namespaces: { crNamespace: string; keyNamespace: string; leaseNamespace: string };
 }
 
 /**
@@ -208,9 +224,8 @@ export interface RbacLayout {
  * grants "<resource>/<name>" only.
  */
 export function effectiveGrants(manifests: Manifest[], layout: RbacLayout): Set<Grant> {
-  const scopeOf = (namespace: string | undefined): Scope => {
-    if (namespace === layout.namespaces.crNamespace) return 'crNamespace';
-    if (namespace === layout.namespaces.leaseNamespace) return 'leaseNamespace';
+  const whereOf = (namespace: string | undefined): string => {
+    if (namespace && Object.values(layout.namespaces).includes(namespace)) return namespace;
     throw new Error(`RBAC object in unexpected namespace ${namespace ?? '(none)'}`);
   };
   const subjectOf = (s: RbacSubject): Subject | undefined => {
@@ -237,12 +252,12 @@ export function effectiveGrants(manifests: Manifest[], layout: RbacLayout): Set<
   };
 
   const out = new Set<Grant>();
-  const add = (subject: Subject, scope: Scope, rules: PolicyRule[]) => {
+  const add = (subject: Subject, where: string, rules: PolicyRule[]) => {
     for (const r of rules) {
       for (const g of r.apiGroups ?? []) {
         for (const res of r.resources ?? []) {
           for (const one of named(res, r.resourceNames)) {
-            for (const v of r.verbs ?? []) out.add(grant(subject, scope, g, one, v));
+            for (const v of r.verbs ?? []) out.add(grant(subject, where, g, one, v));
           }
         }
       }
@@ -252,9 +267,9 @@ export function effectiveGrants(manifests: Manifest[], layout: RbacLayout): Set<
     const ref = b.roleRef as RoleRef;
     const subjects = ((b.subjects as RbacSubject[] | undefined) ?? []).map(subjectOf);
     if (!subjects.some(Boolean)) continue;
-    const scope = b.kind === 'ClusterRoleBinding' ? 'cluster' : scopeOf(b.metadata.namespace);
+    const where = b.kind === 'ClusterRoleBinding' ? 'cluster' : whereOf(b.metadata.namespace);
     const rules = rulesOf(ref, b.metadata.namespace);
-    for (const s of subjects) if (s) add(s, scope, rules);
+    for (const s of subjects) if (s) add(s, where, rules);
   }
   return out;
 }

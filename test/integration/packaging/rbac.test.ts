@@ -12,7 +12,7 @@ import { runKubectl, useNamespace } from '../../support/cluster.ts';
 import type { TestNamespace } from '../../support/cluster.ts';
 import { effectiveGrants, minus, REQUIRED_PERMISSIONS, requiredGrants, wildcardRules } from './rbac-model.ts';
 import type { RbacLayout } from './rbac-model.ts';
-import { find, renderChart, renderKustomize, ROOT, toYaml } from './tools.ts';
+import { byKind, find, renderChart, renderKustomize, ROOT, toYaml } from './tools.ts';
 import type { Manifest } from './tools.ts';
 
 const LEASE_NAMESPACE = 'medik8s-leases';
@@ -35,7 +35,7 @@ test.after(async ({ ns, leases }) => {
 
 function assertExactly(manifests: Manifest[], layout: RbacLayout, what: string): void {
   const granted = effectiveGrants(manifests, layout);
-  const required = requiredGrants();
+  const required = requiredGrants(layout);
   assert.equal(minus(required, granted), [], `${what}: needed but not granted`);
   assert.equal(minus(granted, required), [], `${what}: granted but not needed`);
 }
@@ -48,12 +48,12 @@ const chartLayout = (
 ) => ({
   serviceAccounts: { api: `${release}-masakari-operator-api`, controller: `${release}-masakari-operator-controller` },
   saNamespace: namespace,
-  namespaces: { crNamespace, leaseNamespace },
+  namespaces: { crNamespace, keyNamespace: namespace, leaseNamespace },
 });
 const KUSTOMIZE_LAYOUT: RbacLayout = {
   serviceAccounts: { api: 'masakari-operator-api', controller: 'masakari-operator-controller' },
   saNamespace: 'masakari',
-  namespaces: { crNamespace: 'masakari', leaseNamespace: LEASE_NAMESPACE },
+  namespaces: { crNamespace: 'masakari', keyNamespace: 'masakari', leaseNamespace: LEASE_NAMESPACE },
 };
 
 async function chart(release: string, namespace: string, values: object[] = []): Promise<Manifest[]> {
@@ -102,6 +102,8 @@ test('chart, objects in another namespace and a custom lease namespace: still ex
   ]);
   assertExactly(m, chartLayout('mo', ns.namespace, 'openstack-ha', 'leases'), 'chart (crNamespace)');
   assert.is(find(m, 'Role', 'mo-masakari-operator').metadata.namespace, 'openstack-ha');
+  // the admission key stays with the operator, out of reach of who may edit the objects' namespace
+  assert.is(find(m, 'Role', 'mo-masakari-operator-admission-key').metadata.namespace, ns.namespace);
 });
 
 test('kustomize config/default: each ServiceAccount gets exactly REQUIRED_PERMISSIONS', async () => {
@@ -125,7 +127,9 @@ test('no wildcard apiGroups, resources or verbs in any Role or ClusterRole; no b
   }
 });
 
-test('the only ClusterRole bound to the operator reads nodes and the Medik8s fencing proofs', async ({ ns }) => {
+test('the only ClusterRole bound to the operator reads nodes, the Medik8s fencing proofs and the safety-overrides binding', async ({
+  ns,
+}) => {
   const m = await chart('mo', ns.namespace);
   const bindings = m.filter((x) => x.kind === 'ClusterRoleBinding');
   assert.equal(
@@ -136,6 +140,11 @@ test('the only ClusterRole bound to the operator reads nodes and the Medik8s fen
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['fence-agents-remediation.medik8s.io'], resources: ['fenceagentsremediations'], verbs: ['list'] },
     { apiGroups: ['self-node-remediation.medik8s.io'], resources: ['selfnoderemediations'], verbs: ['list'] },
+    {
+      apiGroups: ['admissionregistration.k8s.io'],
+      resources: ['validatingadmissionpolicybindings'],
+      verbs: ['get'],
+    },
   ]);
 });
 
@@ -160,6 +169,69 @@ test('the aggregated ClusterRole for NodeHealthCheck is labelled and grants exac
     assert.is(role.metadata.labels?.[NHC_LABEL], 'true', role.metadata.name);
     assert.equal(role.rules, expected, role.metadata.name);
   }
+});
+
+test('who may override safety: the approver ClusterRole (not aggregated) and the safety-overrides policy, alike in the chart and config/default', async ({
+  ns,
+}) => {
+  const fromChart = await chart('mo', ns.namespace);
+  const fromKustomize = (await renderKustomize()).manifests;
+  const approvers = [
+    find(fromChart, 'ClusterRole', 'mo-masakari-operator-approver'),
+    find(fromKustomize, 'ClusterRole', 'masakari-operator-approver'),
+  ];
+  for (const r of approvers) {
+    const labels = Object.keys(r.metadata.labels ?? {});
+    assert.equal(
+      labels.filter((l) => l.includes('aggregate')),
+      [],
+      `${r.metadata.name} must not be aggregated into edit or admin`,
+    );
+    assert.equal(r.rules, [
+      {
+        apiGroups: ['masakari.openkeel.io'],
+        resources: ['notifications/approval', 'masakariremediations/approval'],
+        verbs: ['approve'],
+      },
+      {
+        apiGroups: ['masakari.openkeel.io'],
+        resources: ['notifications', 'masakariremediations'],
+        verbs: ['get', 'list', 'watch', 'patch'],
+      },
+    ]);
+  }
+  // Nothing the editor (aggregated into edit and admin) or the viewer grants is an approval.
+  for (const m of [fromChart, fromKustomize]) {
+    for (const r of m.filter((x) => x.kind === 'ClusterRole' && /-(editor|viewer|nhc)$/.test(x.metadata.name))) {
+      for (const rule of (r.rules as { resources?: string[]; verbs?: string[] }[] | undefined) ?? []) {
+        assert.not.ok(rule.verbs?.includes('approve'), `${r.metadata.name} grants approve`);
+        assert.not.ok(
+          rule.resources?.some((x) => x.endsWith('/approval')),
+          `${r.metadata.name} names an approval subresource`,
+        );
+      }
+    }
+  }
+  const policies = [
+    find(fromChart, 'ValidatingAdmissionPolicy', 'mo-masakari-operator-safety-overrides'),
+    find(fromKustomize, 'ValidatingAdmissionPolicy', 'masakari-operator-safety-overrides'),
+  ];
+  const bindings = [
+    find(fromChart, 'ValidatingAdmissionPolicyBinding', 'mo-masakari-operator-safety-overrides'),
+    find(fromKustomize, 'ValidatingAdmissionPolicyBinding', 'masakari-operator-safety-overrides'),
+  ];
+  const withoutRoleName = (spec: unknown) => JSON.stringify(spec).replace(/(mo-)?masakari-operator-approver/g, 'ROLE');
+  assert.equal(
+    JSON.parse(withoutRoleName(policies[0]!.spec)),
+    JSON.parse(withoutRoleName(policies[1]!.spec)),
+    'one policy, two packagings',
+  );
+  for (const [i, b] of bindings.entries()) {
+    assert.is(b.metadata.namespace, undefined, 'cluster-scoped');
+    assert.equal(b.spec, { policyName: policies[i]!.metadata.name, validationActions: ['Deny'] });
+  }
+  const off = await chart('mo', ns.namespace, [{ rbac: { safetyOverridesPolicy: false } }]);
+  assert.equal(byKind(off, 'ValidatingAdmissionPolicy'), []);
 });
 
 test('RBAC applied for real: kubectl auth can-i allows what the code needs and denies the rest', async ({
@@ -224,6 +296,10 @@ test('RBAC applied for real: kubectl auth can-i allows what the code needs and d
       ['controller', ['list', 'leases.coordination.k8s.io'], 'default'],
       ['controller', ['escalate', 'roles.rbac.authorization.k8s.io']],
       ['controller', ['*', '*']],
+      // the operator never overrides safety itself (docs/operations.md "Who may override safety")
+      ['controller', ['approve', `notifications.${G}`, '--subresource=approval']],
+      ['controller', ['approve', `masakariremediations.${G}`, '--subresource=approval']],
+      ['api', ['approve', `notifications.${G}`, '--subresource=approval']],
     ];
     // kubectl auth can-i cannot name a resource the server does not serve (the
     // FenceAgentsRemediation CRD is not installed here): ask with a SubjectAccessReview

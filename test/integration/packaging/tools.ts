@@ -126,6 +126,8 @@ const CLUSTER_SCOPED_KINDS = new Set([
   'ClusterRoleBinding',
   'ValidatingWebhookConfiguration',
   'MutatingWebhookConfiguration',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
 ]);
 
 /**

@@ -181,14 +181,23 @@ test.before(async (ctx) => {
   await ensure(kube, RESOURCES.namespaces, undefined, { metadata: { name: 'medik8s-leases' } });
   const hosts = [1, 2, 3, 4, 5, 6].map(node);
   // Node 7 runs no registered host; node 8 is remediated from a template; node 9 is excluded from remediation;
-  // node 10's remediator "crashes" after filing.
-  for (const h of [...hosts, node(7), node(8), node(9), node(10)])
+  // node 10's remediator "crashes" after filing; node 12 is wrongly annotated with node 11's host.
+  for (const h of [...hosts, node(7), node(8), node(9), node(10), node(11), node(12)])
     await ensure(kube, RESOURCES.nodes, undefined, { metadata: { name: h } });
   // Node 5 runs the compute host under another name: the mapping annotation.
   await kube.mergePatch(RESOURCES.nodes, undefined, node(5), {
     metadata: { annotations: { 'masakari.openkeel.io/compute-host': `cmp-${SUFFIX}-5` } },
   });
-  const simHosts = [...hosts.slice(0, 4), `cmp-${SUFFIX}-5`, node(6), node(8), node(9), node(10), `spare-${SUFFIX}`];
+  const simHosts = [
+    ...hosts.slice(0, 4),
+    `cmp-${SUFFIX}-5`,
+    node(6),
+    node(8),
+    node(9),
+    node(10),
+    node(11),
+    `spare-${SUFFIX}`,
+  ];
   const sim = await startSimulator({
     hosts: simHosts,
     servers: [
@@ -444,6 +453,36 @@ test('an absent SelfNodeRemediation CRD is no proof; an annotated approval is, a
     (l) => l.length > 0,
   );
   assert.match(events[0]!.note, /^\[remediation\] fencing approved by "alice@ops".*accepted at /);
+});
+
+test('a fencing proof taken from the wrong Node: while two Nodes map to the host, nothing is filed', async ({
+  env,
+}) => {
+  const e = env!;
+  const [w11, w12] = [node(11), node(12)];
+  await e.kube.mergePatch(RESOURCES.nodes, undefined, w12, {
+    metadata: { annotations: { 'masakari.openkeel.io/compute-host': w11 } },
+  });
+  await farFor(e, w11, true);
+  const name = await nhcCreates(e, w11, {});
+  const held = await eventually(
+    'NodeMappingAmbiguous',
+    () => getRemediation(e, name),
+    (r) => cond(r, 'Processing')?.reason === 'NodeMappingAmbiguous',
+  );
+  assert.match(cond(held, 'Processing')!.message, `host ${w11} maps to more than one Node: ${w11}, ${w12}`);
+  assert.equal(cond(held, 'FencingVerified'), undefined, "node 11's FAR is not taken as the host's proof");
+  assert.equal(await notifications(e, w11), []);
+
+  await e.kube.mergePatch(RESOURCES.nodes, undefined, w12, {
+    metadata: { annotations: { 'masakari.openkeel.io/compute-host': null } },
+  });
+  const filed = await eventually(
+    'a notification',
+    () => getRemediation(e, name),
+    (r) => !!r.status?.notificationUuid,
+  );
+  assert.equal(cond(filed, 'FencingVerified')?.reason, 'FenceAgentActionSucceeded');
 });
 
 test('a node labelled exclude-from-remediation=true is left alone until the label goes', async ({ env }) => {
