@@ -65,7 +65,11 @@ const sourceHostOf = (s: SimServer): string => s.name.replace(/-vm-\d+$/, '');
  * flag per server (`locked`, with who locked it), no count: whichever lock or unlock lands last wins,
  * so a late lock from a deposed leader leaves the server locked however many unlocks came before.
  */
-async function checkLocks(state: SimState, crs: Cr[], ctx: Ctx): Promise<string[]> {
+export async function checkLocks(
+  state: Pick<SimState, 'servers'>,
+  crs: Cr[],
+  ctx: Pick<Ctx, 'rest' | 'heldUnlocks' | 'faultsSeen'>,
+): Promise<string[]> {
   const out: string[] = [];
   for (const s of state.servers.filter((x) => x.locked)) {
     const host = sourceHostOf(s);
