@@ -113,10 +113,8 @@ export async function runSchedule(
         return;
       }
       case 'freeze-leader-mid-unlock': {
-        const leader = await findLeader(ctx.fleet, (LEASE.duration + 4) * 1000);
-        const slot = leader === undefined ? undefined : ctx.fleet.engines[leader];
-        const other = leader === undefined ? undefined : ctx.fleet.engines[1 - leader];
-        if (!slot || !other) return note(f, 'no engine leads: nothing to freeze', false);
+        if ((await findLeader(ctx.fleet, (LEASE.duration + 4) * 1000)) === undefined)
+          return note(f, 'no engine leads: nothing to freeze', false);
         // only engines call Nova's unlock, and only the leader runs recoveries: the held one is the leader's
         await ctx.sim.call('POST', '/holds', {
           method: 'POST',
@@ -125,9 +123,14 @@ export async function runSchedule(
           count: 1,
         });
         const held = await heldRequest(ctx.sim, UNLOCK_WAIT_MS);
-        if (!held) {
+        // the leader when the unlock came (leadership may have moved while we waited for one)
+        const leader = held ? await findLeader(ctx.fleet, 2_000) : undefined;
+        const slot = leader === undefined ? undefined : ctx.fleet.engines[leader];
+        const other = leader === undefined ? undefined : ctx.fleet.engines[1 - leader];
+        if (!held || !slot || !other) {
           await ctx.sim.call('DELETE', '/holds');
-          return note(f, `${slot.name} unlocked no server within ${UNLOCK_WAIT_MS / 1000} s: nothing to freeze`, false);
+          const why = held ? 'no engine leads' : `no server unlocked within ${UNLOCK_WAIT_MS / 1000} s`;
+          return note(f, `${why}: nothing to freeze`, false);
         }
         slot.signal('SIGSTOP');
         const server = /\/servers\/([^/]+)\/action$/.exec(held.path)?.[1] ?? held.path;
