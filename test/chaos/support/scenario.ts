@@ -130,6 +130,7 @@ export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult>
   const violations: string[] = [];
   let report: FaultReport = { injected: {}, lines: [], heldUnlocks: [] };
   let clock = 'no engine clock skewed';
+  const faultsSeen = () => `seed ${seed}: ${report.lines.join('; ') || 'no fault carried out'}; ${clock}`;
   let notifications: Record<string, number> = {};
   let tally: EvacuationTally | undefined;
   const rest = new MasakariRest(ctx.fleet.apiUrls);
@@ -154,13 +155,12 @@ export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult>
     notifications = await waitTerminal(ctx, t, BOUNDS.settle);
     ctx.log(`  notifications ${JSON.stringify(notifications)} at ${since(t0)}`);
     await ctx.sim.call('DELETE', '/faults');
-    const faultsSeen = `seed ${seed}: ${report.lines.join('; ') || 'no fault carried out'}; ${clock}`;
     const checked = await checkInvariants({
       ...ctx,
       rest,
       topology: t,
       heldUnlocks: report.heldUnlocks,
-      faultsSeen,
+      faultsSeen: faultsSeen(),
     });
     violations.push(...checked.violations);
     tally = checked.tally;
@@ -172,5 +172,7 @@ export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult>
     await ctx.sim.call('DELETE', '/holds').catch(() => undefined);
     violations.push(...checkProcesses(ctx.fleet));
   }
+  // what was done to the run comes first, so a failure names its faults and its skewed engine
+  if (violations.length) violations.unshift(`faults of ${faultsSeen()}`);
   return { seed, faults, report, violations, durationMs: Date.now() - started, notifications, tally };
 }
