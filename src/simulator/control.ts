@@ -10,6 +10,10 @@
 //   DELETE /_sim/servers/{id}
 //   POST   /_sim/aggregates                {name, hosts?, availability_zone?}
 //   GET|POST|DELETE /_sim/faults           {method?, path, action?, count?, kind: 500|503|'hang'|'reset', when?: 'before'|'after'}
+//   GET    /_sim/holds                     {rules, held}: requests held on their way in (holds.ts)
+//   POST   /_sim/holds                     {method?, path, action?, count?}  hold the next matching requests
+//   POST   /_sim/holds/release             {id?}                    let one (or every) held request through
+//   DELETE /_sim/holds                     drop the hold rules, let every held request through
 //   GET|PUT /_sim/latencies                {evacuate?, stop?, start?, api?} in ms
 //   GET    /_sim/counters                  {actions: accepted per action and server, calls: all calls}
 //   GET|DELETE /_sim/requests              recent Keystone/Nova requests (request id, microversion, status)
@@ -21,6 +25,7 @@ import type { SimRequest, SimResponse } from './router.ts';
 import { BAD_JSON, Router } from './router.ts';
 import type { SimState } from './state.ts';
 import type { SimFault, SimLatencies, SimServerInput } from './records.ts';
+import type { SimHoldRule } from './holds.ts';
 import { SimError } from './state.ts';
 import { powerStateFor } from './server-states.ts';
 
@@ -206,6 +211,29 @@ export function controlRouter(state: SimState): Router {
   });
   r.add('DELETE', '/faults', () => {
     state.faults = [];
+    return { status: 204 };
+  });
+
+  r.add('GET', '/holds', () => ok({ rules: state.holds.rules, held: state.holds.held() }));
+  r.add('POST', '/holds', (req) => {
+    const b = body(req);
+    const path = optString(b, 'path') ?? bad('path is required (e.g. /compute/v2.1/servers/)');
+    const count = b.count ?? 1;
+    if (typeof count !== 'number' || !Number.isInteger(count) || count < 1) bad('count must be a positive integer');
+    const rule: SimHoldRule = { path, count: count as number };
+    const method = optString(b, 'method');
+    if (method) rule.method = method.toUpperCase();
+    const action = optString(b, 'action');
+    if (action) rule.action = action;
+    return ok(state.holds.add(rule), 201);
+  });
+  r.add('POST', '/holds/release', (req) => {
+    const id = body(req).id;
+    if (id !== undefined && (typeof id !== 'number' || !Number.isInteger(id))) bad('id must be an integer');
+    return ok({ released: state.holds.release(id as number | undefined) });
+  });
+  r.add('DELETE', '/holds', () => {
+    state.holds.clear();
     return { status: 204 };
   });
 

@@ -17,6 +17,7 @@ export interface SimServer {
   vmState: string;
   taskState: string | null;
   locked: boolean;
+  lockedBy: 'admin' | 'owner' | null;
   metadata: Record<string, string>;
 }
 export interface SimHost {

@@ -172,6 +172,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     };
 
     if (applyFault('before')) return;
+    const held = state.holds.hold(method, url.pathname, body);
+    if (held) await held;
     if (state.latencies.api > 0) await sleep(state.latencies.api);
     const response =
       prefix === '/compute'
@@ -225,6 +227,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     },
     async stop() {
       state.clearTimers();
+      state.holds.clear();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -463,6 +463,44 @@ compute('fault injection by action: only the named server action fails', async (
   assert.is((await n('POST', `/servers/${VM1}/action`, { unlock: null })).status, 202);
 });
 
+compute(
+  'holds: a held unlock is neither acted on nor answered until released; other actions pass',
+  async ({ sim, n }) => {
+    const c = (method: string, path: string, body?: unknown) => call(`${sim.url}/_sim${path}`, method, body);
+    assert.is((await n('POST', `/servers/${VM1}/action`, { lock: null })).status, 202);
+    assert.is(
+      (await c('POST', '/holds', { method: 'post', path: '/compute/v2.1/servers/', action: 'unlock' })).status,
+      201,
+    );
+    assert.is((await n('POST', `/servers/${VM1}/action`, { lock: null })).status, 202, 'another action is not held');
+    let answered = 0;
+    const unlock = n('POST', `/servers/${VM1}/action`, { unlock: null }).then((r) => (answered = r.status));
+    await waitFor(() => sim.state.holds.held().length === 1);
+    const listed = (await c('GET', '/holds')).body;
+    assert.equal(listed.rules, [], 'the rule is used up');
+    assert.equal(
+      listed.held.map((h: { method: string; path: string; action: string }) => [h.method, h.path, h.action]),
+      [['POST', `/compute/v2.1/servers/${VM1}/action`, 'unlock']],
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    assert.is(answered, 0);
+    assert.is(sim.state.servers.get(VM1)?.locked, true, 'not acted on while held');
+    assert.equal((await c('POST', '/holds/release', {})).body, { released: 1 });
+    await unlock;
+    assert.is(answered, 202);
+    assert.is(sim.state.servers.get(VM1)?.locked, false);
+    assert.is((await c('POST', '/holds', { path: '/compute', count: 0 })).status, 400);
+    assert.is((await c('POST', '/holds', { kind: 'x' })).status, 400);
+    assert.is((await c('POST', '/holds/release', { id: 'x' })).status, 400);
+    await c('POST', '/holds', { path: '/compute/v2.1/os-services', count: 2 });
+    const listing = n('GET', '/os-services');
+    await waitFor(() => sim.state.holds.held().length === 1);
+    assert.is((await c('DELETE', '/holds')).status, 204, 'drops the rule left and lets the held request through');
+    assert.is((await listing).status, 200);
+    assert.equal(sim.state.holds.rules, []);
+  },
+);
+
 compute('control API: hosts, servers, fail/recover, latencies, counters, reset', async ({ sim }) => {
   const c = (method: string, path: string, body?: unknown) => call(`${sim.url}/_sim${path}`, method, body);
   assert.is((await c('POST', '/hosts', { name: 'cpu9' })).status, 201);

@@ -21,6 +21,7 @@ import type {
   SimUser,
 } from './records.ts';
 import { powerStateFor } from './server-states.ts';
+import { SimHolds } from './holds.ts';
 
 const REQUEST_LOG_LIMIT = 2000;
 
@@ -49,6 +50,8 @@ export class SimState {
   readonly aggregates = new Map<number, SimAggregate>();
   readonly migrations: SimMigration[] = [];
   faults: SimFault[] = [];
+  /** Requests held on their way in until the test releases them (holds.ts). */
+  readonly holds = new SimHolds();
   latencies: SimLatencies = { evacuate: 0, stop: 0, start: 0, api: 0 };
   /** Accepted server actions per action name and server id (evacuate, os-stop, ...). */
   actionCounts: Record<string, Record<string, number>> = {};
@@ -76,6 +79,7 @@ export class SimState {
     this.aggregates.clear();
     this.migrations.length = 0;
     this.faults = [];
+    this.holds.clear();
     this.actionCounts = {};
     this.actionCalls = {};
     this.requestLog = [];

@@ -1,7 +1,9 @@
 // The chaos suite (issue 10): seeded runs of host-failure recoveries while
-// processes are killed and frozen, kube-apiserver stalls and restarts, and
-// Nova fails; each run must end with every invariant in support/invariants.ts
-// and support/process-checks.ts holding. docs/operations.md states the failure model.
+// processes are killed and frozen (the leader also while Nova holds its
+// unlock), kube-apiserver stalls and restarts, Nova fails, and one engine runs
+// on a skewed wall clock (support/schedule.ts lists the faults); each run must
+// end with every invariant in support/invariants.ts and support/process-checks.ts
+// holding. docs/operations.md states the failure model.
 //   MASAKARI_CHAOS_SEED=N           one run with seed N (reproduces its faults)
 //   MASAKARI_CHAOS_RUNS=K           runs in this session (default 20)
 //   MASAKARI_CHAOS_BASE_SEED=B      seeds B..B+K-1 (default: a random base, printed)

@@ -6,8 +6,8 @@
 import type { Fleet } from './fleet.ts';
 import { LEASE } from './fleet.ts';
 import type { SimulatorProcess } from '../../../src/simulator/process.ts';
-import type { Fault, FaultKind, Lane } from './schedule.ts';
-import { describeFault } from './schedule.ts';
+import type { ClockSkew, Fault, FaultKind, Lane } from './schedule.ts';
+import { describeFault, describeSkew } from './schedule.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -22,11 +22,18 @@ export interface FaultReport {
   injected: Partial<Record<FaultKind, number>>;
   /** One line per fault, with what happened (for the run's log). */
   lines: string[];
+  /** Servers whose unlock Nova held while the engine that sent it was frozen (freeze-leader-mid-unlock). */
+  heldUnlocks: string[];
 }
+
+/** How long freeze-leader-mid-unlock waits for the leader to unlock a server before it gives up (ms). */
+const UNLOCK_WAIT_MS = 20_000;
+/** How long the leader stays frozen at most, waiting for the other engine to lead (ms). */
+const TAKEOVER_WAIT_MS = (LEASE.duration + 15) * 1000;
 
 const ENGINE_LEASE = 'masakari-engine';
 
-async function findLeader(fleet: Fleet, timeoutMs: number): Promise<number | undefined> {
+export async function findLeader(fleet: Fleet, timeoutMs: number): Promise<number | undefined> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     for (const [i, e] of fleet.engines.entries()) if (await e.leads(ENGINE_LEASE)) return i;
@@ -35,11 +42,42 @@ async function findLeader(fleet: Fleet, timeoutMs: number): Promise<number | und
   return undefined;
 }
 
+/** The first request the simulator holds, within timeoutMs. */
+async function heldRequest(sim: SimulatorProcess, timeoutMs: number): Promise<{ path: string } | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const { held } = await sim.call<{ held: { path: string }[] }>('GET', '/holds');
+    if (held[0]) return held[0];
+    await sleep(50);
+  }
+  return undefined;
+}
+
+async function waitLeads(slot: Fleet['engines'][number], timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await slot.leads(ENGINE_LEASE)) return true;
+    await sleep(250);
+  }
+  return false;
+}
+
+/**
+ * Skews the wall clock of one engine for a run (the seed's ClockSkew) and puts the other back on
+ * true time; returns what it did, for the run's log.
+ */
+export async function skewEngineClock(fleet: Fleet, skew: ClockSkew): Promise<string> {
+  const leader = (await findLeader(fleet, (LEASE.duration + 4) * 1000)) ?? 0;
+  const target = skew.engine === 'leader' ? leader : 1 - leader;
+  for (const [i, slot] of fleet.engines.entries()) await slot.setClockOffset(i === target ? skew.offsetMs : 0);
+  return describeSkew(skew, fleet.engines[target]?.name ?? `engine-${target}`);
+}
+
 export async function runSchedule(
   faults: Fault[],
   ctx: { fleet: Fleet; sim: SimulatorProcess; apiserver: ApiServerHandle; t0: number; log: (l: string) => void },
 ): Promise<FaultReport> {
-  const report: FaultReport = { injected: {}, lines: [] };
+  const report: FaultReport = { injected: {}, lines: [], heldUnlocks: [] };
   const note = (f: Fault, what: string, done = true) => {
     const line = `${describeFault(f)}: ${what} (at +${((Date.now() - ctx.t0) / 1000).toFixed(1)}s)`;
     report.lines.push(line);
@@ -72,6 +110,45 @@ export async function runSchedule(
         } finally {
           slot.signal('SIGCONT');
         }
+        return;
+      }
+      case 'freeze-leader-mid-unlock': {
+        if ((await findLeader(ctx.fleet, (LEASE.duration + 4) * 1000)) === undefined)
+          return note(f, 'no engine leads: nothing to freeze', false);
+        // only engines call Nova's unlock, and only the leader runs recoveries: the held one is the leader's
+        await ctx.sim.call('POST', '/holds', {
+          method: 'POST',
+          path: '/compute/v2.1/servers/',
+          action: 'unlock',
+          count: 1,
+        });
+        const held = await heldRequest(ctx.sim, UNLOCK_WAIT_MS);
+        // the leader when the unlock came (leadership may have moved while we waited for one)
+        const leader = held ? await findLeader(ctx.fleet, 2_000) : undefined;
+        const slot = leader === undefined ? undefined : ctx.fleet.engines[leader];
+        const other = leader === undefined ? undefined : ctx.fleet.engines[1 - leader];
+        if (!held || !slot || !other) {
+          await ctx.sim.call('DELETE', '/holds');
+          const why = held ? 'no engine leads' : `no server unlocked within ${UNLOCK_WAIT_MS / 1000} s`;
+          return note(f, `${why}: nothing to freeze`, false);
+        }
+        slot.signal('SIGSTOP');
+        const server = /\/servers\/([^/]+)\/action$/.exec(held.path)?.[1] ?? held.path;
+        report.heldUnlocks.push(server);
+        note(f, `SIGSTOP ${slot.name} (the leader) while Nova holds its unlock of server ${server}`);
+        const frozenAt = Date.now();
+        try {
+          const tookOver = await waitLeads(other, TAKEOVER_WAIT_MS);
+          ctx.log(
+            tookOver
+              ? `  ${other.name} leads after ${((Date.now() - frozenAt) / 1000).toFixed(1)} s`
+              : `  ${other.name} did not lead within ${TAKEOVER_WAIT_MS / 1000} s of the freeze`,
+          );
+        } finally {
+          slot.signal('SIGCONT');
+          await ctx.sim.call('POST', '/holds/release', {});
+        }
+        ctx.log(`  SIGCONT ${slot.name}; its held unlock of ${server} let through`);
         return;
       }
       case 'freeze-apiserver': {

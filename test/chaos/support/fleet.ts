@@ -1,6 +1,7 @@
 // The operator as two engine and two api replicas (separate processes, one
 // namespace), configured through MASAKARI_* variables as a Deployment would be.
 // Short timings keep a run short; each is a documented option (docs/configuration.md).
+import path from 'node:path';
 import { freePort } from '../../e2e/support/net.ts';
 import { ProcessSlot } from './process-slot.ts';
 
@@ -47,6 +48,8 @@ export async function createFleet(o: {
       metricsPort,
       logDir: o.logDir,
       readyTimeoutMs: o.readyTimeoutMs,
+      // an engine's wall clock may be skewed (support/skewed-clock.ts)
+      ...(components === 'engine' ? { clockFile: path.join(o.logDir, `${name}.clock-offset-ms`) } : {}),
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,

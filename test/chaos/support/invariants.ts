@@ -3,7 +3,7 @@
 import type { Fleet } from './fleet.ts';
 import type { Cr, Kube } from './kube.ts';
 import type { MasakariRest } from './rest.ts';
-import type { SimState, SimulatorProcess } from '../../../src/simulator/process.ts';
+import type { SimServer, SimState, SimulatorProcess } from '../../../src/simulator/process.ts';
 import { SERVERS_PER_HOST, serverShape, type Topology } from './topology.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -17,6 +17,10 @@ interface Ctx {
   sim: SimulatorProcess;
   fleet: Fleet;
   topology: Topology;
+  /** Servers whose unlock Nova held while their engine was frozen (FaultReport.heldUnlocks). */
+  heldUnlocks: string[];
+  /** The run's faults and clock skew in one line, for the messages that must name them. */
+  faultsSeen: string;
 }
 
 /** Every failed host's notification finished; no notification twice. */
@@ -32,7 +36,7 @@ function checkNotifications(crs: Cr[], t: Topology): string[] {
   return out;
 }
 
-/** Each server evacuated exactly once, now on a spare host, idle, unlocked, in its power state. */
+/** Each server evacuated exactly once, now on a spare host, idle, in its power state (locks: checkLocks). */
 function checkServers(state: SimState, evacuations: Record<string, number>, t: Topology): string[] {
   const out: string[] = [];
   if (state.servers.length !== t.failed.length * SERVERS_PER_HOST) out.push(`${state.servers.length} servers in Nova`);
@@ -41,7 +45,6 @@ function checkServers(state: SimState, evacuations: Record<string, number>, t: T
     if (n !== 1) out.push(`${s.name} evacuated ${n} times`);
     if (!s.host || !t.spare.includes(s.host)) out.push(`${s.name} is on ${s.host}, not on a spare host`);
     if (s.taskState !== null) out.push(`${s.name} has task_state ${s.taskState}`);
-    if (s.locked) out.push(`${s.name} is left locked`);
     const { stopped } = serverShape(Number(/-(\d+)$/.exec(s.name)?.[1]));
     if (s.vmState !== (stopped ? 'stopped' : 'active')) out.push(`${s.name} is ${s.vmState}`);
   }
@@ -49,6 +52,43 @@ function checkServers(state: SimState, evacuations: Record<string, number>, t: T
     // Masakari disables the failed host's compute service and leaves it so; the spares stay in service
     const want = t.failed.includes(h.host) ? 'disabled' : 'enabled';
     if (h.status !== want) out.push(`compute service ${h.host} is ${h.status}, expected ${want}`);
+  }
+  return out;
+}
+
+/** Where a chaos server was created: `<host>-vm-<i>`. */
+const sourceHostOf = (s: SimServer): string => s.name.replace(/-vm-\d+$/, '');
+
+/**
+ * No server is left locked in Nova, unless its notification ended error or failed naming it (in
+ * what GET /v1/notifications/{id} shows), as an unlock that never succeeds ends. Nova keeps one
+ * flag per server (`locked`, with who locked it), no count: whichever lock or unlock lands last wins,
+ * so a late lock from a deposed leader leaves the server locked however many unlocks came before.
+ */
+export async function checkLocks(
+  state: Pick<SimState, 'servers'>,
+  crs: Cr[],
+  ctx: Pick<Ctx, 'rest' | 'heldUnlocks' | 'faultsSeen'>,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (const s of state.servers.filter((x) => x.locked)) {
+    const host = sourceHostOf(s);
+    const n = crs.find((x) => x.spec.hostname === host);
+    const phase = n?.status?.phase ?? (n ? 'new' : 'missing');
+    let named = false;
+    if (n?.status?.uuid && (phase === 'error' || phase === 'failed')) {
+      const r = await ctx.rest.call<unknown>('GET', `/notifications/${n.status.uuid}`);
+      named = r.status === 200 && JSON.stringify(r.json).includes(s.id);
+      if (named) continue;
+    }
+    const held = ctx.heldUnlocks.includes(s.id)
+      ? '; Nova held its unlock while the engine that sent it was frozen (freeze-leader-mid-unlock)'
+      : '';
+    out.push(
+      `server ${s.name} (${s.id}) is left locked in Nova (locked_by ${s.lockedBy ?? 'unknown'}); ` +
+        `its notification ${n?.status?.uuid ?? '(none)'} (${host}) ended ${phase}` +
+        `${phase === 'error' || phase === 'failed' ? ' without naming the server' : ''}${held}; run: ${ctx.faultsSeen}`,
+    );
   }
   return out;
 }
@@ -110,7 +150,8 @@ export interface EvacuationTally {
 }
 
 export async function checkInvariants(ctx: Ctx): Promise<{ violations: string[]; tally: EvacuationTally }> {
-  const out = checkNotifications(await ctx.kube.list(ctx.namespace, 'notifications'), ctx.topology);
+  const crs = await ctx.kube.list(ctx.namespace, 'notifications');
+  const out = checkNotifications(crs, ctx.topology);
   const state = await ctx.sim.call<SimState>('GET', '/state');
   const counters = await ctx.sim.call<{ actions: Record<string, Record<string, number>> }>('GET', '/counters');
   const evacuations = counters.actions.evacuate ?? {};
@@ -119,6 +160,7 @@ export async function checkInvariants(ctx: Ctx): Promise<{ violations: string[];
     duplicate: state.servers.filter((s) => (evacuations[s.id] ?? 0) > 1).length,
   };
   out.push(...checkServers(state, evacuations, ctx.topology));
+  out.push(...(await checkLocks(state, crs, ctx)));
   // the replicas' caches converge after the last write; compare until they agree or the bound passes
   const deadline = Date.now() + CONVERGE_MS;
   let rest = await restMismatches(ctx);

@@ -4,7 +4,7 @@
 // with how it ended, so the invariants can tell the deaths the suite caused
 // from any other.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -28,6 +28,8 @@ export interface SlotOptions {
   metricsPort: number;
   logDir: string;
   readyTimeoutMs: number;
+  /** Engines: the file of their wall-clock offset (skewed-clock.ts, loaded into the process). */
+  clockFile?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -52,9 +54,12 @@ export class ProcessSlot {
     const n = this.incarnations.length;
     const stdoutPath = path.join(this.o.logDir, `${this.o.name}.${n}.out.jsonl`);
     const stderrPath = path.join(this.o.logDir, `${this.o.name}.${n}.err.txt`);
-    const child = spawn(nodeBin, ['--unhandled-rejections=strict', '--import', 'tsx', path.join(root, 'src/main.ts')], {
+    const skew = this.o.clockFile ? ['--import', path.join(root, 'test/chaos/support/skewed-clock.ts')] : [];
+    const args = ['--unhandled-rejections=strict', '--import', 'tsx', ...skew, path.join(root, 'src/main.ts')];
+    const env = this.o.clockFile ? { ...this.o.env, MASAKARI_CHAOS_CLOCK_FILE: this.o.clockFile } : this.o.env;
+    const child = spawn(nodeBin, args, {
       cwd: root,
-      env: this.o.env,
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout.pipe(createWriteStream(stdoutPath));
@@ -103,6 +108,32 @@ export class ProcessSlot {
 
   signal(sig: 'SIGSTOP' | 'SIGCONT'): void {
     this.current?.child.kill(sig);
+  }
+
+  /**
+   * Skews this slot's wall clock by offsetMs from now on, restarts included (skewed-clock.ts); resolves
+   * once the running process applied it. Only for slots started with a clockFile.
+   */
+  async setClockOffset(offsetMs: number, timeoutMs = 10_000): Promise<void> {
+    const file = this.o.clockFile;
+    if (!file) throw new Error(`${this.name} has no skewable clock`);
+    writeFileSync(file, String(offsetMs));
+    const inc = this.current;
+    if (!inc) return; // the next start reads the file
+    rmSync(`${file}.applied`, { force: true });
+    inc.child.kill('SIGUSR2');
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      let applied: string | undefined;
+      try {
+        applied = readFileSync(`${file}.applied`, 'utf8');
+      } catch {
+        // not yet
+      }
+      if (applied === String(offsetMs)) return;
+      if (Date.now() > deadline) throw new Error(`${this.name} did not apply the clock offset ${offsetMs} ms`);
+      await sleep(50);
+    }
   }
 
   /** SIGTERM (graceful stop); SIGKILL after graceMs, which the invariants then report. */

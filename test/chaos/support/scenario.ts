@@ -1,15 +1,16 @@
 // One chaos run: a fresh segment of 5 failed hosts with 20 servers each and 5
-// spares; COMPUTE_HOST notifications sent through the REST API while the
-// seed's faults are injected; then the invariants (invariants.ts,
-// process-checks.ts). The replicas and the namespace are the session's.
+// spares; one engine's wall clock skewed by the seed; COMPUTE_HOST
+// notifications sent through the REST API while the seed's faults are
+// injected; then the invariants (invariants.ts, process-checks.ts). The
+// replicas and the namespace are the session's.
 import type { Fleet } from './fleet.ts';
 import { LEASE } from './fleet.ts';
-import { runSchedule, type ApiServerHandle, type FaultReport } from './faults.ts';
+import { runSchedule, skewEngineClock, type ApiServerHandle, type FaultReport } from './faults.ts';
 import { checkInvariants, type EvacuationTally } from './invariants.ts';
 import { checkProcesses } from './process-checks.ts';
 import type { Kube } from './kube.ts';
 import { MasakariRest } from './rest.ts';
-import { describeFault, scheduleFor, type Fault } from './schedule.ts';
+import { clockSkewFor, describeFault, scheduleFor, type Fault } from './schedule.ts';
 import type { SimulatorProcess } from '../../../src/simulator/process.ts';
 import { SERVERS_PER_HOST, serverShape, topologyFor, type Topology } from './topology.ts';
 
@@ -127,7 +128,9 @@ export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult>
   ctx.log(`seed ${seed}: ${faults.map(describeFault).join(', ')}`);
   const t = topologyFor(seed);
   const violations: string[] = [];
-  let report: FaultReport = { injected: {}, lines: [] };
+  let report: FaultReport = { injected: {}, lines: [], heldUnlocks: [] };
+  let clock = 'no engine clock skewed';
+  const faultsSeen = () => `seed ${seed}: ${report.lines.join('; ') || 'no fault carried out'}; ${clock}`;
   let notifications: Record<string, number> = {};
   let tally: EvacuationTally | undefined;
   const rest = new MasakariRest(ctx.fleet.apiUrls);
@@ -136,7 +139,8 @@ export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult>
     await seedNova(ctx.sim, t);
     await registerHosts(rest, t);
     for (const h of t.failed) await ctx.sim.call('POST', `/hosts/${h}/fail`);
-    ctx.log(`  registered ${since(started)}`);
+    clock = await skewEngineClock(ctx.fleet, clockSkewFor(seed));
+    ctx.log(`  registered ${since(started)}; ${clock}`);
 
     const t0 = Date.now();
     faultsDone = runSchedule(faults, { ...ctx, t0 }).then(
@@ -151,7 +155,13 @@ export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult>
     notifications = await waitTerminal(ctx, t, BOUNDS.settle);
     ctx.log(`  notifications ${JSON.stringify(notifications)} at ${since(t0)}`);
     await ctx.sim.call('DELETE', '/faults');
-    const checked = await checkInvariants({ ...ctx, rest, topology: t });
+    const checked = await checkInvariants({
+      ...ctx,
+      rest,
+      topology: t,
+      heldUnlocks: report.heldUnlocks,
+      faultsSeen: faultsSeen(),
+    });
     violations.push(...checked.violations);
     tally = checked.tally;
   } catch (e) {
@@ -159,7 +169,10 @@ export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult>
   } finally {
     await faultsDone; // never leave a fault running into the next run
     await ctx.sim.call('DELETE', '/faults').catch(() => undefined);
+    await ctx.sim.call('DELETE', '/holds').catch(() => undefined);
     violations.push(...checkProcesses(ctx.fleet));
   }
+  // what was done to the run comes first, so a failure names its faults and its skewed engine
+  if (violations.length) violations.unshift(`faults of ${faultsSeen()}`);
   return { seed, faults, report, violations, durationMs: Date.now() - started, notifications, tally };
 }

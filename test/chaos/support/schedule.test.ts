@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FAULT_KINDS, scheduleFor, seededRandom } from './schedule.ts';
+import { clockSkewFor, FAULT_KINDS, scheduleFor, seededRandom } from './schedule.ts';
 
 const OPTS = { leaseMs: 4_000, windowMs: 8_000, minFaults: 2, maxFaults: 4 };
 
@@ -13,10 +13,11 @@ test('a seed names one schedule: the same seed gives the same faults at the same
   assert.equal([again(), again(), again()], first);
 });
 
-test('any 8 consecutive seeds inject every kind of fault', () => {
+test('any 9 consecutive seeds inject every kind of fault', () => {
+  assert.is(FAULT_KINDS.length, 9);
   for (const base of [0, 17, 999_993]) {
-    const kinds = new Set(Array.from({ length: 8 }, (_, i) => scheduleFor(base + i, OPTS).map((f) => f.kind)).flat());
-    assert.equal([...kinds].sort(), [...FAULT_KINDS].sort(), `seeds ${base}..${base + 7}`);
+    const kinds = new Set(Array.from({ length: 9 }, (_, i) => scheduleFor(base + i, OPTS).map((f) => f.kind)).flat());
+    assert.equal([...kinds].sort(), [...FAULT_KINDS].sort(), `seeds ${base}..${base + 8}`);
   }
 });
 
@@ -36,6 +37,16 @@ test('faults stay within their bounds: the window, 2-20 s apiserver freezes, a l
       [...faults.map((f) => f.atMs)].sort((a, b) => a - b),
     );
   }
+});
+
+test('every run skews one engine clock by 1-30 s either way, mostly past the 5 s the engine allows for', () => {
+  assert.equal(clockSkewFor(1234), clockSkewFor(1234));
+  const skews = Array.from({ length: 500 }, (_, seed) => clockSkewFor(seed));
+  for (const s of skews) assert.ok(Math.abs(s.offsetMs) >= 1_000 && Math.abs(s.offsetMs) <= 30_000);
+  const share = (p: (s: (typeof skews)[number]) => boolean) => skews.filter(p).length / skews.length;
+  assert.ok(share((s) => s.offsetMs < 0) > 0.4 && share((s) => s.offsetMs > 0) > 0.4, 'both ways');
+  assert.ok(share((s) => Math.abs(s.offsetMs) > 5_000) > 0.8, 'mostly beyond 5 s');
+  assert.ok(share((s) => s.engine === 'standby') > 0.15 && share((s) => s.engine === 'leader') > 0.6);
 });
 
 test.run();

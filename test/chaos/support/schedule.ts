@@ -14,6 +14,7 @@ export const FAULT_KINDS = [
   'freeze-apiserver', // SIGSTOP kube-apiserver for 2-20 s, then SIGCONT
   'restart-apiserver', // stop kube-apiserver and start it again on the same port
   'freeze-leader', // SIGSTOP the leading engine past its lease, then SIGCONT
+  'freeze-leader-mid-unlock', // Nova holds the leader's unlock, SIGSTOP it, SIGCONT once the other leads, let the unlock land
   'nova-500', // Nova answers 500 before acting
   'nova-timeout', // Nova never answers (the request times out) before acting
   'nova-lost-response', // Nova acts, then the answer is lost (reset, hang or 500)
@@ -30,7 +31,7 @@ export interface Fault {
   atMs: number;
   /** kill-*: which of the two processes (0 or 1). */
   target?: number;
-  /** kill-*: restart delay; freeze-*: how long the process stays stopped. */
+  /** kill-*: restart delay; freeze-apiserver, freeze-leader: how long the process stays stopped. */
   durationMs?: number;
   /** nova-*: how many Nova requests it hits; nova-lost-response: how the answer is lost. */
   count?: number;
@@ -52,6 +53,7 @@ export interface ScheduleOptions {
 const LANE: Record<FaultKind, Lane> = {
   'kill-engine': 'engine',
   'freeze-leader': 'engine',
+  'freeze-leader-mid-unlock': 'engine',
   'kill-api': 'api',
   'freeze-apiserver': 'apiserver',
   'restart-apiserver': 'apiserver',
@@ -87,6 +89,7 @@ function draw(kind: FaultKind, rnd: () => number, o: ScheduleOptions): Fault {
       f.lostAs = (['reset', 'hang', 500] as const)[Math.floor(rnd() * 3)];
       f.novaTarget = 'server-actions';
       break;
+    case 'freeze-leader-mid-unlock': // stopped until the other engine leads (runSchedule)
     case 'restart-apiserver':
       break;
   }
@@ -94,8 +97,8 @@ function draw(kind: FaultKind, rnd: () => number, o: ScheduleOptions): Fault {
 }
 
 /**
- * The faults of one run, in start order. The first is FAULT_KINDS[seed mod 8],
- * so any 8 consecutive seeds inject every kind at least once; the rest are drawn.
+ * The faults of one run, in start order. The first is FAULT_KINDS[seed mod 9],
+ * so any 9 consecutive seeds inject every kind at least once; the rest are drawn.
  */
 export function scheduleFor(seed: number, o: ScheduleOptions): Fault[] {
   const rnd = seededRandom(seed);
@@ -113,4 +116,30 @@ export function describeFault(f: Fault): string {
   if (f.lostAs !== undefined) parts.push(`as ${f.lostAs}`);
   if (f.novaTarget !== undefined) parts.push(`on ${f.novaTarget}`);
   return parts.join(' ');
+}
+
+/**
+ * The engine whose wall clock is skewed during a run (support/skewed-clock.ts): the one that leads
+ * when the run starts, or the other one, which leads after a take-over. Nova keeps true time.
+ */
+export interface ClockSkew {
+  engine: 'leader' | 'standby';
+  /**
+   * Added to that engine's wall clock: 1-30 s either way, so mostly beyond the 5 s skew with Nova
+   * the engine allows for when it matches Nova's migrations to its own records.
+   */
+  offsetMs: number;
+}
+
+/** A seed's clock skew, from its own stream of the seed, so the seed's fault schedule is what it was without the skew. */
+export function clockSkewFor(seed: number): ClockSkew {
+  const rnd = seededRandom((seed ^ 0x5ca1ab1e) >>> 0);
+  const engine = rnd() < 0.75 ? 'leader' : 'standby';
+  const magnitude = between(rnd, 1_000, 30_000);
+  return { engine, offsetMs: rnd() < 0.5 ? -magnitude : magnitude };
+}
+
+export function describeSkew(s: ClockSkew, slot: string): string {
+  const secs = (Math.abs(s.offsetMs) / 1000).toFixed(1);
+  return `${slot} (the ${s.engine} at the start) runs its clock ${secs} s ${s.offsetMs < 0 ? 'behind' : 'ahead'}`;
 }
