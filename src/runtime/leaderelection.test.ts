@@ -138,4 +138,33 @@ test('a leader renews with one write over the Lease it last wrote, without readi
   }
 });
 
+test('a timed-out attempt whose read answers after this process acquired the Lease does not make it look taken over', async () => {
+  const { store, kube } = leaseStore();
+  store.put({ metadata: { name: 'l', namespace: 'ns' }, spec: { holderIdentity: 'other', leaseDurationSeconds: 1 } });
+  // The first read is answered 1.5 s late, with the Lease as it was when it was asked (held by `other`): by then
+  // its attempt timed out (renewDeadline 600 ms), `other` released the Lease and the next attempt took it.
+  const get = kube.get.bind(kube);
+  let first = true;
+  kube.get = (async (...args: Parameters<typeof kube.get>) => {
+    if (!first) return get(...args);
+    first = false;
+    const asked = structuredClone(await get(...args));
+    await sleep(1_500);
+    return asked;
+  }) as typeof kube.get;
+  const me = leader(kube);
+  try {
+    await sleep(100);
+    const current = store.current!;
+    store.put({ ...current, spec: { ...current.spec, holderIdentity: null } });
+    await me.leading();
+    assert.ok(me.hold()?.held(), 'leads');
+    await sleep(1_700); // past the late answer
+    assert.is(store.current!.spec?.holderIdentity, 'me', 'still renewing');
+    assert.ok(me.hold()!.held(), 'the late answer of an abandoned attempt changed nothing');
+  } finally {
+    await me.stop();
+  }
+});
+
 test.run();

@@ -203,16 +203,23 @@ class LeaderElector {
 
   /** One client-go tryAcquireOrRenew round, bounded by timeoutMs. */
   private async tryAcquireOrRenew(timeoutMs: number): Promise<boolean> {
+    // The timeout does not cancel the attempt's requests. Once given up on, its late answers must change
+    // nothing: a read from before this process acquired the Lease would otherwise be taken for a take-over
+    // and leave a renewing leader with held() false for the rest of its term.
+    const attempt: Attempt = { live: true };
     try {
-      return await withTimeout(this.attempt(), timeoutMs);
+      return await withTimeout(this.attempt(attempt), timeoutMs);
     } catch (err) {
       this.log.warn({ err }, 'lease acquire/renew attempt failed');
       return false;
+    } finally {
+      attempt.live = false;
     }
   }
 
-  private async attempt(): Promise<boolean> {
-    if (await this.renewAsObserved()) return true;
+  private async attempt(attempt: Attempt): Promise<boolean> {
+    if (await this.renewAsObserved(attempt)) return true;
+    if (!attempt.live) return false;
     const { kube, namespace, name, identity } = this.options;
     const now = this.mono();
     const stamp = this.stamp();
@@ -221,7 +228,7 @@ class LeaderElector {
     try {
       lease = await kube.get<Lease>(RESOURCES.leases, namespace, name);
     } catch (err) {
-      if (!isNotFound(err)) throw err;
+      if (!isNotFound(err) || !attempt.live) throw err;
       const spec: LeaseSpec = {
         holderIdentity: identity,
         leaseDurationSeconds: leaseSeconds,
@@ -236,12 +243,13 @@ class LeaderElector {
           metadata: { name, namespace },
           spec,
         });
-        return this.wrote(created, now);
+        return attempt.live && this.wrote(created, now);
       } catch (e) {
         if (isAlreadyExists(e)) return false;
         throw e;
       }
     }
+    if (!attempt.live) return false;
     const old = lease.spec ?? {};
     this.see(lease, now);
     const holder = old.holderIdentity ?? '';
@@ -262,7 +270,7 @@ class LeaderElector {
     };
     try {
       const updated = await kube.replace<Lease>(RESOURCES.leases, namespace, name, { ...lease, spec });
-      return this.wrote(updated, now);
+      return attempt.live && this.wrote(updated, now);
     } catch (err) {
       if (isConflict(err)) return false; // lost the race to another candidate
       throw err;
@@ -276,7 +284,7 @@ class LeaderElector {
    * wrote the Lease since, the precondition fails and attempt() reads it and
    * decides as before. Any failure here is left to that slow path.
    */
-  private async renewAsObserved(): Promise<boolean> {
+  private async renewAsObserved(attempt: Attempt): Promise<boolean> {
     const { kube, namespace, name, identity } = this.options;
     const observed = this.observed;
     if (!observed?.resourceVersion || observed.spec.holderIdentity !== identity) return false;
@@ -293,7 +301,7 @@ class LeaderElector {
           renewTime: this.stamp(),
         },
       });
-      return this.wrote(updated, now);
+      return attempt.live && this.wrote(updated, now);
     } catch {
       return false;
     }
@@ -371,6 +379,11 @@ class LeaderElector {
       }
     }
   }
+}
+
+/** One acquire/renew attempt; `live` turns false once its caller stopped waiting for it. */
+interface Attempt {
+  live: boolean;
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
