@@ -7,6 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createNovaClient } from '../../openstack/index.ts';
 import type { HttpNovaClient } from '../../openstack/index.ts';
+import type { SimServerInput } from '../../simulator/records.ts';
 import type { Simulator } from '../../simulator/server.ts';
 import { startSimulator } from '../../simulator/server.ts';
 import { runHostFailure } from './host-failure.ts';
@@ -151,7 +152,7 @@ sim(
     const { state } = w!.sim;
     const image = state.addImage({ name: 'ha-image', properties: { evacuable: 'True' } });
     state.addAggregate({ name: 'ha-hosts', hosts: [FAILED], metadata: { evacuable: 'true' } });
-    const add = (name: string, extra: Parameters<typeof state.addServer>[0] extends infer T ? Partial<T> : never) =>
+    const add = (name: string, extra: Omit<SimServerInput, 'name' | 'host'>) =>
       state.addServer({ name, host: FAILED, ...extra }).id;
     const plain = add('plain', {});
     const byFlavor = add('by-flavor', { flavor_extra_specs: { evacuable: 'true' }, metadata: { HA_Priority: '1' } });
