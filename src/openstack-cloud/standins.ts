@@ -27,6 +27,11 @@ const CREATED = '2026-01-01T00:00:00Z';
 
 function image(id: string): Record<string, unknown> {
   const { name, properties } = IMAGES[id] ?? { name: 'fake-image', properties: {} };
+  return glanceImageBody(id, name, properties);
+}
+
+/** A Glance v2 image as GET /v2/images/{id} shows it: core fields, user properties beside them (also the simulator's). */
+export function glanceImageBody(id: string, name: string, properties: Record<string, string>): Record<string, unknown> {
   return {
     ...properties,
     id,

@@ -5,7 +5,7 @@
 // Glance's flat {"message", "code", "title"}.
 
 import type { SimRequest, SimResponse } from './router.ts';
-import type { SimImage } from './records.ts';
+import { glanceImageBody } from '../openstack-cloud/standins.ts';
 import type { SimState } from './state.ts';
 
 const TITLES: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 500: 'Internal Server Error' };
@@ -13,26 +13,6 @@ const TITLES: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 
 export function glanceFault(status: number, message: string): SimResponse {
   const title = TITLES[status] ?? 'Error';
   return { status, body: { message, code: `${status} ${title}`, title } };
-}
-
-function imageView(image: SimImage): Record<string, unknown> {
-  return {
-    ...image.properties,
-    id: image.id,
-    name: image.name,
-    status: 'active',
-    visibility: 'public',
-    protected: false,
-    os_hidden: false,
-    disk_format: 'raw',
-    container_format: 'bare',
-    min_ram: 0,
-    min_disk: 0,
-    tags: [],
-    self: `/v2/images/${image.id}`,
-    file: `/v2/images/${image.id}/file`,
-    schema: '/v2/schemas/image',
-  };
 }
 
 export function glanceHandler(state: SimState): (req: SimRequest) => SimResponse {
@@ -48,6 +28,6 @@ export function glanceHandler(state: SimState): (req: SimRequest) => SimResponse
     if (req.method !== 'GET' || !m) return glanceFault(404, 'The resource could not be found.');
     const image = state.images.get(decodeURIComponent(m[1] ?? ''));
     if (!image) return glanceFault(404, `No image found with ID ${m[1]}`);
-    return { status: 200, body: imageView(image) };
+    return { status: 200, body: glanceImageBody(image.id, image.name, image.properties) };
   };
 }
