@@ -29,7 +29,7 @@ import { RecoveryFailed, SkipRecovery } from './context.ts';
 import type { EvacuationHooks, EvacuationTarget } from './evacuate-instance.ts';
 import { EvacuationProcedure } from './evacuate-instance.ts';
 import { serviceDownSchedule } from './evacuation-polling.ts';
-import { NovaConflict, NovaNotFound } from '../../openstack/types.ts';
+import { NovaConflict, NovaError, NovaNotFound } from '../../openstack/types.ts';
 import { acquireReservedHostMutex } from './reserved-host-mutex.ts';
 import { PollTimeout, pollUntil } from '../../time/poll.ts';
 
@@ -128,8 +128,10 @@ async function taggedEvacuable(
       (image) => isTrueish(typeof image[tag] === 'string' ? image[tag] : undefined),
       (err: unknown) => {
         if (err instanceof NovaNotFound) return false;
+        // A cancelled run (lost lease, expiry) keeps its own error; only Glance's answer is reworded.
+        if (!(err instanceof NovaError) || ctx.signal.aborted) throw err;
         throw new RecoveryFailed(
-          `Could not read image '${imageId}' of instance '${server.id}' to check its '${tag}' property: ${err instanceof Error ? err.message : String(err)}`,
+          `Could not read image '${imageId}' of instance '${server.id}' to check its '${tag}' property: ${err.message}`,
         );
       },
     );
