@@ -45,6 +45,12 @@ export interface Config {
     ignore_instances_in_error_state: boolean; // false
     add_reserved_host_to_aggregate: boolean; // false
     service_disable_reason: string; // 'Masakari detected host failed.'
+    evacuable_tag: string; // 'evacuable'
+    tagged_flavors: boolean; // false
+    tagged_images: boolean; // false
+    tagged_aggregates: boolean; // false
+    skip_servers_with_name: RegExp[]; // []
+    priority_metadata_key: string | null; // null
   };
   instance_failure: {
     process_all_instances: boolean; // false
@@ -52,6 +58,7 @@ export interface Config {
   };
   process_failure: {
     service_disable_reason: string; // 'Masakari detected process failed.'
+    maintenance_only_for_nova_compute: boolean; // false
   };
   taskflow_driver_recovery_flows: {
     host_auto_failure_recovery_tasks: TaskLists;

@@ -24,7 +24,7 @@ const GROUP_INTRO: Record<GroupName, string> = {
 function formatDefault(value: unknown): string {
   if (value === null) return 'unset';
   if (typeof value === 'string') return `\`${value}\``;
-  if (Array.isArray(value)) return `\`${value.join(',')}\``;
+  if (Array.isArray(value)) return value.length ? `\`${value.join(',')}\`` : '(none)';
   if (typeof value === 'object') {
     const lists = value as Record<string, string[]>;
     return Object.entries(lists)

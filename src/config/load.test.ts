@@ -57,9 +57,18 @@ test('without a file or variables every option has the Masakari default', () => 
     ignore_instances_in_error_state: false,
     add_reserved_host_to_aggregate: false,
     service_disable_reason: 'Masakari detected host failed.',
+    evacuable_tag: 'evacuable',
+    tagged_flavors: false,
+    tagged_images: false,
+    tagged_aggregates: false,
+    skip_servers_with_name: [],
+    priority_metadata_key: null,
   });
   assert.equal(config.instance_failure, { process_all_instances: false, ha_enabled_instance_metadata_key: 'HA_Enabled' });
-  assert.equal(config.process_failure, { service_disable_reason: 'Masakari detected process failed.' });
+  assert.equal(config.process_failure, {
+    service_disable_reason: 'Masakari detected process failed.',
+    maintenance_only_for_nova_compute: false,
+  });
   assert.equal(config.taskflow_driver_recovery_flows.host_rh_failure_recovery_tasks, {
     pre: ['disable_compute_service_task'],
     main: ['prepare_HA_enabled_instances_task', 'evacuate_instances_task'],
@@ -448,3 +457,20 @@ test('leader-election timings must nest: retry_period < renew_deadline < lease_d
 });
 
 test.run();
+
+test('skip_servers_with_name takes a YAML list or one pattern per line, and fails on an invalid pattern', () => {
+  const fromFile = load({}, "host_failure:\n  skip_servers_with_name: ['^test-', 'a{1,3}$']\n").config;
+  assert.equal(
+    fromFile.host_failure.skip_servers_with_name.map((r) => r.source),
+    ['^test-', 'a{1,3}$'],
+  );
+  const fromEnv = load({ MASAKARI__HOST_FAILURE__SKIP_SERVERS_WITH_NAME: '^test-\n^tmp-' }).config;
+  assert.equal(
+    fromEnv.host_failure.skip_servers_with_name.map((r) => r.source),
+    ['^test-', '^tmp-'],
+  );
+  assert.match(
+    failure({}, "host_failure:\n  skip_servers_with_name: ['(unclosed']\n"),
+    "[host_failure] skip_servers_with_name must be a list of regular expressions (a YAML list, or one per line); '(unclosed' is not one",
+  );
+});

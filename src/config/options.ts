@@ -63,6 +63,35 @@ function catalogInfo(): Parser<string> {
   };
 }
 
+/**
+ * Regular expressions from a YAML list, or from a string with one pattern per
+ * line (an environment variable): not comma-separated, since a pattern may
+ * hold a comma ("a{1,3}"). An invalid pattern fails at startup.
+ */
+function patternList(): Parser<RegExp[]> {
+  const requirement = 'must be a list of regular expressions (a YAML list, or one per line)';
+  return {
+    describe: 'list of regular expressions (YAML list, or one per line)',
+    parse(raw) {
+      let items: unknown[];
+      if (raw === null || raw === undefined || raw === '') return [];
+      if (typeof raw === 'string') items = raw.split('\n').filter((line) => line.trim() !== '');
+      else if (Array.isArray(raw)) items = raw;
+      else throw new InvalidValue(requirement);
+      return items.map((item) => {
+        if (typeof item !== 'string' || item === '') throw new InvalidValue(requirement);
+        try {
+          return new RegExp(item);
+        } catch (err) {
+          throw new InvalidValue(`${requirement}; '${item}' is not one: ${(err as Error).message}`);
+        }
+      });
+    },
+  };
+}
+
+const EXTENSION = 'OpenKeel extension, not in Masakari:';
+
 // Kubernetes namespace names are DNS-1123 labels.
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -236,6 +265,36 @@ export const OPTIONS: OptionTable = {
       parser: string(),
       help: "disabled_reason set on the failed host's nova-compute service.",
     },
+    evacuable_tag: {
+      default: 'evacuable',
+      parser: string({ nonEmpty: true }),
+      help: `${EXTENSION} key of the flavor extra spec, image property and aggregate metadata read by tagged_flavors, tagged_images and tagged_aggregates; a true value (1, t, true, on, y, yes) tags (Red Hat InstanceHA's EVACUABLE_TAG).`,
+    },
+    tagged_flavors: {
+      default: false,
+      parser: boolean(),
+      help: `${EXTENSION} also select an instance whose flavor has the evacuable_tag extra spec set true (InstanceHA's TAGGED_FLAVORS).`,
+    },
+    tagged_images: {
+      default: false,
+      parser: boolean(),
+      help: `${EXTENSION} also select an instance whose Glance image has the evacuable_tag property set true (InstanceHA's TAGGED_IMAGES); one GET per distinct image per recovery.`,
+    },
+    tagged_aggregates: {
+      default: false,
+      parser: boolean(),
+      help: `${EXTENSION} recover a host only if it is in an aggregate whose evacuable_tag metadata is true; any other host's recovery is skipped, no instance moved (InstanceHA's TAGGED_AGGREGATES).`,
+    },
+    skip_servers_with_name: {
+      default: [],
+      parser: patternList(),
+      help: `${EXTENSION} instances whose name matches any of these regular expressions (JavaScript syntax, unanchored) are never evacuated; each is named in the progress of PrepareHAEnabledInstancesTask.`,
+    },
+    priority_metadata_key: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: `${EXTENSION} instance metadata key holding a recovery priority (an integer, higher evacuated first; missing or not an integer counts as 0; ties keep Masakari's order). Unset: Masakari's order.`,
+    },
   },
   instance_failure: {
     process_all_instances: {
@@ -254,6 +313,11 @@ export const OPTIONS: OptionTable = {
       default: 'Masakari detected process failed.',
       parser: string(),
       help: "disabled_reason set on the host's nova-compute service after a process failure.",
+    },
+    maintenance_only_for_nova_compute: {
+      default: false,
+      parser: boolean(),
+      help: `${EXTENSION} a PROCESS STOPPED notification puts the host on maintenance only for the process nova-compute (Masakari: for any process, bug B7, so a stopped libvirtd makes the API refuse a later host failure with 409).`,
     },
   },
   taskflow_driver_recovery_flows: {

@@ -2,6 +2,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isRecoverableVmEvent, planNotification, SEGMENT_DISABLED_MESSAGE } from './decisions.ts';
 import type { PlanInput } from './decisions.ts';
+import { HaService } from '../domain/ha-service.ts';
+import { MasakariError } from '../domain/errors.ts';
+import { MemoryRepository } from '../domain/testing/memory-repository.ts';
 
 const base = (over: Partial<PlanInput>): PlanInput => ({
   uuid: 'n-1',
@@ -97,6 +100,100 @@ test('PROCESS: STARTED finishes without maintenance, STOPPED sets maintenance fo
       maintenance: 'on',
     });
   }
+});
+
+/**
+ * A PROCESS STOPPED of `processName` as far as the engine's plan goes, then a
+ * real host failure through the API's intake: what the monitors would see.
+ */
+async function processStoppedThenHostFailure(
+  processName: string,
+  over: Partial<PlanInput> = {},
+): Promise<{ maintenance: string; hostFailure: number }> {
+  const repo = new MemoryRepository();
+  const svc = new HaService(
+    repo,
+    { exists: async () => true },
+    { osapi_max_limit: 1000, duplicate_notification_detection_interval: 180 },
+  );
+  const segment = await svc.createSegment({
+    segment: { name: 'seg', recovery_method: 'auto', service_type: 'COMPUTE' },
+  });
+  const hostRow = await svc.createHost(segment.uuid, {
+    host: { name: 'compute-1', type: 'COMPUTE', control_attributes: 'SSH' },
+  });
+  const processNotification = await svc.createNotification({
+    notification: {
+      type: 'PROCESS',
+      hostname: 'compute-1',
+      generated_time: '2026-01-01T00:00:00',
+      payload: { event: 'STOPPED', process_name: processName },
+    },
+  });
+  const plan = planNotification(
+    base({
+      uuid: processNotification.notification_uuid,
+      type: 'PROCESS',
+      sourceHostUuid: hostRow.uuid,
+      payload: { event: 'STOPPED', process_name: processName },
+      ...over,
+    }),
+  );
+  const maintenance = plan.kind === 'workflow' ? plan.maintenance : 'none';
+  // What the engine writes before it runs the workflow (notification-processor.ts).
+  if (maintenance !== 'none') repo.setHostFlags(hostRow.uuid, { on_maintenance: true });
+  try {
+    await svc.createNotification({
+      notification: {
+        type: 'COMPUTE_HOST',
+        hostname: 'compute-1',
+        generated_time: '2026-01-01T00:05:00',
+        payload: { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' },
+      },
+    });
+    return { maintenance, hostFailure: 202 };
+  } catch (e) {
+    assert.instance(e, MasakariError);
+    assert.is(
+      (e as MasakariError).message,
+      "Notification received from host compute-1 of type 'COMPUTE_HOST' is ignored as the host is already under maintenance.",
+    );
+    return { maintenance, hostFailure: (e as MasakariError).status };
+  }
+}
+
+test('B7: a libvirtd STOPPED blocks a later host failure with 409', async () => {
+  // Masakari's behaviour, kept as the default: any process puts the host on maintenance.
+  assert.equal(await processStoppedThenHostFailure('libvirtd'), { maintenance: 'on', hostFailure: 409 });
+});
+
+test('B7 with maintenance_only_for_nova_compute: a libvirtd STOPPED leaves the host in service and a later host failure is accepted', async () => {
+  assert.equal(await processStoppedThenHostFailure('libvirtd', { maintenanceOnlyForNovaCompute: true }), {
+    maintenance: 'none',
+    hostFailure: 202,
+  });
+  assert.equal(
+    planNotification(
+      base({
+        type: 'PROCESS',
+        payload: { event: 'STOPPED', process_name: 'libvirtd' },
+        maintenanceOnlyForNovaCompute: true,
+      }),
+    ),
+    { kind: 'workflow', workflow: 'process', maintenance: 'none' },
+    'the process workflow still runs (and skips, as for any process but nova-compute)',
+  );
+});
+
+test('B7 with maintenance_only_for_nova_compute: nova-compute STOPPED still sets maintenance (exact, case-sensitive name)', async () => {
+  assert.equal(await processStoppedThenHostFailure('nova-compute', { maintenanceOnlyForNovaCompute: true }), {
+    maintenance: 'on',
+    hostFailure: 409,
+  });
+  assert.equal(
+    (await processStoppedThenHostFailure('Nova-Compute', { maintenanceOnlyForNovaCompute: true })).maintenance,
+    'none',
+  );
 });
 
 test('a disabled segment ignores every type with the upstream message (typo included)', () => {

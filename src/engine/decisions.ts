@@ -43,6 +43,12 @@ export interface PlanInput {
   payload: Record<string, string>;
   /** Effective `enabled` of the source host's segment. */
   segmentEnabled: boolean;
+  /**
+   * [process_failure] maintenance_only_for_nova_compute: a PROCESS STOPPED
+   * puts the host on maintenance only for nova-compute. Unset or false:
+   * Masakari's rule, any process (bug B7).
+   */
+  maintenanceOnlyForNovaCompute?: boolean;
 }
 
 /**
@@ -79,7 +85,13 @@ export function planNotification(n: PlanInput): Plan {
           reason: `Notification type '${n.type}' received for host '${n.sourceHostUuid}': '${n.payload.process_name ?? ''}' has been ${event}.`,
         };
       }
-      if (event.toUpperCase() === 'STOPPED') return { kind: 'workflow', workflow: 'process', maintenance: 'on' };
+      if (event.toUpperCase() === 'STOPPED') {
+        // B7: upstream sets maintenance for any process, and the API then refuses every later
+        // notification of the host with 409, a real host failure included. The option limits it to
+        // the one process with a workflow (process-failure.ts RECOVERABLE_PROCESS, exact name).
+        const sets = !n.maintenanceOnlyForNovaCompute || n.payload.process_name === 'nova-compute';
+        return { kind: 'workflow', workflow: 'process', maintenance: sets ? 'on' : 'none' };
+      }
       return invalidEvent(n.type, event);
     case 'COMPUTE_HOST': {
       const hostStatus = n.payload.host_status;

@@ -36,4 +36,14 @@ test('instrumented Nova records duration by method and status, and errors by kin
   assert.is(fake.count('getServer'), 1);
 });
 
+test('instrumented Nova passes the Glance image read through and times it', async () => {
+  const r = new Registry();
+  registerEngineMetrics(r);
+  const fake = new FakeNova();
+  fake.images.set('img-1', { id: 'img-1', evacuable: 'true' });
+  const nova = instrumentNova(fake);
+  assert.equal(await nova.getImage('img-1'), { id: 'img-1', evacuable: 'true' });
+  assert.match(await r.metrics(), 'masakari_nova_call_duration_seconds_count{method="getImage",status="200"}');
+});
+
 test.run();

@@ -138,7 +138,13 @@ export function instrumentNova(nova: NovaClient): NovaClient {
 }
 
 /** Every NovaClient method the engine calls: the reads, and the side effects the Lease fences. */
-const NOVA_METHODS: ReadonlyArray<keyof NovaClient> = [
-  ...(['listServices', 'listServersOnHost', 'getServer', 'listAggregates', 'listMigrations'] as const),
+const NOVA_METHODS = [
+  ...(['listServices', 'listServersOnHost', 'getServer', 'listAggregates', 'listMigrations', 'getImage'] as const),
   ...NOVA_SIDE_EFFECTS,
-];
+] as const satisfies ReadonlyArray<keyof NovaClient>;
+
+// The wrapper has only the listed methods: a NovaClient method missing here would be undefined on
+// the engine's client, so a new method fails the typecheck until it is listed.
+type Unlisted = Exclude<keyof NovaClient, (typeof NOVA_METHODS)[number]>;
+const everyMethodListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyMethodListed;

@@ -295,6 +295,21 @@ decisions(
 );
 
 decisions(
+  'PROCESS with maintenance_only_for_nova_compute: a libvirtd STOPPED finishes and leaves the host out of maintenance (B7)',
+  async () => {
+    const config = testConfig();
+    config.process_failure.maintenance_only_for_nova_compute = true;
+    const h = await harness({ config });
+    h.add(notification('p1', 'PROCESS', { event: 'STOPPED', process_name: 'libvirtd' }));
+    await h.settle();
+    assert.is(h.get('p1').status?.phase, 'finished');
+    assert.is(h.host().status?.onMaintenance, undefined);
+    assert.is(h.nova.calls.length, 0);
+    assert.not.ok(h.events.some((e) => e.startsWith('host compute-1 Normal HostOnMaintenance')));
+  },
+);
+
+decisions(
   'PROCESS STOPPED on a reserved host puts it on maintenance but keeps it reserved (only host failures un-reserve)',
   async () => {
     const h = await harness({ hostOver: { reserved: true } });

@@ -298,6 +298,7 @@ export class NotificationProcessor {
       sourceHostUuid: n.status.sourceHostUuid,
       payload: n.spec.payload ?? {},
       segmentEnabled: segment.spec.enabled ?? true,
+      maintenanceOnlyForNovaCompute: this.deps.config.process_failure.maintenance_only_for_nova_compute,
     });
   }
 

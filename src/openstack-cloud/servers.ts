@@ -50,6 +50,10 @@ export interface BootRequest {
   name: string;
   host: string;
   haEnabled?: boolean;
+  /** Default IMAGE_ID. */
+  imageId?: string;
+  /** Metadata besides HA_Enabled. */
+  metadata?: Record<string, string>;
 }
 
 /** Boots a server on host; `caller` owns it (admin by default). Returns its id once Nova accepted it. */
@@ -57,11 +61,11 @@ export async function bootServer(caller: NovaCall, flavorId: string, req: BootRe
   const body = {
     server: {
       name: req.name,
-      imageRef: IMAGE_ID,
+      imageRef: req.imageId ?? IMAGE_ID,
       flavorRef: flavorId,
       networks: 'none',
       host: req.host,
-      metadata: req.haEnabled === false ? {} : { HA_Enabled: 'True' },
+      metadata: { ...(req.haEnabled === false ? {} : { HA_Enabled: 'True' }), ...req.metadata },
     },
   };
   const r = expect(`boot ${req.name}`, await caller('POST', '/servers', body, '2.74'), 202);

@@ -9,15 +9,33 @@
 // test can show what Nova asked that we do not serve.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
-/** The one image every test server boots from. */
+/** The image test servers boot from unless they ask for another. */
 export const IMAGE_ID = '6f3e5f57-0c4b-4a55-9d0b-7a1f7d1c0001';
+/**
+ * The same bits with the user property `evacuable=true`, which the operator's
+ * `[host_failure] tagged_images` selector reads (Glance v2 shows user
+ * properties as top-level strings, glance/api/v2/images.py).
+ */
+export const EVACUABLE_IMAGE_ID = '6f3e5f57-0c4b-4a55-9d0b-7a1f7d1c0002';
+
+const IMAGES: Record<string, { name: string; properties: Record<string, string> }> = {
+  [IMAGE_ID]: { name: 'fake-image', properties: {} },
+  [EVACUABLE_IMAGE_ID]: { name: 'fake-image-evacuable', properties: { evacuable: 'true' } },
+};
 
 const CREATED = '2026-01-01T00:00:00Z';
 
-function image(): Record<string, unknown> {
+function image(id: string): Record<string, unknown> {
+  const { name, properties } = IMAGES[id] ?? { name: 'fake-image', properties: {} };
+  return glanceImageBody(id, name, properties);
+}
+
+/** A Glance v2 image as GET /v2/images/{id} shows it: core fields, user properties beside them (also the simulator's). */
+export function glanceImageBody(id: string, name: string, properties: Record<string, string>): Record<string, unknown> {
   return {
-    id: IMAGE_ID,
-    name: 'fake-image',
+    ...properties,
+    id,
+    name,
     status: 'active',
     visibility: 'public',
     protected: false,
@@ -35,8 +53,8 @@ function image(): Record<string, unknown> {
     tags: [],
     created_at: CREATED,
     updated_at: CREATED,
-    file: `/v2/images/${IMAGE_ID}/file`,
-    self: `/v2/images/${IMAGE_ID}`,
+    file: `/v2/images/${id}/file`,
+    self: `/v2/images/${id}`,
     schema: '/v2/schemas/image',
   };
 }
@@ -113,9 +131,10 @@ export async function startGlance(port: number): Promise<StandIn> {
     if (req.method === 'GET' && (path === '/' || path === '/versions'))
       return [200, { versions: [{ id: 'v2.16', status: 'CURRENT', links: [{ rel: 'self', href: '/v2/' }] }] }];
     if (req.method === 'GET' && path === '/v2/schemas/image') return [200, IMAGE_SCHEMA];
-    if (req.method === 'GET' && path === `/v2/images/${IMAGE_ID}`) return [200, image()];
+    const shown = /^\/v2\/images\/([^/]+)$/.exec(path)?.[1];
+    if (req.method === 'GET' && shown !== undefined && Object.hasOwn(IMAGES, shown)) return [200, image(shown)];
     if (req.method === 'GET' && path === '/v2/images')
-      return [200, { images: [image()], schema: '/v2/schemas/images' }];
+      return [200, { images: Object.keys(IMAGES).map(image), schema: '/v2/schemas/images' }];
     if (req.method === 'GET' && path.startsWith('/v2/images/'))
       return [404, { message: 'No image found', code: '404 Not Found', title: 'Not Found' }];
     unexpected.push(`${req.method} ${path}`);

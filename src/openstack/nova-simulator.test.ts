@@ -8,7 +8,7 @@ import { startSimulator } from '../simulator/server.ts';
 import type { CallRecord } from './http.ts';
 import { createNovaClient, createOpenStackSession, createTokenValidator } from './index.ts';
 import type { HttpNovaClient } from './nova.ts';
-import { NovaBadRequest, NovaConflict, NovaError } from './types.ts';
+import { NovaBadRequest, NovaConflict, NovaError, NovaNotFound } from './types.ts';
 
 interface Ctx {
   sim: Simulator;
@@ -132,6 +132,47 @@ s('reserved-host aggregate: add_host then 409 NovaConflict', async ({ sim, nova 
   } catch (err) {
     assert.instance(err, NovaConflict);
   }
+});
+
+s(
+  'selector reads: flavor extra_specs and image id on the server, aggregate metadata, Glance image properties',
+  async ({ sim, nova, calls }) => {
+    const image = sim.state.addImage({ name: 'ha-image', properties: { evacuable: 'true', os_distro: 'fedora' } });
+    sim.state.addServer({
+      name: 'tagged',
+      host: 'cpu3',
+      image_id: image.id,
+      flavor_extra_specs: { evacuable: 'True', 'hw:cpu_policy': 'shared' },
+    });
+    sim.state.addAggregate({ name: 'ha-hosts', hosts: ['cpu3'], metadata: { evacuable: 'true' } });
+    const [server] = await nova.listServersOnHost('cpu3');
+    assert.equal(server?.flavor?.extra_specs, { evacuable: 'True', 'hw:cpu_policy': 'shared' });
+    assert.equal(server?.image && server.image.id, image.id);
+    const [volumeBacked] = await nova.listServersOnHost('cpu2');
+    assert.is(volumeBacked?.image, '');
+    const aggregate = (await nova.listAggregates()).find((a) => a.name === 'ha-hosts');
+    assert.equal(aggregate?.metadata, { evacuable: 'true' });
+    const shown = await nova.getImage(image.id);
+    assert.equal([shown.id, shown.name, shown.evacuable, shown.os_distro], [image.id, 'ha-image', 'true', 'fedora']);
+    assert.ok(calls.some((c) => c.service === 'image' && c.path === '/v2/images/{id}' && c.status === 200));
+    try {
+      await nova.getImage('no-such-image');
+      assert.unreachable('expected NovaNotFound');
+    } catch (err) {
+      assert.instance(err, NovaNotFound);
+      assert.is((err as Error).message, 'No image found with ID no-such-image');
+    }
+  },
+);
+
+s('a Glance GET survives an injected 503 (same timeout and retries as Nova reads)', async ({ sim, nova, calls }) => {
+  const image = sim.state.addImage({ name: 'img' });
+  sim.state.faults.push({ path: `/image/v2/images/${image.id}`, count: 1, kind: 503 });
+  assert.is((await nova.getImage(image.id)).id, image.id);
+  assert.equal(
+    calls.filter((c) => c.service === 'image').map((c) => c.status),
+    [503, 200],
+  );
 });
 
 s('GET survives two injected 503s; the third attempt answers', async ({ sim, nova, calls }) => {

@@ -10,7 +10,15 @@ import type { HttpMethod, HttpResponse, RetryPolicy } from './http.ts';
 import { TransportError } from './http.ts';
 import { KeystoneError } from './keystone.ts';
 import type { OpenStackSession } from './session.ts';
-import type { CallOptions, NovaAggregate, NovaClient, NovaMigration, NovaServer, NovaService } from './types.ts';
+import type {
+  CallOptions,
+  GlanceImage,
+  NovaAggregate,
+  NovaClient,
+  NovaMigration,
+  NovaServer,
+  NovaService,
+} from './types.ts';
 import { NovaBadRequest, NovaConflict, NovaError, NovaForbidden, NovaNotFound } from './types.ts';
 
 /** Service uuids as ids and PUT /os-services/{uuid} need 2.53 (Masakari's NOVA_API_VERSION). */
@@ -235,6 +243,38 @@ export class HttpNovaClient implements NovaClient {
     return array<NovaAggregate>(res, 'aggregates');
   }
 
+  /**
+   * One Glance image (GET /v2/images/{id}), for its properties. Nova's own
+   * image proxy is gone above microversion 2.35, so this asks the catalog's
+   * `image` service on the interface and region of the compute endpoint,
+   * through the same session: same token, timeout and retries as a Nova GET.
+   */
+  async getImage(id: string, o: CallOptions = {}): Promise<GlanceImage> {
+    let res: HttpResponse;
+    try {
+      const baseUrl = await this.session.endpoint({ ...this.filter, serviceType: 'image', serviceName: null }, o);
+      res = await this.session.request(
+        {
+          service: 'image',
+          method: 'GET',
+          baseUrl: baseUrl.replace(/\/+$/, ''),
+          path: `/v2/images/${enc(id)}`,
+          pathTemplate: '/v2/images/{id}',
+          headers: {},
+        },
+        o,
+      );
+    } catch (err) {
+      throw translateFailure(err, o);
+    }
+    if (res.status >= 400) throw setName(novaErrorFor(res.status, glanceFaultMessage(res)));
+    const body = res.body as GlanceImage | undefined;
+    if (!body || typeof body !== 'object' || typeof body.id !== 'string') {
+      throw setName(new NovaError(res.status, 'Glance response is no image'));
+    }
+    return body;
+  }
+
   async addHostToAggregate(aggregateId: number, host: string, o?: CallOptions): Promise<void> {
     await this.call(
       {
@@ -369,6 +409,12 @@ export class HttpNovaClient implements NovaClient {
     if (res.status >= 400) throw setName(novaErrorFor(res.status, novaFaultMessage(res)));
     return res;
   }
+}
+
+/** Glance's fault body is flat ({"message": "...", "code": "404 Not Found"}); Nova's nests it. */
+function glanceFaultMessage(res: HttpResponse): string {
+  const msg = (res.body as { message?: unknown } | undefined)?.message;
+  return typeof msg === 'string' ? msg : novaFaultMessage(res);
 }
 
 function translateFailure(err: unknown, o: CallOptions): unknown {

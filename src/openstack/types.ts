@@ -33,6 +33,21 @@ export interface NovaServer {
   'OS-EXT-STS:power_state': number;
   'OS-EXT-SRV-ATTR:host': string | null;
   'OS-EXT-SRV-ATTR:hypervisor_hostname': string | null;
+  /** The flavor embedded in the server (microversion >= 2.47), extra_specs included for an admin. */
+  flavor?: NovaServerFlavor;
+  /** The image booted from; Nova shows "" for a server booted from a volume. */
+  image?: { id: string } | '';
+}
+
+export interface NovaServerFlavor {
+  original_name?: string;
+  extra_specs?: Record<string, string>;
+}
+
+/** A Glance v2 image: its user properties are top-level string fields beside the core ones. */
+export interface GlanceImage {
+  id: string;
+  [property: string]: unknown;
 }
 
 export interface NovaAggregate {
@@ -84,7 +99,10 @@ export interface NovaClient {
   startServer(id: string, o?: CallOptions): Promise<void>;
   lockServer(id: string, o?: CallOptions): Promise<void>;
   unlockServer(id: string, o?: CallOptions): Promise<void>;
+  /** GET /os-aggregates, metadata included. */
   listAggregates(o?: CallOptions): Promise<NovaAggregate[]>;
+  /** GET /v2/images/{id} from the catalog's `image` service (Glance); 404 → NovaNotFound. */
+  getImage(id: string, o?: CallOptions): Promise<GlanceImage>;
   addHostToAggregate(aggregateId: number, host: string, o?: CallOptions): Promise<void>;
   /** GET /os-migrations?instance_uuid=...&migration_type=evacuation */
   listMigrations(

@@ -5,10 +5,12 @@
 //   DELETE /_sim/hosts/{name}
 //   POST   /_sim/hosts/{name}/fail         {forced_down?}           the compute dies: service state down
 //   POST   /_sim/hosts/{name}/recover      {forced_down?, enable?}  the compute is back
-//   POST   /_sim/servers                   {id?, name, host, metadata?, vm_state?, task_state?, project_id?, locked?}
+//   POST   /_sim/servers                   {id?, name, host, metadata?, vm_state?, task_state?, project_id?, locked?,
+//                                            image_id?, flavor_extra_specs?}
 //   PATCH  /_sim/servers/{id}              {vm_state?, task_state?, metadata?, locked?, host?}
 //   DELETE /_sim/servers/{id}
-//   POST   /_sim/aggregates                {name, hosts?, availability_zone?}
+//   POST   /_sim/aggregates                {name, hosts?, availability_zone?, metadata?}
+//   POST   /_sim/images                    {id?, name, properties?}  a Glance image (GET /image/v2/images/{id})
 //   GET|POST|DELETE /_sim/faults           {method?, path, action?, count?, kind: 500|503|'hang'|'reset', when?: 'before'|'after'}
 //   GET    /_sim/holds                     {rules, held}: requests held on their way in (holds.ts)
 //   POST   /_sim/holds                     {method?, path, action?, count?}  hold the next matching requests
@@ -55,11 +57,11 @@ function optBool(b: Record<string, unknown>, key: string): boolean | undefined {
   return v as boolean;
 }
 
-function optMetadata(b: Record<string, unknown>): Record<string, string> | undefined {
-  const v = b.metadata;
+function optMetadata(b: Record<string, unknown>, key = 'metadata'): Record<string, string> | undefined {
+  const v = b[key];
   if (v === undefined) return undefined;
   if (!v || typeof v !== 'object' || Array.isArray(v) || Object.values(v).some((x) => typeof x !== 'string')) {
-    bad('metadata must be an object of strings');
+    bad(`${key} must be an object of strings`);
   }
   return v as Record<string, string>;
 }
@@ -136,6 +138,10 @@ export function controlRouter(state: SimState): Router {
     if (projectId !== undefined) input.project_id = projectId;
     if (metadata !== undefined) input.metadata = metadata;
     if (locked !== undefined) input.locked = locked;
+    const imageId = optString(b, 'image_id');
+    if (imageId !== undefined) input.image_id = imageId;
+    const extraSpecs = optMetadata(b, 'flavor_extra_specs');
+    if (extraSpecs !== undefined) input.flavor_extra_specs = extraSpecs;
     return ok(state.addServer(input), 201);
   });
   r.add('PATCH', '/servers/:id', (req, { id }) => {
@@ -180,6 +186,19 @@ export function controlRouter(state: SimState): Router {
         name: optString(b, 'name') ?? bad('name is required'),
         hosts: (hosts as string[] | undefined) ?? [],
         availability_zone: optString(b, 'availability_zone') ?? null,
+        metadata: optMetadata(b) ?? {},
+      }),
+      201,
+    );
+  });
+  r.add('POST', '/images', (req) => {
+    const b = body(req);
+    const id = optString(b, 'id');
+    return ok(
+      state.addImage({
+        ...(id !== undefined ? { id } : {}),
+        name: optString(b, 'name') ?? bad('name is required'),
+        properties: optMetadata(b, 'properties') ?? {},
       }),
       201,
     );

@@ -37,7 +37,7 @@ function isDefaultDomain(d: Record<string, unknown> | undefined): boolean {
   return typeof d.name === 'string' && d.name.toLowerCase() === 'default';
 }
 
-/** Service catalog of the simulated cloud: identity, compute (nova), instance-ha (masakari). */
+/** Service catalog of the simulated cloud: identity, compute (nova), image (glance), instance-ha (masakari). */
 export function catalog(state: SimState, base: string): unknown[] {
   const endpoints = (service: string, url: string) =>
     ['public', 'internal', 'admin'].map((iface) => ({
@@ -50,6 +50,7 @@ export function catalog(state: SimState, base: string): unknown[] {
   return [
     { id: 'keystone', type: 'identity', name: 'keystone', endpoints: endpoints('keystone', `${base}/identity`) },
     { id: 'nova', type: 'compute', name: 'nova', endpoints: endpoints('nova', `${base}/compute/v2.1`) },
+    { id: 'glance', type: 'image', name: 'glance', endpoints: endpoints('glance', `${base}/image`) },
     { id: 'masakari', type: 'instance-ha', name: 'masakari', endpoints: endpoints('masakari', state.masakariUrl) },
   ];
 }

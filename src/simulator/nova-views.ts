@@ -61,8 +61,18 @@ export function serverView(req: SimRequest, s: SimServer, ctx: NovaCtx, state: S
           .update(s.projectId + s.host)
           .digest('hex')
       : '',
-    image: '',
-    flavor: { vcpus: 1, ram: 512, disk: 1, ephemeral: 0, swap: 0, original_name: 'm1.tiny', extra_specs: {} },
+    image: s.imageId
+      ? { id: s.imageId, links: [{ rel: 'bookmark', href: `${req.origin}/compute/images/${s.imageId}` }] }
+      : '',
+    flavor: {
+      vcpus: 1,
+      ram: 512,
+      disk: 1,
+      ephemeral: 0,
+      swap: 0,
+      original_name: 'm1.tiny',
+      extra_specs: { ...s.flavorExtraSpecs },
+    },
     created: s.createdAt.replace(/\.\d+$/, 'Z'),
     updated: s.updatedAt.replace(/\.\d+$/, 'Z'),
     addresses: {},

@@ -22,6 +22,10 @@ export interface SimServerInput {
   task_state?: string | null;
   project_id?: string;
   locked?: boolean;
+  /** Glance image id the server booted from; unset: booted from a volume (Nova shows image ""). */
+  image_id?: string;
+  /** extra_specs of the server's embedded flavor (2.47+). */
+  flavor_extra_specs?: Record<string, string>;
 }
 
 export interface SimUser {
@@ -87,8 +91,17 @@ export interface SimServer {
   powerState: number;
   host: string | null;
   node: string | null;
+  imageId: string | null;
+  flavorExtraSpecs: Record<string, string>;
   createdAt: string;
   updatedAt: string;
+}
+
+/** A Glance image: core fields and the user properties Glance shows beside them. */
+export interface SimImage {
+  id: string;
+  name: string;
+  properties: Record<string, string>;
 }
 
 export interface SimAggregate {

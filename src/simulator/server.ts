@@ -1,8 +1,9 @@
 // One HTTP server on 127.0.0.1 serving three path prefixes:
 //   /identity      Keystone v3   (OS_AUTH_URL = <url>/identity/v3)
 //   /compute       Nova v2.1     (catalog: compute / nova → <url>/compute/v2.1)
+//   /image         Glance v2     (catalog: image / glance → <url>/image; GET /v2/images/{id} only)
 //   /_sim          control API   (control.ts)
-// Faults and the API latency apply to /identity and /compute only.
+// Faults and the API latency apply to /identity, /compute and /image only.
 
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -11,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PasswordCredentials } from '../openstack/credentials.ts';
 import { controlRouter } from './control.ts';
+import { glanceFault, glanceHandler } from './glance.ts';
 import { keystoneError, keystoneRouter } from './keystone.ts';
 import { novaFault, novaHandler } from './nova.ts';
 import type { Router, SimRequest, SimResponse } from './router.ts';
@@ -108,6 +110,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   });
   const keystone = keystoneRouter(state);
   const nova = novaHandler(state);
+  const glance = glanceHandler(state);
   const control = controlRouter(state);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -115,7 +118,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     const method = (req.method ?? 'GET').toUpperCase();
     const origin = `http://${req.headers.host ?? '127.0.0.1'}`;
     const body = await readBody(req);
-    const prefix = ['/identity', '/compute', '/_sim'].find(
+    const prefix = ['/identity', '/compute', '/image', '/_sim'].find(
       (p) => url.pathname === p || url.pathname.startsWith(p + '/'),
     );
     if (!prefix) return send(res, { status: 404, body: { error: `no API at ${url.pathname}` } });
@@ -138,7 +141,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     }
 
     const faultResponse = (status: number) =>
-      prefix === '/compute' ? novaFault(status, 'Simulated fault') : keystoneError(status, 'Simulated fault');
+      prefix === '/compute'
+        ? novaFault(status, 'Simulated fault')
+        : prefix === '/image'
+          ? glanceFault(status, 'Simulated fault')
+          : keystoneError(status, 'Simulated fault');
     const log = (status: number) =>
       state.logRequest({
         at: new Date().toISOString(),
@@ -178,7 +185,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     const response =
       prefix === '/compute'
         ? nova(simReq)
-        : await routed(keystone, simReq, (status, message) => keystoneError(status, message));
+        : prefix === '/image'
+          ? glance(simReq)
+          : await routed(keystone, simReq, (status, message) => keystoneError(status, message));
     if (applyFault('after')) return;
     log(response.status);
     send(res, method === 'HEAD' ? { ...response, body: undefined } : response);

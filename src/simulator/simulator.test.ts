@@ -57,7 +57,7 @@ keystone.before.each(async (ctx) => {
 });
 keystone.after.each(async (ctx) => ctx.sim.stop());
 
-keystone('password login returns X-Subject-Token and a catalog with nova and masakari', async ({ sim }) => {
+keystone('password login returns X-Subject-Token and a catalog with nova, glance and masakari', async ({ sim }) => {
   const r = await call(`${sim.authUrl}/auth/tokens`, 'POST', password('admin', 'admin-secret', 'admin'));
   assert.is(r.status, 201);
   assert.ok(r.headers['x-subject-token']);
@@ -65,6 +65,7 @@ keystone('password login returns X-Subject-Token and a catalog with nova and mas
   assert.ok(r.body.token.roles.some((x: { name: string }) => x.name === 'admin'));
   const types = r.body.token.catalog.map((e: { type: string; name: string }) => `${e.type}:${e.name}`);
   assert.ok(types.includes('compute:nova'));
+  assert.ok(types.includes('image:glance'));
   assert.ok(types.includes('instance-ha:masakari'));
   const ha = r.body.token.catalog.find((e: { type: string }) => e.type === 'instance-ha');
   assert.is(ha.endpoints[0].url, 'http://127.0.0.1:15868/v1');

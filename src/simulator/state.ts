@@ -7,6 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type {
   SimAggregate,
+  SimImage,
   SimAppCredential,
   SimFault,
   SimLatencies,
@@ -48,6 +49,8 @@ export class SimState {
   readonly services = new Map<string, SimService>(); // by uuid
   readonly servers = new Map<string, SimServer>();
   readonly aggregates = new Map<number, SimAggregate>();
+  /** Glance's images by id (served under /image). */
+  readonly images = new Map<string, SimImage>();
   readonly migrations: SimMigration[] = [];
   faults: SimFault[] = [];
   /** Requests held on their way in until the test releases them (holds.ts). */
@@ -77,6 +80,7 @@ export class SimState {
       m.clear();
     }
     this.aggregates.clear();
+    this.images.clear();
     this.migrations.length = 0;
     this.faults = [];
     this.holds.clear();
@@ -258,6 +262,8 @@ export class SimState {
       powerState: powerStateFor(vmState),
       host: input.host,
       node: input.host,
+      imageId: input.image_id ?? null,
+      flavorExtraSpecs: { ...input.flavor_extra_specs },
       createdAt: now,
       updatedAt: now,
     };
@@ -291,9 +297,24 @@ export class SimState {
       .sort((a, b) => load(a.host) - load(b.host) || a.host.localeCompare(b.host))[0];
   }
 
+  // ---- images ---------------------------------------------------------------
+
+  addImage(input: { id?: string; name: string; properties?: Record<string, string> }): SimImage {
+    const id = input.id ?? randomUUID();
+    if (this.images.has(id)) throw new SimError(409, `image ${id} already exists`);
+    const image: SimImage = { id, name: input.name, properties: { ...input.properties } };
+    this.images.set(id, image);
+    return image;
+  }
+
   // ---- aggregates and migrations -----------------------------------------
 
-  addAggregate(input: { name: string; hosts?: string[]; availability_zone?: string | null }): SimAggregate {
+  addAggregate(input: {
+    name: string;
+    hosts?: string[];
+    availability_zone?: string | null;
+    metadata?: Record<string, string>;
+  }): SimAggregate {
     if (!input.name) throw new SimError(400, 'aggregate name is required');
     const agg: SimAggregate = {
       id: this.nextAggregateId++,
@@ -301,7 +322,10 @@ export class SimState {
       name: input.name,
       availabilityZone: input.availability_zone ?? null,
       hosts: [...(input.hosts ?? [])],
-      metadata: input.availability_zone ? { availability_zone: input.availability_zone } : {},
+      metadata: {
+        ...input.metadata,
+        ...(input.availability_zone ? { availability_zone: input.availability_zone } : {}),
+      },
       createdAt: nowIso(),
       updatedAt: null,
     };

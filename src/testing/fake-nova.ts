@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type {
   CallOptions,
+  GlanceImage,
   NovaAggregate,
   NovaClient,
   NovaMigration,
@@ -36,6 +37,10 @@ export interface FakeServer {
   powerState: number;
   locked: boolean;
   metadata: Record<string, string>;
+  /** extra_specs of the embedded flavor; default {}. */
+  flavorExtraSpecs?: Record<string, string>;
+  /** The image booted from (getImage answers from `images`); unset: booted from a volume. */
+  imageId?: string;
 }
 
 export interface FakeNovaOptions {
@@ -75,6 +80,8 @@ export class FakeNova implements NovaClient {
   readonly services: NovaService[] = [];
   readonly servers = new Map<string, FakeServer>();
   readonly aggregates: NovaAggregate[] = [];
+  /** Glance's images by id, for getImage. */
+  readonly images = new Map<string, GlanceImage>();
   readonly migrations: NovaMigration[] = [];
   /** Every call with its arguments (callLines() has them as "method first-arg"). */
   readonly calls: Array<{ method: NovaMethod; args: unknown[] }> = [];
@@ -161,6 +168,8 @@ export class FakeNova implements NovaClient {
       powerState: s.powerState ?? powerFor(vmState),
       locked: s.locked ?? false,
       metadata: s.metadata ?? {},
+      ...(s.flavorExtraSpecs ? { flavorExtraSpecs: s.flavorExtraSpecs } : {}),
+      ...(s.imageId ? { imageId: s.imageId } : {}),
     };
     this.servers.set(server.id, server);
     return server;
@@ -329,6 +338,13 @@ export class FakeNova implements NovaClient {
     return this.aggregates.map((a) => ({ ...a, hosts: [...a.hosts] }));
   }
 
+  async getImage(id: string, _o?: CallOptions): Promise<GlanceImage> {
+    this.enter('getImage', [id]);
+    const image = this.images.get(id);
+    if (!image) throw new NovaNotFound(404, `No image found with ID ${id}`);
+    return { ...image };
+  }
+
   async addHostToAggregate(aggregateId: number, host: string, _o?: CallOptions): Promise<void> {
     this.enter('addHostToAggregate', [aggregateId, host]);
     const a = this.aggregates.find((x) => x.id === aggregateId);
@@ -398,6 +414,8 @@ function view(s: FakeServer): NovaServer {
     'OS-EXT-STS:power_state': s.powerState,
     'OS-EXT-SRV-ATTR:host': s.host,
     'OS-EXT-SRV-ATTR:hypervisor_hostname': s.node ?? `${s.host}.nodes.example`,
+    flavor: { original_name: 'm1.tiny', extra_specs: { ...s.flavorExtraSpecs } },
+    image: s.imageId ? { id: s.imageId } : '',
   };
 }
 
@@ -414,6 +432,10 @@ function fromWire(v: NovaServer): Partial<FakeServer> & { host: string } {
     powerState: v['OS-EXT-STS:power_state'],
     locked: v.locked ?? false,
     metadata: { ...v.metadata },
+    ...(v.flavor?.extra_specs && Object.keys(v.flavor.extra_specs).length > 0
+      ? { flavorExtraSpecs: { ...v.flavor.extra_specs } }
+      : {}),
+    ...(v.image ? { imageId: v.image.id } : {}),
   };
 }
 

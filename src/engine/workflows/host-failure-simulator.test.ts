@@ -7,6 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createNovaClient } from '../../openstack/index.ts';
 import type { HttpNovaClient } from '../../openstack/index.ts';
+import type { SimServerInput } from '../../simulator/records.ts';
 import type { Simulator } from '../../simulator/server.ts';
 import { startSimulator } from '../../simulator/server.ts';
 import { runHostFailure } from './host-failure.ts';
@@ -181,5 +182,46 @@ sim('the failed host still up in Nova: no instance is touched', async ({ w }) =>
   }
   assert.equal(w!.sim.state.actionCounts.evacuate ?? {}, {});
 });
+
+sim(
+  'selectors through the real client: tagged flavor, Glance image and aggregate, name exclusion, priority order',
+  async ({ w }) => {
+    const { state } = w!.sim;
+    const image = state.addImage({ name: 'ha-image', properties: { evacuable: 'True' } });
+    state.addAggregate({ name: 'ha-hosts', hosts: [FAILED], metadata: { evacuable: 'true' } });
+    const add = (name: string, extra: Omit<SimServerInput, 'name' | 'host'>) =>
+      state.addServer({ name, host: FAILED, ...extra }).id;
+    const plain = add('plain', {});
+    const byFlavor = add('by-flavor', { flavor_extra_specs: { evacuable: 'true' }, metadata: { HA_Priority: '1' } });
+    const byImage = add('by-image', { image_id: image.id, metadata: { HA_Priority: '7' } });
+    const byImageToo = add('by-image-2', { image_id: image.id });
+    const scratch = add('by-image-scratch', { image_id: image.id, metadata: { HA_Priority: '99' } });
+    state.failHost(FAILED);
+    const engine = new MemoryEngine({
+      nova: w!.nova,
+      hostname: FAILED,
+      recoveryMethod: 'auto',
+      segmentUuid: 'segment-1',
+      configure: (c) => {
+        c.host_failure.evacuate_all_instances = false;
+        c.host_failure.tagged_flavors = true;
+        c.host_failure.tagged_images = true;
+        c.host_failure.tagged_aggregates = true;
+        c.host_failure.skip_servers_with_name = [/-scratch$/];
+        c.host_failure.priority_metadata_key = 'HA_Priority';
+      },
+    });
+    await runHostFailure(engine.context(), engine.startFallbackRun);
+    assert.equal(
+      engine.vmoves().map((m) => m.instanceUuid),
+      [byImage, byFlavor, byImageToo],
+    );
+    assert.equal(Object.keys(state.actionCounts.evacuate ?? {}).sort(), [byImage, byFlavor, byImageToo].sort());
+    assert.is(state.servers.get(plain)?.host, FAILED);
+    assert.is(state.servers.get(scratch)?.host, FAILED);
+    const imageReads = state.requestLog.filter((r) => r.path.startsWith('/image/v2/images/'));
+    assert.is(imageReads.length, 1, 'one Glance read for the image three servers share');
+  },
+);
 
 sim.run();

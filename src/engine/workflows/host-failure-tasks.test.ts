@@ -2,6 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RecoveryFailed, SkipRecovery } from './context.ts';
 import { FAILED_HOST, scenario } from './testing/evacuation-scenario.ts';
+import { novaServerError } from '../../testing/fake-nova.ts';
 import { runHostFailure } from './host-failure.ts';
 import { isTrueish } from './host-failure-tasks.ts';
 
@@ -169,6 +170,173 @@ test('Prepare: only error instances and ignore on → skip', async () => {
     configure: (c) => (c.host_failure.ignore_instances_in_error_state = true),
   });
   assert.instance(await outcome(runHostFailure(engine.context(), engine.startFallbackRun)), SkipRecovery);
+  nova.stop();
+});
+
+test('Prepare: tagged_flavors selects an instance whose flavor has the evacuable extra spec set true', async () => {
+  const { engine, nova, servers } = scenario({
+    servers: [{ metadata: {} }, { metadata: {}, flavorExtraSpecs: { evacuable: 'True' } }, { metadata: {} }],
+    configure: (c) => {
+      c.host_failure.evacuate_all_instances = false;
+      c.host_failure.tagged_flavors = true;
+    },
+  });
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.equal(
+    engine.vmoves().map((m) => m.instanceUuid),
+    [servers[1]!.id],
+  );
+  assert.ok(engine.messages().includes("PrepareHAEnabledInstancesTask: Total HA Enabled instances count: '1'"));
+  nova.stop();
+});
+
+test('Prepare: with the tag options off (the default) flavors, images and aggregates select nothing', async () => {
+  const { engine, nova } = scenario({
+    servers: [{ metadata: {}, flavorExtraSpecs: { evacuable: 'true' }, imageId: 'img-1' }],
+    configure: (c) => (c.host_failure.evacuate_all_instances = false),
+  });
+  nova.images.set('img-1', { id: 'img-1', evacuable: 'true' });
+  assert.instance(await outcome(runHostFailure(engine.context(), engine.startFallbackRun)), SkipRecovery);
+  assert.is(nova.count('getImage'), 0);
+  assert.is(nova.count('listAggregates'), 0);
+  nova.stop();
+});
+
+test('Prepare: tagged_images selects by the Glance image property, reading each image once per recovery', async () => {
+  const { engine, nova, servers } = scenario({
+    servers: [
+      { metadata: {}, imageId: 'img-tagged' },
+      { metadata: {}, imageId: 'img-plain' },
+      { metadata: {}, imageId: 'img-tagged' },
+      { metadata: {} },
+      { metadata: {}, imageId: 'img-gone' },
+    ],
+    configure: (c) => {
+      c.host_failure.evacuate_all_instances = false;
+      c.host_failure.tagged_images = true;
+      c.host_failure.evacuable_tag = 'ha-evacuable';
+    },
+  });
+  nova.images.set('img-tagged', { id: 'img-tagged', 'ha-evacuable': 'yes' });
+  nova.images.set('img-plain', { id: 'img-plain', evacuable: 'true' });
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.equal(
+    engine.vmoves().map((m) => m.instanceUuid),
+    [servers[0]!.id, servers[2]!.id],
+  );
+  assert.equal(
+    nova.callLines().filter((l) => l.startsWith('getImage')),
+    ['getImage img-tagged', 'getImage img-plain', 'getImage img-gone'],
+  );
+  nova.stop();
+});
+
+test('Prepare: tagged_images fails the recovery, moving nothing, when Glance cannot say whether an image is tagged', async () => {
+  const { engine, nova } = scenario({
+    servers: [{ metadata: {}, imageId: 'img-1' }],
+    configure: (c) => (c.host_failure.tagged_images = true),
+  });
+  nova.failNext('getImage', novaServerError('Service Unavailable'));
+  const err = await outcome(runHostFailure(engine.context(), engine.startFallbackRun));
+  assert.instance(err, RecoveryFailed);
+  assert.match((err as Error).message, "Could not read image 'img-1' of instance '");
+  assert.is(nova.evacuations.length, 0);
+  assert.is(engine.vmoves().length, 0);
+  nova.stop();
+});
+
+test('Prepare: tagged_aggregates skips the recovery of a host in no tagged aggregate', async () => {
+  const { engine, nova } = scenario({
+    servers: [{}],
+    configure: (c) => (c.host_failure.tagged_aggregates = true),
+  });
+  nova.aggregates.push(
+    { id: 1, name: 'agg-untagged', hosts: [FAILED_HOST], metadata: { evacuable: 'false' } },
+    { id: 2, name: 'agg-tagged-elsewhere', hosts: ['compute-2'], metadata: { evacuable: 'true' } },
+  );
+  const err = await outcome(runHostFailure(engine.context(), engine.startFallbackRun));
+  assert.instance(err, SkipRecovery);
+  assert.is(
+    (err as Error).message,
+    `Skipped host '${FAILED_HOST}' recovery as it is in no aggregate with metadata 'evacuable' set true (tagged_aggregates)`,
+  );
+  assert.is(nova.count('listServersOnHost'), 0);
+  assert.is(nova.evacuations.length, 0);
+  nova.stop();
+});
+
+test('Prepare: tagged_aggregates recovers a host in a tagged aggregate with the usual selection', async () => {
+  const { engine, nova, servers } = scenario({
+    servers: [{ metadata: { HA_Enabled: 'True' } }, { metadata: {} }],
+    configure: (c) => {
+      c.host_failure.tagged_aggregates = true;
+      c.host_failure.evacuate_all_instances = false;
+    },
+  });
+  nova.aggregates.push({ id: 1, name: 'ha-hosts', hosts: [FAILED_HOST], metadata: { evacuable: 'true' } });
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.equal(
+    engine.vmoves().map((m) => m.instanceUuid),
+    [servers[0]!.id],
+  );
+  assert.ok(
+    engine
+      .messages()
+      .includes(`PrepareHAEnabledInstancesTask: Host '${FAILED_HOST}' is in aggregate 'ha-hosts' tagged 'evacuable'`),
+  );
+  assert.is(nova.count('listAggregates'), 1);
+  nova.stop();
+});
+
+test('Prepare: skip_servers_with_name never evacuates a matching instance and names it in the progress', async () => {
+  const { engine, nova, servers } = scenario({
+    servers: [{ name: 'web-1' }, { name: 'scratch-1' }, { name: 'web-2-tmp' }],
+    configure: (c) => (c.host_failure.skip_servers_with_name = [/^scratch-/, /-tmp$/]),
+  });
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  assert.equal(
+    engine.vmoves().map((m) => m.instanceUuid),
+    [servers[0]!.id],
+  );
+  assert.equal(
+    nova.evacuations.map((e) => e.id),
+    [servers[0]!.id],
+  );
+  assert.equal(
+    engine.messages().filter((m) => m.includes('skip_servers_with_name')),
+    [
+      `PrepareHAEnabledInstancesTask: Skipping recovery of instance '${servers[1]!.id}' as its name 'scratch-1' matches skip_servers_with_name pattern '^scratch-'.`,
+      `PrepareHAEnabledInstancesTask: Skipping recovery of instance '${servers[2]!.id}' as its name 'web-2-tmp' matches skip_servers_with_name pattern '-tmp$'.`,
+    ],
+  );
+  nova.stop();
+});
+
+test('Prepare: priority_metadata_key orders the evacuation queue, higher first, ties in Masakari order', async () => {
+  const { engine, nova, servers } = scenario({
+    servers: [
+      { metadata: {} },
+      { metadata: { HA_Priority: '10' } },
+      { metadata: { HA_Enabled: 'True', HA_Priority: 'high' } },
+      { metadata: { HA_Priority: '-5' } },
+      { metadata: { HA_Priority: ' 10 ' } },
+      { metadata: { HA_Enabled: 'True' } },
+    ],
+    configure: (c) => {
+      c.host_failure.priority_metadata_key = 'HA_Priority';
+      c.DEFAULT.host_failure_recovery_threads = 1;
+    },
+  });
+  await runHostFailure(engine.context(), engine.startFallbackRun);
+  const [a, b, c, d, e, f] = servers.map((s) => s.id);
+  assert.equal(
+    engine.vmoves().map((m) => m.instanceUuid),
+    [b, e, c, f, a, d],
+  );
+  assert.equal(
+    nova.evacuations.map((x) => x.id),
+    [b, e, c, f, a, d],
+  );
   nova.stop();
 });
 

@@ -67,6 +67,7 @@ export async function startEngineProcess(
   cloud: TestCloud,
   ns: TestNamespace,
   apiPort?: number,
+  env: Record<string, string> = {},
 ): Promise<OperatorProcess> {
   const starting = startOperator({
     kubeconfigPath: ns.kubeconfigPath,
@@ -74,7 +75,7 @@ export async function startEngineProcess(
     components: 'api,engine',
     auth: 'keystone',
     openstack: cloud.desc.adminEnv,
-    env: OPERATOR_ENV,
+    env: { ...OPERATOR_ENV, ...env },
     apiPort,
   });
   startingOperators.add(starting);
@@ -94,10 +95,17 @@ let flavor: Promise<string> | undefined;
  * registered as the catalog's instance-ha endpoint. On failure the
  * operator's last output is printed next to the assertion.
  */
-export async function withScenario(prefix: string, fn: (e: Env) => Promise<void>): Promise<void> {
+export async function withScenario(
+  prefix: string,
+  fn: (e: Env) => Promise<void>,
+  opts: { /** Operator options on top of OPERATOR_ENV. */ env?: Record<string, string> } = {},
+): Promise<void> {
   const cloud = await useCloud();
   // the operator starts while the cloud resets (a compute restart alone takes tens of seconds)
-  const starting = useNamespace(prefix).then(async (ns) => ({ ns, operator: await startEngineProcess(cloud, ns) }));
+  const starting = useNamespace(prefix).then(async (ns) => ({
+    ns,
+    operator: await startEngineProcess(cloud, ns, undefined, opts.env),
+  }));
   const setup = await Promise.allSettled([e2eVenv(), (flavor ??= ensureFlavor(cloud.admin)), cloud.reset(), starting]);
   const failed = setup.find((r) => r.status === 'rejected');
   if (failed) {
