@@ -4,7 +4,7 @@
 // with (registerEngineMetrics), so tests with two engines in one process work.
 
 import type { Metric, Registry } from 'prom-client';
-import { counter, histogram, registerOnce } from '../runtime/metric-registry.ts';
+import { counter, gauge, histogram, registerOnce } from '../runtime/metric-registry.ts';
 import { NovaError } from '../openstack/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
 import { NOVA_SIDE_EFFECTS } from './nova-fence.ts';
@@ -46,12 +46,20 @@ const novaCallErrors = counter(
   ['method', 'kind'] as const,
 );
 
+const recoveryHeld = gauge(
+  undefined,
+  'masakari_recovery_held_notifications',
+  'Notifications the engine holds back by a brake on mass failure, by segment uuid and reason (SegmentUnhealthyLimit, SegmentRecoveringLimit, GlobalRecoveryCap).',
+  ['segment_uuid', 'reason'] as const,
+);
+
 const ALL: Metric<string>[] = [
   notificationsTotal,
   recoveryDuration,
   evacuationsTotal,
   novaCallDuration,
   novaCallErrors,
+  recoveryHeld,
 ];
 
 /** Attaches the engine metrics to a registry (idempotent). */
@@ -65,6 +73,19 @@ export function countFinalStatus(type: string, status: string, durationSeconds?:
   if (durationSeconds !== undefined && Number.isFinite(durationSeconds) && durationSeconds >= 0) {
     recoveryDuration.observe({ type }, durationSeconds);
   }
+}
+
+/** The notifications held by the brakes now, as (segment uuid, reason) pairs, one per notification. */
+export function setHeldNotifications(held: Iterable<{ segmentUuid: string; reason: string }>): void {
+  const counts = new Map<string, { segment_uuid: string; reason: string; n: number }>();
+  for (const { segmentUuid, reason } of held) {
+    const key = `${segmentUuid}\t${reason}`;
+    const entry = counts.get(key) ?? { segment_uuid: segmentUuid, reason, n: 0 };
+    entry.n++;
+    counts.set(key, entry);
+  }
+  recoveryHeld.reset();
+  for (const { n, ...labels } of counts.values()) recoveryHeld.set(labels, n);
 }
 
 /** Called by the host-failure workflow once per instance it tried to evacuate. */
