@@ -17,7 +17,7 @@ import { registerEngineMetrics } from './metrics.ts';
 import { NotificationProcessor } from './notification-processor.ts';
 import { BRAKE_REASONS, brakeVerdict, onMaintenanceFromRecovery, segmentLoad } from './recovery-brake.ts';
 import type { BrakeInput, SegmentLoad } from './recovery-brake.ts';
-import { counterIds, host, notification, NS, quietLog, segment, testConfig, world } from './testing/fixtures.ts';
+import { host, notification, segment, testConfig, world, worldDeps } from './testing/fixtures.ts';
 import { taskflowDriver } from './workflows/driver.ts';
 
 // ---------------------------------------------------------------- the pure decision
@@ -184,21 +184,13 @@ async function massFailure(o: { config?: Config } = {}) {
   const queue: string[] = [];
   const delayed: string[] = [];
   const p = new NotificationProcessor({
-    kube: w.kube,
-    namespace: NS,
+    ...worldDeps(w),
     config: o.config ?? testConfig(),
     nova,
-    log: quietLog,
-    clock: w.clock,
-    identity: 'engine-a',
-    notifications: w.notifications,
-    hosts: w.hosts,
-    segments: w.segments,
     events: {
       onNotification: (n, type, reason, message) => events.push(`${n.metadata.name} ${type} ${reason}: ${message}`),
       onHost: () => {},
     },
-    vmoveIds: counterIds,
     driver: taskflowDriver(),
     enqueue: (k) => queue.push(k),
   });
