@@ -15,6 +15,7 @@ import { admitted } from './admitted-notification.ts';
 import type { AdmittedNotification } from './admitted-notification.ts';
 import { registerEngineMetrics } from './metrics.ts';
 import { NotificationProcessor } from './notification-processor.ts';
+import type { FencingPrecondition } from './processor-deps.ts';
 import { BRAKE_REASONS, brakeVerdict, onMaintenanceFromRecovery, segmentLoad } from './recovery-brake.ts';
 import type { BrakeInput, SegmentLoad } from './recovery-brake.ts';
 import { host, notification, segment, testConfig, world, worldDeps } from './testing/fixtures.ts';
@@ -170,10 +171,16 @@ counting.run();
 
 const HOSTS = ['compute-1', 'compute-2', 'compute-3'] as const;
 
-async function massFailure(o: { config?: Config } = {}) {
+async function massFailure(o: { config?: Config; fencing?: FencingPrecondition } = {}) {
   const w = await world();
   const nova = new FakeNova({ stopMs: 0, evacuateMs: 0 });
-  w.kube.seed(RESOURCES.segments, segment('seg', 'seg-uuid', { recoveryLimits: { maxUnhealthyHosts: 1 } }));
+  w.kube.seed(
+    RESOURCES.segments,
+    segment('seg', 'seg-uuid', {
+      recoveryLimits: { maxUnhealthyHosts: 1 },
+      ...(o.fencing ? { requireFencing: true } : {}),
+    }),
+  );
   HOSTS.forEach((name, i) => {
     w.kube.seed(RESOURCES.hosts, host(name, `host-uuid-${i + 1}`, 'seg-uuid', {}, i + 1));
     // No instances: a recovery disables the service, sets maintenance and ends finished without an evacuation.
@@ -192,6 +199,7 @@ async function massFailure(o: { config?: Config } = {}) {
       onHost: () => {},
     },
     driver: taskflowDriver(),
+    ...(o.fencing ? { fencing: o.fencing } : {}),
     enqueue: (k) => queue.push(k),
   });
   p.startLeading(new AbortController().signal);
@@ -373,5 +381,48 @@ engine('operator.max_concurrent_recoveries 1 holds the others with GlobalRecover
   }
   assert.equal(['n1', 'n2', 'n3'].map(m.phase), ['finished', 'finished', 'finished']);
 });
+
+engine(
+  'brakes before the fencing gate: a held recovery asks for no proof; a released one waits for it, evented once',
+  async () => {
+    const asked: string[] = [];
+    let fenced = false;
+    const m = await massFailure({
+      fencing: async (_n, hostName) => {
+        asked.push(hostName);
+        return fenced || hostName === 'compute-1'
+          ? { proven: true, proof: 'test' }
+          : { proven: false, missing: 'no proof' };
+      },
+    });
+    await m.settle();
+    assert.is(m.phase('n1'), 'finished');
+    assert.equal(asked, ['compute-1'], 'the held ones were not looked at by the fencing gate');
+    m.w.kube.mutate(
+      RESOURCES.notifications,
+      'n2',
+      (n: Notification) => {
+        n.metadata.annotations = { [REMEDIATION_ANNOTATIONS.recoveryReleasedBy]: 'bob' };
+      },
+      false,
+    );
+    await until(() => !!m.w.notifications.get('n2')?.metadata.annotations);
+    m.queue.push('n2');
+    await m.settle();
+    for (let i = 0; i < 3; i++) {
+      m.queue.push('n2');
+      await m.settle();
+    }
+    assert.is(m.phase('n2'), 'new', 'released from the brakes, still waiting for proof of fencing');
+    assert.is(m.events.filter((e) => e.startsWith('n2 Normal RecoveryReleased')).length, 1);
+    assert.is(m.events.filter((e) => e.startsWith('n2 Warning WaitingForFencing')).length, 1);
+    fenced = true;
+    m.queue.push('n2');
+    await m.settle();
+    assert.is(m.phase('n2'), 'finished');
+    assert.is(m.held('n2')?.reason, 'ReleasedByApprover');
+    assert.is(m.held('n3')?.status, 'True', 'n3 is still held');
+  },
+);
 
 engine.run();

@@ -190,6 +190,8 @@ export const releasedBy = (n: AdmittedNotification): string | undefined =>
 export class RecoveryBrake {
   /** Notifications held now: their segment and reason (the metric) and the reason last evented. */
   private readonly held = new Map<string, { segmentUuid: string; reason: BrakeReason }>();
+  /** Held notifications whose release was evented (once: a fencing wait after the brakes rechecks them). */
+  private readonly released = new Set<string>();
   /** Starts between the brakes and the run claim, so two workers cannot both take the last slot. */
   private readonly reserved = new Map<string, Reservation>();
 
@@ -221,8 +223,11 @@ export class RecoveryBrake {
       const message = who
         ? `Released by "${who}" through the annotation ${REMEDIATION_ANNOTATIONS.recoveryReleasedBy}.`
         : 'The segment is back under its recovery limits.';
-      this.deps.log.info({ notification: n.status.uuid, releasedBy: who }, `recovery released: ${message}`);
-      emitPhaseEvent(this.deps, n, 'Normal', EVENT_REASONS.recoveryReleased, message);
+      if (!this.released.has(key)) {
+        this.released.add(key);
+        this.deps.log.info({ notification: n.status.uuid, releasedBy: who }, `recovery released: ${message}`);
+        emitPhaseEvent(this.deps, n, 'Normal', EVENT_REASONS.recoveryReleased, message);
+      }
       return {
         held: false,
         release: {
@@ -233,6 +238,7 @@ export class RecoveryBrake {
         },
       };
     }
+    this.released.delete(key);
     const previous = this.held.get(key);
     this.held.set(key, { segmentUuid: n.status.failoverSegmentUuid, reason: verdict.reason });
     this.publish();
@@ -268,11 +274,13 @@ export class RecoveryBrake {
 
   forget(key: string): void {
     this.reserved.delete(key);
+    this.released.delete(key);
     this.unhold(key);
   }
 
   clear(): void {
     this.reserved.clear();
+    this.released.clear();
     this.held.clear();
     this.publish();
   }
