@@ -67,8 +67,8 @@ export class NotificationProcessor {
   constructor(deps: ProcessorDeps) {
     this.deps = { ...deps, log: deps.log.child({ component: 'engine' }) };
     this.fencingWait = new FencingWait(this.deps);
-    this.brake = new RecoveryBrake(this.deps);
     this.runs = new RunExecutor(this.deps, () => this.term);
+    this.brake = new RecoveryBrake(this.deps, () => this.runs.inFlight());
     this.tasks = {
       d: this.deps,
       term: () => this.term,

@@ -195,7 +195,11 @@ export class RecoveryBrake {
   /** Starts between the brakes and the run claim, so two workers cannot both take the last slot. */
   private readonly reserved = new Map<string, Reservation>();
 
-  constructor(private readonly deps: ProcessorDeps) {}
+  /** `runsInFlight`: the run executor's count (the global cap counts without scanning every notification). */
+  constructor(
+    private readonly deps: ProcessorDeps,
+    private readonly runsInFlight: () => number,
+  ) {}
 
   /**
    * Decides whether `n` may start its `workflow` now. A start that passes is
@@ -300,14 +304,20 @@ export class RecoveryBrake {
     cap: number,
   ): BrakeInput {
     const { notifications, hosts } = this.deps;
-    const unfinished = notifications
-      .list()
-      .map(admitted)
-      .filter((x): x is AdmittedNotification => x !== undefined);
-    const runs = unfinished.filter((x) => phaseOf(x) === 'running').length + this.reserved.size;
-    const load: SegmentLoad = hostRecovery
-      ? segmentLoad(n.status.failoverSegmentUuid, unfinished, hosts.list(), this.reserved.values())
-      : { hosts: 0, unhealthy: new Set(), recovering: new Set() };
+    const runs = this.runsInFlight() + this.reserved.size;
+    // Only a host recovery of a segment with limits reads the segment's notifications and hosts.
+    const load: SegmentLoad =
+      hostRecovery && limits
+        ? segmentLoad(
+            n.status.failoverSegmentUuid,
+            notifications
+              .list()
+              .map(admitted)
+              .filter((x): x is AdmittedNotification => x !== undefined),
+            hosts.list(),
+            this.reserved.values(),
+          )
+        : { hosts: 0, unhealthy: new Set(), recovering: new Set() };
     return { hostUuid: n.status.sourceHostUuid, hostRecovery, limits, load, runs, cap };
   }
 }
