@@ -113,8 +113,12 @@ test('maxUnhealthyHosts 1, two hosts die at once: one recovered, one held until 
     assert.is(held?.status, 'True');
     assert.is(held?.reason, 'SegmentUnhealthyLimit');
     assert.ok(held?.message.includes('maxUnhealthyHosts 1'), held?.message);
-    const events = await e.ns.kubectl(['events', '--for', `notification/${cr.metadata.name}`]);
-    assert.ok(events.stdout.includes('RecoveryHeld'), events.stdout);
+    let events = '';
+    for (let i = 0; i < 30 && !events.includes('RecoveryHeld'); i++) {
+      if (i > 0) await sleep(1_000);
+      events = (await e.ns.kubectl(['events', '--for', `notification/${cr.metadata.name}`])).stdout;
+    }
+    assert.ok(events.includes('RecoveryHeld'), events);
     const gauge = await heldGauge(e);
     assert.ok(
       gauge.some(
@@ -124,7 +128,12 @@ test('maxUnhealthyHosts 1, two hosts die at once: one recovered, one held until 
     );
 
     // The operator clears the recovered host's maintenance: the held recovery starts.
-    await openstack(e, ['segment', 'host', 'update', segment.id, firstHost, '--on_maintenance', 'False']);
+    const { hosts } = (await facade(e, 'GET', `/segments/${segment.id}/hosts`)) as {
+      hosts: { name: string; uuid: string; on_maintenance: boolean }[];
+    };
+    const back = hosts.find((h) => h.name === firstHost);
+    assert.is(back?.on_maintenance, true, `${firstHost} is on maintenance after its recovery`);
+    await openstack(e, ['segment', 'host', 'update', segment.id, back?.uuid ?? '', '--on_maintenance', 'False']);
     const done = await waitNotification(e, heldUuid);
     assert.is(done.status, 'finished', `the held recovery of ${heldHost} ended ${done.status}`);
     const after = await notificationCr(e, heldUuid);
