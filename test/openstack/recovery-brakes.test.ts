@@ -5,8 +5,9 @@
 // `openstack` CLI: one is recovered onto the third host, the other is held
 // `new` (the Masakari API shows it as Masakari would; the Notification's
 // condition, an Event and the metric say why). Clearing the recovered host's
-// maintenance with the CLI, as an operator does once it is repaired, lets the
-// held one start and recover too.
+// maintenance, as an operator does once it is repaired, lets the held one
+// start and recover too: with kubectl, since Masakari's API refuses to update
+// a host of a segment that has a notification `new`.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { LABELS } from '../../src/model/constants.ts';
@@ -127,13 +128,39 @@ test('maxUnhealthyHosts 1, two hosts die at once: one recovered, one held until 
       gauge.join('\n'),
     );
 
-    // The operator clears the recovered host's maintenance: the held recovery starts.
+    // The recovered host is back. Masakari's API refuses to update a host of a segment with an unfinished
+    // notification (the held one is `new`), as Masakari does; the kubectl path clears the latch.
     const { hosts } = (await facade(e, 'GET', `/segments/${segment.id}/hosts`)) as {
       hosts: { name: string; uuid: string; on_maintenance: boolean }[];
     };
     const back = hosts.find((h) => h.name === firstHost);
     assert.is(back?.on_maintenance, true, `${firstHost} is on maintenance after its recovery`);
-    await openstack(e, ['segment', 'host', 'update', segment.id, back?.uuid ?? '', '--on_maintenance', 'False']);
+    const refused = await openstack(e, [
+      'segment',
+      'host',
+      'update',
+      segment.id,
+      back?.uuid ?? '',
+      '--on_maintenance',
+      'False',
+    ]).catch((err: Error) => err);
+    assert.ok(refused instanceof Error && refused.message.includes('in-use to process notifications'), String(refused));
+    const hahosts = await kubectlJson<{ items: { metadata: { name: string } }[] }>(e, [
+      'get',
+      'hahosts',
+      '-l',
+      `${LABELS.uuid}=${back?.uuid ?? ''}`,
+    ]);
+    const cleared = await e.ns.kubectl([
+      'patch',
+      'hahost',
+      hahosts.items[0]?.metadata.name ?? '',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"onMaintenance":false}}',
+    ]);
+    assert.is(cleared.code, 0, cleared.stderr);
     const done = await waitNotification(e, heldUuid);
     assert.is(done.status, 'finished', `the held recovery of ${heldHost} ended ${done.status}`);
     const after = await notificationCr(e, heldUuid);
