@@ -100,6 +100,8 @@ export interface Config {
     id_block_size: number; // 20
     /** Days after which finished/failed/ignored notifications are deleted; <= 0 keeps them forever. */
     notification_retention_days: number; // 30
+    /** Recovery runs the engine lets run at once, all segments and types together; 0: no cap, as Masakari. */
+    max_concurrent_recoveries: number; // 0
     // Added by the process shell (src/main.ts):
     /** pino level: trace, debug, info, warn, error, fatal (MASAKARI_LOG_LEVEL). */
     log_level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'; // 'info'

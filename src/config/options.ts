@@ -471,6 +471,11 @@ export const OPTIONS: OptionTable = {
       parser: integer(),
       help: 'Notifications that ended (finished, failed, ignored) more than this many days ago are deleted, with their vmoves, by an hourly task on the store leader; 0 or negative keeps them forever, as Masakari does. `masakari-operator purge` does the same on demand.',
     },
+    max_concurrent_recoveries: {
+      default: 0,
+      parser: integer({ min: 0 }),
+      help: 'Global brake on mass failure: the most recovery runs (host, instance and process failures, all segments) running at once; a notification beyond it stays new with the condition RecoveryHeld (reason GlobalRecoveryCap) until a run ends or a person sets the annotation masakari.openkeel.io/recovery-released-by on it. A resumed run is never held. 0: no cap, as Masakari.',
+    },
     log_level: {
       default: 'info',
       parser: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal']),

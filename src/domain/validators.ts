@@ -9,6 +9,7 @@ import { validateBody } from './schemas.ts';
 import type { SchemaName } from './schemas.ts';
 import type { ApiVersion } from './api-version.ts';
 import { atLeast } from './api-version.ts';
+import { recoveryLimitsProblem } from './recovery-limits.ts';
 
 /** segments.py create: schema by microversion (1.0–1.1 without enabled, 1.2+ with). */
 export function validateSegmentCreate(body: unknown, version: ApiVersion): string | undefined {
@@ -71,14 +72,16 @@ function defined(entries: Record<string, unknown>): Record<string, unknown> {
 }
 
 export function validateFailoverSegmentSpec(spec: FailoverSegmentSpec): string | undefined {
-  return validateSegmentSpec(
-    defined({
-      name: spec.name,
-      recovery_method: spec.recoveryMethod,
-      service_type: spec.serviceType,
-      description: spec.description,
-      enabled: spec.enabled,
-    }),
+  return (
+    validateSegmentSpec(
+      defined({
+        name: spec.name,
+        recovery_method: spec.recoveryMethod,
+        service_type: spec.serviceType,
+        description: spec.description,
+        enabled: spec.enabled,
+      }),
+    ) ?? recoveryLimitsProblem(spec.recoveryLimits)
   );
 }
 

@@ -30,6 +30,8 @@ const ENGINE_WORKERS = 2;
 /** The Event `action` of the reasons that are not part of a recovery run ('Recover'). */
 const ACTIONS: Record<string, string> = {
   [EVENT_REASONS.recoveryIgnored]: 'Decide',
+  [EVENT_REASONS.recoveryHeld]: 'Decide',
+  [EVENT_REASONS.recoveryReleased]: 'Decide',
   [EVENT_REASONS.recoveryExpired]: 'Expire',
   [EVENT_REASONS.serversUnlocked]: 'Unlock',
   [EVENT_REASONS.unlockFailed]: 'Unlock',

@@ -18,6 +18,7 @@ import { informerReady } from '../runtime/types.ts';
 import { isUnfinishedNotification, UNFINISHED_FIELD_SELECTOR } from '../model/notification-phase.ts';
 import type { LeaseHold } from '../runtime/leaderelection.ts';
 import { slimHost } from '../store/slim-host.ts';
+import { effectiveFlags } from '../domain/host-flags.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { Manager } from '../runtime/manager.ts';
 import type { IdSource } from './journal.ts';
@@ -127,6 +128,11 @@ export function createEngine(o: EngineOptions): Engine {
   notifications.on('add', onNotification);
   notifications.on('update', onNotification);
   notifications.on('delete', onNotification);
+  // Brakes on mass failure: a host back in service (its on_maintenance cleared) or gone may let a held notification start.
+  hosts.on('update', (h, old) => {
+    if (old && effectiveFlags(old).onMaintenance && !effectiveFlags(h).onMaintenance) processor.wakeHeld();
+  });
+  hosts.on('delete', () => processor.wakeHeld());
 
   const lead = async (signal: AbortSignal, hold?: LeaseHold): Promise<void> => {
     const c = o.makeController(ENGINE_CONTROLLER_NAME, (key) => processor.reconcile(key));

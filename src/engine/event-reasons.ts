@@ -27,6 +27,10 @@ export const EVENT_REASONS = {
   /** A recovery run disabled the host's nova-compute service (new). */
   serviceDisabled: 'ServiceDisabled',
   waitingForFencing: 'WaitingForFencing',
+  /** A brake on mass failure holds the notification new (src/engine/recovery-brake.ts), once per reason. */
+  recoveryHeld: 'RecoveryHeld',
+  /** A held notification passes the brakes: back under the limit, or released by a person. */
+  recoveryReleased: 'RecoveryReleased',
   serversUnlocked: 'ServersUnlocked',
   unlockFailed: 'UnlockFailed',
 } as const;

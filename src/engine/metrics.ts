@@ -68,6 +68,13 @@ const serversLeftLocked = gauge(
   },
 );
 
+const recoveryHeld = gauge(
+  undefined,
+  'masakari_recovery_held_notifications',
+  'Notifications the engine holds back by a brake on mass failure, by segment uuid and reason (SegmentUnhealthyLimit, SegmentRecoveringLimit, GlobalRecoveryCap).',
+  ['segment_uuid', 'reason'] as const,
+);
+
 const ALL: Metric<string>[] = [
   serversLeftLocked,
   notificationsTotal,
@@ -76,6 +83,7 @@ const ALL: Metric<string>[] = [
   evacuationsTotal,
   novaCallDuration,
   novaCallErrors,
+  recoveryHeld,
 ];
 
 /** Attaches the engine metrics to a registry (idempotent). */
@@ -100,6 +108,19 @@ export function countStale(type: string, reason: 'expired' | 'future'): void {
 export function recordServersLeftLocked(notificationUuid: string, servers: readonly string[]): void {
   if (servers.length > 0) leftLocked.set(notificationUuid, servers.length);
   else leftLocked.delete(notificationUuid);
+}
+
+/** The notifications held by the brakes now, as (segment uuid, reason) pairs, one per notification. */
+export function setHeldNotifications(held: Iterable<{ segmentUuid: string; reason: string }>): void {
+  const counts = new Map<string, { segment_uuid: string; reason: string; n: number }>();
+  for (const { segmentUuid, reason } of held) {
+    const key = `${segmentUuid}\t${reason}`;
+    const entry = counts.get(key) ?? { segment_uuid: segmentUuid, reason, n: 0 };
+    entry.n++;
+    counts.set(key, entry);
+  }
+  recoveryHeld.reset();
+  for (const { n, ...labels } of counts.values()) recoveryHeld.set(labels, n);
 }
 
 /** Called by the host-failure workflow once per instance it tried to evacuate. */

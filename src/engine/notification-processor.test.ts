@@ -16,7 +16,7 @@ import { taskflowDriver } from './workflows/driver.ts';
 import { RecoveryFailed, SkipRecovery } from './workflows/context.ts';
 import type { WorkflowContext } from './workflows/context.ts';
 import { FakeNova, makeServer } from '../testing/fake-nova.ts';
-import { counterIds, host, notification, NS, quietLog, segment, testConfig, world } from './testing/fixtures.ts';
+import { host, notification, NS, segment, testConfig, world, worldDeps } from './testing/fixtures.ts';
 import type { World } from './testing/fixtures.ts';
 import { serverLockKey } from './nova-server-locks.ts';
 import { RETRY_SPACING_MS } from './periodic.ts';
@@ -79,18 +79,10 @@ async function harness(
     onHost: (h, type, reason) => events.push(`host ${h.spec.name} ${type} ${reason}`),
   };
   const p = new NotificationProcessor({
-    kube: w.kube,
-    namespace: NS,
+    ...worldDeps(w),
     config: o.config ?? testConfig(),
     ...(o.nova === null ? {} : { nova: o.nova ?? nova }),
-    log: quietLog,
-    clock: w.clock,
-    identity: 'engine-a',
-    notifications: w.notifications,
-    hosts: w.hosts,
-    segments: w.segments,
     events: sink,
-    vmoveIds: counterIds,
     driver: {
       ...taskflowDriver(),
       ...o.driver,

@@ -33,6 +33,7 @@ import type { AdmittedNotification } from './admitted-notification.ts';
 import { planNotification } from './decisions.ts';
 import type { MissingReference, Plan } from './decisions.ts';
 import { FENCING_RECHECK_MS, FencingWait } from './fencing-wait.ts';
+import { BRAKE_RECHECK_MS, RecoveryBrake } from './recovery-brake.ts';
 import { SourceHostMutex } from './source-host-mutex.ts';
 import { checkExpired, failIfStale, processUnfinished } from './periodic.ts';
 import type { NotificationTaskScope } from './periodic.ts';
@@ -53,6 +54,7 @@ export class NotificationProcessor {
   private readonly deps: ProcessorDeps;
   private readonly sourceHostMutex = new SourceHostMutex();
   private readonly fencingWait: FencingWait;
+  private readonly brake: RecoveryBrake;
   private readonly runs: RunExecutor;
   /** Keys the periodic task picked for their single last attempt (error retry, stuck new). */
   private readonly lastChance = new Set<string>();
@@ -67,12 +69,14 @@ export class NotificationProcessor {
     this.deps = { ...deps, log: deps.log.child({ component: 'engine' }) };
     this.fencingWait = new FencingWait(this.deps);
     this.runs = new RunExecutor(this.deps, () => this.term);
+    this.brake = new RecoveryBrake(this.deps, () => this.runs.inFlight());
     this.tasks = {
       d: this.deps,
       term: () => this.term,
       runs: this.runs,
       lastChance: this.lastChance,
       fencingWait: this.fencingWait,
+      brake: this.brake,
       attemptSettled: (key) => this.attemptSettled(key),
     };
   }
@@ -108,6 +112,7 @@ export class NotificationProcessor {
     this.sourceHostMutex.clear();
     this.lastChance.clear();
     this.fencingWait.clear();
+    this.brake.clear();
     for (const waiters of this.attemptWaiters.values()) for (const resolve of waiters) resolve();
     this.attemptWaiters.clear();
   }
@@ -194,6 +199,7 @@ export class NotificationProcessor {
     this.lastChance.delete(key);
     this.sealConfirmed.delete(key);
     this.fencingWait.forget(key);
+    this.brake.forget(key);
     this.runs.forget(key);
     if (this.runs.isRunning(key) && (cached || (await this.deletedOnServer(key)))) {
       void this.runs.cancel(key, new NotOwnerError(`${key}: notification was deleted`));
@@ -253,6 +259,14 @@ export class NotificationProcessor {
         await finishWithoutRun(this.deps, n, plan);
         return {};
       }
+      // Brakes on mass failure, before the fencing gate: a recovery that will not start asks nobody for proof
+      // or approval of fencing. A resumed run passed them already; being held is not an attempt.
+      const released =
+        plan.kind === 'workflow' && mode !== 'resume' ? await this.brake.check(n, plan.workflow === 'host') : undefined;
+      if (released?.held) {
+        this.lastChance.delete(key);
+        return { requeueAfterMs: BRAKE_RECHECK_MS };
+      }
       // requireFencing: a resumed run passed the fencing precondition already. Waiting for proof is not an attempt:
       // the run that follows is the notification's first, and an error in it still earns the retry.
       if (
@@ -268,7 +282,7 @@ export class NotificationProcessor {
       // A cache that missed the host or segment (a watch behind after an API server restart) must not be
       // what fails a notification: before the error plan is run, ask the API server itself.
       if (plan.kind === 'error' && (await this.reloadReferences(n))) plan = this.plan(n);
-      const stored = await claimRun(this.deps, n, term.token, mode, finalAttempt);
+      const stored = await claimRun(this.deps, n, term.token, mode, finalAttempt, released?.release);
       if (!stored) return {};
       this.lastChance.delete(key);
       handedToExecutor = true;
@@ -282,6 +296,7 @@ export class NotificationProcessor {
       this.deps.enqueue(key);
       return {};
     } finally {
+      this.brake.settle(key);
       if (!handedToExecutor) this.releaseHost(hostUuid, key);
     }
   }
@@ -324,7 +339,15 @@ export class NotificationProcessor {
 
   private runEnded(hostUuid: string, key: string): void {
     this.releaseHost(hostUuid, key);
-    if (this.term) this.deps.enqueue(key);
+    if (!this.term) return;
+    this.deps.enqueue(key);
+    this.wakeHeld();
+  }
+
+  /** Looks at every notification held by the brakes again: a host came back or a run ended. */
+  wakeHeld(): void {
+    if (!this.term) return;
+    for (const key of this.brake.heldKeys()) this.deps.enqueue(key);
   }
 
   private releaseHost(hostUuid: string, key: string): void {

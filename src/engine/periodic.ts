@@ -15,6 +15,7 @@ import type { AdmittedNotification } from './admitted-notification.ts';
 import { dropManagedFields } from './drop-managed-fields.ts';
 import { EVENT_REASONS } from './event-reasons.ts';
 import type { FencingWait } from './fencing-wait.ts';
+import type { RecoveryBrake } from './recovery-brake.ts';
 import { countFinalStatus, countStale } from './metrics.ts';
 import { staleness } from '../domain/freshness.ts';
 import { emitPhaseEvent, fencedNova, statusWriterFor } from './processor-deps.ts';
@@ -67,6 +68,7 @@ export interface NotificationTaskScope {
   /** Keys picked for their single last attempt (error retry, stuck new); the processor consumes them. */
   lastChance: Set<string>;
   fencingWait: FencingWait;
+  brake: RecoveryBrake;
   /** Resolves once the last attempt of `key` is over: its run ended, or the processor decided without one. */
   attemptSettled(key: string): Promise<void>;
 }
@@ -138,7 +140,7 @@ function isRetryCandidate(x: NotificationTaskScope, n: AdmittedNotification, now
   if (n.metadata.deletionTimestamp || x.runs.isRunning(n.metadata.name)) return false;
   const phase = phaseOf(n);
   if (phase === 'error') return true;
-  if (phase !== 'new' || x.fencingWait.isWaiting(n.metadata.name)) return false;
+  if (phase !== 'new' || x.fencingWait.isWaiting(n.metadata.name) || x.brake.isHolding(n.metadata.name)) return false;
   const generated = parseGeneratedTime(n.spec.generatedTime);
   const newAge = x.d.config.DEFAULT.retry_notification_new_status_interval * 1000;
   return !Number.isNaN(generated) && now - generated > newAge;

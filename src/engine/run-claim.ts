@@ -9,6 +9,8 @@ import { FIELD_MANAGERS } from '../model/constants.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
 import { syncNotificationConditions } from '../store/conditions.ts';
+import { setCondition } from '../runtime/conditions.ts';
+import type { ConditionInput } from '../runtime/conditions.ts';
 import { phaseOf, writtenBack } from './admitted-notification.ts';
 import { dropManagedFields } from './drop-managed-fields.ts';
 import type { AdmittedNotification } from './admitted-notification.ts';
@@ -30,7 +32,8 @@ const EXPECTED_PHASE: Record<RunMode, string> = { new: 'new', retry: 'error', re
  * The guarded transition into `running`: new/error → running with a new run
  * number, or a take-over of a running run (the new owner's token fences off
  * the old owner's writes). Undefined when the notification is not in the
- * expected phase any more.
+ * expected phase any more. `condition` is set in the same write (the brakes'
+ * release of a held notification).
  */
 export async function claimRun(
   d: ProcessorDeps,
@@ -38,10 +41,12 @@ export async function claimRun(
   token: string,
   mode: RunMode,
   finalAttempt: boolean,
+  condition?: ConditionInput,
 ): Promise<AdmittedNotification | undefined> {
   if (phaseOf(n) !== EXPECTED_PHASE[mode]) return undefined;
   const now = d.clock.now();
   const stored = await casStatus(d, n, (s, engine) => {
+    if (condition) s.conditions = setCondition(s.conditions, condition, now);
     if (mode !== 'resume') {
       s.phase = 'running';
       s.runs = (s.runs ?? 0) + 1;
@@ -85,7 +90,7 @@ export async function finishWithoutRun(
 }
 
 /** One resourceVersion-checked status patch from the cached object; throws the 409 to the caller. */
-async function casStatus(
+export async function casStatus(
   d: ProcessorDeps,
   n: AdmittedNotification,
   mutate: (s: NotificationStatusBlock, e: EngineBookkeeping) => void,

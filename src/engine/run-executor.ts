@@ -88,6 +88,11 @@ export class RunExecutor {
     return this.runs.has(key);
   }
 
+  /** Runs in flight in this process (the leader's: every run of the cluster but one not yet taken over). */
+  inFlight(): number {
+    return this.runs.size;
+  }
+
   /** Aborts the run of `key` with `reason`; resolves once it has stopped (at once when none runs). */
   async cancel(key: string, reason: Error): Promise<void> {
     const run = this.runs.get(key);

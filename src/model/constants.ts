@@ -94,4 +94,10 @@ export const CONDITIONS = {
   reconciling: 'Reconciling',
   /** True when a refused object needs a person (name taken, invalid spec, ...). */
   stalled: 'Stalled',
+  /**
+   * On a Notification the engine does not start because of a brake on mass
+   * failure (src/engine/recovery-brake.ts): True while held, False once it
+   * started or left new.
+   */
+  recoveryHeld: 'RecoveryHeld',
 } as const;

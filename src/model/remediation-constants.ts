@@ -43,6 +43,13 @@ export const REMEDIATION_ANNOTATIONS = {
    * Event and in the FencingVerified condition.
    */
   fencingApprovedBy: `${GROUP}/fencing-approved-by`,
+  /**
+   * On a Notification: a person lets this one recovery pass the brakes on
+   * mass failure (FailoverSegment spec.recoveryLimits, the global cap), not
+   * the fencing gate. The value says who; it is recorded in the RecoveryHeld
+   * condition and an Event.
+   */
+  recoveryReleasedBy: `${GROUP}/recovery-released-by`,
 } as const;
 
 export const REMEDIATION_FINALIZER = `${GROUP}/remediation`;

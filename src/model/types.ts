@@ -78,6 +78,22 @@ export interface FailoverSegmentSpec {
   enabled?: boolean;
   /** OpenKeel extension: notifications from the API need proof of fencing (issue 5). */
   requireFencing?: boolean;
+  /** OpenKeel extension (kubectl/GitOps only, not in the Masakari API): brakes on mass failure. */
+  recoveryLimits?: RecoveryLimits;
+}
+
+/**
+ * A count (3) or a percentage of the segment's hosts ("40%"), as
+ * NodeHealthCheck's maxUnhealthy; a percentage is rounded down.
+ */
+export type IntOrPercent = number | string;
+
+/** Per-segment brakes on host recoveries (src/engine/recovery-brake.ts). Unset: no limit, as Masakari. */
+export interface RecoveryLimits {
+  /** The most hosts of the segment admitted to host recovery and not back (on_maintenance cleared) at once. */
+  maxUnhealthyHosts?: IntOrPercent;
+  /** The most host recoveries of the segment running at once. */
+  maxRecoveringHosts?: IntOrPercent;
 }
 
 export type FailoverSegmentStatus = AssignedStatus;

@@ -130,5 +130,15 @@ export function syncNotificationConditions(
   now: Date,
   generation: number | undefined,
 ): void {
-  status.conditions = notificationConditions(status.conditions, status.phase ?? 'new', generation, now);
+  const phase = status.phase ?? 'new';
+  status.conditions = notificationConditions(status.conditions, phase, generation, now);
+  // RecoveryHeld (the engine's brakes on mass failure) holds only a notification that is new or in error.
+  const held = getCondition(status.conditions, CONDITIONS.recoveryHeld);
+  if (held?.status === 'True' && phase !== 'new' && phase !== 'error') {
+    status.conditions = setCondition(
+      status.conditions,
+      { type: CONDITIONS.recoveryHeld, status: 'False', reason: 'NotHeld', message: `The notification is ${phase}.` },
+      now,
+    );
+  }
 }

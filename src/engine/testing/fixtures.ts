@@ -124,6 +124,19 @@ export async function world(): Promise<World> {
 let idCounter = 0;
 export const counterIds = { next: async () => ++idCounter };
 
+/** The processor dependencies every engine test wires the same way: the world's client, caches and clock. */
+export const worldDeps = (w: World) => ({
+  kube: w.kube,
+  namespace: NS,
+  log: quietLog,
+  clock: w.clock,
+  identity: 'engine-a',
+  notifications: w.notifications,
+  hosts: w.hosts,
+  segments: w.segments,
+  vmoveIds: counterIds,
+});
+
 /** A running notification owned by 'test-owner' and a WorkflowContext for run `run`. */
 export function workflowContext(
   w: World,

@@ -43,6 +43,16 @@ test('segment name and service_type: 1..255 printable, no leading or trailing wh
   await accepted(ns, segment('s', { description: 'line one\nline two' }));
 });
 
+test('segment recoveryLimits: a count >= 0 or a percentage 0%..100%, anything else refused naming the field', async ({ ns }) => {
+  const limits = (recoveryLimits: Record<string, unknown>) => segment('s', { recoveryLimits });
+  const message = 'must be a count >= 0 or a percentage from 0% to 100%';
+  await rejected(ns, limits({ maxUnhealthyHosts: -1 }), `spec.recoveryLimits.maxUnhealthyHosts: Invalid value`);
+  await rejected(ns, limits({ maxUnhealthyHosts: '150%' }), message);
+  await rejected(ns, limits({ maxRecoveringHosts: '2' }), `spec.recoveryLimits.maxRecoveringHosts: Invalid value`);
+  await accepted(ns, limits({ maxUnhealthyHosts: 1, maxRecoveringHosts: '40%' }));
+  await accepted(ns, limits({ maxUnhealthyHosts: '0%' }));
+});
+
 test('host name, type and segmentRef follow their patterns', async ({ ns }) => {
   await rejected(ns, host('h', 'seg', { type: 'COMPUTE-1' }), "spec.type in body should match '^[a-zA-Z0-9]*$'");
   await rejected(ns, host('h', 'seg', { name: 'trailing ' }), 'spec.name in body should match');
