@@ -13,6 +13,7 @@ interface Schema {
   items?: Schema;
   additionalProperties?: Schema | boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
 }
 interface Version {
   name: string;
@@ -105,10 +106,11 @@ test('every field has a description (kubectl explain)', () => {
   assert.equal(missing, []);
 });
 
-test('structural: every node has a type, except where unknown fields are preserved', () => {
+test('structural: every node has a type, except where unknown fields are preserved or it is int-or-string', () => {
   const untyped: string[] = [];
   const walk = (s: Schema, path: string): void => {
-    if (!s.type && !s['x-kubernetes-preserve-unknown-fields']) untyped.push(path);
+    // Kubernetes' structural schema rules allow exactly these two without a type.
+    if (!s.type && !s['x-kubernetes-preserve-unknown-fields'] && !s['x-kubernetes-int-or-string']) untyped.push(path);
     for (const [k, child] of Object.entries(s.properties ?? {})) walk(child, `${path}.${k}`);
     if (s.items) walk(s.items, `${path}[]`);
     if (typeof s.additionalProperties === 'object') walk(s.additionalProperties, `${path}{}`);
