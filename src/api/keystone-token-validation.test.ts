@@ -228,7 +228,10 @@ keystone('single-flight: concurrent requests with one unseen token share one Key
       const before = keystoneValidations(ctx.sim);
       holdValidations(ctx.sim, 1);
       const replies = Array.from({ length: 20 }, () => getSegments(api, token));
-      await until('20 lookups', async () => (await metric(metrics, 'masakari_api_token_cache_lookups_total', { result: 'shared' })) === 19);
+      await until(
+        '20 lookups',
+        async () => (await metric(metrics, 'masakari_api_token_cache_lookups_total', { result: 'shared' })) === 19,
+      );
       assert.is(await metric(metrics, 'masakari_api_token_validations_in_flight'), 1);
       ctx.sim.state.holds.release();
       for (const r of await Promise.all(replies)) assert.is(r.status, 200);
@@ -339,7 +342,10 @@ keystone('a client that hangs up cancels its validation; one that still waits ke
       await until('the validation held', () => ctx.sim.state.holds.held().length === 1);
       alone.abort();
       await gone;
-      await until('the validation cancelled', async () => (await metric(metrics, 'masakari_api_token_validations_total', { result: 'cancelled' })) === 1);
+      await until(
+        'the validation cancelled',
+        async () => (await metric(metrics, 'masakari_api_token_validations_total', { result: 'cancelled' })) === 1,
+      );
       assert.is(await metric(metrics, 'masakari_api_token_validations_in_flight'), 0);
       ctx.sim.state.holds.release();
 
@@ -347,7 +353,10 @@ keystone('a client that hangs up cancels its validation; one that still waits ke
       const leaving = new AbortController();
       const left = getSegments(api, token, leaving.signal).catch((e: unknown) => e);
       const staying = getSegments(api, token);
-      await until('both share the validation', async () => (await metric(metrics, 'masakari_api_token_cache_lookups_total', { result: 'shared' })) === 1);
+      await until(
+        'both share the validation',
+        async () => (await metric(metrics, 'masakari_api_token_cache_lookups_total', { result: 'shared' })) === 1,
+      );
       leaving.abort();
       await left;
       ctx.sim.state.holds.release();
@@ -377,17 +386,20 @@ keystone('http_request_max_retries bounds the Keystone calls of one validation; 
   );
 });
 
-keystone('is_admin_project: a token that does not carry it is of the admin project, as in keystonemiddleware', async (ctx) => {
-  const token = await issueToken(ctx.sim, 'admin', 'admin-secret', 'admin');
-  const validator = createTokenValidator(ctx.session, { ...SESSION_SETTINGS, cacheTtlMs: 300_000 });
-  const info = await validator.validate(token);
-  assert.ok(info, 'valid');
-  assert.is(info.isAdminProject, true);
-  const body = (isAdminProject: unknown) => ({
-    token: { expires_at: '2099-01-01T00:00:00.000000Z', is_admin_project: isAdminProject },
-  });
-  assert.is(parseTokenInfo(body(false)).isAdminProject, false);
-  assert.is(parseTokenInfo(body(true)).isAdminProject, true);
-});
+keystone(
+  'is_admin_project: a token that does not carry it is of the admin project, as in keystonemiddleware',
+  async (ctx) => {
+    const token = await issueToken(ctx.sim, 'admin', 'admin-secret', 'admin');
+    const validator = createTokenValidator(ctx.session, { ...SESSION_SETTINGS, cacheTtlMs: 300_000 });
+    const info = await validator.validate(token);
+    assert.ok(info, 'valid');
+    assert.is(info.isAdminProject, true);
+    const body = (isAdminProject: unknown) => ({
+      token: { expires_at: '2099-01-01T00:00:00.000000Z', is_admin_project: isAdminProject },
+    });
+    assert.is(parseTokenInfo(body(false)).isAdminProject, false);
+    assert.is(parseTokenInfo(body(true)).isAdminProject, true);
+  },
+);
 
 keystone.run();

@@ -53,7 +53,11 @@ export function createTokenValidationMetrics(registry: Registry): TokenValidatio
     'masakari_api_token_validations_refused_total',
     'Requests answered 503 because max_validations_in_flight or max_validations_per_second was reached.',
   );
-  const inFlight = gauge(registry, 'masakari_api_token_validations_in_flight', 'Token validations waiting on Keystone.');
+  const inFlight = gauge(
+    registry,
+    'masakari_api_token_validations_in_flight',
+    'Token validations waiting on Keystone.',
+  );
   for (const result of ['hit', 'shared', 'miss']) lookups.inc({ result }, 0);
   for (const result of ['valid', 'invalid', 'error', 'cancelled']) validations.inc({ result }, 0);
   inFlight.set(0);

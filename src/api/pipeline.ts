@@ -201,7 +201,8 @@ export function createPipeline(opts: PipelineOptions) {
         const reply = webobErrorReply(503, SERVICE_UNAVAILABLE_EXPLANATION, accept, msg.identityBusy());
         return { ...reply, headers: { ...reply.headers, 'retry-after': String(e.retryAfterSeconds) } };
       }
-      if (!signal.aborted) log.error({ err: e, requestId: req.requestId }, 'token validation failed: Keystone did not answer');
+      if (!signal.aborted)
+        log.error({ err: e, requestId: req.requestId }, 'token validation failed: Keystone did not answer');
       return webobErrorReply(503, SERVICE_UNAVAILABLE_EXPLANATION, accept, msg.identityUnavailable());
     }
   }
