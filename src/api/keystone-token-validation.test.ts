@@ -348,6 +348,7 @@ keystone('a client that hangs up cancels its validation; one that still waits ke
       );
       assert.is(await metric(metrics, 'masakari_api_token_validations_in_flight'), 0);
       ctx.sim.state.holds.release();
+      assert.is((await getSegments(api, 'hung-up')).status, 401, 'the same token later: a validation of its own');
 
       holdValidations(ctx.sim, 1);
       const leaving = new AbortController();

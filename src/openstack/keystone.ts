@@ -284,6 +284,7 @@ export class ValidationRefused extends Error {
 
 /** One validation under way, shared by every request that carries the same token. */
 interface Flight {
+  key: string;
   promise: Promise<TokenInfo | null>;
   waiters: number;
   controller: AbortController;
@@ -401,7 +402,7 @@ export class TokenValidator {
         throw err;
       },
     );
-    const flight: Flight = { promise, waiters: 0, controller };
+    const flight: Flight = { key, promise, waiters: 0, controller };
     this.flights.set(key, flight);
     this.opts.observer?.inFlight(this.flights.size);
     promise
@@ -419,7 +420,10 @@ export class TokenValidator {
     if (!signal) return flight.promise;
     const leave = () => {
       flight.waiters--;
-      if (flight.waiters === 0) flight.controller.abort(signal.reason);
+      if (flight.waiters > 0) return;
+      // A request with the same token arriving now starts afresh rather than joining an aborted call.
+      if (this.flights.get(flight.key) === flight) this.flights.delete(flight.key);
+      flight.controller.abort(signal.reason);
     };
     if (signal.aborted) {
       leave();
