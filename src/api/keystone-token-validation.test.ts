@@ -10,8 +10,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { createComponent } from './component.ts';
 import type { ApiComponent } from './component.ts';
-import { MemoryRepository } from '../domain/testing/memory-repository.ts';
-import type { ApiRepository } from './component.ts';
+import { memoryStore } from './testing/harness.ts';
 import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/config.ts';
 import { resolveOpenStackCredentials } from '../config/openstack-auth.ts';
@@ -29,14 +28,6 @@ interface Ctx {
 }
 
 const keystone = suite<Ctx>('keystone tokens validated by the simulator’s Keystone', {} as Ctx);
-
-function memoryStore(): ApiRepository {
-  const repo = new MemoryRepository() as MemoryRepository & ApiRepository;
-  repo.start = async () => undefined;
-  repo.stop = () => undefined;
-  repo.ready = () => true;
-  return repo;
-}
 
 /** The api component with auth_strategy = keystone against the simulator; `tune` adjusts the config. */
 async function startKeystoneApi(

@@ -12,11 +12,11 @@ import * as assert from 'uvu/assert';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { useCloud } from './support/cloud.ts';
-import { createComponent, type ApiComponent, type ApiRepository } from '../../src/api/component.ts';
+import { createComponent, type ApiComponent } from '../../src/api/component.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { resolveOpenStackCredentials } from '../../src/config/openstack-auth.ts';
 import { freePort } from '../../src/controlplane/ports.ts';
-import { MemoryRepository } from '../../src/domain/testing/memory-repository.ts';
+import { memoryStore } from '../../src/api/testing/harness.ts';
 import type { KubeClient } from '../../src/k8s/client.ts';
 import { createNovaClient, createOpenStackSession } from '../../src/openstack/index.ts';
 import { startNovaRecorder } from '../../src/openstack-cloud/recorder.ts';
@@ -28,14 +28,6 @@ const FLOOD = 5_000;
 const CONCURRENCY = 100;
 const MAX_IN_FLIGHT = 20;
 const PER_SECOND = 50;
-
-function memoryStore(): ApiRepository {
-  const repo = new MemoryRepository() as MemoryRepository & ApiRepository;
-  repo.start = async () => undefined;
-  repo.stop = () => undefined;
-  repo.ready = () => true;
-  return repo;
-}
 
 async function metric(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
   const m = (await registry.getMetricsAsJSON()).find((x) => x.name === name);
