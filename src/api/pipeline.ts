@@ -76,6 +76,9 @@ export interface PipelineOptions {
   limit: number;
 }
 
+/** At most one warning this often about refused token validations. */
+const REFUSAL_LOG_INTERVAL_MS = 10_000;
+
 function exchange(res: Response): Exchange {
   return res.locals['exchange'] as Exchange;
 }
@@ -180,6 +183,18 @@ export function createPipeline(opts: PipelineOptions) {
     } else next();
   };
 
+  /** A flood is refused by the thousand: one warning per REFUSAL_LOG_INTERVAL_MS, with the count. */
+  let refusedSinceLog = 0;
+  let refusalLoggedAt = -Infinity;
+  function noteRefusal(): void {
+    refusedSinceLog++;
+    const now = performance.now();
+    if (now - refusalLoggedAt < REFUSAL_LOG_INTERVAL_MS) return;
+    log.warn({ refused: refusedSinceLog }, 'token validations refused: too many in flight or started this second');
+    refusedSinceLog = 0;
+    refusalLoggedAt = now;
+  }
+
   /**
    * Who is calling, or the auth layer's own reply. `signal` fires when the
    * client hangs up, which abandons its share of the token's validation.
@@ -197,7 +212,7 @@ export function createPipeline(opts: PipelineOptions) {
       if (e instanceof ValidationRefused) {
         // Overload, not a verdict on the token: a 401 would send clients to
         // Keystone for yet another token, a 503 with Retry-After makes them wait.
-        log.warn({ requestId: req.requestId }, 'token validation refused: too many validations in flight');
+        noteRefusal();
         const reply = webobErrorReply(503, SERVICE_UNAVAILABLE_EXPLANATION, accept, msg.identityBusy());
         return { ...reply, headers: { ...reply.headers, 'retry-after': String(e.retryAfterSeconds) } };
       }

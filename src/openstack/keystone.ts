@@ -382,7 +382,9 @@ export class TokenValidator {
   /** Token bucket: maxPerSecond tokens a second, at most `burst` saved up. */
   private takeToken(): boolean {
     const now = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * this.maxPerSecond);
+    // A clock stepped back refills nothing rather than draining the bucket.
+    const elapsedMs = Math.max(0, now - this.refilledAt);
+    this.tokens = Math.min(this.burst, this.tokens + (elapsedMs / 1000) * this.maxPerSecond);
     this.refilledAt = now;
     if (this.tokens < 1) return false;
     this.tokens -= 1;
