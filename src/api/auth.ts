@@ -25,7 +25,12 @@ export interface TokenIdentity {
 
 /** Validates users' tokens (implemented over Keystone v3 with caching in src/openstack/keystone.ts). */
 export interface TokenValidator {
-  /** The identity for a valid token; null for an invalid or expired one; throws when Keystone cannot answer. */
+  /**
+   * The identity for a valid token; null for an invalid or expired one; throws
+   * ValidationRefused (src/openstack/keystone.ts) over its bound on validations
+   * in flight, the signal's reason once it fires, and any other error when
+   * Keystone cannot answer.
+   */
   validate(token: string, o?: { requestId?: string; signal?: AbortSignal }): Promise<TokenIdentity | null>;
 }
 

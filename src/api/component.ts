@@ -16,6 +16,7 @@ import type { Repository } from '../domain/repository.ts';
 import { HaService } from '../domain/ha-service.ts';
 import { computeHostCheckerFor } from '../openstack/compute-host-checker.ts';
 import { createTokenValidator } from '../openstack/index.ts';
+import { createTokenValidationMetrics } from './metrics.ts';
 import { createApiApp } from './app.ts';
 import type { AuthSettings } from './auth.ts';
 import { PolicyEnforcer } from './policy.ts';
@@ -77,12 +78,21 @@ function authSettings(ctx: AppContext): AuthSettings {
       'auth_strategy = keystone needs OpenStack credentials to validate tokens; configure them or use noauth2',
     );
   }
+  const ka = config.keystone_authtoken;
   const validator = createTokenValidator(ctx.openstack, {
-    cacheTtlMs: config.keystone_authtoken.token_cache_time * 1000,
+    cacheTtlMs: ka.token_cache_time * 1000,
+    maxEntries: ka.token_cache_size,
+    negativeTtlMs: ka.invalid_token_cache_time * 1000,
+    negativeMaxEntries: ka.invalid_token_cache_size,
+    maxInFlight: ka.max_validations_in_flight,
+    maxPerSecond: ka.max_validations_per_second,
     timeoutMs: config.operator.openstack_request_timeout * 1000,
     maxRetries: config.operator.openstack_max_retries,
-    interface: config.keystone_authtoken.interface,
-    region: config.keystone_authtoken.region_name,
+    validationTimeoutMs: (ka.http_connect_timeout ?? config.operator.openstack_request_timeout) * 1000,
+    validationMaxRetries: ka.http_request_max_retries,
+    observer: createTokenValidationMetrics(ctx.metrics),
+    interface: ka.interface,
+    region: ka.region_name,
   });
   // keystonemiddleware points clients at its identity endpoint when www_authenticate_uri is not set.
   const wwwAuthenticateUri = config.keystone_authtoken.www_authenticate_uri ?? ctx.openstack.credentials.auth_url;

@@ -9,19 +9,10 @@ import * as assert from 'uvu/assert';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { createComponent } from './component.ts';
-import type { ApiRepository } from './component.ts';
-import { MemoryRepository } from '../domain/testing/memory-repository.ts';
+import { memoryStore } from './testing/harness.ts';
 import { loadConfig } from '../config/load.ts';
 import type { AppContext } from '../app/component.ts';
 import type { KubeClient } from '../k8s/client.ts';
-
-function memoryStore(): ApiRepository {
-  const repo = new MemoryRepository() as MemoryRepository & ApiRepository;
-  repo.start = async () => undefined;
-  repo.stop = () => undefined;
-  repo.ready = () => true;
-  return repo;
-}
 
 function context(): AppContext {
   const config = loadConfig({ env: {} }).config;

@@ -2,7 +2,8 @@
 // which would explode cardinality with uuids) and status.
 
 import type { Registry } from 'prom-client';
-import { counter, histogram } from '../runtime/metric-registry.ts';
+import type { TokenValidationObserver } from '../openstack/index.ts';
+import { counter, gauge, histogram } from '../runtime/metric-registry.ts';
 
 export interface ApiMetrics {
   observe(method: string, route: string, status: number, seconds: number): void;
@@ -30,5 +31,40 @@ export function createApiMetrics(registry: Registry): ApiMetrics {
       requests.inc(labels);
       latency.observe(labels, seconds);
     },
+  };
+}
+
+/** Token validation under auth_strategy keystone (src/openstack/keystone.ts TokenValidator). */
+export function createTokenValidationMetrics(registry: Registry): TokenValidationObserver {
+  const lookups = counter(
+    registry,
+    'masakari_api_token_cache_lookups_total',
+    'Token lookups by how they were answered: hit (cache, valid or invalid), shared (joined a validation under way), miss (started one).',
+    ['result'],
+  );
+  const validations = counter(
+    registry,
+    'masakari_api_token_validations_total',
+    'Token validations against Keystone by result: valid, invalid, error (Keystone did not answer), cancelled (every waiting client hung up).',
+    ['result'],
+  );
+  const refused = counter(
+    registry,
+    'masakari_api_token_validations_refused_total',
+    'Requests answered 503 because max_validations_in_flight or max_validations_per_second was reached.',
+  );
+  const inFlight = gauge(
+    registry,
+    'masakari_api_token_validations_in_flight',
+    'Token validations waiting on Keystone.',
+  );
+  for (const result of ['hit', 'shared', 'miss']) lookups.inc({ result }, 0);
+  for (const result of ['valid', 'invalid', 'error', 'cancelled']) validations.inc({ result }, 0);
+  inFlight.set(0);
+  return {
+    lookup: (result) => lookups.inc({ result }),
+    validated: (result) => validations.inc({ result }),
+    refused: () => refused.inc(),
+    inFlight: (n) => inFlight.set(n),
   };
 }

@@ -20,6 +20,7 @@ import type { Repository } from '../domain/repository.ts';
 import type { AuthSettings, RequestContext } from './auth.ts';
 import { keystoneContext, noAuthContext, tokenFrom } from './auth.ts';
 import type { Controller } from './controllers/index.ts';
+import { ValidationRefused } from '../openstack/index.ts';
 import type { ApiMetrics } from './metrics.ts';
 import type { PolicyEnforcer } from './policy.ts';
 import type { Reply } from './replies.ts';
@@ -74,6 +75,9 @@ export interface PipelineOptions {
   metrics: ApiMetrics;
   limit: number;
 }
+
+/** At most one warning this often about refused token validations. */
+const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
 function exchange(res: Response): Exchange {
   return res.locals['exchange'] as Exchange;
@@ -179,18 +183,41 @@ export function createPipeline(opts: PipelineOptions) {
     } else next();
   };
 
-  /** Who is calling, or the auth layer's own reply. */
-  async function authenticate(req: Incoming): Promise<RequestContext | Reply> {
+  /** A flood is refused by the thousand: one warning per REFUSAL_LOG_INTERVAL_MS, with the count. */
+  let refusedSinceLog = 0;
+  let refusalLoggedAt = -Infinity;
+  function noteRefusal(): void {
+    refusedSinceLog++;
+    const now = performance.now();
+    if (now - refusalLoggedAt < REFUSAL_LOG_INTERVAL_MS) return;
+    log.warn({ refused: refusedSinceLog }, 'token validations refused: too many in flight or started this second');
+    refusedSinceLog = 0;
+    refusalLoggedAt = now;
+  }
+
+  /**
+   * Who is calling, or the auth layer's own reply. `signal` fires when the
+   * client hangs up, which abandons its share of the token's validation.
+   */
+  async function authenticate(req: Incoming, signal: AbortSignal): Promise<RequestContext | Reply> {
     if (auth.strategy === 'noauth2') return noAuthContext(req.headers);
     const token = tokenFrom(req.headers);
     if (!token) return unauthorizedReply(msg.authenticationRequired(), auth.wwwAuthenticateUri);
     try {
-      const identity = await auth.validator.validate(token, { requestId: req.requestId });
+      const identity = await auth.validator.validate(token, { requestId: req.requestId, signal });
       if (!identity) return unauthorizedReply(msg.authenticationRequired(), auth.wwwAuthenticateUri);
       return keystoneContext(identity, policy);
     } catch (e) {
-      log.error({ err: e, requestId: req.requestId }, 'token validation failed: Keystone did not answer');
       const accept = headerValue(req, 'accept');
+      if (e instanceof ValidationRefused) {
+        // Overload, not a verdict on the token: a 401 would send clients to
+        // Keystone for yet another token, a 503 with Retry-After makes them wait.
+        noteRefusal();
+        const reply = webobErrorReply(503, SERVICE_UNAVAILABLE_EXPLANATION, accept, msg.identityBusy());
+        return { ...reply, headers: { ...reply.headers, 'retry-after': String(e.retryAfterSeconds) } };
+      }
+      if (!signal.aborted)
+        log.error({ err: e, requestId: req.requestId }, 'token validation failed: Keystone did not answer');
       return webobErrorReply(503, SERVICE_UNAVAILABLE_EXPLANATION, accept, msg.identityUnavailable());
     }
   }
@@ -198,7 +225,22 @@ export function createPipeline(opts: PipelineOptions) {
   /** noauth2, or keystonemiddleware's auth_token + keystonecontext. */
   const authFilter: RequestHandler = async (_req, res, next) => {
     const x = exchange(res);
-    const ctx = await authenticate(x.req);
+    const hungUp = new AbortController();
+    // Nothing has been written yet, so a close now is the client going away.
+    const onClose = () => {
+      if (!res.writableFinished) hungUp.abort(new Error('the client closed the connection'));
+    };
+    res.once('close', onClose);
+    let ctx: RequestContext | Reply;
+    try {
+      ctx = await authenticate(x.req, hungUp.signal);
+    } finally {
+      res.off('close', onClose);
+    }
+    if (hungUp.signal.aborted) {
+      log.debug({ requestId: x.req.requestId }, 'client closed the connection during token validation');
+      return;
+    }
     if ('status' in ctx) return answer(res, ctx, 'auth');
     x.ctx = ctx;
     next();

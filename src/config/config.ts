@@ -76,6 +76,14 @@ export interface Config {
     www_authenticate_uri: string | null;
     interface: string; // 'public'
     region_name: string | null;
+    /** Timeout of a validation request (seconds); null: operator.openstack_request_timeout. */
+    http_connect_timeout: number | null;
+    http_request_max_retries: number; // 3
+    token_cache_size: number; // 1000
+    invalid_token_cache_time: number; // 10
+    invalid_token_cache_size: number; // 10000
+    max_validations_in_flight: number; // 20
+    max_validations_per_second: number; // 50
   };
   operator: {
     namespace: string; // MASAKARI_NAMESPACE, default 'masakari'

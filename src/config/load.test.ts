@@ -80,6 +80,13 @@ test('without a file or variables every option has the Masakari default', () => 
     www_authenticate_uri: null,
     interface: 'public',
     region_name: null,
+    http_connect_timeout: null,
+    http_request_max_retries: 3,
+    token_cache_size: 1000,
+    invalid_token_cache_time: 10,
+    invalid_token_cache_size: 10000,
+    max_validations_in_flight: 20,
+    max_validations_per_second: 50,
   });
   assert.is(config.operator.namespace, 'masakari');
   assert.equal(config.operator.components, ['api', 'engine', 'remediation']);

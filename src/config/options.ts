@@ -387,6 +387,41 @@ export const OPTIONS: OptionTable = {
       parser: optional(string({ nonEmpty: true })),
       help: 'Region of the Keystone endpoint used to validate tokens.',
     },
+    http_connect_timeout: {
+      default: null,
+      parser: optional(integer({ min: 1 })),
+      help: "Timeout (seconds) of each token validation request (keystonemiddleware's option); null: operator.openstack_request_timeout, as keystonemiddleware's own unset value would mean no timeout at all.",
+    },
+    http_request_max_retries: {
+      default: 3,
+      parser: integer({ min: 0, max: 10 }),
+      help: "Retries of a token validation request after a timeout, connection error or 5xx (keystonemiddleware's option).",
+    },
+    token_cache_size: {
+      default: 1000,
+      parser: integer({ min: 1 }),
+      help: 'Valid tokens remembered (least recently used goes first); invalid ones are kept apart and cannot evict them.',
+    },
+    invalid_token_cache_time: {
+      default: 10,
+      parser: integer({ min: 0 }),
+      help: 'Seconds an invalid token is remembered, so that it is not sent to Keystone again (at most token_cache_time; 0: not remembered).',
+    },
+    invalid_token_cache_size: {
+      default: 10000,
+      parser: integer({ min: 1 }),
+      help: 'Invalid tokens remembered, in a cache of their own.',
+    },
+    max_validations_in_flight: {
+      default: 20,
+      parser: integer({ min: 1 }),
+      help: 'Token validations waiting on Keystone at once (one per distinct unseen token; requests with the same token share one). A request that would need one more is answered 503 with Retry-After: 1.',
+    },
+    max_validations_per_second: {
+      default: 50,
+      parser: integer({ min: 1 }),
+      help: 'Token validations started per second on average (bursts up to max(max_validations_in_flight, this)); beyond it, 503 with Retry-After: 1.',
+    },
   },
   operator: {
     namespace: {

@@ -75,6 +75,8 @@ export const requestTooLarge = () => 'Request is too large. Larger than max_requ
 /** keystonemiddleware auth_token. */
 export const authenticationRequired = () => 'The request you have made requires authentication.';
 export const identityUnavailable = () => 'The Keystone service is temporarily unavailable.';
+/** This operator's bound on token validations in flight (docs/compatibility.md). */
+export const identityBusy = () => 'Too many token validations are in progress; try again later.';
 /** validation/parameter_types.py valid_name_regex reason, wrapped by exception.InvalidName. */
 export const invalidName = () =>
   "An invalid 'name' value was provided. The name must be: printable characters. Can not start or end with whitespace.";

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { MockAgent } from 'undici';
 import type { Interceptable } from 'undici';
 import type { CallRecord } from './http.ts';
-import { buildAuthRequest, TokenValidator } from './keystone.ts';
+import { buildAuthRequest, TokenValidator, ValidationRefused } from './keystone.ts';
 import { HttpNovaClient } from './nova.ts';
 import { OpenStackSession } from './session.ts';
 import type { SessionOptions } from './session.ts';
@@ -550,13 +550,14 @@ test('an aborted caller signal ends the call without retries', async () => {
 
 // ---- token validation -------------------------------------------------------
 
-function validatorSetup(opts: { cacheTtlMs?: number; maxEntries?: number } = {}) {
+function validatorSetup(opts: { cacheTtlMs?: number; maxEntries?: number; maxPerSecond?: number } = {}) {
   const s = setup();
   let now = T0;
   s.setNow(T0);
   const validator = new TokenValidator(s.session.auth, s.session.transport, {
     cacheTtlMs: opts.cacheTtlMs ?? 300_000,
     maxEntries: opts.maxEntries ?? 10,
+    ...(opts.maxPerSecond !== undefined ? { maxInFlight: 1, maxPerSecond: opts.maxPerSecond } : {}),
     now: () => now,
   });
   const asked: string[] = [];
@@ -665,6 +666,27 @@ test('Keystone failing to answer is an error, not an invalid token', async () =>
   } catch (err) {
     assert.match((err as Error).message, /HTTP 403\): You are not authorized/);
   }
+});
+
+test('a clock stepped back does not starve validations: the budget refills from the new time on', async () => {
+  const { validator, allowLogin, answer, asked, setClock } = validatorSetup({ maxPerSecond: 1 });
+  allowLogin();
+  answer(200, tokenBody(), 2);
+  await validator.validate('a');
+  try {
+    await validator.validate('b');
+    assert.unreachable('the budget of 1 a second was spent');
+  } catch (err) {
+    assert.instance(err, ValidationRefused);
+  }
+  setClock(T0 - 3_600_000);
+  await validator.validate('b').then(
+    () => assert.unreachable('nothing refilled yet'),
+    (err: unknown) => assert.instance(err, ValidationRefused),
+  );
+  setClock(T0 - 3_600_000 + 1_000);
+  assert.ok(await validator.validate('b'));
+  assert.is(asked.length, 2);
 });
 
 test.run();

@@ -5,6 +5,7 @@
 import type { OpenStackCredentials } from './credentials.ts';
 import type { OnCall, OpenStackLogger } from './http.ts';
 import { TokenValidator } from './keystone.ts';
+import type { TokenValidationObserver } from './keystone.ts';
 import { normalizeInterface } from './catalog.ts';
 import { HttpNovaClient } from './nova.ts';
 import { OpenStackSession } from './session.ts';
@@ -14,7 +15,8 @@ export type { OpenStackCredentials, PasswordCredentials, ApplicationCredentials 
 export type { CallRecord, OnCall, OpenStackLogger } from './http.ts';
 export type { TokenInfo, KeystoneToken } from './keystone.ts';
 export type { CatalogEntry, EndpointFilter, EndpointInterface } from './catalog.ts';
-export { KeystoneError, TokenValidator, KeystoneAuth } from './keystone.ts';
+export { KeystoneError, TokenValidator, KeystoneAuth, ValidationRefused } from './keystone.ts';
+export type { TokenLookup, TokenValidationObserver, TokenValidationResult } from './keystone.ts';
 export { EndpointNotFound, parseCatalogInfo, normalizeInterface, selectEndpoint } from './catalog.ts';
 export { HttpNovaClient, MIN_NOVA_MICROVERSION } from './nova.ts';
 export { OpenStackSession } from './session.ts';
@@ -67,8 +69,20 @@ export function createNovaClient(
 export interface TokenValidatorSettings extends SessionSettings {
   /** keystone_authtoken.token_cache_time in ms: upper bound of a cached validation. */
   cacheTtlMs: number;
-  /** Default 1000 tokens. */
+  /** Default 1000 valid tokens. */
   maxEntries?: number;
+  /** How long an invalid token is remembered (default 10 s, at most cacheTtlMs). */
+  negativeTtlMs?: number;
+  /** Default 10000 invalid tokens, in a cache of their own. */
+  negativeMaxEntries?: number;
+  /** Validations running at once (default 20). */
+  maxInFlight?: number;
+  /** Validations started per second (default 50). */
+  maxPerSecond?: number;
+  /** Deadline and retries of one validation request, when they differ from the session's. */
+  validationTimeoutMs?: number;
+  validationMaxRetries?: number;
+  observer?: TokenValidationObserver;
   /** keystone_authtoken.interface; when set, validate against the catalog's identity endpoint. */
   interface?: string | null;
   region?: string | null;
@@ -81,9 +95,17 @@ export function createTokenValidator(
 ): TokenValidator {
   const session =
     credsOrSession instanceof OpenStackSession ? credsOrSession : createOpenStackSession(credsOrSession, opts);
+  const defined = <K extends string, V>(k: K, v: V | undefined) => (v !== undefined ? { [k]: v } : {});
   return new TokenValidator(session.auth, session.transport, {
     cacheTtlMs: opts.cacheTtlMs,
-    ...(opts.maxEntries !== undefined ? { maxEntries: opts.maxEntries } : {}),
+    ...defined('maxEntries', opts.maxEntries),
+    ...defined('negativeTtlMs', opts.negativeTtlMs),
+    ...defined('negativeMaxEntries', opts.negativeMaxEntries),
+    ...defined('maxInFlight', opts.maxInFlight),
+    ...defined('maxPerSecond', opts.maxPerSecond),
+    ...defined('timeoutMs', opts.validationTimeoutMs),
+    ...defined('maxRetries', opts.validationMaxRetries),
+    ...defined('observer', opts.observer),
     ...(opts.interface ? { interface: normalizeInterface(opts.interface) } : {}),
     region: opts.region ?? null,
   });

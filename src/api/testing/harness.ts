@@ -13,6 +13,7 @@ import type { PolicyOptions } from '../policy.ts';
 import { HaService } from '../../domain/ha-service.ts';
 import type { ComputeHostChecker } from '../../domain/compute-host-checker.ts';
 import { MemoryRepository } from '../../domain/testing/memory-repository.ts';
+import type { ApiRepository } from '../component.ts';
 
 /** Nova as a set of known compute hosts; `fail` makes every call throw the given error. */
 export class FakeComputeHosts implements ComputeHostChecker {
@@ -27,6 +28,15 @@ export class FakeComputeHosts implements ComputeHostChecker {
     if (this.fail) throw this.fail;
     return this.known.has(name);
   }
+}
+
+/** The in-memory repository as the api component's store: started, stopped and ready at once. */
+export function memoryStore(): ApiRepository {
+  const repo = new MemoryRepository() as MemoryRepository & ApiRepository;
+  repo.start = async () => undefined;
+  repo.stop = () => undefined;
+  repo.ready = () => true;
+  return repo;
 }
 
 export interface HarnessOptions {
