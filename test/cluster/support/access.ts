@@ -12,6 +12,8 @@ export interface DeployedAccounts {
   serviceAccounts: Record<Subject, string>;
   /** Namespace of the Medik8s node leases; undefined when the install does not grant them. */
   leaseNamespace?: string;
+  /** Namespace of the admission key Secret ([operator] admission_key_namespace); default `namespace`. */
+  keyNamespace?: string;
 }
 
 export interface Question {
@@ -63,9 +65,11 @@ export function requiredQuestions(accounts: DeployedAccounts): Question[] {
   const namespaceOf = (scope: Scope): string | undefined | null =>
     scope === 'crNamespace'
       ? accounts.namespace
-      : scope === 'leaseNamespace'
-        ? (accounts.leaseNamespace ?? null)
-        : undefined;
+      : scope === 'keyNamespace'
+        ? (accounts.keyNamespace ?? accounts.namespace)
+        : scope === 'leaseNamespace'
+          ? (accounts.leaseNamespace ?? null)
+          : undefined;
   const out: Question[] = [];
   for (const p of REQUIRED_PERMISSIONS) {
     const namespace = namespaceOf(p.scope);
