@@ -120,7 +120,7 @@ export async function runOperator(opts: RunOptions): Promise<number> {
   });
   const components = config.operator.components;
   log.info(
-    { config_files: files, namespace: config.operator.namespace, components },
+    { config_files: files, namespace: config.operator.namespace, components, log_level: config.operator.log_level },
     'masakari-operator starting',
   );
   for (const w of warnings) log.warn(`config: ${w}`);
