@@ -229,8 +229,12 @@ test('configSecret: a masakari.conf in an existing Secret is mounted and passed 
     const d = find(m, 'Deployment', name);
     const c = container(d);
     assert.equal(c.args, ['run', '--config-file', '/etc/masakari/site/masakari.conf'], name);
-    assert.ok(c.volumeMounts?.some((v) => v.name === 'site-config' && v.mountPath === '/etc/masakari/site' && v.readOnly));
-    assert.ok(podSpec(d).volumes?.some((v) => v.name === 'site-config' && v.secret?.secretName === 'site-masakari-conf'));
+    assert.ok(
+      c.volumeMounts?.some((v) => v.name === 'site-config' && v.mountPath === '/etc/masakari/site' && v.readOnly),
+    );
+    assert.ok(
+      podSpec(d).volumes?.some((v) => v.name === 'site-config' && v.secret?.secretName === 'site-masakari-conf'),
+    );
     const loaded = loadRenderedConfig(d, m, {
       'site-masakari-conf': { 'masakari.conf': readFileSync(join(FIXTURES, 'openstack-helm.masakari.conf'), 'utf8') },
     });

@@ -273,36 +273,46 @@ for (const [fixture, debug] of [
       assert.equal(starting?.config_files, [file]);
       assert.is(starting?.log_level, debug ? 'debug' : 'info', 'debug = True lowers the log level');
       assert.ok(
-        lines.some((l) => l.msg?.toString().startsWith('config: masakari.conf options with no effect in this operator, ignored: [DEFAULT] ')),
+        lines.some((l) =>
+          l.msg
+            ?.toString()
+            .startsWith('config: masakari.conf options with no effect in this operator, ignored: [DEFAULT] '),
+        ),
         'the options without effect are named in one warning',
       );
-      assert.ok(lines.some((l) => l.msg === 'openstack credentials found'), 'the Nova user of the file is used');
+      assert.ok(
+        lines.some((l) => l.msg === 'openstack credentials found'),
+        'the Nova user of the file is used',
+      );
     } finally {
       await stop(op);
     }
   });
 }
 
-siteConf('a misspelt option in a masakari.conf is named with the nearest known one, and the process starts', async ({ ns }) => {
-  const dir = mkdtempSync(join(tmpdir(), 'shell-conf-'));
-  const file = join(dir, 'masakari.conf');
-  writeFileSync(file, '[DEFAULT]\nosapi_max_limit = 100\n\n[host_failure]\nevacuate_all_instance = false\n');
-  const op = await startOnConf(ns!, [`--config-file=${file}`], 'noauth2');
-  try {
-    await waitFor(op, '/readyz', 200);
-    assert.ok(
-      logLines(op).some(
-        (l) =>
-          l.msg ===
-          `config: [host_failure] evacuate_all_instance: unknown option; did you mean evacuate_all_instances? (${file}:5); ignored, as oslo.config ignores it`,
-      ),
-      `the nearest-name warning is logged; stdout:\n${op.stdout()}`,
-    );
-  } finally {
-    await stop(op);
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+siteConf(
+  'a misspelt option in a masakari.conf is named with the nearest known one, and the process starts',
+  async ({ ns }) => {
+    const dir = mkdtempSync(join(tmpdir(), 'shell-conf-'));
+    const file = join(dir, 'masakari.conf');
+    writeFileSync(file, '[DEFAULT]\nosapi_max_limit = 100\n\n[host_failure]\nevacuate_all_instance = false\n');
+    const op = await startOnConf(ns!, [`--config-file=${file}`], 'noauth2');
+    try {
+      await waitFor(op, '/readyz', 200);
+      assert.ok(
+        logLines(op).some(
+          (l) =>
+            l.msg ===
+            `config: [host_failure] evacuate_all_instance: unknown option; did you mean evacuate_all_instances? (${file}:5); ignored, as oslo.config ignores it`,
+        ),
+        `the nearest-name warning is logged; stdout:\n${op.stdout()}`,
+      );
+    } finally {
+      await stop(op);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 siteConf('a masakari.conf syntax error exits 1 naming the file and line', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'shell-conf-'));
