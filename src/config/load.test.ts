@@ -538,6 +538,16 @@ test('a masakari.conf (INI) sets options with oslo.config semantics', () => {
   assert.equal(config.operator.components, ['api', 'engine']);
 });
 
+test('the expiry and periodic intervals of a masakari.conf take effect', () => {
+  const { config } = loadFiles({
+    [CONF]: '[DEFAULT]\ncheck_expired_notifications_interval = 300\nnotifications_expired_interval = 3600\nprocess_unfinished_notifications_interval = 60\nretry_notification_new_status_interval = 30\n',
+  });
+  assert.is(config.DEFAULT.check_expired_notifications_interval, 300);
+  assert.is(config.DEFAULT.notifications_expired_interval, 3600);
+  assert.is(config.DEFAULT.process_unfinished_notifications_interval, 60);
+  assert.is(config.DEFAULT.retry_notification_new_status_interval, 30);
+});
+
 test('INI or YAML is told by extension, else by a first [group] line', () => {
   const yaml = 'DEFAULT:\n  osapi_max_limit: 7\n';
   assert.is(loadFiles({ '/etc/op/config.yaml': yaml }).config.DEFAULT.osapi_max_limit, 7);
