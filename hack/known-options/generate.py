@@ -29,7 +29,7 @@ SOURCES = [
     ("oslo.policy", ["oslo.policy"]),
     ("oslo.concurrency", ["oslo.concurrency"]),
     ("oslo.db", ["oslo.db"]),
-    ("oslo.service", ["oslo.service.service", "oslo.service.periodic_task", "oslo.service.sslutils"]),
+    ("oslo.service", ["oslo.service.service", "oslo.service.periodic_task", "oslo.service.sslutils", "oslo.service.wsgi"]),
 ]
 # Options that older releases of these libraries registered and that site
 # files still carry (oslo.policy dropped enforce_scope when scope checks

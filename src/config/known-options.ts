@@ -17,6 +17,7 @@ export type KnownOptionType = 'string' | 'integer' | 'float' | 'boolean' | 'list
 
 export const KNOWN_OPTIONS: Readonly<Record<string, Readonly<Record<string, KnownOptionType>>>> = {
   DEFAULT: {
+    api_paste_config: 'string',
     auth_strategy: 'string',
     backdoor_port: 'string',
     backdoor_socket: 'string',
@@ -24,6 +25,7 @@ export const KNOWN_OPTIONS: Readonly<Record<string, Readonly<Record<string, Know
     cafile: 'string',
     certfile: 'string',
     check_expired_notifications_interval: 'integer',
+    client_socket_timeout: 'integer',
     'collect-timing': 'boolean',
     collect_timing: 'boolean',
     control_exchange: 'string',
@@ -66,6 +68,7 @@ export const KNOWN_OPTIONS: Readonly<Record<string, Readonly<Record<string, Know
     masakari_api_listen_port: 'integer',
     masakari_api_workers: 'integer',
     masakari_topic: 'string',
+    max_header_line: 'integer',
     max_logfile_count: 'integer',
     max_logfile_size_mb: 'integer',
     monkey_patch: 'boolean',
@@ -107,6 +110,7 @@ export const KNOWN_OPTIONS: Readonly<Record<string, Readonly<Record<string, Know
     state_path: 'string',
     'syslog-log-facility': 'string',
     syslog_log_facility: 'string',
+    tcp_keepidle: 'integer',
     tempdir: 'string',
     timeout: 'float',
     'tls-ciphers': 'string',
@@ -128,6 +132,10 @@ export const KNOWN_OPTIONS: Readonly<Record<string, Readonly<Record<string, Know
     wait_period_after_power_off: 'integer',
     wait_period_after_power_on: 'integer',
     wait_period_after_service_update: 'integer',
+    wsgi_default_pool_size: 'integer',
+    wsgi_keep_alive: 'boolean',
+    wsgi_log_format: 'string',
+    wsgi_server_debug: 'boolean',
   },
   coordination: {
     backend_url: 'string',
