@@ -24,6 +24,12 @@ test('groups, key = value and key: value, # and ; comments', () => {
   assert.equal(values(text, 'host_failure', 'evacuate_all_instances'), ['false']);
 });
 
+test('group names other than DEFAULT are read in lower case, as oslo.config normalizes them', () => {
+  const text = '[Keystone_AuthToken]\nregion_name = R1\n[default]\nx = 1\n';
+  assert.equal(values(text, 'keystone_authtoken', 'region_name'), ['R1']);
+  assert.equal(values(text, 'default', 'x'), ['1']);
+});
+
 test('an inline # is part of the value, as in oslo.config', () => {
   assert.equal(values('[DEFAULT]\nservice_disable_reason = down # by masakari\n', 'DEFAULT', 'service_disable_reason'), [
     'down # by masakari',

@@ -65,7 +65,8 @@ export function parseIni(text: string, path: string): IniFile {
     if (raw.startsWith('[')) {
       const m = /^\[([^\]]*)\]\s*$/.exec(raw);
       if (!m || m[1]!.trim() === '') throw new IniSyntaxError(path, lineNo, `malformed group header ${JSON.stringify(raw.trim())}`);
-      const name = m[1]!.trim();
+      // oslo.config's _normalize_group_name: group names other than DEFAULT are case-insensitive.
+      const name = m[1]!.trim() === 'DEFAULT' ? 'DEFAULT' : m[1]!.trim().toLowerCase();
       group = file.get(name) ?? new Map();
       file.set(name, group);
       return;
