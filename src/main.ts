@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // masakari-operator: the one entry point.
-//   masakari-operator [run]     start the components named by MASAKARI_COMPONENTS
+//   masakari-operator [run] [--config-file FILE]...
+//                               start the components named by MASAKARI_COMPONENTS
 //   masakari-operator import    copy segments and hosts from a running Masakari (src/cli/import/)
 //   masakari-operator purge     delete notifications that ended long ago (src/cli/purge/)
 //   masakari-operator help      usage
@@ -12,6 +13,7 @@
 // reload signal) does not end the process: the configuration is read at start.
 
 import { constants } from 'node:os';
+import { parseRunArgs } from './config/args.ts';
 import { ConfigError } from './config/load.ts';
 import { OpenStackAuthError } from './config/openstack-auth.ts';
 import { StartupError } from './app/components.ts';
@@ -20,13 +22,15 @@ import { operatorVersion } from './app/version.ts';
 const USAGE = `usage: masakari-operator [command]
 
 commands:
-  run       start the components named by MASAKARI_COMPONENTS (default)
+  run       start the components named by MASAKARI_COMPONENTS (default);
+            --config-file FILE (repeatable, later files override) reads a
+            masakari.conf (oslo.config INI) or a YAML file of its groups
   import    copy segments and hosts from a running Masakari (import --help)
   purge     delete notifications that ended more than N days ago (purge --help)
   help      show this text
   version   print the version
 
-Configuration: MASAKARI_CONFIG (YAML file), MASAKARI_* variables and OS_* /
+Configuration: --config-file, MASAKARI_CONFIG (read first), MASAKARI_* variables and OS_* /
 OS_CLOUD for OpenStack credentials; see docs/configuration.md.
 `;
 
@@ -61,10 +65,15 @@ function explainReloadSignal(): void {
 }
 
 const COMMANDS: Record<string, Command> = {
-  run: async () => {
+  run: async (args) => {
+    const parsed = parseRunArgs(args);
+    if ('error' in parsed) {
+      process.stderr.write(`masakari-operator: ${parsed.error}\n\n${USAGE}`);
+      return 2;
+    }
     const { runOperator } = await import('./app/run.ts');
     explainReloadSignal();
-    return runOperator({ shutdownRequested: shutdownRequested() });
+    return runOperator({ shutdownRequested: shutdownRequested(), configFiles: parsed.configFiles });
   },
   import: async (args) => {
     const { runImportCommand } = await import('./cli/import/command.ts');
@@ -90,7 +99,8 @@ function isExpected(e: unknown): e is Error {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [name = 'run', ...rest] = argv;
+  // `masakari-operator --config-file X` runs, as masakari-api --config-file X does.
+  const [name = 'run', ...rest] = argv[0]?.startsWith('--config-file') ? ['run', ...argv] : argv;
   const command =
     name === '--help' || name === '-h' ? COMMANDS.help : name === '--version' ? COMMANDS.version : COMMANDS[name];
   if (!command) {

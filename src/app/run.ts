@@ -53,6 +53,8 @@ export interface ClosableKube {
 
 export interface RunOptions {
   env?: NodeJS.ProcessEnv;
+  /** --config-file arguments (masakari.conf or YAML), in order; later ones override. */
+  configFiles?: string[];
   /** Resolves with the signal name when the process should stop. */
   shutdownRequested: Promise<string>;
   /** Test seams; production uses the defaults. */
@@ -107,7 +109,7 @@ function connectNova(
 
 export async function runOperator(opts: RunOptions): Promise<number> {
   const env = opts.env ?? process.env;
-  const { config, warnings, file } = loadConfig({ env });
+  const { config, warnings, files } = loadConfig({ env, files: opts.configFiles ?? [] });
   const version = operatorVersion();
   const identity = processIdentity(env);
   const log = createLogger({
@@ -118,7 +120,7 @@ export async function runOperator(opts: RunOptions): Promise<number> {
   });
   const components = config.operator.components;
   log.info(
-    { config_file: file ?? null, namespace: config.operator.namespace, components },
+    { config_files: files, namespace: config.operator.namespace, components, log_level: config.operator.log_level },
     'masakari-operator starting',
   );
   for (const w of warnings) log.warn(`config: ${w}`);

@@ -38,6 +38,10 @@ export interface Config {
     os_system_scope: 'all' | null;
     masakari_api_listen: string; // '0.0.0.0'
     masakari_api_listen_port: number; // 15868
+    /** Replaces scheme, host and port of returned links (masakari/conf/api.py); null: unchanged. */
+    osapi_masakari_link_prefix: string | null;
+    /** oslo.log's debug: log_level debug unless log_level is set. */
+    debug: boolean; // false
   };
   host_failure: {
     evacuate_all_instances: boolean; // true
@@ -69,7 +73,21 @@ export interface Config {
   oslo_policy: {
     policy_file: string | null;
   };
+  oslo_middleware: {
+    /** Honour X-Forwarded-Proto/-Host and Forwarded when building links (oslo.middleware HTTPProxyToWSGI). */
+    enable_proxy_headers_parsing: boolean; // false
+  };
   keystone_authtoken: {
+    /** keystonemiddleware's service credentials (auth plugin password), used when no other source is. */
+    auth_type: 'password' | 'v3password' | null;
+    auth_url: string | null;
+    username: string | null;
+    password: string | null;
+    project_name: string | null;
+    user_domain_name: string | null;
+    project_domain_name: string | null;
+    cafile: string | null;
+    insecure: boolean; // false
     /** Upper bound on how long a validated token is cached (seconds). */
     token_cache_time: number; // 300
     /** Public Keystone URL named in WWW-Authenticate on a 401; null: the operator's own auth_url. */

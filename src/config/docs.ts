@@ -17,6 +17,7 @@ const GROUP_INTRO: Record<GroupName, string> = {
   process_failure: 'Process failure recovery.',
   taskflow_driver_recovery_flows: 'Task lists of each recovery workflow; see "Recovery task lists" above.',
   oslo_policy: 'API policy.',
+  oslo_middleware: "oslo.middleware's options that apply here.",
   keystone_authtoken: 'Keystone token validation by the API (auth_strategy keystone).',
   operator: 'Settings of this operator that masakari.conf does not have.',
 };

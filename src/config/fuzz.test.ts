@@ -1,6 +1,6 @@
 // Fuzzing the config loader: seeded random values for every option (through
 // MASAKARI__<GROUP>__<OPTION>), for the dedicated variables, and random YAML
-// files. Whatever comes in, loadConfig returns a configuration or throws a
+// and masakari.conf (INI) files. Whatever comes in, loadConfig returns a configuration or throws a
 // ConfigError naming the problem; never another exception (which main.ts would
 // print as a crash with a stack trace).
 import { test } from 'uvu';
@@ -52,6 +52,40 @@ test(`${CASES} random configurations (seed ${SEED}): a configuration or a Config
     } catch (e) {
       errors += 1;
       assert.instance(e, ConfigError, `case ${i} (seed ${SEED}): ${JSON.stringify({ env, file })} → ${String(e)}`);
+    }
+  }
+  assert.ok(errors > 0 && errors < CASES, `${errors} refused of ${CASES}: the generator reaches both outcomes`);
+});
+
+/** A masakari.conf built from option lines, headers, comments, continuations, $references and noise. */
+function iniText(f: Fuzzer, options: string[][]): string {
+  const lines: string[] = [];
+  for (let k = f.int(8) + 1; k > 0; k--) {
+    const [group, option] = f.pick(options) as [string, string];
+    lines.push(
+      f.pick([
+        () => `[${f.chance(0.9) ? group : f.string()}]`,
+        () => `${option} = ${value(f)}`,
+        () => `${option}: $${f.pick([option, 'DEFAULT.host', '{x', '$', f.string()])}`,
+        () => `  ${value(f)}`,
+        () => f.pick(['# comment', '; comment', '', '[', '=', f.string()]),
+      ])(),
+    );
+  }
+  return lines.join(f.pick(['\n', '\r\n']));
+}
+
+test(`${CASES} random masakari.conf files (seed ${SEED}): a configuration or a ConfigError, nothing else`, () => {
+  const f = new Fuzzer(SEED + 1);
+  const options = Object.entries(OPTIONS).flatMap(([group, opts]) => Object.keys(opts).map((o) => [group, o]));
+  let errors = 0;
+  for (let i = 0; i < CASES; i++) {
+    const text = iniText(f, options);
+    try {
+      loadConfig({ env: {}, files: ['/etc/masakari/fuzz.conf'], readFile: () => text });
+    } catch (e) {
+      errors += 1;
+      assert.instance(e, ConfigError, `case ${i} (seed ${SEED}): ${JSON.stringify(text)} → ${String(e)}`);
     }
   }
   assert.ok(errors > 0 && errors < CASES, `${errors} refused of ${CASES}: the generator reaches both outcomes`);

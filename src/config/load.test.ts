@@ -27,8 +27,8 @@ function failure(env: Record<string, string>, yaml?: string): string {
 }
 
 test('without a file or variables every option has the Masakari default', () => {
-  const { config, file, warnings } = load();
-  assert.is(file, undefined);
+  const { config, files, warnings } = load();
+  assert.equal(files, []);
   assert.equal(warnings, []);
   assert.is(config.DEFAULT.auth_strategy, 'keystone');
   assert.is(config.DEFAULT.osapi_max_limit, 1000);
@@ -75,7 +75,19 @@ test('without a file or variables every option has the Masakari default', () => 
     post: [],
   });
   assert.equal(config.oslo_policy, { policy_file: null });
+  assert.equal(config.oslo_middleware, { enable_proxy_headers_parsing: false });
+  assert.is(config.DEFAULT.osapi_masakari_link_prefix, null);
+  assert.is(config.DEFAULT.debug, false);
   assert.equal(config.keystone_authtoken, {
+    auth_type: null,
+    auth_url: null,
+    username: null,
+    password: null,
+    project_name: null,
+    user_domain_name: null,
+    project_domain_name: null,
+    cafile: null,
+    insecure: false,
     token_cache_time: 300,
     www_authenticate_uri: null,
     interface: 'public',
@@ -108,7 +120,7 @@ test('each load gets its own copy of the defaults', () => {
 });
 
 test('the YAML file sets options by masakari.conf group and name', () => {
-  const { config, file } = load(
+  const { config, files } = load(
     {},
     `
 DEFAULT:
@@ -123,7 +135,7 @@ operator:
   components: [api, engine]
 `,
   );
-  assert.is(file, FILE);
+  assert.equal(files, [FILE]);
   assert.is(config.DEFAULT.host_failure_recovery_threads, 5);
   assert.is(config.DEFAULT.nova_api_insecure, true);
   assert.is(config.DEFAULT.os_region_name, 'RegionTwo');
@@ -249,10 +261,10 @@ test('masakari_api_listen must be an IP address or a host name', () => {
   assert.is(load({}, 'DEFAULT:\n  masakari_api_listen: "::"\n').config.DEFAULT.masakari_api_listen, '::');
 });
 
-test('an unknown group fails naming it and the known ones', () => {
+test('an unknown group in YAML fails naming it and the nearest known one', () => {
   assert.is(
-    failure({}, 'wsgi:\n  api_paste_config: x\n'),
-    `config: [wsgi] in ${FILE} is not a known group (known: DEFAULT, host_failure, instance_failure, process_failure, taskflow_driver_recovery_flows, oslo_policy, keystone_authtoken, operator)`,
+    failure({}, 'host_failur:\n  evacuate_all_instances: false\n'),
+    `config: [host_failur] in ${FILE} is not a known group (did you mean host_failure?)`,
   );
 });
 
@@ -267,26 +279,23 @@ test('an unknown option far from every known one gets no suggestion', () => {
   assert.is(failure({}, 'DEFAULT:\n  frobnicate: 2\n'), 'config: [DEFAULT] frobnicate is not a known option');
 });
 
-test('masakari.conf options and groups without a role here are ignored with a warning', () => {
+const NO_EFFECT = 'masakari.conf options with no effect in this operator, ignored: ';
+const NO_EFFECT_END = ' (docs/configuration.md "Using an existing masakari.conf")';
+
+test('masakari.conf options and groups without a role here are listed in one warning', () => {
   const { config, warnings } = load(
     {},
     'DEFAULT:\n  masakari_topic: ha_engine\n  osapi_max_limit: 10\ntaskflow:\n  connection: mysql://x\ncoordination:\n  backend_url: etcd3://x\n',
   );
   assert.is(config.DEFAULT.osapi_max_limit, 10);
   assert.equal(warnings, [
-    '[DEFAULT] masakari_topic is a masakari.conf option this operator does not use; ignored',
-    '[taskflow] is a masakari.conf group this operator does not use; ignored',
-    '[coordination] is a masakari.conf group this operator does not use; ignored',
+    `${NO_EFFECT}[DEFAULT] masakari_topic; [taskflow] connection; [coordination] backend_url${NO_EFFECT_END}`,
   ]);
 });
 
 test('masakari.conf DEFAULT options Masakari registers but never reads (session options) are accepted with a warning', () => {
   const { warnings } = load({}, 'DEFAULT:\n  fatal_exception_format_errors: true\n  timeout: 30\n  cafile: /etc/ssl/ca.pem\n');
-  assert.equal(warnings, [
-    '[DEFAULT] fatal_exception_format_errors is a masakari.conf option this operator does not use; ignored',
-    '[DEFAULT] timeout is a masakari.conf option this operator does not use; ignored',
-    '[DEFAULT] cafile is a masakari.conf option this operator does not use; ignored',
-  ]);
+  assert.equal(warnings, [`${NO_EFFECT}[DEFAULT] cafile, fatal_exception_format_errors, timeout${NO_EFFECT_END}`]);
 });
 
 test('a group that is not a map fails', () => {
@@ -303,7 +312,7 @@ test('invalid YAML and several documents fail naming the file', () => {
 test('a missing MASAKARI_CONFIG file fails naming the path', () => {
   assert.match(
     failure({ MASAKARI_CONFIG: '/nowhere.yaml' }),
-    'config: cannot read MASAKARI_CONFIG file /nowhere.yaml: ENOENT',
+    'config: cannot read config file /nowhere.yaml: ENOENT',
   );
 });
 
@@ -381,10 +390,7 @@ test('a bad MASAKARI__ value fails naming the option and the variable', () => {
 
 test('MASAKARI__ for an ignored masakari.conf option only warns', () => {
   const { warnings } = load({ MASAKARI__DEFAULT__MASAKARI_TOPIC: 'x', MASAKARI__TASKFLOW__CONNECTION: 'y' });
-  assert.equal(warnings, [
-    'MASAKARI__DEFAULT__MASAKARI_TOPIC sets a masakari.conf option this operator does not use; ignored',
-    'MASAKARI__TASKFLOW__CONNECTION sets a masakari.conf option this operator does not use; ignored',
-  ]);
+  assert.equal(warnings, [`${NO_EFFECT}[DEFAULT] masakari_topic; [taskflow] connection${NO_EFFECT_END}`]);
 });
 
 test('dedicated variables set their options and win over the file and MASAKARI__', () => {
@@ -463,7 +469,6 @@ test('leader-election timings must nest: retry_period < renew_deadline < lease_d
   );
 });
 
-test.run();
 
 test('skip_servers_with_name takes a YAML list or one pattern per line, and fails on an invalid pattern', () => {
   const fromFile = load({}, "host_failure:\n  skip_servers_with_name: ['^test-', 'a{1,3}$']\n").config;
@@ -481,3 +486,187 @@ test('skip_servers_with_name takes a YAML list or one pattern per line, and fail
     "[host_failure] skip_servers_with_name must be a list of regular expressions (a YAML list, or one per line); '(unclosed' is not one",
   );
 });
+
+/** Loads config files (path → text) given as --config-file arguments, in order. */
+function loadFiles(files: Record<string, string>, env: Record<string, string> = {}) {
+  return loadConfig({
+    env,
+    files: Object.keys(files),
+    readFile: (path) => {
+      const text = files[path];
+      if (text === undefined) throw new Error(`ENOENT: no such file, open '${path}'`);
+      return text;
+    },
+  });
+}
+
+function filesFailure(files: Record<string, string>): string {
+  try {
+    loadFiles(files);
+  } catch (e) {
+    assert.instance(e, ConfigError);
+    return (e as Error).message;
+  }
+  assert.unreachable('expected a ConfigError');
+  return '';
+}
+
+const CONF = '/etc/masakari/masakari.conf';
+
+test('a masakari.conf (INI) sets options with oslo.config semantics', () => {
+  const { config, files, warnings } = loadFiles({
+    [CONF]: [
+      '[DEFAULT]',
+      'host_failure_recovery_threads = 5',
+      'nova_api_insecure = On',
+      'os_region_name = RegionTwo',
+      '[host_failure]',
+      'evacuate_all_instances = NO',
+      'skip_servers_with_name = ^test-',
+      '    ^scratch-',
+      '[taskflow_driver_recovery_flows]',
+      "host_auto_failure_recovery_tasks = pre:['disable_compute_service_task'],main:['prepare_HA_enabled_instances_task'],post:[]",
+      '[operator]',
+      'components = api, engine',
+    ].join('\n'),
+  });
+  assert.equal(files, [CONF]);
+  assert.equal(warnings, []);
+  assert.is(config.DEFAULT.host_failure_recovery_threads, 5);
+  assert.is(config.DEFAULT.nova_api_insecure, true);
+  assert.is(config.DEFAULT.os_region_name, 'RegionTwo');
+  assert.is(config.host_failure.evacuate_all_instances, false);
+  assert.equal(config.host_failure.skip_servers_with_name.map(String), ['/^test-/', '/^scratch-/']);
+  assert.equal(config.taskflow_driver_recovery_flows.host_auto_failure_recovery_tasks, {
+    pre: ['disable_compute_service_task'],
+    main: ['prepare_HA_enabled_instances_task'],
+    post: [],
+  });
+  assert.equal(config.operator.components, ['api', 'engine']);
+});
+
+test('the expiry and periodic intervals of a masakari.conf take effect', () => {
+  const { config } = loadFiles({
+    [CONF]: '[DEFAULT]\ncheck_expired_notifications_interval = 300\nnotifications_expired_interval = 3600\nprocess_unfinished_notifications_interval = 60\nretry_notification_new_status_interval = 30\n',
+  });
+  assert.is(config.DEFAULT.check_expired_notifications_interval, 300);
+  assert.is(config.DEFAULT.notifications_expired_interval, 3600);
+  assert.is(config.DEFAULT.process_unfinished_notifications_interval, 60);
+  assert.is(config.DEFAULT.retry_notification_new_status_interval, 30);
+});
+
+test('INI or YAML is told by extension, else by a first [group] line', () => {
+  const yaml = 'DEFAULT:\n  osapi_max_limit: 7\n';
+  assert.is(loadFiles({ '/etc/op/config.yaml': yaml }).config.DEFAULT.osapi_max_limit, 7);
+  assert.is(loadFiles({ '/etc/op/config': yaml }).config.DEFAULT.osapi_max_limit, 7);
+  assert.is(loadFiles({ '/etc/op/config': '# site file\n[DEFAULT]\nosapi_max_limit = 8\n' }).config.DEFAULT.osapi_max_limit, 8);
+  assert.is(loadFiles({ '/etc/op/a.ini': '[DEFAULT]\nosapi_max_limit = 9\n' }).config.DEFAULT.osapi_max_limit, 9);
+});
+
+test('repeated --config-file: later files override, MASAKARI_CONFIG is read first, variables win over all', () => {
+  const { config, files } = loadFiles(
+    {
+      '/etc/op/base.yaml': 'DEFAULT:\n  osapi_max_limit: 5\n  host_failure_recovery_threads: 2\n',
+      [CONF]: '[DEFAULT]\nosapi_max_limit = 6\nverify_interval = 4\n',
+      '/etc/masakari/masakari.conf.d/site.conf': '[DEFAULT]\nverify_interval = 3\n',
+    },
+    { MASAKARI__DEFAULT__HOST_FAILURE_RECOVERY_THREADS: '9' },
+  );
+  assert.equal(files, ['/etc/op/base.yaml', CONF, '/etc/masakari/masakari.conf.d/site.conf']);
+  assert.is(config.DEFAULT.osapi_max_limit, 6);
+  assert.is(config.DEFAULT.verify_interval, 3);
+  assert.is(config.DEFAULT.host_failure_recovery_threads, 9);
+});
+
+test('$references are substituted in the values that take effect', () => {
+  const { config } = loadFiles({
+    [CONF]: '[DEFAULT]\nregion = RegionNine\nos_region_name = $region\nservice_disable_reason = costs $$5\n[host_failure]\nservice_disable_reason = ${DEFAULT.os_region_name} down\n',
+  });
+  assert.is(config.DEFAULT.os_region_name, 'RegionNine');
+  assert.is(config.host_failure.service_disable_reason, 'RegionNine down');
+});
+
+test('a syntax error in a masakari.conf names the file and line', () => {
+  assert.is(
+    filesFailure({ [CONF]: '[DEFAULT]\ndebug = true\nthis is not an option line\n' }),
+    `config: ${CONF}:3: expected "name = value", got "this is not an option line" (not a valid masakari.conf)`,
+  );
+});
+
+test('a bad value in a masakari.conf names the option, the value and the line', () => {
+  assert.is(
+    filesFailure({ [CONF]: '[DEFAULT]\n\nhost_failure_recovery_threads = zero\n' }),
+    `config: [DEFAULT] host_failure_recovery_threads must be an integer >= 1, got "zero" (at ${CONF}:3)`,
+  );
+});
+
+test('[host_failure] evacuate_all_instance: a misspelt option gets the nearest known name, and is ignored as oslo.config ignores it', () => {
+  const { config, warnings } = loadFiles({ [CONF]: '[host_failure]\nevacuate_all_instance = false\n' });
+  assert.is(config.host_failure.evacuate_all_instances, true);
+  assert.equal(warnings, [
+    `[host_failure] evacuate_all_instance: unknown option; did you mean evacuate_all_instances? (${CONF}:2); ignored, as oslo.config ignores it`,
+  ]);
+});
+
+test('a swapped pair of letters counts as one edit (Damerau) when choosing the nearest name', () => {
+  const { warnings } = loadFiles({ [CONF]: '[keystone_authtoken]\nmemcahced_servers = a:11211\n' });
+  assert.match(warnings[0]!, 'memcahced_servers: unknown option; did you mean memcached_servers?');
+});
+
+test('a misspelt group gets the nearest known group, and its options are ignored', () => {
+  const { warnings } = loadFiles({ [CONF]: '[DEFAULT]\n[host_failur]\nevacuate_all_instances = false\n' });
+  assert.equal(warnings, [
+    `[host_failur]: unknown group; did you mean host_failure? (${CONF}:3); its options are ignored, as oslo.config ignores them`,
+  ]);
+});
+
+test("an unknown option in the operator's own [operator] group still stops the process", () => {
+  assert.is(
+    filesFailure({ [CONF]: '[operator]\nnamespce = ha\n' }),
+    `config: [operator] namespce is not a known option (did you mean namespace?) (at ${CONF}:2)`,
+  );
+});
+
+test('options of Masakari and its libraries that have no effect here are named in one warning, grouped', () => {
+  const { warnings } = loadFiles({
+    [CONF]: [
+      '[DEFAULT]',
+      'transport_url = rabbit://u:p@h:5672/',
+      'log_dir = /var/log/masakari',
+      'masakari_api_workers = 4',
+      '[oslo_messaging_rabbit]',
+      'rabbit_quorum_queue = true',
+      '[oslo_concurrency]',
+      'lock_path = $state_path/tmp',
+      '[oslo_policy]',
+      'enforce_scope = true',
+      'enforce_new_defaults = true',
+      '[keystone_authtoken]',
+      'memcached_servers = m:11211',
+    ].join('\n'),
+  });
+  assert.equal(warnings, [
+    `${NO_EFFECT}[DEFAULT] log_dir, masakari_api_workers, transport_url; [oslo_messaging_rabbit] rabbit_quorum_queue; [oslo_concurrency] lock_path; [oslo_policy] enforce_new_defaults, enforce_scope; [keystone_authtoken] memcached_servers${NO_EFFECT_END}`,
+  ]);
+});
+
+test('debug = true sets the log level to debug, unless log_level is set', () => {
+  assert.is(loadFiles({ [CONF]: '[DEFAULT]\ndebug = True\n' }).config.operator.log_level, 'debug');
+  assert.is(loadFiles({ [CONF]: '[DEFAULT]\ndebug = False\n' }).config.operator.log_level, 'info');
+  assert.is(
+    loadFiles({ [CONF]: '[DEFAULT]\ndebug = True\n' }, { MASAKARI_LOG_LEVEL: 'warn' }).config.operator.log_level,
+    'warn',
+  );
+  assert.is(loadFiles({ [CONF]: '[DEFAULT]\ndebug = yes\n[operator]\nlog_level = error\n' }).config.operator.log_level, 'error');
+});
+
+test('enable_proxy_headers_parsing and osapi_masakari_link_prefix are carried in the config', () => {
+  const { config, warnings } = loadFiles({
+    [CONF]: '[DEFAULT]\nosapi_masakari_link_prefix = https://ha.example.com/instance-ha\n[oslo_middleware]\nenable_proxy_headers_parsing = true\n',
+  });
+  assert.equal(warnings, []);
+  assert.is(config.oslo_middleware.enable_proxy_headers_parsing, true);
+  assert.is(config.DEFAULT.osapi_masakari_link_prefix, 'https://ha.example.com/instance-ha');
+});
+
+test.run();

@@ -1,15 +1,26 @@
-// Loads the configuration: defaults (options.ts), then the YAML file named by
-// MASAKARI_CONFIG (top-level keys are masakari.conf groups), then generic
-// MASAKARI__<GROUP>__<OPTION> variables, then the dedicated variables
-// (MASAKARI_NAMESPACE, MASAKARI_LISTEN, ...). Any problem throws ConfigError
-// whose message names the group and option, e.g.
+// Loads the configuration: defaults (options.ts), then the config files (the
+// file named by MASAKARI_CONFIG, then each --config-file in order, later ones
+// overriding), then generic MASAKARI__<GROUP>__<OPTION> variables, then the
+// dedicated variables (MASAKARI_NAMESPACE, MASAKARI_LISTEN, ...). A file is a
+// masakari.conf (oslo.config INI, ini.ts) or YAML whose top-level keys are
+// masakari.conf groups. Any problem throws ConfigError whose message names the
+// group and option, e.g.
 //   config: [DEFAULT] host_failure_recovery_threads must be an integer >= 1, got "zero"
 // so the process can print it and exit before doing anything else.
+//
+// Every option Masakari 22 and its libraries register (known-options.ts) is
+// accepted; the ones with no effect here are named in one startup warning. A
+// name that nothing registers is, in an INI file, a warning with the nearest
+// known name, because oslo.config ignores unregistered options and a site's
+// masakari.conf must start unchanged; in YAML and MASAKARI__ variables, the
+// operator's own formats, it stops the process as before.
 
 import { readFileSync } from 'node:fs';
 import { loadAll } from 'js-yaml';
 import type { Config } from './config.ts';
-import { IGNORED_MASAKARI_OPTIONS, OPTIONS, type GroupName, type OptionSpec } from './options.ts';
+import { IniSyntaxError, interpolate, mergeIni, parseIni, type IniFile } from './ini.ts';
+import { KNOWN_OPTIONS } from './known-options.ts';
+import { OPTIONS, type GroupName, type OptionSpec } from './options.ts';
 import { InvalidValue, isRecord, splitHostPort } from './parsers.ts';
 
 export class ConfigError extends Error {
@@ -23,12 +34,14 @@ export interface LoadedConfig {
   config: Config;
   /** Accepted but ignored masakari.conf options, for the startup log. */
   warnings: string[];
-  /** The file read, if any. */
-  file: string | undefined;
+  /** The files read, in order. */
+  files: string[];
 }
 
 export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
+  /** --config-file arguments, read after MASAKARI_CONFIG. */
+  files?: string[];
   readFile?: (path: string) => string;
 }
 
@@ -53,23 +66,26 @@ function defaults(): Config {
   return config as unknown as Config;
 }
 
-/** Edit distance, for "did you mean" on a misspelt option. */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+/** Damerau-Levenshtein distance (optimal string alignment), for "did you mean" on a misspelt name. */
+export function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 0; j <= b.length; j++) d[0]![j] = j;
   for (let i = 1; i <= a.length; i++) {
-    const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
     }
-    prev = row;
   }
-  return prev[b.length]!;
+  return d[a.length]![b.length]!;
 }
 
-function closest(word: string, candidates: string[]): string | undefined {
+/** The nearest candidate within 3 edits (ties: the first), if any. */
+export function closest(word: string, candidates: Iterable<string>): string | undefined {
   let best: { name: string; d: number } | undefined;
   for (const name of candidates) {
-    const d = distance(word.toLowerCase(), name);
+    const d = distance(word.toLowerCase(), name.toLowerCase());
     if (d <= 3 && (!best || d < best.d)) best = { name, d };
   }
   return best?.name;
@@ -78,6 +94,16 @@ function closest(word: string, candidates: string[]): string | undefined {
 class Builder {
   readonly config = defaults();
   readonly warnings: string[] = [];
+  /** group -> options given that have no effect here, for the one startup warning. */
+  readonly ineffective = new Map<string, Set<string>>();
+  /** "group.option" of every option a file or variable set. */
+  readonly given = new Set<string>();
+
+  noEffect(group: string, option: string): void {
+    const set = this.ineffective.get(group) ?? new Set<string>();
+    set.add(option);
+    this.ineffective.set(group, set);
+  }
 
   /** Parses and stores one value; `source` is appended for values that came from the environment. */
   set(group: GroupName, option: string, raw: unknown, source?: string): void {
@@ -88,6 +114,7 @@ class Builder {
         `[${group}] ${option} is not a known option${guess ? ` (did you mean ${guess}?)` : ''}${source ? ` (${source})` : ''}`,
       );
     }
+    this.given.add(`${group}.${option}`);
     try {
       (this.config[group] as Record<string, unknown>)[option] = spec.parser.parse(raw);
     } catch (e) {
@@ -97,19 +124,42 @@ class Builder {
   }
 }
 
-function ignoredOption(group: string, option?: string): boolean {
-  const ignored = IGNORED_MASAKARI_OPTIONS[group];
-  if (ignored === '*') return true;
-  return option !== undefined && ignored !== undefined && ignored.includes(option);
+/** A masakari.conf option or group that Masakari or its libraries register but that has no effect here. */
+function knownWithoutEffect(group: string, option?: string): boolean {
+  const known = KNOWN_OPTIONS[group];
+  if (!known) return false;
+  if (option === undefined) return !(GROUPS as string[]).includes(group);
+  return Object.hasOwn(known, option) && !Object.hasOwn(OPTIONS[group as GroupName] ?? {}, option);
 }
 
-function readYaml(path: string, readFile: (path: string) => string): Record<string, unknown> {
-  let text: string;
+function allGroups(): Set<string> {
+  return new Set([...GROUPS, ...Object.keys(KNOWN_OPTIONS)]);
+}
+
+function optionsIn(group: string): Set<string> {
+  return new Set([...Object.keys(KNOWN_OPTIONS[group] ?? {}), ...Object.keys(OPTIONS[group as GroupName] ?? {})]);
+}
+
+function readText(path: string, readFile: (path: string) => string): string {
   try {
-    text = readFile(path);
+    return readFile(path);
   } catch (e) {
-    throw new ConfigError(`cannot read MASAKARI_CONFIG file ${path}: ${(e as Error).message}`);
+    throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`);
   }
+}
+
+/**
+ * INI (masakari.conf) or YAML: by extension (.conf, .ini / .yaml, .yml, .json),
+ * else by content: a first meaningful line that is a [group] header is INI.
+ */
+export function isIniFile(path: string, text: string): boolean {
+  if (/\.(conf|ini)$/i.test(path)) return true;
+  if (/\.(ya?ml|json)$/i.test(path)) return false;
+  const first = text.split(/\r?\n/).find((line) => line.trim() !== '' && !/^\s*[#;]/.test(line));
+  return first !== undefined && /^\[[A-Za-z0-9_.-]+\]\s*$/.test(first.trim());
+}
+
+function readYaml(path: string, text: string): Record<string, unknown> {
   let docs: unknown[];
   try {
     docs = loadAll(text);
@@ -124,23 +174,100 @@ function readYaml(path: string, readFile: (path: string) => string): Record<stri
 
 function applyFile(b: Builder, path: string, data: Record<string, unknown>): void {
   for (const [group, values] of Object.entries(data)) {
-    if (ignoredOption(group)) {
-      b.warnings.push(`[${group}] is a masakari.conf group this operator does not use; ignored`);
+    if (knownWithoutEffect(group)) {
+      for (const option of isRecord(values) ? Object.keys(values) : ['*']) b.noEffect(group, option);
       continue;
     }
     if (!(GROUPS as string[]).includes(group)) {
-      throw new ConfigError(`[${group}] in ${path} is not a known group (known: ${GROUPS.join(', ')})`);
+      const guess = closest(group, allGroups());
+      throw new ConfigError(`[${group}] in ${path} is not a known group${guess ? ` (did you mean ${guess}?)` : ''}`);
     }
     if (values === null) continue;
     if (!isRecord(values)) throw new ConfigError(`[${group}] in ${path} must be a map of options`);
     for (const [option, raw] of Object.entries(values)) {
-      if (ignoredOption(group, option)) {
-        b.warnings.push(`[${group}] ${option} is a masakari.conf option this operator does not use; ignored`);
+      if (knownWithoutEffect(group, option)) {
+        b.noEffect(group, option);
         continue;
       }
       b.set(group as GroupName, option, raw);
     }
   }
+}
+
+/**
+ * One masakari.conf. `context` is every INI file merged, for $references that
+ * point into another file, as oslo.config resolves them.
+ */
+function applyIni(b: Builder, file: IniFile, context: IniFile): void {
+  for (const [group, options] of file) {
+    const ours = (GROUPS as string[]).includes(group);
+    if (!ours && !KNOWN_OPTIONS[group]) {
+      const guess = closest(group, allGroups());
+      const first = [...options.values()][0];
+      b.warnings.push(
+        `[${group}]: unknown group${guess ? `; did you mean ${guess}?` : ''}` +
+          `${first ? ` (${first.path}:${first.line})` : ''}; its options are ignored, as oslo.config ignores them`,
+      );
+      continue;
+    }
+    for (const [option, value] of options) {
+      const at = `${value.path}:${value.line}`;
+      if (ours && Object.hasOwn(OPTIONS[group as GroupName], option)) {
+        let text: string;
+        try {
+          text = interpolate(context, group, option, value.values.at(-1)!);
+        } catch (e) {
+          if (e instanceof IniSyntaxError) throw new ConfigError(e.message);
+          throw e;
+        }
+        b.set(group as GroupName, option, text, `at ${at}`);
+      } else if (knownWithoutEffect(group, option)) {
+        b.noEffect(group, option);
+      } else if (group === 'operator') {
+        // The operator's own group has no oslo.config behaviour to match: a typo there stops the process.
+        const guess = closest(option, optionsIn(group));
+        throw new ConfigError(`[${group}] ${option} is not a known option${guess ? ` (did you mean ${guess}?)` : ''} (at ${at})`);
+      } else {
+        const guess = closest(option, optionsIn(group));
+        b.warnings.push(
+          `[${group}] ${option}: unknown option${guess ? `; did you mean ${guess}?` : ''} (${at}); ignored, as oslo.config ignores it`,
+        );
+      }
+    }
+  }
+}
+
+function applyFiles(b: Builder, paths: string[], readFile: (path: string) => string): void {
+  const texts = paths.map((path) => ({ path, text: readText(path, readFile) }));
+  const ini = new Map<string, IniFile>();
+  for (const { path, text } of texts) {
+    if (!isIniFile(path, text)) continue;
+    try {
+      ini.set(path, parseIni(text, path));
+    } catch (e) {
+      if (e instanceof IniSyntaxError) throw new ConfigError(`${e.message} (not a valid masakari.conf)`);
+      throw e;
+    }
+  }
+  const context = mergeIni([...ini.values()]);
+  for (const { path, text } of texts) {
+    const parsed = ini.get(path);
+    if (parsed) applyIni(b, parsed, context);
+    else applyFile(b, path, readYaml(path, text));
+  }
+}
+
+/** `debug = true` (oslo.log) lowers the log level to debug unless log_level is set. */
+function applyDerived(b: Builder): void {
+  if (b.config.DEFAULT.debug && !b.given.has('operator.log_level')) b.config.operator.log_level = 'debug';
+}
+
+function ineffectiveWarning(b: Builder): string | undefined {
+  if (b.ineffective.size === 0) return undefined;
+  const groups = [...b.ineffective].map(([group, options]) =>
+    options.has('*') ? `[${group}] (whole group)` : `[${group}] ${[...options].sort().join(', ')}`,
+  );
+  return `masakari.conf options with no effect in this operator, ignored: ${groups.join('; ')} (docs/configuration.md "Using an existing masakari.conf")`;
 }
 
 const GENERIC_PREFIX = 'MASAKARI__';
@@ -155,15 +282,17 @@ function applyGenericEnv(b: Builder, env: NodeJS.ProcessEnv): void {
     }
     const group = GROUPS.find((g) => g.toLowerCase() === parts[0]!.toLowerCase());
     if (!group) {
-      if (ignoredOption(parts[0].toLowerCase())) {
-        b.warnings.push(`${name} sets a masakari.conf option this operator does not use; ignored`);
+      const known = Object.keys(KNOWN_OPTIONS).find((g) => g.toLowerCase() === parts[0]!.toLowerCase());
+      if (known) {
+        b.noEffect(known, parts[1].toLowerCase());
         continue;
       }
-      throw new ConfigError(`${name} names group ${parts[0]}, which is not a known group (known: ${GROUPS.join(', ')})`);
+      const guess = closest(parts[0], allGroups());
+      throw new ConfigError(`${name} names group ${parts[0]}, which is not a known group${guess ? ` (did you mean ${guess}?)` : ''}`);
     }
     const option = Object.keys(optionsOf(group)).find((o) => o.toLowerCase() === parts[1]!.toLowerCase());
-    if (!option && ignoredOption(group, parts[1].toLowerCase())) {
-      b.warnings.push(`${name} sets a masakari.conf option this operator does not use; ignored`);
+    if (!option && knownWithoutEffect(group, parts[1].toLowerCase())) {
+      b.noEffect(group, parts[1].toLowerCase());
       continue;
     }
     b.set(group, option ?? parts[1].toLowerCase(), value, `set by ${name}`);
@@ -206,12 +335,14 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   const env = opts.env ?? process.env;
   const readFile = opts.readFile ?? ((path: string) => readFileSync(path, 'utf8'));
   const b = new Builder();
-  const file = env.MASAKARI_CONFIG || undefined;
-  if (file) applyFile(b, file, readYaml(file, readFile));
+  const files = [...(env.MASAKARI_CONFIG ? [env.MASAKARI_CONFIG] : []), ...(opts.files ?? [])];
+  applyFiles(b, files, readFile);
   applyGenericEnv(b, env);
   applyNamedEnv(b, env);
+  applyDerived(b);
   checkRelations(b.config);
-  return { config: b.config, warnings: b.warnings, file };
+  const summary = ineffectiveWarning(b);
+  return { config: b.config, warnings: summary ? [summary, ...b.warnings] : b.warnings, files };
 }
 
 /** [operator] metrics_listen as host and port, for the ops server. */

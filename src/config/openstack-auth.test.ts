@@ -320,4 +320,27 @@ test('os_system_scope asks for a system-scoped token, without a tenant; both at 
   );
 });
 
+test('[keystone_authtoken] credentials that are incomplete stop the process naming what is missing', () => {
+  assert.is(
+    failure({}, {}, { MASAKARI__KEYSTONE_AUTHTOKEN__AUTH_TYPE: 'password', MASAKARI__KEYSTONE_AUTHTOKEN__USERNAME: 'masakari' }),
+    "openstack credentials: [keystone_authtoken] auth_url, password, project_name must be set when its credentials are the operator's (auth_type password)",
+  );
+});
+
+test('os_privileged_user_* win over [keystone_authtoken] credentials, as the Nova user', () => {
+  const creds = resolve(
+    {},
+    {},
+    {
+      MASAKARI__DEFAULT__OS_PRIVILEGED_USER_AUTH_URL: 'https://keystone.example:5000/v3',
+      MASAKARI__DEFAULT__OS_PRIVILEGED_USER_NAME: 'nova',
+      MASAKARI__DEFAULT__OS_PRIVILEGED_USER_PASSWORD: 'n',
+      MASAKARI__DEFAULT__OS_PRIVILEGED_USER_TENANT: 'service',
+      MASAKARI__KEYSTONE_AUTHTOKEN__AUTH_TYPE: 'password',
+      MASAKARI__KEYSTONE_AUTHTOKEN__USERNAME: 'masakari',
+    },
+  );
+  assert.is(creds?.source, '[DEFAULT] os_privileged_user_* options');
+});
+
 test.run();

@@ -3,7 +3,9 @@
 //      ./clouds.yaml, ~/.config/openstack/clouds.yaml, /etc/openstack/clouds.yaml;
 //      the first file that exists is used, with secrets merged from secure.yaml);
 //   2. otherwise OS_AUTH_URL and the other OS_* variables;
-//   3. otherwise masakari.conf's os_privileged_user_* options.
+//   3. otherwise masakari.conf's os_privileged_user_* options;
+//   4. otherwise masakari.conf's [keystone_authtoken] service credentials
+//      (auth_type password), which keystonemiddleware uses to validate tokens.
 // None of them → undefined (no Nova). A source that is chosen but incomplete
 // throws OpenStackAuthError naming what is missing, so a half-configured pod
 // fails at start rather than at its first recovery.
@@ -338,6 +340,31 @@ function fromMasakariConf(config: Config): OpenStackCredentials {
   };
 }
 
+function fromKeystoneAuthtoken(config: Config): OpenStackCredentials {
+  const k = config.keystone_authtoken;
+  const missing = (['auth_url', 'username', 'password', 'project_name'] as const).filter((o) => !k[o]);
+  if (missing.length > 0) {
+    throw new OpenStackAuthError(
+      `[keystone_authtoken] ${missing.join(', ')} must be set when its credentials are the operator's (auth_type password)`,
+    );
+  }
+  // keystoneauth's password plugin reads no domain as none; Keystone's default domain has the id default.
+  return {
+    auth_type: 'password',
+    username: k.username!,
+    password: k.password!,
+    ...(k.user_domain_name ? { user_domain_name: k.user_domain_name } : { user_domain_id: 'default' }),
+    project_name: k.project_name!,
+    ...(k.project_domain_name ? { project_domain_name: k.project_domain_name } : { project_domain_id: 'default' }),
+    auth_url: k.auth_url!,
+    region_name: k.region_name ?? config.DEFAULT.os_region_name,
+    interface: null,
+    cacert: k.cafile ?? config.DEFAULT.nova_ca_certificates_file,
+    insecure: k.insecure || config.DEFAULT.nova_api_insecure,
+    source: '[keystone_authtoken] options',
+  };
+}
+
 function checkAuthUrl(creds: OpenStackCredentials): OpenStackCredentials {
   const ok = URL.canParse(creds.auth_url) && ['http:', 'https:'].includes(new URL(creds.auth_url).protocol);
   if (!ok) throw new OpenStackAuthError(`auth_url from ${creds.source} must be an http(s) URL, got ${JSON.stringify(creds.auth_url)}`);
@@ -361,5 +388,7 @@ export function resolveOpenStackCredentials(config: Config, opts: ResolveOptions
   const d = config.DEFAULT;
   const privileged = [d.os_privileged_user_auth_url, d.os_privileged_user_name, d.os_privileged_user_password, d.os_privileged_user_tenant];
   if (privileged.some((v) => v !== null)) return fromMasakariConf(config);
+  const k = config.keystone_authtoken;
+  if (k.auth_type !== null || (k.username !== null && k.password !== null)) return checkAuthUrl(fromKeystoneAuthtoken(config));
   return undefined;
 }

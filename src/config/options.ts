@@ -238,6 +238,16 @@ export const OPTIONS: OptionTable = {
       parser: integer({ min: 1, max: 65535 }),
       help: 'Port the Masakari API listens on.',
     },
+    osapi_masakari_link_prefix: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'Prefix that replaces the scheme, host and port of the links the API returns (masakari/conf/api.py); unset: links as the request reached the API.',
+    },
+    debug: {
+      default: false,
+      parser: boolean(),
+      help: "oslo.log's switch: true sets [operator] log_level to debug, unless log_level (or MASAKARI_LOG_LEVEL) is set.",
+    },
   },
   host_failure: {
     evacuate_all_instances: {
@@ -366,7 +376,59 @@ export const OPTIONS: OptionTable = {
       help: 'YAML or JSON file of policy rules overriding the built-in defaults.',
     },
   },
+  oslo_middleware: {
+    enable_proxy_headers_parsing: {
+      default: false,
+      parser: boolean(),
+      help: "Trust X-Forwarded-Proto, X-Forwarded-Host and Forwarded from a proxy in front of the API when building links (oslo.middleware's HTTPProxyToWSGI).",
+    },
+  },
   keystone_authtoken: {
+    auth_type: {
+      default: null,
+      parser: optional(oneOf(['password', 'v3password'])),
+      help: "keystonemiddleware's auth plugin; with auth_url, username and password set, these credentials are used when no other OpenStack credentials are (OS_CLOUD, OS_AUTH_URL, os_privileged_user_*).",
+    },
+    auth_url: {
+      default: null,
+      parser: optional(url()),
+      help: 'Keystone URL of the service credentials below.',
+    },
+    username: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'Service user that validates tokens (used as said under auth_type).',
+    },
+    password: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'Password of username. Prefer MASAKARI__KEYSTONE_AUTHTOKEN__PASSWORD from a Secret.',
+    },
+    project_name: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'Project of username.',
+    },
+    user_domain_name: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'Domain of username; unset: the domain with id default.',
+    },
+    project_domain_name: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'Domain of project_name; unset: the domain with id default.',
+    },
+    cafile: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'CA bundle for Keystone and Nova when these credentials are used.',
+    },
+    insecure: {
+      default: false,
+      parser: boolean(),
+      help: 'Skip TLS verification when these credentials are used.',
+    },
     token_cache_time: {
       default: 300,
       parser: integer({ min: -1 }),
@@ -523,38 +585,4 @@ export const OPTIONS: OptionTable = {
       help: "Deadline (seconds) for the components' graceful stop after SIGTERM; keep it below the pod's terminationGracePeriodSeconds.",
     },
   },
-};
-
-/**
- * masakari.conf options and groups whose job the Kubernetes design does
- * differently (no RPC, no SQL, no tooz, one process). They are accepted with a
- * warning, so a converted masakari.conf starts; anything else unknown is an error.
- */
-export const IGNORED_MASAKARI_OPTIONS: Readonly<Record<string, readonly string[] | '*'>> = {
-  DEFAULT: [
-    'masakari_topic',
-    'notification_driver',
-    'engine_manager',
-    'host',
-    'report_interval',
-    'service_down_time',
-    'periodic_enable',
-    'periodic_interval_max',
-    'periodic_fuzzy_delay',
-    'masakari_api_workers',
-    'notification_delay_max',
-    'use_forwarded_for',
-    // Masakari registers them, and its Nova client never reads them.
-    'fatal_exception_format_errors',
-    'cafile',
-    'certfile',
-    'keyfile',
-    'insecure',
-    'timeout',
-    'collect_timing',
-    'split_loggers',
-  ],
-  taskflow: '*',
-  coordination: '*',
-  database: '*',
 };

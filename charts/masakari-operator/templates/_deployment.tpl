@@ -39,7 +39,7 @@ spec:
         {{- end }}
       annotations:
         # roll the pods when the configuration they read at start changes
-        checksum/config: {{ $root.Values.config | toJson | sha256sum }}
+        checksum/config: {{ list $root.Values.config $root.Values.configSecret | toJson | sha256sum }}
         {{- if $policy }}
         checksum/policy: {{ $root.Values.policy | toJson | sha256sum }}
         {{- end }}
@@ -63,7 +63,7 @@ spec:
         - name: {{ .component }}
           image: {{ include "masakari-operator.image" $root | quote }}
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
-          args: [run]
+          args: {{ include "masakari-operator.args" $root }}
           ports:
             {{- if $isApi }}
             - name: http

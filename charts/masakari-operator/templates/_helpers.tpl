@@ -70,6 +70,20 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- printf "%s-config" (include "masakari-operator.fullname" .) }}
 {{- end }}
 
+{{/* The key of the config ConfigMap: masakari.conf for an INI string, config.yaml for a map. */}}
+{{- define "masakari-operator.configFileName" -}}
+{{- if kindIs "string" .Values.config }}masakari.conf{{ else }}config.yaml{{ end }}
+{{- end }}
+
+{{/* run's arguments: the masakari.conf of configSecret, read after `config` (MASAKARI_CONFIG). */}}
+{{- define "masakari-operator.args" -}}
+{{- if .Values.configSecret.name -}}
+[run, --config-file, {{ printf "/etc/masakari/site/%s" .Values.configSecret.key | quote }}]
+{{- else -}}
+[run]
+{{- end }}
+{{- end }}
+
 {{- define "masakari-operator.policyConfigMapName" -}}
 {{- default (printf "%s-policy" (include "masakari-operator.fullname" .)) .Values.policy.existingConfigMap }}
 {{- end }}
@@ -128,7 +142,7 @@ top-level context) and "components" (MASAKARI_COMPONENTS).
 {{- end }}
 {{- if $root.Values.config }}
 - name: MASAKARI_CONFIG
-  value: /etc/masakari/config/config.yaml
+  value: /etc/masakari/config/{{ include "masakari-operator.configFileName" $root }}
 {{- end }}
 {{- if $root.Values.openstack.cloudsSecret }}
 - name: OS_CLIENT_CONFIG_FILE
@@ -167,6 +181,11 @@ top-level context) and "components" (MASAKARI_COMPONENTS).
   mountPath: /etc/masakari/config
   readOnly: true
 {{- end }}
+{{- if .Values.configSecret.name }}
+- name: site-config
+  mountPath: /etc/masakari/site
+  readOnly: true
+{{- end }}
 {{- if .Values.openstack.cloudsSecret }}
 - name: openstack
   mountPath: /etc/openstack
@@ -182,6 +201,11 @@ top-level context) and "components" (MASAKARI_COMPONENTS).
 - name: config
   configMap:
     name: {{ include "masakari-operator.configMapName" . }}
+{{- end }}
+{{- with .Values.configSecret.name }}
+- name: site-config
+  secret:
+    secretName: {{ . }}
 {{- end }}
 {{- if .Values.openstack.cloudsSecret }}
 - name: openstack

@@ -4,9 +4,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { dump, load } from 'js-yaml';
 import { useNamespace } from '../../support/cluster.ts';
 import type { TestNamespace } from '../../support/cluster.ts';
@@ -17,6 +18,7 @@ import { assertProbes, assertRestricted, container, envValue, loadRenderedConfig
 const RELEASE = 'masakari-operator';
 const FULLNAME = 'masakari-operator'; // a release name containing the chart name is used as is
 const LEASE_NAMESPACE = 'medik8s-leases';
+const FIXTURES = fileURLToPath(new URL('../../../src/config/testdata/', import.meta.url));
 
 /** Values a production install would set: everything optional switched on. */
 const PRODUCTION_VALUES = {
@@ -201,6 +203,47 @@ test('default values: the process accepts the rendered environment', async ({ ns
   const loaded = loadRenderedConfig(find(m, 'Deployment', `${FULLNAME}-engine`), m);
   assert.equal(loaded.config.operator.components, ['engine', 'remediation']);
   assert.is(loaded.config.operator.namespace, ns.namespace);
+});
+
+test('config as a masakari.conf string is rendered as masakari.conf and loaded as one', async ({ ns }) => {
+  const conf = readFileSync(join(FIXTURES, 'kolla-ansible.masakari.conf'), 'utf8');
+  const m = await render(ns, [{ config: conf }]);
+  const cm = find(m, 'ConfigMap', `${FULLNAME}-config`);
+  assert.is((cm.data as Record<string, string>)['masakari.conf'], conf);
+  const api = find(m, 'Deployment', `${FULLNAME}-api`);
+  assert.is(envValue(container(api), 'MASAKARI_CONFIG'), '/etc/masakari/config/masakari.conf');
+  assert.equal(container(api).args, ['run']);
+  const loaded = loadRenderedConfig(api, m);
+  assert.is(loaded.config.oslo_middleware.enable_proxy_headers_parsing, true);
+  assert.is(loaded.config.keystone_authtoken.www_authenticate_uri, 'https://openstack.example.com:5000');
+  assert.is(loaded.config.operator.log_level, 'debug');
+});
+
+test('configSecret: a masakari.conf in an existing Secret is mounted and passed as --config-file after config', async ({
+  ns,
+}) => {
+  const m = await render(ns, [
+    { config: { operator: { max_concurrent_recoveries: 2 } }, configSecret: { name: 'site-masakari-conf' } },
+  ]);
+  for (const name of [`${FULLNAME}-api`, `${FULLNAME}-engine`]) {
+    const d = find(m, 'Deployment', name);
+    const c = container(d);
+    assert.equal(c.args, ['run', '--config-file', '/etc/masakari/site/masakari.conf'], name);
+    assert.ok(
+      c.volumeMounts?.some((v) => v.name === 'site-config' && v.mountPath === '/etc/masakari/site' && v.readOnly),
+    );
+    assert.ok(
+      podSpec(d).volumes?.some((v) => v.name === 'site-config' && v.secret?.secretName === 'site-masakari-conf'),
+    );
+    const loaded = loadRenderedConfig(d, m, {
+      'site-masakari-conf': { 'masakari.conf': readFileSync(join(FIXTURES, 'openstack-helm.masakari.conf'), 'utf8') },
+    });
+    assert.is(loaded.config.DEFAULT.host_failure_recovery_threads, 1, name);
+    assert.is(loaded.config.operator.max_concurrent_recoveries, 2, name);
+    assert.equal(loaded.files, ['/etc/masakari/config/config.yaml', '/etc/masakari/site/masakari.conf']);
+  }
+  const r = await dryRunApply(ns, m);
+  assert.is(r.code, 0, r.stderr);
 });
 
 test('default values apply with kubectl apply --server-side --dry-run=server (CRDs included)', async ({ ns }) => {

@@ -53,10 +53,16 @@ export function probePort(c: Container, probe: 'readinessProbe' | 'livenessProbe
 
 /**
  * Runs the operator's own configuration loader on a rendered container: its
- * literal env values, and MASAKARI_CONFIG read from the ConfigMap mounted at
- * that path. Throws the loader's ConfigError when the process would refuse to start.
+ * literal env values, its --config-file arguments, and the files they name read
+ * from the ConfigMap mounted at that path, or from `secrets` (Secret name → key
+ * → text) for a mounted Secret the install expects to exist. Throws the
+ * loader's ConfigError when the process would refuse to start.
  */
-export function loadRenderedConfig(d: Manifest, manifests: Manifest[]): LoadedConfig {
+export function loadRenderedConfig(
+  d: Manifest,
+  manifests: Manifest[],
+  secrets: Record<string, Record<string, string>> = {},
+): LoadedConfig {
   const c = container(d);
   const env: NodeJS.ProcessEnv = {};
   for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
@@ -68,11 +74,16 @@ export function loadRenderedConfig(d: Manifest, manifests: Manifest[]): LoadedCo
     const mount = c.volumeMounts?.find((m) => path.startsWith(`${m.mountPath}/`));
     const volume = podSpec(d).volumes?.find((v) => v.name === mount?.name);
     const cm = manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === volume?.configMap?.name);
-    const data = (cm?.data as Record<string, string> | undefined)?.[path.slice((mount?.mountPath.length ?? 0) + 1)];
-    if (data === undefined) throw new Error(`${path} is not in any mounted ConfigMap`);
+    const key = path.slice((mount?.mountPath.length ?? 0) + 1);
+    const data = volume?.secret
+      ? secrets[volume.secret.secretName]?.[key]
+      : (cm?.data as Record<string, string> | undefined)?.[key];
+    if (data === undefined) throw new Error(`${path} is not in any mounted ConfigMap or given Secret`);
     return data;
   };
-  return loadConfig({ env, readFile });
+  const args = c.args ?? [];
+  const files = args.flatMap((a, i) => (a === '--config-file' && args[i + 1] ? [args[i + 1]!] : []));
+  return loadConfig({ env, readFile, files });
 }
 
 /** The restricted Pod Security Standard, as the chart and kustomize set it. */

@@ -195,7 +195,7 @@ failing('a bad option exits 1 naming the option on stderr, without a stack trace
   );
 });
 
-failing('an unknown option in the MASAKARI_CONFIG file exits 1 naming it', async () => {
+failing('an unknown option in the YAML file named by MASAKARI_CONFIG exits 1 naming it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'shell-config-'));
   const file = join(dir, 'config.yaml');
   writeFileSync(file, 'host_failure:\n  evacuate_all_instance: true\n');
@@ -225,3 +225,109 @@ failing('an unknown command exits 2 with the usage', async () => {
 });
 
 failing.run();
+
+// The masakari.conf files devstack, kolla-ansible and openstack-helm generate
+// (src/config/testdata/README.md), given unchanged as --config-file. The
+// variables only move the listeners to free local ports and point at the test
+// control plane; auth_strategy stays the files' keystone.
+const siteConf = suite<{ ns?: TestNamespace }>('operator started with a site masakari.conf');
+
+siteConf.before(async (ctx) => {
+  ctx.ns = await useNamespace('shell-conf');
+});
+
+siteConf.after(async (ctx) => {
+  await ctx.ns?.cleanup();
+});
+
+async function startOnConf(ns: TestNamespace, args: string[], auth = 'keystone'): Promise<Operator> {
+  return startOperator(
+    {
+      KUBECONFIG: ns.kubeconfigPath,
+      MASAKARI_NAMESPACE: ns.namespace,
+      MASAKARI_COMPONENTS: 'api',
+      MASAKARI_AUTH_STRATEGY: auth,
+      MASAKARI__OPERATOR__SHUTDOWN_TIMEOUT: '10',
+    },
+    ['run', ...args],
+  );
+}
+
+async function stop(op: Operator): Promise<void> {
+  if (op.child.exitCode === null) op.child.kill('SIGTERM');
+  await op.exit;
+}
+
+for (const [fixture, debug] of [
+  ['devstack', true],
+  ['kolla-ansible', true],
+  ['openstack-helm', false],
+] as const) {
+  siteConf(`the ${fixture} masakari.conf starts the api unchanged`, async ({ ns }) => {
+    const file = join(ROOT, 'src/config/testdata', `${fixture}.masakari.conf`);
+    const op = await startOnConf(ns!, ['--config-file', file]);
+    try {
+      await waitFor(op, '/readyz', 200);
+      const lines = logLines(op);
+      const starting = lines.find((l) => l.msg === 'masakari-operator starting');
+      assert.equal(starting?.config_files, [file]);
+      assert.is(starting?.log_level, debug ? 'debug' : 'info', 'debug = True lowers the log level');
+      assert.ok(
+        lines.some((l) =>
+          l.msg
+            ?.toString()
+            .startsWith('config: masakari.conf options with no effect in this operator, ignored: [DEFAULT] '),
+        ),
+        'the options without effect are named in one warning',
+      );
+      assert.ok(
+        lines.some((l) => l.msg === 'openstack credentials found'),
+        'the Nova user of the file is used',
+      );
+    } finally {
+      await stop(op);
+    }
+  });
+}
+
+siteConf(
+  'a misspelt option in a masakari.conf is named with the nearest known one, and the process starts',
+  async ({ ns }) => {
+    const dir = mkdtempSync(join(tmpdir(), 'shell-conf-'));
+    const file = join(dir, 'masakari.conf');
+    writeFileSync(file, '[DEFAULT]\nosapi_max_limit = 100\n\n[host_failure]\nevacuate_all_instance = false\n');
+    const op = await startOnConf(ns!, [`--config-file=${file}`], 'noauth2');
+    try {
+      await waitFor(op, '/readyz', 200);
+      assert.ok(
+        logLines(op).some(
+          (l) =>
+            l.msg ===
+            `config: [host_failure] evacuate_all_instance: unknown option; did you mean evacuate_all_instances? (${file}:5); ignored, as oslo.config ignores it`,
+        ),
+        `the nearest-name warning is logged; stdout:\n${op.stdout()}`,
+      );
+    } finally {
+      await stop(op);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+siteConf('a masakari.conf syntax error exits 1 naming the file and line', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'shell-conf-'));
+  const file = join(dir, 'masakari.conf');
+  writeFileSync(file, '[DEFAULT]\ndebug\n');
+  try {
+    const op = await startOperator({}, ['--config-file', file]);
+    assert.is((await op.exit).code, 1);
+    assert.is(
+      op.stderr(),
+      `masakari-operator: config: ${file}:2: expected "name = value", got "debug" (not a valid masakari.conf)\n`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+siteConf.run();
