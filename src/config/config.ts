@@ -38,6 +38,8 @@ export interface Config {
     os_system_scope: 'all' | null;
     masakari_api_listen: string; // '0.0.0.0'
     masakari_api_listen_port: number; // 15868
+    use_ssl: boolean; // false
+    osapi_masakari_link_prefix: string | null;
   };
   host_failure: {
     evacuate_all_instances: boolean; // true
@@ -69,6 +71,14 @@ export interface Config {
   oslo_policy: {
     policy_file: string | null;
   };
+  oslo_middleware: {
+    enable_proxy_headers_parsing: boolean; // false
+  };
+  wsgi: {
+    ssl_cert_file: string | null;
+    ssl_key_file: string | null;
+    ssl_ca_file: string | null;
+  };
   keystone_authtoken: {
     /** Upper bound on how long a validated token is cached (seconds). */
     token_cache_time: number; // 300
@@ -85,6 +95,8 @@ export interface Config {
     safety_overrides_policy: string | null;
     components: Array<'api' | 'engine' | 'remediation'>; // MASAKARI_COMPONENTS
     metrics_listen: string; // '127.0.0.1:8081' (healthz, readyz, metrics)
+    /** Own address of /metrics; null: served on metrics_listen (MASAKARI_PROMETHEUS_LISTEN). */
+    prometheus_listen: string | null;
     medik8s_lease_namespace: string; // 'medik8s-leases' (NodeHealthCheck's LEASE_NAMESPACE)
     /** Nova microversion for every call (>= 2.53). */
     nova_api_version: string; // '2.53'

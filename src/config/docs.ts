@@ -17,6 +17,8 @@ const GROUP_INTRO: Record<GroupName, string> = {
   process_failure: 'Process failure recovery.',
   taskflow_driver_recovery_flows: 'Task lists of each recovery workflow; see "Recovery task lists" above.',
   oslo_policy: 'API policy.',
+  oslo_middleware: "The API's links behind a proxy (oslo.middleware's HTTPProxyToWSGI).",
+  wsgi: 'TLS of the API listener (with `[DEFAULT] use_ssl`).',
   keystone_authtoken: 'Keystone token validation by the API (auth_strategy keystone).',
   operator: 'Settings of this operator that masakari.conf does not have.',
 };

@@ -238,6 +238,17 @@ export const OPTIONS: OptionTable = {
       parser: integer({ min: 1, max: 65535 }),
       help: 'Port the Masakari API listens on.',
     },
+    use_ssl: {
+      default: false,
+      parser: boolean(),
+      help: 'Serve the Masakari API over TLS with [wsgi] ssl_cert_file and ssl_key_file; the pair is re-read when the files change.',
+    },
+    osapi_masakari_link_prefix: {
+      default: null,
+      parser: optional(url()),
+      stricterThanMasakari: 'must be an http or https URL',
+      help: 'Replaces the scheme, host and port of the links the API returns and goes before their path, e.g. https://cloud.example.com/instance-ha; unset: links name the host the request came to.',
+    },
   },
   host_failure: {
     evacuate_all_instances: {
@@ -366,6 +377,30 @@ export const OPTIONS: OptionTable = {
       help: 'YAML or JSON file of policy rules overriding the built-in defaults.',
     },
   },
+  oslo_middleware: {
+    enable_proxy_headers_parsing: {
+      default: false,
+      parser: boolean(),
+      help: 'Take the scheme, host and path prefix of links from Forwarded, or X-Forwarded-Proto, X-Forwarded-Host and X-Forwarded-Prefix (set it only behind a proxy that sets them).',
+    },
+  },
+  wsgi: {
+    ssl_cert_file: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'PEM certificate (chain) of the API, with use_ssl.',
+    },
+    ssl_key_file: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'PEM private key of the API, with use_ssl.',
+    },
+    ssl_ca_file: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'With use_ssl: CA bundle that client certificates must chain to; set, a client without one is refused.',
+    },
+  },
   keystone_authtoken: {
     token_cache_time: {
       default: 300,
@@ -424,6 +459,12 @@ export const OPTIONS: OptionTable = {
       parser: hostPort(),
       env: 'MASAKARI_METRICS_LISTEN',
       help: 'Address of /healthz, /readyz and /metrics (the image sets 0.0.0.0:8081 so probes and Prometheus reach it).',
+    },
+    prometheus_listen: {
+      default: null,
+      parser: optional(hostPort()),
+      env: 'MASAKARI_PROMETHEUS_LISTEN',
+      help: 'Own address of /metrics, which then leaves metrics_listen (probes stay there), so a NetworkPolicy can admit Prometheus to it alone; null: /metrics is served on metrics_listen.',
     },
     medik8s_lease_namespace: {
       default: 'medik8s-leases',
