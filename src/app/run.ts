@@ -15,7 +15,7 @@
 import { hostname } from 'node:os';
 import type { DestinationStream, Logger } from 'pino';
 import { loadConfig } from '../config/load.ts';
-import { metricsListenAddress } from '../config/load.ts';
+import { metricsListenAddress, prometheusListenAddress } from '../config/load.ts';
 import { resolveOpenStackCredentials, type OpenStackCredentials } from '../config/openstack-auth.ts';
 import type { Config } from '../config/config.ts';
 import type { KubeClient } from '../k8s/client.ts';
@@ -59,6 +59,8 @@ export interface RunOptions {
   loadFactory?: FactoryLoader;
   connectKube?: (env: NodeJS.ProcessEnv, onAttempt: TransportOptions['onAttempt']) => ClosableKube;
   logDestination?: DestinationStream;
+  /** Called once the /metrics server of prometheus_listen listens, with its real address. */
+  onMetricsListening?: (address: { host: string; port: number }) => void;
   /** Called once the ops server listens, with its real address (tests bind port 0 through this). */
   onListening?: (address: { host: string; port: number }) => void;
   /** Test seam: informer timings for the process's shared caches (e.g. a short staleAfterMs). */
@@ -181,10 +183,12 @@ export async function runOperator(opts: RunOptions): Promise<number> {
       (made.manager?.informers.crashed() ?? []).map((key) => `cache ${key}: list/watch loop crashed`);
 
     const listen = metricsListenAddress(config);
+    const ownMetrics = prometheusListenAddress(config);
     let ops: OpsServer;
     try {
       ops = await startOpsServer({
         ...listen,
+        endpoints: ownMetrics ? ['health'] : ['health', 'metrics'],
         registry: metrics,
         readiness,
         liveness,
@@ -199,8 +203,30 @@ export async function runOperator(opts: RunOptions): Promise<number> {
     cleanups.push(() => ops.close());
     log.info(
       { address: `${ops.address.host}:${ops.address.port}` },
-      'ops endpoint listening (/healthz, /readyz, /metrics)',
+      ownMetrics
+        ? 'ops endpoint listening (/healthz, /readyz)'
+        : 'ops endpoint listening (/healthz, /readyz, /metrics)',
     );
+    if (ownMetrics) {
+      let prom: OpsServer;
+      try {
+        prom = await startOpsServer({
+          ...ownMetrics,
+          endpoints: ['metrics'],
+          registry: metrics,
+          readiness,
+          log: log.child({ component: 'ops' }),
+        });
+      } catch (e) {
+        throw new StartupError(
+          `cannot listen on ${config.operator.prometheus_listen} ([operator] prometheus_listen / MASAKARI_PROMETHEUS_LISTEN): ${(e as Error).message}`,
+          { cause: e },
+        );
+      }
+      cleanups.push(() => prom.close());
+      log.info({ address: `${prom.address.host}:${prom.address.port}` }, 'metrics endpoint listening (/metrics)');
+      opts.onMetricsListening?.(prom.address);
+    }
     opts.onListening?.(ops.address);
 
     // Notifications the REST path creates are admitted by a seal, not a status
