@@ -8,41 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import pino from 'pino';
-import { Registry } from 'prom-client';
 import { createComponent } from './component.ts';
-import type { ApiRepository } from './component.ts';
 import { apiTlsSettings } from './tls.ts';
-import { MemoryRepository } from '../domain/testing/memory-repository.ts';
+import { componentContext as context, readyMemoryStore as memoryStore } from './testing/component-context.ts';
 import { loadConfig } from '../config/load.ts';
-import type { AppContext } from '../app/component.ts';
-import type { KubeClient } from '../k8s/client.ts';
 import { selfSignedKeyPair } from '../webhook/self-signed.ts';
-
-function memoryStore(): ApiRepository {
-  const repo = new MemoryRepository() as MemoryRepository & ApiRepository;
-  let started = false;
-  repo.start = async () => {
-    started = true;
-  };
-  repo.stop = () => {};
-  repo.ready = () => started;
-  return repo;
-}
-
-function context(): AppContext {
-  const config = loadConfig({ env: {} }).config;
-  config.DEFAULT.auth_strategy = 'noauth2';
-  return {
-    config,
-    namespace: 'test',
-    kube: {} as KubeClient,
-    log: pino({ level: 'silent' }),
-    metrics: new Registry(),
-    identity: 'test',
-    signal: new AbortController().signal,
-  };
-}
 
 function getTls(port: number, path: string, ca: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

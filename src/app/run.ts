@@ -25,7 +25,7 @@ import type { TransportOptions } from '../k8s/transport.ts';
 import { createLogger } from '../log/logger.ts';
 import { createNovaClient, createOpenStackSession, type OpenStackSession } from '../openstack/index.ts';
 import type { NovaClient } from '../openstack/types.ts';
-import { startOpsServer, type OpsServer } from '../ops/server.ts';
+import { startOpsServer, type OpsEndpoint, type OpsServer } from '../ops/server.ts';
 import type { AppContext } from './component.ts';
 import {
   importComponentFactory,
@@ -182,49 +182,46 @@ export async function runOperator(opts: RunOptions): Promise<number> {
     const liveness = () =>
       (made.manager?.informers.crashed() ?? []).map((key) => `cache ${key}: list/watch loop crashed`);
 
-    const listen = metricsListenAddress(config);
     const ownMetrics = prometheusListenAddress(config);
-    let ops: OpsServer;
-    try {
-      ops = await startOpsServer({
-        ...listen,
-        endpoints: ownMetrics ? ['health'] : ['health', 'metrics'],
-        registry: metrics,
-        readiness,
-        liveness,
-        log: log.child({ component: 'ops' }),
-      });
-    } catch (e) {
-      throw new StartupError(
-        `cannot listen on ${config.operator.metrics_listen} ([operator] metrics_listen / MASAKARI_METRICS_LISTEN): ${(e as Error).message}`,
-        { cause: e },
-      );
-    }
-    cleanups.push(() => ops.close());
-    log.info(
-      { address: `${ops.address.host}:${ops.address.port}` },
-      ownMetrics
-        ? 'ops endpoint listening (/healthz, /readyz)'
-        : 'ops endpoint listening (/healthz, /readyz, /metrics)',
-    );
-    if (ownMetrics) {
-      let prom: OpsServer;
+    /** One ops server, closed at exit; a bind failure names the option that set its address. */
+    const serveOps = async (
+      address: { host: string; port: number },
+      endpoints: OpsEndpoint[],
+      option: string,
+    ): Promise<OpsServer> => {
+      let server: OpsServer;
       try {
-        prom = await startOpsServer({
-          ...ownMetrics,
-          endpoints: ['metrics'],
+        server = await startOpsServer({
+          ...address,
+          endpoints,
           registry: metrics,
           readiness,
+          liveness,
           log: log.child({ component: 'ops' }),
         });
       } catch (e) {
         throw new StartupError(
-          `cannot listen on ${config.operator.prometheus_listen} ([operator] prometheus_listen / MASAKARI_PROMETHEUS_LISTEN): ${(e as Error).message}`,
-          { cause: e },
+          `cannot listen on ${address.host}:${address.port} (${option}): ${(e as Error).message}`,
+          {
+            cause: e,
+          },
         );
       }
-      cleanups.push(() => prom.close());
-      log.info({ address: `${prom.address.host}:${prom.address.port}` }, 'metrics endpoint listening (/metrics)');
+      cleanups.push(() => server.close());
+      const paths = endpoints.flatMap((x) => (x === 'health' ? ['/healthz', '/readyz'] : ['/metrics']));
+      log.info(
+        { address: `${server.address.host}:${server.address.port}` },
+        `ops endpoint listening (${paths.join(', ')})`,
+      );
+      return server;
+    };
+    const ops = await serveOps(
+      metricsListenAddress(config),
+      ownMetrics ? ['health'] : ['health', 'metrics'],
+      '[operator] metrics_listen / MASAKARI_METRICS_LISTEN',
+    );
+    if (ownMetrics) {
+      const prom = await serveOps(ownMetrics, ['metrics'], '[operator] prometheus_listen / MASAKARI_PROMETHEUS_LISTEN');
       opts.onMetricsListening?.(prom.address);
     }
     opts.onListening?.(ops.address);

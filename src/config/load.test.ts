@@ -244,8 +244,8 @@ test('masakari_api_listen must be an IP address or a host name', () => {
 
 test('an unknown group fails naming it and the known ones', () => {
   assert.is(
-    failure({}, 'wsgi:\n  api_paste_config: x\n'),
-    `config: [wsgi] in ${FILE} is not a known group (known: DEFAULT, host_failure, instance_failure, process_failure, taskflow_driver_recovery_flows, oslo_policy, keystone_authtoken, operator)`,
+    failure({}, 'paste_deploy:\n  api_paste_config: x\n'),
+    `config: [paste_deploy] in ${FILE} is not a known group (known: DEFAULT, host_failure, instance_failure, process_failure, taskflow_driver_recovery_flows, oslo_policy, oslo_middleware, wsgi, keystone_authtoken, operator)`,
   );
 });
 
