@@ -133,7 +133,7 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
 
   let listener: ApiListener;
   try {
-    listener = await createApiListener(app, tls, log);
+    listener = await createApiListener(app, tls, log, ctx.metrics);
   } catch (e) {
     await stopStore();
     throw e;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createComponent } from './component.ts';
-import { apiTlsSettings } from './tls.ts';
+import { apiTlsSettings, certificateExpiry } from './tls.ts';
 import { componentContext as context, readyMemoryStore as memoryStore } from './testing/component-context.ts';
 import { loadConfig } from '../config/load.ts';
 import { selfSignedKeyPair } from '../webhook/self-signed.ts';
@@ -72,14 +72,18 @@ test('a renewed certificate is served without a restart; a bad new pair keeps th
     const keyFile = join(dir, 'api.key');
     await writeFile(certFile, first.cert);
     await writeFile(keyFile, first.key);
-    const c = await createComponent(context(), {
+    const ctx = context();
+    const c = await createComponent(ctx, {
       repository: memoryStore(),
       listen: { host: '127.0.0.1', port: 0 },
       tls: { certFile, keyFile, caFile: null, pollMs: 30 },
     });
+    const expiry = async () =>
+      (await ctx.metrics.getSingleMetric('masakari_api_certificate_expiry_timestamp_seconds')!.get()).values[0]?.value;
     try {
       const port = c.address().port;
       assert.is((await getTls(port, '/v1/segments', first.caPem)).status, 200);
+      assert.is(await expiry(), certificateExpiry(first.cert));
       // A key that does not match the certificate: the old pair stays.
       await writeFile(keyFile, second.key);
       await new Promise((r) => setTimeout(r, 150));
@@ -95,6 +99,7 @@ test('a renewed certificate is served without a restart; a bad new pair keeps th
         if (!renewed) await new Promise((r) => setTimeout(r, 30));
       }
       assert.ok(renewed, 'the renewed certificate is served');
+      assert.is(await expiry(), certificateExpiry(second.cert));
       await getTls(port, '/v1/segments', first.caPem).then(
         () => assert.unreachable('the old CA must no longer verify'),
         (e: Error) => assert.match(e.message, /certificate|self.signed|verify/i),

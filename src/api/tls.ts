@@ -4,11 +4,14 @@
 // client certificate signed by it a requirement. Unlike there, the pair is
 // re-read when the files change (net/key-pair.ts), so a cert-manager renewal
 // needs no restart; a bad new pair keeps the old one and is logged.
+import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { RequestListener } from 'node:http';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { gauge } from '../runtime/metric-registry.ts';
 import { readKeyPairFiles, watchKeyPairFiles, type KeyPair, type KeyPairSource } from '../net/key-pair.ts';
 
 export interface ApiTlsSettings {
@@ -44,11 +47,22 @@ export interface ApiListener {
   stopWatch(): void;
 }
 
-/** An HTTP server, or an HTTPS one serving the files' pair and following their changes. */
+/** notAfter of the first certificate of a PEM chain, in seconds since the epoch. */
+export function certificateExpiry(pem: string): number {
+  return Math.floor(new Date(new X509Certificate(pem).validTo).getTime() / 1000);
+}
+
+/**
+ * An HTTP server, or an HTTPS one serving the files' pair and following their
+ * changes. The served certificate's notAfter is the gauge
+ * masakari_api_certificate_expiry_timestamp_seconds, so a renewal that never
+ * arrives (or a renewed pair that does not load) alerts before clients fail.
+ */
 export async function createApiListener(
   app: RequestListener,
   tls: ApiTlsSettings | undefined,
   log: Logger,
+  metrics?: Registry,
 ): Promise<ApiListener> {
   if (!tls) return { server: http.createServer(app), stopWatch: () => {} };
   const source: KeyPairSource = {
@@ -71,10 +85,21 @@ export async function createApiListener(
     minVersion: 'TLSv1.2' as const,
     ...(ca ? { ca, requestCert: true, rejectUnauthorized: true } : {}),
   });
+  const expiry = gauge(
+    metrics,
+    'masakari_api_certificate_expiry_timestamp_seconds',
+    "notAfter (Unix seconds) of the certificate the API's TLS listener serves.",
+  );
+  expiry.set(certificateExpiry(pair.cert));
   const server = https.createServer(contextOf(pair), app);
-  const watch = watchKeyPairFiles(source, pair, (next) => server.setSecureContext(contextOf(next)), {
-    log,
-    ...(tls.pollMs ? { pollMs: tls.pollMs } : {}),
-  });
+  const watch = watchKeyPairFiles(
+    source,
+    pair,
+    (next) => {
+      server.setSecureContext(contextOf(next));
+      expiry.set(certificateExpiry(next.cert));
+    },
+    { log, ...(tls.pollMs ? { pollMs: tls.pollMs } : {}) },
+  );
   return { server, stopWatch: () => watch.stop() };
 }
