@@ -29,7 +29,10 @@ export { MAX_REQUEST_BODY_SIZE } from './pipeline.ts';
 export interface ApiAppOptions {
   service: HaService;
   repo: Repository;
-  config: { DEFAULT: { osapi_max_limit: number } };
+  config: {
+    DEFAULT: { osapi_max_limit: number; osapi_masakari_link_prefix?: string | null };
+    oslo_middleware?: { enable_proxy_headers_parsing: boolean };
+  };
   auth: AuthSettings;
   policy: PolicyEnforcer;
   log: Logger;
@@ -51,6 +54,10 @@ export function createApiApp(opts: ApiAppOptions): Express {
     log,
     metrics: createApiMetrics(opts.metrics),
     limit,
+    links: {
+      proxyHeaders: opts.config.oslo_middleware?.enable_proxy_headers_parsing ?? false,
+      linkPrefix: opts.config.DEFAULT.osapi_masakari_link_prefix ?? null,
+    },
   });
 
   const app = express();

@@ -4,14 +4,10 @@
 import http from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import pino from 'pino';
-import { Registry } from 'prom-client';
 import { createComponent } from './component.ts';
 import type { ApiRepository } from './component.ts';
 import { MemoryRepository } from '../domain/testing/memory-repository.ts';
-import { loadConfig } from '../config/load.ts';
-import type { AppContext } from '../app/component.ts';
-import type { KubeClient } from '../k8s/client.ts';
+import { componentContext as context } from './testing/component-context.ts';
 
 function memoryStore(): ApiRepository & { started: boolean; stopped: boolean } {
   const repo = new MemoryRepository() as MemoryRepository & ApiRepository & { started: boolean; stopped: boolean };
@@ -25,20 +21,6 @@ function memoryStore(): ApiRepository & { started: boolean; stopped: boolean } {
   };
   repo.ready = () => repo.started && !repo.stopped;
   return repo;
-}
-
-function context(): AppContext {
-  const config = loadConfig({ env: {} }).config;
-  config.DEFAULT.auth_strategy = 'noauth2';
-  return {
-    config,
-    namespace: 'test',
-    kube: {} as KubeClient,
-    log: pino({ level: 'silent' }),
-    metrics: new Registry(),
-    identity: 'test',
-    signal: new AbortController().signal,
-  };
 }
 
 function get(port: number, path: string): Promise<{ status: number; body: string }> {

@@ -1,7 +1,7 @@
 // The 'api' component: the Masakari v1 facade over the custom-resource store,
-// listening on [DEFAULT]/masakari_api_listen:masakari_api_listen_port.
+// listening on [DEFAULT]/masakari_api_listen:masakari_api_listen_port, over
+// TLS with [DEFAULT]/use_ssl (tls.ts).
 
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AppContext, Component } from '../app/component.ts';
 import { untilSyncedOrShutdown } from '../app/first-sync.ts';
@@ -18,6 +18,8 @@ import { computeHostCheckerFor } from '../openstack/compute-host-checker.ts';
 import { createTokenValidator } from '../openstack/index.ts';
 import { createTokenValidationMetrics } from './metrics.ts';
 import { createApiApp } from './app.ts';
+import { apiTlsSettings, createApiListener } from './tls.ts';
+import type { ApiListener, ApiTlsSettings } from './tls.ts';
 import type { AuthSettings } from './auth.ts';
 import { PolicyEnforcer } from './policy.ts';
 import { startWebhook, webhookSettingsFromEnv } from '../webhook/index.ts';
@@ -42,6 +44,8 @@ export interface ApiComponentOptions {
   connectionLimits?: ConnectionLimits;
   /** Overrides MASAKARI_WEBHOOK_LISTEN/_CERT_DIR (tests: 127.0.0.1:0, self-signed); false: no webhook. */
   webhook?: WebhookSettings | false;
+  /** Overrides use_ssl and [wsgi] ssl_* (tests: a short poll of the files); false: plain HTTP. */
+  tls?: ApiTlsSettings | false;
 }
 
 export interface ApiComponent extends Component {
@@ -103,6 +107,7 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
   const log = ctx.log.child({ component: 'api' });
   const { config } = ctx;
   const auth = authSettings(ctx);
+  const tls = opts.tls === false ? undefined : (opts.tls ?? apiTlsSettings(config));
   const policy = new PolicyEnforcer({ policyFile: config.oslo_policy.policy_file });
   const { manager, owned } = managerFor(ctx);
   const store = opts.repository ? undefined : openStore(ctx, manager);
@@ -136,7 +141,14 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
     ready: () => repo.ready(),
   });
 
-  const server = http.createServer(app);
+  let listener: ApiListener;
+  try {
+    listener = await createApiListener(app, tls, log, ctx.metrics);
+  } catch (e) {
+    await stopStore();
+    throw e;
+  }
+  const { server } = listener;
   // Slow or idle clients must not hold sockets forever, nor crowd out the others (connections.ts).
   limitConnections(server, opts.connectionLimits);
   const host = opts.listen?.host ?? config.DEFAULT.masakari_api_listen;
@@ -150,11 +162,17 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
       });
     });
   } catch (e) {
+    listener.stopWatch();
     await stopStore();
     throw e;
   }
   log.info(
-    { host, port: (server.address() as AddressInfo).port, auth: config.DEFAULT.auth_strategy },
+    {
+      host,
+      port: (server.address() as AddressInfo).port,
+      auth: config.DEFAULT.auth_strategy,
+      tls: tls ? { certFile: tls.certFile, clientCa: tls.caFile } : false,
+    },
     'Masakari API listening',
   );
 
@@ -179,6 +197,7 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
         metrics: ctx.metrics,
       });
     } catch (e) {
+      listener.stopWatch();
       server.close();
       await stopStore();
       throw e;
@@ -193,6 +212,7 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
     webhook,
     async stop() {
       listening = false;
+      listener.stopWatch();
       await webhook?.stop();
       // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

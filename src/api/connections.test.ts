@@ -6,27 +6,8 @@ import http from 'node:http';
 import net from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import pino from 'pino';
-import { Registry } from 'prom-client';
 import { createComponent } from './component.ts';
-import { memoryStore } from './testing/harness.ts';
-import { loadConfig } from '../config/load.ts';
-import type { AppContext } from '../app/component.ts';
-import type { KubeClient } from '../k8s/client.ts';
-
-function context(): AppContext {
-  const config = loadConfig({ env: {} }).config;
-  config.DEFAULT.auth_strategy = 'noauth2';
-  return {
-    config,
-    namespace: 'test',
-    kube: {} as KubeClient,
-    log: pino({ level: 'silent' }),
-    metrics: new Registry(),
-    identity: 'test',
-    signal: new AbortController().signal,
-  };
-}
+import { componentContext as context, readyMemoryStore as memoryStore } from './testing/component-context.ts';
 
 function get(port: number, path: string): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -15,7 +15,9 @@
 //   closes the connection instead of reading and discarding the rest of the
 //   body (see pipeline.ts closeWithoutReading).
 
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import { Server as TlsServer } from 'node:tls';
 import type { Socket } from 'node:net';
 
 export interface ConnectionLimits {
@@ -32,9 +34,9 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   keepAliveTimeoutMs: 5_000,
 };
 
-/** Applies the limits to an http.Server; returns a view for tests and metrics. */
+/** Applies the limits to an http or https Server; returns a view for tests and metrics. */
 export function limitConnections(
-  server: Server,
+  server: Server | HttpsServer,
   limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
 ): { open(): number; evicted(): number } {
   server.headersTimeout = limits.headersTimeoutMs;
@@ -46,7 +48,10 @@ export function limitConnections(
   const sockets = new Map<Socket, { busy: boolean }>();
   let evicted = 0;
 
-  server.on('connection', (socket: Socket) => {
+  // Over TLS a request's socket is the TLS socket, which exists once the handshake is done
+  // (bounded by the server's handshakeTimeout).
+  const connected = server instanceof TlsServer ? 'secureConnection' : 'connection';
+  server.on(connected, (socket: Socket) => {
     sockets.set(socket, { busy: false });
     socket.once('close', () => sockets.delete(socket));
     if (sockets.size <= limits.maxConnections) return;
@@ -61,7 +66,7 @@ export function limitConnections(
     sockets.delete(socket);
     socket.destroy();
   });
-  server.on('request', (req, res) => {
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const state = sockets.get(req.socket);
     if (!state) return;
     state.busy = true;

@@ -33,7 +33,7 @@ import {
 } from './replies.ts';
 import type { ResourceName, RouteMatch } from './routes.ts';
 import { matchV1 } from './routes.ts';
-import type { Incoming } from './wsgi-request.ts';
+import type { Incoming, LinkSettings } from './wsgi-request.ts';
 import {
   decodeUtf8,
   hasUnsupportedContentType,
@@ -74,6 +74,8 @@ export interface PipelineOptions {
   log: Logger;
   metrics: ApiMetrics;
   limit: number;
+  /** How version links are built (proxy headers, link prefix); absent: from the request alone. */
+  links?: LinkSettings;
 }
 
 /** At most one warning this often about refused token validations. */
@@ -151,7 +153,7 @@ export function createPipeline(opts: PipelineOptions) {
    * pipeline as they reach Masakari's.
    */
   const wsgiServer: RequestHandler = (req, res, next) => {
-    const incoming = incomingOf(req, req.originalUrl ?? req.url);
+    const incoming = incomingOf(req, req.originalUrl ?? req.url, opts.links);
     const x: Exchange = { req: incoming, started: process.hrtime.bigint(), stampRequestId: false };
     res.locals['exchange'] = x;
     req.url = requotePath(incoming.path);

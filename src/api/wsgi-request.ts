@@ -18,8 +18,10 @@ export interface Incoming {
   path: string;
   query: URLSearchParams;
   headers: IncomingMessage['headers'];
-  /** scheme://host of the request, for links. */
+  /** URL of the root application (webob's application_url there), for links: `GET /` and the 300 choices. */
   baseUrl: string;
+  /** URL of the /v1 application, for the v1 version document's self link. */
+  v1Url: string;
   requestId: string;
   /** The caller's X-OpenStack-Request-ID when well-formed, passed on to Nova. */
   globalRequestId?: string;
@@ -53,8 +55,102 @@ export function requotePath(path: string): string {
   });
 }
 
+/** How links are built: Masakari's [oslo_middleware] and [DEFAULT] options of that name. */
+export interface LinkSettings {
+  /** enable_proxy_headers_parsing: trust Forwarded / X-Forwarded-* (oslo.middleware HTTPProxyToWSGI). */
+  proxyHeaders: boolean;
+  /** osapi_masakari_link_prefix; null: links keep the request's own scheme, host and port. */
+  linkPrefix: string | null;
+}
+
+export const DIRECT_LINKS: LinkSettings = { proxyHeaders: false, linkPrefix: null };
+
+function single(headers: IncomingMessage['headers'], name: string): string | undefined {
+  const v = headers[name];
+  const text = Array.isArray(v) ? v.join(', ') : v;
+  return text === '' ? undefined : text;
+}
+
+/** oslo_middleware/http_proxy_to_wsgi.py _parse_rfc7239_header: one entry per proxy, keys lower-cased. */
+export function parseForwarded(header: string): Array<Record<string, string>> {
+  return header.split(',').map((proxy) => {
+    const entry: Record<string, string> = {};
+    for (const pair of proxy.split(';')) {
+      const eq = pair.indexOf('=');
+      const key = (eq >= 0 ? pair.slice(0, eq) : pair).trim().toLowerCase();
+      entry[key] = eq >= 0 ? pair.slice(eq + 1).trim() : '';
+    }
+    return entry;
+  });
+}
+
+/**
+ * The WSGI environ's wsgi.url_scheme, HTTP_HOST and SCRIPT_NAME prefix after
+ * oslo.middleware's HTTPProxyToWSGI (oslo_middleware/http_proxy_to_wsgi.py
+ * process_request): with parsing on, the first proxy of `Forwarded` gives
+ * proto and host; without that header, X-Forwarded-Proto and X-Forwarded-Host
+ * do. X-Forwarded-Prefix goes before SCRIPT_NAME either way. An empty value
+ * changes nothing, as in Python.
+ */
+export function proxiedOrigin(
+  headers: IncomingMessage['headers'],
+  scheme: string,
+  proxyHeaders: boolean,
+): { scheme: string; host: string | undefined; scriptPrefix: string } {
+  let host = single(headers, 'host');
+  if (!proxyHeaders) return { scheme, host, scriptPrefix: '' };
+  const forwarded = single(headers, 'forwarded');
+  if (forwarded) {
+    const first = parseForwarded(forwarded)[0] ?? {};
+    if (first['proto']) scheme = first['proto'];
+    if (first['host']) host = first['host'];
+  } else {
+    scheme = single(headers, 'x-forwarded-proto') ?? scheme;
+    host = single(headers, 'x-forwarded-host') ?? host;
+  }
+  return { scheme, host, scriptPrefix: single(headers, 'x-forwarded-prefix') ?? '' };
+}
+
+/** webob's Request.host_url: scheme://host, the port left out when it is the scheme's default. */
+export function hostUrl(scheme: string, host: string): string {
+  let name = host;
+  let port: string | undefined;
+  const colon = host.lastIndexOf(':');
+  if (colon >= 0 && !host.endsWith(']')) [name, port] = [host.slice(0, colon), host.slice(colon + 1)];
+  if ((scheme === 'https' && port === '443') || (scheme === 'http' && port === '80')) port = undefined;
+  return `${scheme}://${name}${port ? `:${port}` : ''}`;
+}
+
+/**
+ * masakari/api/openstack/common.py ViewBuilder._update_link_prefix with
+ * osapi_masakari_link_prefix: the prefix's scheme and host replace the URL's,
+ * its path goes before the URL's path, and trailing slashes are dropped.
+ */
+export function withLinkPrefix(url: string, prefix: string | null): string {
+  if (!prefix) return url;
+  const u = splitUrl(url);
+  const p = splitUrl(prefix);
+  return `${p.scheme}://${p.netloc}${p.path}${u.path}${u.rest}`.replace(/\/+$/, '');
+}
+
+/** urllib.parse.urlsplit, enough for absolute http(s) URLs: scheme, netloc, path, then query and fragment as written. */
+function splitUrl(url: string): { scheme: string; netloc: string; path: string; rest: string } {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)([^?#]*)(.*)$/.exec(url);
+  if (!m) return { scheme: '', netloc: '', path: url, rest: '' };
+  return { scheme: m[1]!.toLowerCase(), netloc: m[2]!, path: m[3]!, rest: m[4]! };
+}
+
+/** webob's application_url of the app mounted at `scriptName`, with the link prefix applied (views/versions.py). */
+function applicationUrls(raw: IncomingMessage, links: LinkSettings): { baseUrl: string; v1Url: string } {
+  const encrypted = (raw.socket as { encrypted?: boolean } | null)?.encrypted === true;
+  const origin = proxiedOrigin(raw.headers, encrypted ? 'https' : 'http', links.proxyHeaders);
+  const host = hostUrl(origin.scheme, origin.host ?? 'localhost');
+  const at = (scriptName: string) => withLinkPrefix(host + requotePath(scriptName), links.linkPrefix);
+  return { baseUrl: at(origin.scriptPrefix), v1Url: at(`${origin.scriptPrefix}/v1`) };
+}
+
 /** The request as the WSGI stack receives it: PATH_INFO, the query, a fresh request id. */
-export function incomingOf(raw: IncomingMessage, url: string): Incoming {
+export function incomingOf(raw: IncomingMessage, url: string, links: LinkSettings = DIRECT_LINKS): Incoming {
   const q = url.indexOf('?');
   const inbound = raw.headers['x-openstack-request-id'];
   const globalId = typeof inbound === 'string' && /^req-[0-9a-f-]{36}$/.test(inbound) ? inbound : undefined;
@@ -64,7 +160,7 @@ export function incomingOf(raw: IncomingMessage, url: string): Incoming {
     path: decodePath(q >= 0 ? url.slice(0, q) : url),
     query: new URLSearchParams(q >= 0 ? url.slice(q + 1) : ''),
     headers: raw.headers,
-    baseUrl: `http://${raw.headers.host ?? 'localhost'}`,
+    ...applicationUrls(raw, links),
     requestId: `req-${randomUUID()}`,
     ...(globalId ? { globalRequestId: globalId } : {}),
     raw,

@@ -158,6 +158,24 @@ test('ops endpoint answers 404 for unknown paths and 405 for other methods', asy
   await h.run;
 });
 
+test('with prometheus_listen, /metrics is served there alone and the probes stay on metrics_listen', async () => {
+  const metricsPort = await freePort();
+  const h = await start({ MASAKARI_PROMETHEUS_LISTEN: `127.0.0.1:${metricsPort}` });
+  await h.listening;
+  await until(() => h.components.size === 2);
+  assert.is((await get(h.port, '/healthz')).status, 200);
+  const moved = await get(h.port, '/metrics');
+  assert.is(moved.status, 404);
+  assert.match(moved.body, 'try /healthz or /readyz');
+  await until(async () => (await get(metricsPort, '/metrics').catch(() => ({ status: 0 }))).status === 200);
+  assert.match((await get(metricsPort, '/metrics')).body, 'masakari_operator_build_info');
+  const probe = await get(metricsPort, '/healthz');
+  assert.is(probe.status, 404);
+  assert.match(probe.body, 'try /metrics');
+  h.stop();
+  assert.is(await h.run, 0);
+});
+
 test('components get the context: namespace, identity, the process logger and the shutdown signal', async () => {
   const h = await start({ MASAKARI_NAMESPACE: 'ha-test', POD_NAME: 'masakari-0' });
   await until(() => h.components.size === 2);

@@ -15,7 +15,7 @@
 import { hostname } from 'node:os';
 import type { DestinationStream, Logger } from 'pino';
 import { loadConfig } from '../config/load.ts';
-import { metricsListenAddress } from '../config/load.ts';
+import { metricsListenAddress, prometheusListenAddress } from '../config/load.ts';
 import { resolveOpenStackCredentials, type OpenStackCredentials } from '../config/openstack-auth.ts';
 import type { Config } from '../config/config.ts';
 import type { KubeClient } from '../k8s/client.ts';
@@ -25,7 +25,7 @@ import type { TransportOptions } from '../k8s/transport.ts';
 import { createLogger } from '../log/logger.ts';
 import { createNovaClient, createOpenStackSession, type OpenStackSession } from '../openstack/index.ts';
 import type { NovaClient } from '../openstack/types.ts';
-import { startOpsServer, type OpsServer } from '../ops/server.ts';
+import { startOpsServer, type OpsEndpoint, type OpsServer } from '../ops/server.ts';
 import type { AppContext } from './component.ts';
 import {
   importComponentFactory,
@@ -61,6 +61,8 @@ export interface RunOptions {
   loadFactory?: FactoryLoader;
   connectKube?: (env: NodeJS.ProcessEnv, onAttempt: TransportOptions['onAttempt']) => ClosableKube;
   logDestination?: DestinationStream;
+  /** Called once the /metrics server of prometheus_listen listens, with its real address. */
+  onMetricsListening?: (address: { host: string; port: number }) => void;
   /** Called once the ops server listens, with its real address (tests bind port 0 through this). */
   onListening?: (address: { host: string; port: number }) => void;
   /** Test seam: informer timings for the process's shared caches (e.g. a short staleAfterMs). */
@@ -182,27 +184,48 @@ export async function runOperator(opts: RunOptions): Promise<number> {
     const liveness = () =>
       (made.manager?.informers.crashed() ?? []).map((key) => `cache ${key}: list/watch loop crashed`);
 
-    const listen = metricsListenAddress(config);
-    let ops: OpsServer;
-    try {
-      ops = await startOpsServer({
-        ...listen,
-        registry: metrics,
-        readiness,
-        liveness,
-        log: log.child({ component: 'ops' }),
-      });
-    } catch (e) {
-      throw new StartupError(
-        `cannot listen on ${config.operator.metrics_listen} ([operator] metrics_listen / MASAKARI_METRICS_LISTEN): ${(e as Error).message}`,
-        { cause: e },
+    const ownMetrics = prometheusListenAddress(config);
+    /** One ops server, closed at exit; a bind failure names the option that set its address. */
+    const serveOps = async (
+      address: { host: string; port: number },
+      endpoints: OpsEndpoint[],
+      option: string,
+    ): Promise<OpsServer> => {
+      let server: OpsServer;
+      try {
+        server = await startOpsServer({
+          ...address,
+          endpoints,
+          registry: metrics,
+          readiness,
+          liveness,
+          log: log.child({ component: 'ops' }),
+        });
+      } catch (e) {
+        throw new StartupError(
+          `cannot listen on ${address.host}:${address.port} (${option}): ${(e as Error).message}`,
+          {
+            cause: e,
+          },
+        );
+      }
+      cleanups.push(() => server.close());
+      const paths = endpoints.flatMap((x) => (x === 'health' ? ['/healthz', '/readyz'] : ['/metrics']));
+      log.info(
+        { address: `${server.address.host}:${server.address.port}` },
+        `ops endpoint listening (${paths.join(', ')})`,
       );
-    }
-    cleanups.push(() => ops.close());
-    log.info(
-      { address: `${ops.address.host}:${ops.address.port}` },
-      'ops endpoint listening (/healthz, /readyz, /metrics)',
+      return server;
+    };
+    const ops = await serveOps(
+      metricsListenAddress(config),
+      ownMetrics ? ['health'] : ['health', 'metrics'],
+      '[operator] metrics_listen / MASAKARI_METRICS_LISTEN',
     );
+    if (ownMetrics) {
+      const prom = await serveOps(ownMetrics, ['metrics'], '[operator] prometheus_listen / MASAKARI_PROMETHEUS_LISTEN');
+      opts.onMetricsListening?.(prom.address);
+    }
     opts.onListening?.(ops.address);
 
     // Notifications the REST path creates are admitted by a seal, not a status

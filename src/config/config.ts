@@ -38,6 +38,7 @@ export interface Config {
     os_system_scope: 'all' | null;
     masakari_api_listen: string; // '0.0.0.0'
     masakari_api_listen_port: number; // 15868
+    use_ssl: boolean; // false
     /** Replaces scheme, host and port of returned links (masakari/conf/api.py); null: unchanged. */
     osapi_masakari_link_prefix: string | null;
     /** oslo.log's debug: log_level debug unless log_level is set. */
@@ -77,6 +78,11 @@ export interface Config {
     /** Honour X-Forwarded-Proto/-Host and Forwarded when building links (oslo.middleware HTTPProxyToWSGI). */
     enable_proxy_headers_parsing: boolean; // false
   };
+  wsgi: {
+    ssl_cert_file: string | null;
+    ssl_key_file: string | null;
+    ssl_ca_file: string | null;
+  };
   keystone_authtoken: {
     /** keystonemiddleware's service credentials (auth plugin password), used when no other source is. */
     auth_type: 'password' | 'v3password' | null;
@@ -111,6 +117,8 @@ export interface Config {
     safety_overrides_policy: string | null;
     components: Array<'api' | 'engine' | 'remediation'>; // MASAKARI_COMPONENTS
     metrics_listen: string; // '127.0.0.1:8081' (healthz, readyz, metrics)
+    /** Own address of /metrics; null: served on metrics_listen (MASAKARI_PROMETHEUS_LISTEN). */
+    prometheus_listen: string | null;
     medik8s_lease_namespace: string; // 'medik8s-leases' (NodeHealthCheck's LEASE_NAMESPACE)
     /** Nova microversion for every call (>= 2.53). */
     nova_api_version: string; // '2.53'

@@ -18,6 +18,7 @@ const GROUP_INTRO: Record<GroupName, string> = {
   taskflow_driver_recovery_flows: 'Task lists of each recovery workflow; see "Recovery task lists" above.',
   oslo_policy: 'API policy.',
   oslo_middleware: "oslo.middleware's options that apply here.",
+  wsgi: 'TLS of the API listener (with `[DEFAULT] use_ssl`).',
   keystone_authtoken: 'Keystone token validation by the API (auth_strategy keystone).',
   operator: 'Settings of this operator that masakari.conf does not have.',
 };

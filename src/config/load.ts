@@ -351,3 +351,12 @@ export function metricsListenAddress(config: Config): { host: string; port: numb
   if (!address) throw new ConfigError(`[operator] metrics_listen is not host:port: ${config.operator.metrics_listen}`);
   return address;
 }
+
+/** [operator] prometheus_listen as host and port; undefined: /metrics stays on metrics_listen. */
+export function prometheusListenAddress(config: Config): { host: string; port: number } | undefined {
+  if (config.operator.prometheus_listen === null) return undefined;
+  const address = splitHostPort(config.operator.prometheus_listen);
+  if (!address)
+    throw new ConfigError(`[operator] prometheus_listen is not host:port: ${config.operator.prometheus_listen}`);
+  return address;
+}

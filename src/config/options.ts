@@ -238,10 +238,16 @@ export const OPTIONS: OptionTable = {
       parser: integer({ min: 1, max: 65535 }),
       help: 'Port the Masakari API listens on.',
     },
+    use_ssl: {
+      default: false,
+      parser: boolean(),
+      help: 'Serve the Masakari API over TLS with [wsgi] ssl_cert_file and ssl_key_file; the pair is re-read when the files change.',
+    },
     osapi_masakari_link_prefix: {
       default: null,
-      parser: optional(string({ nonEmpty: true })),
-      help: 'Prefix that replaces the scheme, host and port of the links the API returns (masakari/conf/api.py); unset: links as the request reached the API.',
+      parser: optional(url()),
+      stricterThanMasakari: 'must be an http or https URL',
+      help: 'Replaces the scheme, host and port of the links the API returns and goes before their path, e.g. https://cloud.example.com/instance-ha; unset: links name the host the request came to.',
     },
     debug: {
       default: false,
@@ -380,7 +386,24 @@ export const OPTIONS: OptionTable = {
     enable_proxy_headers_parsing: {
       default: false,
       parser: boolean(),
-      help: "Trust X-Forwarded-Proto, X-Forwarded-Host and Forwarded from a proxy in front of the API when building links (oslo.middleware's HTTPProxyToWSGI).",
+      help: 'Take the scheme, host and path prefix of links from Forwarded, or X-Forwarded-Proto, X-Forwarded-Host and X-Forwarded-Prefix (set it only behind a proxy that sets them).',
+    },
+  },
+  wsgi: {
+    ssl_cert_file: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'PEM certificate (chain) of the API, with use_ssl.',
+    },
+    ssl_key_file: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'PEM private key of the API, with use_ssl.',
+    },
+    ssl_ca_file: {
+      default: null,
+      parser: optional(string({ nonEmpty: true })),
+      help: 'With use_ssl: CA bundle that client certificates must chain to; set, a client without one is refused.',
     },
   },
   keystone_authtoken: {
@@ -462,27 +485,27 @@ export const OPTIONS: OptionTable = {
     token_cache_size: {
       default: 1000,
       parser: integer({ min: 1 }),
-      help: 'Valid tokens remembered (least recently used goes first); invalid ones are kept apart and cannot evict them.',
+      help: 'OpenKeel extension: Valid tokens remembered (least recently used goes first); invalid ones are kept apart and cannot evict them.',
     },
     invalid_token_cache_time: {
       default: 10,
       parser: integer({ min: 0 }),
-      help: 'Seconds an invalid token is remembered, so that it is not sent to Keystone again (at most token_cache_time; 0: not remembered).',
+      help: 'OpenKeel extension: Seconds an invalid token is remembered, so that it is not sent to Keystone again (at most token_cache_time; 0: not remembered).',
     },
     invalid_token_cache_size: {
       default: 10000,
       parser: integer({ min: 1 }),
-      help: 'Invalid tokens remembered, in a cache of their own.',
+      help: 'OpenKeel extension: Invalid tokens remembered, in a cache of their own.',
     },
     max_validations_in_flight: {
       default: 20,
       parser: integer({ min: 1 }),
-      help: 'Token validations waiting on Keystone at once (one per distinct unseen token; requests with the same token share one). A request that would need one more is answered 503 with Retry-After: 1.',
+      help: 'OpenKeel extension: Token validations waiting on Keystone at once (one per distinct unseen token; requests with the same token share one). A request that would need one more is answered 503 with Retry-After: 1.',
     },
     max_validations_per_second: {
       default: 50,
       parser: integer({ min: 1 }),
-      help: 'Token validations started per second on average (bursts up to max(max_validations_in_flight, this)); beyond it, 503 with Retry-After: 1.',
+      help: 'OpenKeel extension: Token validations started per second on average (bursts up to max(max_validations_in_flight, this)); beyond it, 503 with Retry-After: 1.',
     },
   },
   operator: {
@@ -521,6 +544,12 @@ export const OPTIONS: OptionTable = {
       parser: hostPort(),
       env: 'MASAKARI_METRICS_LISTEN',
       help: 'Address of /healthz, /readyz and /metrics (the image sets 0.0.0.0:8081 so probes and Prometheus reach it).',
+    },
+    prometheus_listen: {
+      default: null,
+      parser: optional(hostPort()),
+      env: 'MASAKARI_PROMETHEUS_LISTEN',
+      help: 'Own address of /metrics, which then leaves metrics_listen (probes stay there), so a NetworkPolicy can admit Prometheus to it alone; null: /metrics is served on metrics_listen.',
     },
     medik8s_lease_namespace: {
       default: 'medik8s-leases',

@@ -8,6 +8,9 @@
 //   GET /readyz   200 when every started component is ready; 503 with the
 //                 names of those that are not (or while starting/stopping)
 //   GET /metrics  Prometheus text format of the process registry
+// With [operator] prometheus_listen, /metrics moves to a second server of its
+// own (endpoints: ['metrics']) and this one keeps the probes, so a
+// NetworkPolicy can admit Prometheus to the metrics port alone.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,9 +27,13 @@ export interface Readiness {
 /** What restarting the process would fix; empty while it is alive. */
 export type Liveness = () => string[];
 
+export type OpsEndpoint = 'health' | 'metrics';
+
 export interface OpsServerOptions {
   host: string;
   port: number;
+  /** What this server answers: health (/healthz, /readyz), metrics (/metrics); default both. */
+  endpoints?: readonly OpsEndpoint[];
   registry: Registry;
   readiness: Readiness;
   liveness?: Liveness;
@@ -71,9 +78,16 @@ const sendJson = (res: ServerResponse, status: number, body: unknown) =>
   send(res, status, 'application/json', JSON.stringify(body));
 
 async function handle(req: IncomingMessage, res: ServerResponse, opts: OpsServerOptions): Promise<void> {
-  const path = (req.url ?? '/').split('?')[0];
-  const known = path === '/healthz' || path === '/readyz' || path === '/metrics';
-  if (!known) return sendJson(res, 404, { error: `no such endpoint ${path}; try /healthz, /readyz or /metrics` });
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  const endpoints = opts.endpoints ?? ['health', 'metrics'];
+  const paths = [
+    ...(endpoints.includes('health') ? ['/healthz', '/readyz'] : []),
+    ...(endpoints.includes('metrics') ? ['/metrics'] : []),
+  ];
+  if (!paths.includes(path)) {
+    const tries = paths.length > 1 ? `${paths.slice(0, -1).join(', ')} or ${paths[paths.length - 1]}` : paths[0];
+    return sendJson(res, 404, { error: `no such endpoint ${path}; try ${tries}` });
+  }
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.setHeader('allow', 'GET, HEAD');
     return sendJson(res, 405, { error: `${req.method} is not allowed on ${path}` });

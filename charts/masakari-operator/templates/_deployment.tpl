@@ -14,6 +14,7 @@ the api's policy and webhook mounts. Argument: dict with
 {{- $isApi := eq .component "api" }}
 {{- $policy := and $isApi (include "masakari-operator.hasPolicy" $root) }}
 {{- $webhook := and $isApi $root.Values.webhook.enabled }}
+{{- $apiTls := and $isApi $root.Values.api.tls.enabled }}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -73,6 +74,9 @@ spec:
             - name: ops
               containerPort: 8081
               protocol: TCP
+            - name: metrics
+              containerPort: {{ $root.Values.metrics.containerPort }}
+              protocol: TCP
             {{- if $webhook }}
             - name: webhook
               containerPort: {{ $root.Values.webhook.port }}
@@ -90,6 +94,15 @@ spec:
               value: "0.0.0.0:{{ $root.Values.webhook.port }}"
             - name: MASAKARI_WEBHOOK_CERT_DIR
               value: /etc/masakari/webhook-tls
+            {{- end }}
+            {{- if $apiTls }}
+            # [DEFAULT] use_ssl, [wsgi] ssl_cert_file/ssl_key_file: TLS on the API port, re-read on renewal
+            - name: MASAKARI__DEFAULT__USE_SSL
+              value: "true"
+            - name: MASAKARI__WSGI__SSL_CERT_FILE
+              value: /etc/masakari/api-tls/tls.crt
+            - name: MASAKARI__WSGI__SSL_KEY_FILE
+              value: /etc/masakari/api-tls/tls.key
             {{- end }}
             {{- $userNodeOptions := false }}
             {{- range $root.Values.extraEnv }}
@@ -122,6 +135,11 @@ spec:
               mountPath: /etc/masakari/webhook-tls
               readOnly: true
             {{- end }}
+            {{- if $apiTls }}
+            - name: api-tls
+              mountPath: /etc/masakari/api-tls
+              readOnly: true
+            {{- end }}
       volumes:
         {{- include "masakari-operator.volumes" $root | nindent 8 }}
         {{- if $policy }}
@@ -133,6 +151,11 @@ spec:
         - name: webhook-tls
           secret:
             secretName: {{ include "masakari-operator.webhookCertSecretName" $root }}
+        {{- end }}
+        {{- if $apiTls }}
+        - name: api-tls
+          secret:
+            secretName: {{ include "masakari-operator.apiCertSecretName" $root }}
         {{- end }}
       {{- with $v.nodeSelector }}
       nodeSelector:

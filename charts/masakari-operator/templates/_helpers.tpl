@@ -104,6 +104,18 @@ no cert-manager, certSecret, caBundle or cert-manager Certificate was given.
 {{- if not (or .Values.webhook.certManager.enabled .Values.webhook.certSecret .Values.webhook.caBundle .Values.webhook.certManagerCertificate) }}true{{- end }}
 {{- end }}
 
+{{/*
+Secret of the API's serving certificate (api.tls): the one cert-manager
+writes, or api.tls.certSecret.
+*/}}
+{{- define "masakari-operator.apiCertSecretName" -}}
+{{- if .Values.api.tls.certManager.enabled }}
+{{- printf "%s-api-tls" (include "masakari-operator.fullname" .) }}
+{{- else }}
+{{- required "api.tls.enabled needs api.tls.certManager.enabled or api.tls.certSecret (a kubernetes.io/tls Secret)" .Values.api.tls.certSecret }}
+{{- end }}
+{{- end }}
+
 {{- define "masakari-operator.webhookCertSecretName" -}}
 {{- if or .Values.webhook.certManager.enabled (include "masakari-operator.webhookGeneratesCert" .) }}
 {{- printf "%s-webhook-tls" (include "masakari-operator.fullname" .) }}
@@ -134,6 +146,9 @@ top-level context) and "components" (MASAKARI_COMPONENTS).
   value: "0.0.0.0:15868"
 - name: MASAKARI_METRICS_LISTEN
   value: "0.0.0.0:8081"
+# /metrics on its own port, which networkPolicy.metricsClients can restrict
+- name: MASAKARI_PROMETHEUS_LISTEN
+  value: "0.0.0.0:{{ $root.Values.metrics.containerPort }}"
 - name: MASAKARI_MEDIK8S_LEASE_NAMESPACE
   value: {{ $root.Values.remediation.leaseNamespace | quote }}
 {{- with $root.Values.logLevel }}

@@ -22,7 +22,7 @@ export function versionsController(): Controller {
   return {
     show: ({ req, id }) => {
       if (id !== '' && id !== 'v1.0') throw new MasakariError(404, msg.resourceNotFound());
-      return { status: 200, doc: versionShow(`${req.baseUrl}/v1`) };
+      return { status: 200, doc: versionShow(req.v1Url) };
     },
   };
 }

@@ -45,6 +45,10 @@ export interface HarnessOptions {
   computeHosts?: string[];
   maxLimit?: number;
   duplicateWindow?: number;
+  /** [oslo_middleware] enable_proxy_headers_parsing. */
+  proxyHeaders?: boolean;
+  /** [DEFAULT] osapi_masakari_link_prefix. */
+  linkPrefix?: string;
 }
 
 export interface HttpResult {
@@ -79,7 +83,10 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
   const app = createApiApp({
     service,
     repo,
-    config: { DEFAULT: config },
+    config: {
+      DEFAULT: { ...config, osapi_masakari_link_prefix: o.linkPrefix ?? null },
+      oslo_middleware: { enable_proxy_headers_parsing: o.proxyHeaders ?? false },
+    },
     auth: o.auth ?? { strategy: 'noauth2' },
     policy: new PolicyEnforcer(o.policy ?? {}),
     log: pino({ level: 'silent' }),

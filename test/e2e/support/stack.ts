@@ -125,10 +125,13 @@ export async function startStack(o: {
   sim?: SimulatorOptions;
   env?: Record<string, string>;
   compiled?: boolean;
+  /** The instance-ha endpoint of the catalog, given the facade's port (TLS, a proxy); default http://127.0.0.1:<port>/v1. */
+  masakariUrl?: (apiPort: number) => string;
 }): Promise<Stack> {
   const ns = await useNamespace(o.prefix);
   const apiPort = await freePort();
-  const sim = await startSimulator({ masakariUrl: `http://127.0.0.1:${apiPort}/v1`, ...(o.sim ?? {}) });
+  const masakariUrl = o.masakariUrl?.(apiPort) ?? `http://127.0.0.1:${apiPort}/v1`;
+  const sim = await startSimulator({ masakariUrl, ...(o.sim ?? {}) });
   try {
     const operator = await startOperator({
       kubeconfigPath: ns.kubeconfigPath,

@@ -145,10 +145,11 @@ test('CRDs are templates that helm upgrade upgrades, kept on uninstall; crds.ena
   assert.is(byKind(none.manifests, 'CustomResourceDefinition').length, 0);
 });
 
-test('NetworkPolicy: the REST API from apiClients only, the webhook from the API server only', async () => {
+test('NetworkPolicy: the REST API from apiClients only, the webhook from the API server only, /metrics from metricsClients only', async () => {
   const apiClients = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'openstack' } } }];
   const apiServer = [{ ipBlock: { cidr: '192.0.2.0/28' } }];
-  const { manifests } = await render([{ networkPolicy: { enabled: true, apiClients, apiServer } }]);
+  const metricsClients = [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }];
+  const { manifests } = await render([{ networkPolicy: { enabled: true, apiClients, apiServer, metricsClients } }]);
   type Rule = { ports: { port: number }[]; from?: object[] };
   const api = find(manifests, 'NetworkPolicy', `${RELEASE}-api`).spec as { ingress: Rule[]; policyTypes: string[] };
   assert.equal(api.policyTypes, ['Ingress']);
@@ -164,11 +165,75 @@ test('NetworkPolicy: the REST API from apiClients only, the webhook from the API
   const engine = find(manifests, 'NetworkPolicy', `${RELEASE}-engine`).spec as { ingress: Rule[] };
   assert.equal(
     engine.ingress.flatMap((r) => r.ports.map((p) => p.port)),
-    [8081],
+    [8081, 8082],
   );
+  for (const policy of [api, engine]) {
+    // The kubelet's probes reach 8081 from anywhere; /metrics on 8082 only from metricsClients.
+    assert.equal(
+      byPort(policy.ingress, 8081).map((r) => r.from),
+      [undefined],
+    );
+    assert.equal(
+      byPort(policy.ingress, 8082).map((r) => r.from),
+      [metricsClients],
+    );
+  }
   const missing = await renderChart(RELEASE, NS, [{ networkPolicy: { enabled: true } }]);
   assert.is.not(missing.code, 0);
   assert.match(missing.stderr, 'networkPolicy.apiServer');
+});
+
+test('api.tls: cert-manager issues the API certificate for its Service names; the api pods serve it with use_ssl', async () => {
+  const { manifests } = await render([
+    { api: { tls: { enabled: true, certManager: { enabled: true, dnsNames: ['masakari.example.com'] } } } },
+  ]);
+  const cert = find(manifests, 'Certificate', `${RELEASE}-api`).spec as {
+    secretName: string;
+    dnsNames: string[];
+    issuerRef: { name: string };
+  };
+  assert.is(cert.secretName, `${RELEASE}-api-tls`);
+  assert.equal(cert.dnsNames, [
+    'masakari-api',
+    `masakari-api.${NS}`,
+    `masakari-api.${NS}.svc`,
+    `masakari-api.${NS}.svc.cluster.local`,
+    'masakari.example.com',
+  ]);
+  assert.is(cert.issuerRef.name, `${RELEASE}-api-selfsigned`);
+  find(manifests, 'Issuer', `${RELEASE}-api-selfsigned`);
+  const api = podSpec(find(manifests, 'Deployment', `${RELEASE}-api`));
+  const env = Object.fromEntries((api.containers[0]!.env ?? []).map((e) => [e.name, e.value]));
+  assert.is(env['MASAKARI__DEFAULT__USE_SSL'], 'true');
+  assert.is(env['MASAKARI__WSGI__SSL_CERT_FILE'], '/etc/masakari/api-tls/tls.crt');
+  assert.is(env['MASAKARI__WSGI__SSL_KEY_FILE'], '/etc/masakari/api-tls/tls.key');
+  assert.ok(api.volumes?.some((v) => v.secret?.secretName === `${RELEASE}-api-tls`));
+  const engine = podSpec(find(manifests, 'Deployment', `${RELEASE}-engine`));
+  assert.not.ok(engine.containers[0]!.env?.some((e) => e.name === 'MASAKARI__DEFAULT__USE_SSL'));
+  const svc = find(manifests, 'Service', 'masakari-api').spec as { ports: { name: string; appProtocol: string }[] };
+  assert.equal([svc.ports[0]?.name, svc.ports[0]?.appProtocol], ['http', 'https']);
+
+  const own = await render([{ api: { tls: { enabled: true, certSecret: 'my-api-tls' } } }]);
+  const mounted = podSpec(find(own.manifests, 'Deployment', `${RELEASE}-api`));
+  assert.ok(mounted.volumes?.some((v) => v.secret?.secretName === 'my-api-tls'));
+  assert.is(byKind(own.manifests, 'Certificate').filter((c) => c.metadata.name === `${RELEASE}-api`).length, 0);
+  const neither = await renderChart(RELEASE, NS, [{ api: { tls: { enabled: true } } }]);
+  assert.is.not(neither.code, 0);
+  assert.match(neither.stderr, 'api.tls.enabled needs api.tls.certManager.enabled or api.tls.certSecret');
+});
+
+test('/metrics has its own container port behind the metrics Service; the probes stay on ops', async () => {
+  const { manifests } = await render();
+  for (const name of [`${RELEASE}-api`, `${RELEASE}-engine`]) {
+    const c = podSpec(find(manifests, 'Deployment', name)).containers[0]!;
+    assert.ok(
+      c.ports?.some((p) => p.name === 'metrics' && p.containerPort === 8082),
+      name,
+    );
+    assert.is(c.env?.find((e) => e.name === 'MASAKARI_PROMETHEUS_LISTEN')?.value, '0.0.0.0:8082');
+  }
+  const svc = find(manifests, 'Service', `${RELEASE}-metrics`).spec as { ports: { targetPort: string }[] };
+  assert.is(svc.ports[0]?.targetPort, 'metrics');
 });
 
 test('the PrometheusRule expressions parse with the Prometheus PromQL parser', async () => {
