@@ -24,7 +24,9 @@ node_modules/.package-lock.json: package-lock.json
 
 deps: node_modules/.package-lock.json ## install dependencies when missing or outdated (npm ci)
 
-run: deps build $(if $(KUBECONFIG),,envtest) ## run everything locally: control plane, simulator (unless OS_*/OS_CLOUD), operator
+# An exported KUBECONFIG is ignored (scripts/run-local.ts): only
+# MASAKARI_RUN_KUBECONFIG=<path> runs against another cluster.
+run: deps build $(if $(MASAKARI_RUN_KUBECONFIG),,envtest) ## run everything locally: own control plane (MASAKARI_RUN_KUBECONFIG=path: that cluster), simulator (unless OS_*/OS_CLOUD), operator
 	$(TSX) scripts/run-local.ts
 
 test: deps ## run every test suite (unit, integration, e2e); prints "N passed, N failed"
