@@ -66,6 +66,7 @@ export function deadlineMs(r: MasakariRemediation, spec: EffectiveSpec): number 
 /** Reasons of Processing=True that hold the remediation back before the fencing gate is even asked. */
 const HOLDING_REASONS: ReadonlySet<string> = new Set([
   REMEDIATION_REASONS.nodeLeaseHeld,
+  REMEDIATION_REASONS.nodeLeaseUnreadable,
   REMEDIATION_REASONS.nodeExcluded,
 ]);
 
