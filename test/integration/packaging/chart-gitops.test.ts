@@ -86,6 +86,8 @@ test('without cert-manager every helm template makes a new CA (why docs/gitops.m
 test('helm lint --strict passes with every GitOps option on, and the schema rejects a misspelt one', async () => {
   const on = [
     '--set',
+    'openstack.envSecret=masakari-os-env',
+    '--set',
     'webhook.certManager.enabled=true',
     '--set',
     'metrics.prometheusRule.enabled=true',
