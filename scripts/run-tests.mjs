@@ -414,7 +414,9 @@ function summary() {
     say('  interrupted  (counted as 1 failed)');
   }
   if (leftOut.length) {
-    say(`left out, needing root: ${leftOut.map((l) => l.suite).join(', ')} (run as root without SKIP_ROOT to include them)`);
+    say(
+      `left out, needing root: ${leftOut.map((l) => l.suite).join(', ')} (run as root without SKIP_ROOT to include them)`,
+    );
   }
   say(`${passed} passed, ${failed} failed`);
   return failed;
@@ -466,7 +468,7 @@ async function main() {
   if ((mode === 'integration' || mode === 'all') && testFiles(join(ROOT, 'test/integration'), filter).length) {
     const lua = luaAction(machine);
     if (lua === 'install' && !skipRoot) {
-      say('[run-tests] lua5.1 missing: apt-get install lua5.1 (the gitops health tests run Argo CD\'s Lua with it)');
+      say("[run-tests] lua5.1 missing: apt-get install lua5.1 (the gitops health tests run Argo CD's Lua with it)");
       const r = await run('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq lua5.1'], {
         env: { DEBIAN_FRONTEND: 'noninteractive' },
         timeoutMs: timeouts.static,

@@ -52,9 +52,7 @@ export function probeMachine() {
 export function suitesLeftOut({ mode, root, skipRoot, rabbitmq }) {
   if (mode !== 'all' || (root && !skipRoot)) return [];
   const why = skipRoot ? 'SKIP_ROOT=1' : 'not root';
-  const out = [
-    { suite: 'cluster', reason: `needs root (kubelet, containerd, iptables); left out: ${why}` },
-  ];
+  const out = [{ suite: 'cluster', reason: `needs root (kubelet, containerd, iptables); left out: ${why}` }];
   if (!rabbitmq) {
     out.push({
       suite: 'openstack',

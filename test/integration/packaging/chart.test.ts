@@ -10,7 +10,17 @@ import { join } from 'node:path';
 import { dump, load } from 'js-yaml';
 import { useNamespace } from '../../support/cluster.ts';
 import type { TestNamespace } from '../../support/cluster.ts';
-import { byKind, CHART, dryRunApply, ensureNamespace, find, helm, isNamespaced, renderChart, renderChartBare } from './tools.ts';
+import {
+  byKind,
+  CHART,
+  dryRunApply,
+  ensureNamespace,
+  find,
+  helm,
+  isNamespaced,
+  renderChart,
+  renderChartBare,
+} from './tools.ts';
 import type { Manifest } from './tools.ts';
 import { assertProbes, assertRestricted, container, envValue, loadRenderedConfig, podSpec } from './workloads.ts';
 
@@ -346,7 +356,10 @@ test('keystone auth with no OpenStack credentials stops the render with what to 
   const r = await renderChartBare(RELEASE, ns.namespace);
   assert.is.not(r.code, 0);
   assert.match(r.stderr, /auth\.strategy is keystone but no OpenStack credentials are given/);
-  assert.match(r.stderr, /openstack\.cloudsSecret.*openstack\.envSecret.*os_privileged_user_\*.*auth\.strategy=noauth2/);
+  assert.match(
+    r.stderr,
+    /openstack\.cloudsSecret.*openstack\.envSecret.*os_privileged_user_\*.*auth\.strategy=noauth2/,
+  );
   // any one source of credentials is enough; noauth2 needs none to render
   const enough: object[] = [
     { openstack: { cloudsSecret: 'clouds', cloud: 'openstack' } },

@@ -224,7 +224,8 @@ test('who may override safety: the approver ClusterRole (not aggregated) and the
     find(fromChart, 'ValidatingAdmissionPolicyBinding', `${ns.namespace}-mo-masakari-operator-safety-overrides`),
     find(fromKustomize, 'ValidatingAdmissionPolicyBinding', 'masakari-operator-safety-overrides'),
   ];
-  const withoutRoleName = (spec: unknown) => JSON.stringify(spec).replace(/([a-z0-9-]+-mo-)?masakari-operator-approver/g, 'ROLE');
+  const withoutRoleName = (spec: unknown) =>
+    JSON.stringify(spec).replace(/([a-z0-9-]+-mo-)?masakari-operator-approver/g, 'ROLE');
   assert.equal(
     JSON.parse(withoutRoleName(policies[0]!.spec)),
     JSON.parse(withoutRoleName(policies[1]!.spec)),
@@ -362,7 +363,9 @@ test('the Medik8s lease Role: only where its namespace is known to exist or is c
   ns,
 }) => {
   const leaseObjects = (m: Manifest[]) =>
-    m.filter((o) => o.metadata.namespace === LEASE_NAMESPACE || o.metadata.name === LEASE_NAMESPACE).map((o) => `${o.kind}/${o.metadata.name}`);
+    m
+      .filter((o) => o.metadata.namespace === LEASE_NAMESPACE || o.metadata.name === LEASE_NAMESPACE)
+      .map((o) => `${o.kind}/${o.metadata.name}`);
   // auto (the default): `helm template` cannot look the namespace up, so nothing is made there
   const auto = await renderChart('mo', ns.namespace);
   assert.is(auto.code, 0, auto.stderr);
@@ -380,9 +383,14 @@ test('the Medik8s lease Role: only where its namespace is known to exist or is c
     'Role/mo-masakari-operator-medik8s-leases',
     'RoleBinding/mo-masakari-operator-medik8s-leases',
   ]);
-  assert.is(find(created.manifests, 'Namespace', LEASE_NAMESPACE).metadata.annotations?.['helm.sh/resource-policy'], 'keep');
+  assert.is(
+    find(created.manifests, 'Namespace', LEASE_NAMESPACE).metadata.annotations?.['helm.sh/resource-policy'],
+    'keep',
+  );
   // false: never
-  const off = await renderChart('mo', ns.namespace, [{ remediation: { readMedik8sLeases: false, createLeaseNamespace: true } }]);
+  const off = await renderChart('mo', ns.namespace, [
+    { remediation: { readMedik8sLeases: false, createLeaseNamespace: true } },
+  ]);
   assert.is(off.code, 0, off.stderr);
   assert.equal(leaseObjects(off.manifests), []);
 });
@@ -390,12 +398,24 @@ test('the Medik8s lease Role: only where its namespace is known to exist or is c
 test('two releases of one name in two namespaces share no cluster-scoped object name', async ({ ns, leases }) => {
   const values = [{ webhook: { enabled: true } }];
   const clusterNames = async (namespace: string) =>
-    (await chart('mo', namespace, values)).filter((o) => !o.metadata.namespace && o.kind !== 'CustomResourceDefinition').map((o) => `${o.kind}/${o.metadata.name}`);
+    (await chart('mo', namespace, values))
+      .filter((o) => !o.metadata.namespace && o.kind !== 'CustomResourceDefinition')
+      .map((o) => `${o.kind}/${o.metadata.name}`);
   const first = await clusterNames(ns.namespace);
   const second = await clusterNames(leases.namespace);
-  assert.ok(first.some((n) => n.startsWith('ClusterRole/')) && first.some((n) => n.startsWith('ValidatingWebhookConfiguration/')), first.join(', '));
-  assert.ok(first.some((n) => n.startsWith('ValidatingAdmissionPolicy/')), first.join(', '));
-  assert.equal(first.filter((n) => second.includes(n)), []);
+  assert.ok(
+    first.some((n) => n.startsWith('ClusterRole/')) &&
+      first.some((n) => n.startsWith('ValidatingWebhookConfiguration/')),
+    first.join(', '),
+  );
+  assert.ok(
+    first.some((n) => n.startsWith('ValidatingAdmissionPolicy/')),
+    first.join(', '),
+  );
+  assert.equal(
+    first.filter((n) => second.includes(n)),
+    [],
+  );
   for (const n of first) assert.ok(n.split('/')[1]!.startsWith(`${ns.namespace}-mo-masakari-operator`), n);
 });
 
