@@ -1,6 +1,10 @@
 // `make run`: the whole operator on this machine, in the foreground.
 //   - a fresh local Kubernetes control plane (etcd + kube-apiserver with the
-//     CRDs), unless KUBECONFIG names a cluster to use instead;
+//     CRDs). An exported KUBECONFIG is ignored: a platform engineer's shell
+//     names a real cluster there, and a laptop process must not join it. Only
+//     MASAKARI_RUN_KUBECONFIG=<path> (`make run MASAKARI_RUN_KUBECONFIG=…`)
+//     uses another cluster, and even then not one where the operator's Leases
+//     are held (an installed operator is running there);
 //   - the namespace (MASAKARI_NAMESPACE, default masakari);
 //   - the OpenStack named by OS_CLOUD / OS_* when given, otherwise the
 //     Keystone + Nova simulator (on MASAKARI_SIMULATOR_PORT, default a free
@@ -21,10 +25,13 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.ts';
 import { resolveOpenStackCredentials } from '../src/config/openstack-auth.ts';
 import { startControlPlane, type ControlPlane } from '../src/controlplane/index.ts';
-import { isAlreadyExists, type KubeClient } from '../src/k8s/client.ts';
+import { isAlreadyExists, isNotFound, type KubeClient } from '../src/k8s/client.ts';
 import { createKubeClient } from '../src/k8s/kube-client.ts';
 import { loadKubeConfig } from '../src/k8s/kubeconfig.ts';
 import { RESOURCES } from '../src/k8s/resources.ts';
+import { ENGINE_LEASE_NAME } from '../src/engine/engine.ts';
+import { REMEDIATION_LEASE_NAME } from '../src/model/remediation-constants.ts';
+import { STORE_LEASE_NAME } from '../src/reconcilers/component.ts';
 import { startSimulator, type Simulator } from '../src/simulator/server.ts';
 import { freePort } from '../src/controlplane/ports.ts';
 import { CERT_FILE, KEY_FILE } from '../src/webhook/tls.ts';
@@ -65,12 +72,77 @@ async function ensureNamespace(kube: KubeClient, name: string): Promise<void> {
   }
 }
 
+/** The Leases every operator process elects its leaders under (src/runtime/manager.ts). */
+const OPERATOR_LEASES = [ENGINE_LEASE_NAME, REMEDIATION_LEASE_NAME, STORE_LEASE_NAME];
+/** Clock skew allowed between this machine and whoever renewed a Lease. */
+const LEASE_SKEW_MS = 60_000;
+
+interface LeaseObject {
+  metadata: { name: string; namespace?: string };
+  spec?: { holderIdentity?: string | null; renewTime?: string | null; leaseDurationSeconds?: number };
+}
+
+/**
+ * "<namespace>/<name> held by <holder>" for each operator Lease that someone
+ * holds: a holder is named and its last renewal is not older than the Lease's
+ * duration plus clock skew. A released Lease (holder cleared on a graceful
+ * stop) or one long expired is not held.
+ */
+function heldLeases(items: LeaseObject[], nowMs: number): string[] {
+  return items
+    .filter((l) => OPERATOR_LEASES.includes(l.metadata.name))
+    .filter((l) => {
+      const holder = l.spec?.holderIdentity;
+      if (!holder) return false;
+      const renewed = Date.parse(l.spec?.renewTime ?? '');
+      if (Number.isNaN(renewed)) return true;
+      return nowMs - renewed <= (l.spec?.leaseDurationSeconds ?? 15) * 1000 + LEASE_SKEW_MS;
+    })
+    .map((l) => `${l.metadata.namespace ?? '?'}/${l.metadata.name} held by ${l.spec!.holderIdentity!}`);
+}
+
+/**
+ * Refuses a cluster where an operator is running: its Leases are held in any
+ * namespace (or, when this kubeconfig may not list Leases cluster-wide, in the
+ * namespace make run would use).
+ */
+async function refuseClusterWithRunningOperator(kube: KubeClient, namespace: string): Promise<void> {
+  let items: LeaseObject[];
+  try {
+    items = (await kube.list<LeaseObject>(RESOURCES.leases, undefined)).items;
+  } catch {
+    items = [];
+    for (const name of OPERATOR_LEASES) {
+      try {
+        items.push(await kube.get<LeaseObject>(RESOURCES.leases, namespace, name));
+      } catch (e) {
+        if (!isNotFound(e)) {
+          throw new Error(
+            `cannot read the Lease ${namespace}/${name} to check that no operator runs there: ${(e as Error).message}`,
+            {
+              cause: e,
+            },
+          );
+        }
+      }
+    }
+  }
+  const held = heldLeases(items, Date.now());
+  if (held.length) {
+    throw new Error(
+      `refusing to use the cluster in MASAKARI_RUN_KUBECONFIG: a masakari-operator is running there (${held.join('; ')}). ` +
+        'A second one would process the same notifications against the same OpenStack. ' +
+        'Stop that operator first, or run `make run` without MASAKARI_RUN_KUBECONFIG (its own throwaway control plane).',
+    );
+  }
+}
+
 async function checkCrdsInstalled(kube: KubeClient): Promise<void> {
   try {
     await kube.get(RESOURCES.crds, undefined, 'failoversegments.masakari.openkeel.io');
   } catch (e) {
     throw new Error(
-      `the cluster in KUBECONFIG has no masakari CRDs (${(e as Error).message}); install them with: kubectl apply -f crds/`,
+      `the cluster in MASAKARI_RUN_KUBECONFIG has no masakari CRDs (${(e as Error).message}); install them with: kubectl apply -f crds/`,
       { cause: e },
     );
   }
@@ -161,10 +233,16 @@ async function main(): Promise<number> {
     const namespace = config.operator.namespace;
     const creds = resolveOpenStackCredentials(config, { env });
 
-    let kubeconfigPath = env.KUBECONFIG;
+    let kubeconfigPath = env.MASAKARI_RUN_KUBECONFIG;
     if (kubeconfigPath) {
-      say(`using the cluster in KUBECONFIG=${kubeconfigPath}`);
+      say(`using the cluster in MASAKARI_RUN_KUBECONFIG=${kubeconfigPath}`);
     } else {
+      if (env.KUBECONFIG) {
+        say(
+          `ignoring KUBECONFIG=${env.KUBECONFIG}: make run uses its own throwaway control plane; ` +
+            'to run against that cluster, say so: make run MASAKARI_RUN_KUBECONFIG="$KUBECONFIG"',
+        );
+      }
       say('starting a local control plane (etcd + kube-apiserver)...');
       running.controlPlane = await startControlPlane({ log: (line) => say(`controlplane: ${line}`) });
       kubeconfigPath = running.controlPlane.kubeconfigPath;
@@ -174,7 +252,10 @@ async function main(): Promise<number> {
     // Who the operator is to the API server: it uses this same kubeconfig.
     let operatorUser: string | undefined;
     try {
-      if (!running.controlPlane) await checkCrdsInstalled(kube);
+      if (!running.controlPlane) {
+        await refuseClusterWithRunningOperator(kube, namespace);
+        await checkCrdsInstalled(kube);
+      }
       await ensureNamespace(kube, namespace);
       if (running.controlPlane) operatorUser = await kubeUsername(kube);
     } finally {
@@ -192,7 +273,7 @@ async function main(): Promise<number> {
     const apiUrl = `http://${operatorEnv.MASAKARI_LISTEN}/v1`;
     // On our own throwaway control plane, also run the validating admission
     // webhook, so kubectl writes obey the same rules as REST ones. Never
-    // registered in a cluster named by KUBECONFIG: that is not ours to change.
+    // registered in a cluster named by MASAKARI_RUN_KUBECONFIG: that is not ours to change.
     let webhook: { url: string; caPem: string; certDir: string } | undefined;
     if (running.controlPlane && operatorEnv.MASAKARI_COMPONENTS?.split(',').includes('api')) {
       const pair = await selfSignedKeyPair();

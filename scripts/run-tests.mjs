@@ -23,6 +23,12 @@
 //                then unit, integration, e2e, cluster, chaos, fuzz, openstack;
 //                the OpenStack install (venv, RabbitMQ, DB templates) runs in the background from the start
 //
+// Without root (or with --skip-root / MASAKARI_TEST_SKIP_ROOT=1, which `make test SKIP_ROOT=1` sets),
+// `all` leaves out the suites that need root (scripts/test-prerequisites.mjs: cluster always;
+// openstack while Debian's rabbitmq-server is not installed) and says so: each has a summary line
+// "left out (…)", and a line before the last names them all. Missing lua5.1 (the gitops health
+// tests) is installed when root with apt-get, else named in the summary.
+//
 // Every uvu run (and each Node process it starts) runs with --unhandled-rejections=strict.
 //
 // --filter REGEX keeps only the test files whose path (relative to the suite's
@@ -44,6 +50,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { LUA_MISSING, luaAction, probeMachine, suitesLeftOut } from './test-prerequisites.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MIN = 60_000;
@@ -59,11 +66,16 @@ const timeouts = {
 };
 
 const USAGE =
-  'usage: node scripts/run-tests.mjs <unit|integration|e2e|chaos|fuzz|cluster|openstack|all> [--filter REGEX]';
+  'usage: node scripts/run-tests.mjs <unit|integration|e2e|chaos|fuzz|cluster|openstack|all> [--filter REGEX] [--skip-root]';
 const SUITES = ['unit', 'integration', 'e2e', 'chaos', 'fuzz', 'cluster', 'openstack', 'all'];
 
 /** @type {{ name: string, passed: number, failed: number, skipped: number, note: string }[]} */
 const results = [];
+/** Suites left out, with why; and notes on missing prerequisites. Both printed in the summary. */
+/** @type {{ suite: string, reason: string }[]} */
+let leftOut = [];
+/** @type {string[]} */
+const prerequisiteNotes = [];
 /** The command in progress, and a promise that settles when it has closed. */
 /** @type {{ child: import('node:child_process').ChildProcess, closed: Promise<unknown> } | undefined} */
 let running;
@@ -267,7 +279,9 @@ async function clusterSuite(filter) {
     return;
   }
   if (process.getuid?.() !== 0) {
-    say('\n=== cluster: needs root (kubelet, containerd, iptables); run it as root, as CI does');
+    say(
+      '\n=== cluster: needs root (kubelet, containerd, iptables); run it as root, as CI does (`make test` leaves it out when not root)',
+    );
     results.push({ name: 'cluster', passed: 0, failed: 1, skipped: 0, note: 'needs root' });
     return;
   }
@@ -393,9 +407,16 @@ function summary() {
     const skipped = r.skipped ? `, ${r.skipped} skipped` : '';
     say(`  ${r.name.padEnd(12)} ${r.passed} passed, ${r.failed} failed${skipped} (${r.note})`);
   }
+  for (const { suite, reason } of leftOut) say(`  ${suite.padEnd(12)} left out (${reason})`);
+  for (const note of prerequisiteNotes) say(`  prerequisite ${note}`);
   if (interrupted) {
     failed += 1;
     say('  interrupted  (counted as 1 failed)');
+  }
+  if (leftOut.length) {
+    say(
+      `left out, needing root: ${leftOut.map((l) => l.suite).join(', ')} (run as root without SKIP_ROOT to include them)`,
+    );
   }
   say(`${passed} passed, ${failed} failed`);
   return failed;
@@ -420,7 +441,10 @@ function onSignal(signal) {
 }
 
 async function main() {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { filter: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { filter: { type: 'string' }, 'skip-root': { type: 'boolean' } },
+  });
   const mode = positionals[0];
   if (!SUITES.includes(mode) || positionals.length > 1) {
     process.stderr.write(`${USAGE}\n`);
@@ -436,7 +460,26 @@ async function main() {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  const openstackFiles = testFiles(join(ROOT, 'test/openstack'), filter).length > 0;
+  const machine = probeMachine();
+  const skipRoot = values['skip-root'] === true || process.env.MASAKARI_TEST_SKIP_ROOT === '1';
+  leftOut = suitesLeftOut({ mode, root: machine.root, skipRoot, rabbitmq: machine.rabbitmq });
+  for (const { suite, reason } of leftOut) say(`[run-tests] ${suite}: ${reason}`);
+  const isLeftOut = (suite) => leftOut.some((l) => l.suite === suite);
+  if ((mode === 'integration' || mode === 'all') && testFiles(join(ROOT, 'test/integration'), filter).length) {
+    const lua = luaAction(machine);
+    if (lua === 'install' && !skipRoot) {
+      say("[run-tests] lua5.1 missing: apt-get install lua5.1 (the gitops health tests run Argo CD's Lua with it)");
+      const r = await run('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq lua5.1'], {
+        env: { DEBIAN_FRONTEND: 'noninteractive' },
+        timeoutMs: timeouts.static,
+      });
+      if (r.code !== 0) prerequisiteNotes.push(LUA_MISSING);
+    } else if (lua !== 'ok') {
+      prerequisiteNotes.push(LUA_MISSING);
+    }
+  }
+
+  const openstackFiles = !isLeftOut('openstack') && testFiles(join(ROOT, 'test/openstack'), filter).length > 0;
   const openstackReady = mode === 'all' && openstackFiles ? prepareOpenStackInBackground() : undefined;
   if (mode === 'all') {
     await staticCheck('lint', 'eslint/bin/eslint.js', ['.']);
@@ -447,6 +490,8 @@ async function main() {
     await uvuSuite('unit', 'src', filter, { timeoutMs: timeouts.unit });
     // the benchmarks' pure helpers (percentiles, Prometheus parsing, ...); the benchmarks themselves are `make bench`
     await uvuSuite('bench unit', 'bench', filter, { timeoutMs: timeouts.unit });
+    // the test runner's own logic (which suites it leaves out, scripts/test-prerequisites.mjs)
+    await uvuSuite('scripts unit', 'scripts', filter, { timeoutMs: timeouts.unit });
   }
   for (const suite of ['integration', 'e2e']) {
     if (mode !== suite && mode !== 'all') continue;
@@ -460,7 +505,7 @@ async function main() {
     );
   }
   // Needs root; .ci/run builds its binaries and image in the background while the suites above run.
-  if (mode === 'cluster' || mode === 'all') await clusterSuite(filter);
+  if ((mode === 'cluster' || mode === 'all') && !isLeftOut('cluster')) await clusterSuite(filter);
   // Owns its control plane (it freezes and restarts kube-apiserver), so none is started here.
   if (mode === 'chaos' || mode === 'all') {
     await uvuSuite('chaos', 'test/chaos', filter, { timeoutMs: timeouts.chaos });

@@ -83,6 +83,8 @@ export const REMEDIATION_REASONS = {
   waitingForFencing: 'WaitingForFencing',
   nodeMappingAmbiguous: 'NodeMappingAmbiguous',
   nodeLeaseHeld: 'NodeLeaseHeld',
+  /** The remediator may not read the node's medik8s lease: held, since a maintenance cannot be ruled out. */
+  nodeLeaseUnreadable: 'NodeLeaseUnreadable',
   nodeExcluded: 'NodeExcludedFromRemediation',
   fencedByFenceAgent: 'FenceAgentActionSucceeded',
   fencedBySelfNodeRemediation: 'SelfNodeRemediationAssumedRebooted',

@@ -24,6 +24,8 @@ import { untilSyncedOrShutdown } from '../app/first-sync.ts';
 import { createCrRepository } from '../store/index.ts';
 import type { CrRepositoryHandle } from '../store/index.ts';
 import { RemediationReconciler } from './reconciler.ts';
+import { heldByReason } from './decide.ts';
+import { gauge } from '../runtime/metric-registry.ts';
 import { ApprovalGuard } from '../fencing/approval-guard.ts';
 
 export interface RemediationComponentOptions {
@@ -92,6 +94,16 @@ export async function createComponent(
   const cache = manager.informer<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, {
     namespace: ctx.namespace,
   });
+  // Read from the cache at each scrape: every replica of the remediator reports the same counts.
+  gauge(
+    ctx.metrics,
+    'masakari_remediations_held',
+    'MasakariRemediations held back now, by Processing reason (NodeLeaseHeld, NodeLeaseUnreadable, NodeExcludedFromRemediation).',
+    ['reason'],
+    function collect() {
+      for (const [reason, n] of heldByReason(cache.list())) this.set({ reason }, n);
+    },
+  );
   const events = new EventRecorder({
     kube: ctx.kube,
     reportingInstance: ctx.identity,

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { MasakariRemediation } from '../model/remediation-types.ts';
 import type { Condition, Notification, NotificationStatus } from '../model/types.ts';
-import { effectiveSpec, notificationOutcome, stage, waitDelayMs } from './decide.ts';
+import { effectiveSpec, heldByReason, notificationOutcome, stage, waitDelayMs } from './decide.ts';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 const spec = effectiveSpec({ recoveryTimeoutSeconds: 600 }, 'masakari');
@@ -131,6 +131,29 @@ test('waiting starts at 2 s, grows to 30 s, and never overshoots the deadline', 
   assert.equal(waitDelayMs(NOW, NOW + 100_000, undefined), 10_000);
   assert.equal(waitDelayMs(NOW, NOW + 3_600_000, undefined), 30_000);
   assert.equal(waitDelayMs(NOW, NOW + 100_000, NOW + 101_000), 1_100);
+});
+
+test('held remediations are counted by reason for masakari_remediations_held (an unreadable lease among them)', () => {
+  const held = (reason: string, status: 'True' | 'False' = 'True'): MasakariRemediation =>
+    remediation({
+      status: {
+        startedAt: '2026-11-29T11:55:00Z',
+        conditions: [{ type: 'Processing', status, reason, message: 'm', lastTransitionTime: '2026-11-29T11:55:00Z' }],
+      },
+    });
+  assert.equal(
+    Object.fromEntries(
+      heldByReason([
+        held('NodeLeaseUnreadable'),
+        held('NodeLeaseUnreadable'),
+        held('NodeLeaseHeld'),
+        held('WaitingForFencing'),
+        held('NodeLeaseHeld', 'False'),
+        remediation(),
+      ]),
+    ),
+    { NodeLeaseHeld: 1, NodeLeaseUnreadable: 2, NodeExcludedFromRemediation: 0 },
+  );
 });
 
 test.run();

@@ -66,8 +66,25 @@ export function deadlineMs(r: MasakariRemediation, spec: EffectiveSpec): number 
 /** Reasons of Processing=True that hold the remediation back before the fencing gate is even asked. */
 const HOLDING_REASONS: ReadonlySet<string> = new Set([
   REMEDIATION_REASONS.nodeLeaseHeld,
+  REMEDIATION_REASONS.nodeLeaseUnreadable,
   REMEDIATION_REASONS.nodeExcluded,
 ]);
+
+/**
+ * Remediations held back now, by their Processing reason (every holding reason present, zeros
+ * included): the gauge masakari_remediations_held, so a hold that needs a person (NodeLeaseUnreadable:
+ * no lease Role) alerts.
+ */
+export function heldByReason(items: Iterable<MasakariRemediation>): Map<string, number> {
+  const counts = new Map<string, number>([...HOLDING_REASONS].map((reason) => [reason, 0]));
+  for (const r of items) {
+    const processing = r.status?.conditions?.find((c) => c.type === REMEDIATION_CONDITIONS.processing);
+    if (processing?.status === 'True' && HOLDING_REASONS.has(processing.reason)) {
+      counts.set(processing.reason, (counts.get(processing.reason) ?? 0) + 1);
+    }
+  }
+  return counts;
+}
 
 /** What held the remediation back when it was last looked at (its Processing message), if anything did. */
 function heldBackBy(r: MasakariRemediation): string | undefined {

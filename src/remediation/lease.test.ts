@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import type { LeaseLike } from '../model/remediation-types.ts';
 import { KubeError } from '../k8s/client.ts';
 import { scriptedKube } from '../testing/fake-kube.ts';
-import { leaseBlocker, readNodeLease } from './lease.ts';
+import { leaseBlocker, NodeLeaseUnreadable, readNodeLease } from './lease.ts';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 const lease = (holderIdentity: string | null, renewTime?: string, leaseDurationSeconds = 3600): LeaseLike => ({
@@ -56,4 +56,19 @@ test('a missing lease (or lease namespace) reads as no lease', async () => {
     },
   });
   assert.is(await readNodeLease(kube, 'medik8s-leases', 'worker-1'), undefined);
+});
+
+test('a lease the remediator may not read (no lease Role: a chart installed before NHC) is a named hold, not a crash', async () => {
+  const kube = scriptedKube({
+    get: async () => {
+      throw new KubeError(403, 'Forbidden', 'leases.coordination.k8s.io "node-worker-1" is forbidden');
+    },
+  });
+  const err = await readNodeLease(kube, 'medik8s-leases', 'worker-1').then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.instance(err, NodeLeaseUnreadable);
+  assert.match((err as Error).message, /cannot read the medik8s node lease medik8s-leases\/node-worker-1/);
+  assert.match((err as Error).message, /remediation\.readMedik8sLeases/);
 });

@@ -6,7 +6,7 @@
 // when NHC remediates for a MachineHealthCheck); any other live holder
 // (Node Maintenance's "node-maintenance", another remediator) means hands off.
 import type { KubeClient } from '../k8s/client.ts';
-import { isNotFound } from '../k8s/client.ts';
+import { isNotFound, KubeError } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { HEALTH_CHECK_LEASE_HOLDER_PREFIXES, medik8sLeaseName } from '../model/remediation-constants.ts';
 import type { LeaseLike } from '../model/remediation-types.ts';
@@ -25,7 +25,24 @@ export function leaseBlocker(lease: LeaseLike | undefined, nowMs: number): strin
   return holder;
 }
 
-/** The node's lease, or undefined when there is none (or no such lease namespace). */
+/**
+ * The remediator may not read the lease (403): on a cluster without NodeHealthCheck at install
+ * time the chart grants no Role in the lease namespace. Whether Node Maintenance holds the node is
+ * then unknown, so the remediation holds (reason NodeLeaseUnreadable) instead of acting or crashing.
+ */
+export class NodeLeaseUnreadable extends Error {
+  constructor(leaseNamespace: string, node: string, cause: unknown) {
+    super(
+      `cannot read the medik8s node lease ${leaseNamespace}/${medik8sLeaseName(node)} (${(cause as Error).message}), ` +
+        'so whether Node Maintenance holds the node is unknown; not acting. Grant get on leases there: ' +
+        '`helm upgrade` once the namespace exists (remediation.readMedik8sLeases: auto finds it), or set remediation.readMedik8sLeases: true',
+      { cause },
+    );
+    this.name = 'NodeLeaseUnreadable';
+  }
+}
+
+/** The node's lease, or undefined when there is none (or no such lease namespace); NodeLeaseUnreadable on 403. */
 export async function readNodeLease(
   kube: KubeClient,
   leaseNamespace: string,
@@ -35,6 +52,7 @@ export async function readNodeLease(
     return await kube.get<LeaseLike>(RESOURCES.leases, leaseNamespace, medik8sLeaseName(node));
   } catch (err) {
     if (isNotFound(err)) return undefined;
+    if (err instanceof KubeError && err.code === 403) throw new NodeLeaseUnreadable(leaseNamespace, node, err);
     throw err;
   }
 }

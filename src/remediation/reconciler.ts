@@ -38,7 +38,7 @@ import { forceDownComputeService } from './compute-service.ts';
 import type { EffectiveSpec, Finish } from './decide.ts';
 import { deadlineMs, effectiveSpec, isFinished, notificationOutcome, stage, waitDelayMs } from './decide.ts';
 import { evaluateFencing, gatherEvidence, manualApproval } from '../fencing/proof.ts';
-import { leaseBlocker, readNodeLease } from './lease.ts';
+import { leaseBlocker, NodeLeaseUnreadable, readNodeLease } from './lease.ts';
 import { computeHostOf, excludedFromRemediation, hostNodes, nodeNameOf } from '../fencing/node.ts';
 import { fileHostNotification, findOwnNotification } from './notify.ts';
 import { rfc3339Seconds } from '../time/format.ts';
@@ -187,10 +187,20 @@ export class RemediationReconciler {
       });
     }
 
-    const holder = leaseBlocker(
-      await readNodeLease(this.options.kube, this.options.leaseNamespace ?? MEDIK8S_LEASE_NAMESPACE, nodeName),
-      this.now(),
-    );
+    let nodeLease;
+    try {
+      nodeLease = await readNodeLease(
+        this.options.kube,
+        this.options.leaseNamespace ?? MEDIK8S_LEASE_NAMESPACE,
+        nodeName,
+      );
+    } catch (e) {
+      if (!(e instanceof NodeLeaseUnreadable)) throw e;
+      await this.setProcessing(r, REMEDIATION_REASONS.nodeLeaseUnreadable, e.message, hostName);
+      this.event(r, 'Warning', REMEDIATION_REASONS.nodeLeaseUnreadable, 'Wait', e.message);
+      return this.waitAgain(r, spec);
+    }
+    const holder = leaseBlocker(nodeLease, this.now());
     if (holder) {
       const message = `the medik8s node lease of ${nodeName} is held by ${holder} (e.g. Node Maintenance); not acting while it holds it`;
       await this.setProcessing(r, REMEDIATION_REASONS.nodeLeaseHeld, message, hostName);

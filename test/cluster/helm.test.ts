@@ -33,7 +33,7 @@ const API_PODS = 'app.kubernetes.io/instance=mko,app.kubernetes.io/component=api
 const ENGINE_PODS = 'app.kubernetes.io/instance=mko,app.kubernetes.io/component=engine';
 /** docs/operations.md: lease_duration + 2 × 2.2 × retry_period with the defaults (15 s, 2 s), plus API latency slack. */
 const HANDOVER_BOUND_MS = (15 + 2 * 2.2 * 2) * 1000 + 5_000;
-/** remediation.readMedik8sLeases=false below: no Role in medik8s-leases. */
+/** The default remediation.readMedik8sLeases (auto) on a cluster without medik8s-leases: no Role there. */
 const ACCOUNTS: DeployedAccounts = {
   namespace: NS,
   serviceAccounts: { api: `${RELEASE}-masakari-operator-api`, controller: `${RELEASE}-masakari-operator-controller` },
@@ -75,7 +75,10 @@ function osEnv(): Record<string, string> {
   return { ...(ctx.sim?.credentials ?? {}), OS_INTERFACE: 'public' };
 }
 
-/** Values for a fast, observable install: 2 replicas each, webhook on, the simulator as the cloud. */
+/**
+ * Values for a fast, observable install: 2 replicas each, webhook on, the simulator as the cloud; the
+ * defaults otherwise (remediation.* included: the lease Role follows the lease namespace).
+ */
 function installArgs(extra: string[] = []): string[] {
   return [
     '--namespace',
@@ -92,16 +95,17 @@ function installArgs(extra: string[] = []): string[] {
     'config.DEFAULT.wait_period_after_service_update=1',
     '--set',
     'config.DEFAULT.wait_period_after_evacuation=30',
-    '--set',
-    'remediation.readMedik8sLeases=false',
     ...extra,
   ];
 }
 
 step(
-  'helm install with 2 replicas and the webhook: every pod Ready under the restricted PSS',
+  'helm install with 2 replicas and the webhook, on a fresh cluster without medik8s-leases: every pod Ready under the restricted PSS',
   async () => {
     const { nodeIp } = clusterEnv();
+    // a fresh cluster: no NodeHealthCheck, so no lease namespace (docs/install.md)
+    const leaseNs = await kubectl(['get', 'namespace', 'medik8s-leases', '--ignore-not-found', '-o', 'name']);
+    assert.is(leaseNs.trim(), '', 'the cluster already has medik8s-leases');
     ctx.simPort = await freePort();
     await restrictedNamespace(NS);
     // The operator's OpenStack credentials: the simulator on the node IP, which

@@ -5,6 +5,9 @@
 // failed compute, a notification, the recovery and the VM moves — check the
 // custom resources through the printed kubeconfig, then press Ctrl-C and check
 // that nothing is left listening.
+// A platform engineer's shell exports KUBECONFIG (and OS_*): `make run` must
+// not join that cluster unless told with MASAKARI_RUN_KUBECONFIG, and even
+// then not one where an operator holds its Leases.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -18,6 +21,8 @@ import type { Notification } from '../../src/model/types.ts';
 import { freePort } from './support/net.ts';
 import { e2eVenv } from './support/python-env.ts';
 import { kubectlBinary } from '../support/kubectl.ts';
+import { useNamespace } from '../support/cluster.ts';
+import { randomBytes } from 'node:crypto';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -33,9 +38,12 @@ interface Printed {
 }
 
 /** Starts the script and resolves with what its ready banner printed. */
-function startMakeRun(env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string; ready: Promise<Printed> } {
+function startMakeRun(
+  env: NodeJS.ProcessEnv,
+  makeArgs: string[] = [],
+): { child: ChildProcess; output: () => string; ready: Promise<Printed> } {
   // Its own process group, like a terminal's foreground job, so Ctrl-C can be sent to the group.
-  const child = spawn('make', ['--no-print-directory', 'run'], {
+  const child = spawn('make', ['--no-print-directory', 'run', ...makeArgs], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -185,6 +193,103 @@ test('make run: the README walk-through with the openstack CLI, then Ctrl-C leav
     assert.ok(await refused(`${apiServer}/healthz`), 'kube-apiserver still answers after Ctrl-C');
   } finally {
     if (!exited) process.kill(-started.child.pid!, 'SIGKILL');
+  }
+});
+
+/** Whether the namespace exists in the cluster of kubeconfig. */
+async function namespaceExists(kubeconfig: string, name: string): Promise<boolean> {
+  const kube = createKubeClient(loadKubeConfig({ env: { KUBECONFIG: kubeconfig } }));
+  try {
+    await kube.get(RESOURCES.namespaces, undefined, name);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await kube.close();
+  }
+}
+
+async function stopMakeRun(started: ReturnType<typeof startMakeRun>): Promise<void> {
+  if (started.child.exitCode !== null || started.child.signalCode !== null) return;
+  const ended = new Promise<void>((resolve) => started.child.once('exit', () => resolve()));
+  process.kill(-started.child.pid!, 'SIGINT');
+  const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), STOP_TIMEOUT_MS).unref());
+  if ((await Promise.race([ended, timeout])) === 'timeout') process.kill(-started.child.pid!, 'SIGKILL');
+}
+
+test('make run: an exported KUBECONFIG of another cluster is ignored, nothing is created there', async () => {
+  const other = process.env.MASAKARI_TEST_KUBECONFIG ?? (await useNamespace('make-run-other')).kubeconfigPath;
+  const namespace = `make-run-${randomBytes(4).toString('hex')}`;
+  const started = startMakeRun({
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    KUBECONFIG: other,
+    MASAKARI_NAMESPACE: namespace,
+    MASAKARI_LISTEN: `127.0.0.1:${await freePort()}`,
+    MASAKARI_METRICS_LISTEN: `127.0.0.1:${await freePort()}`,
+    MASAKARI_LOG_LEVEL: 'warn',
+  });
+  try {
+    const printed = await started.ready;
+    assert.match(started.output(), /ignoring KUBECONFIG=.*MASAKARI_RUN_KUBECONFIG/);
+    assert.is.not(printed.kubeconfig, other);
+    assert.ok(await namespaceExists(printed.kubeconfig, namespace), 'its own control plane has the namespace');
+    assert.not.ok(await namespaceExists(other, namespace), `make run created ${namespace} in the KUBECONFIG cluster`);
+  } finally {
+    await stopMakeRun(started);
+  }
+});
+
+test('make run: MASAKARI_RUN_KUBECONFIG naming a cluster whose operator Lease is held is refused, nothing started', async () => {
+  const ns = await useNamespace('make-run-installed');
+  const now = new Date().toISOString().replace(/Z$/, '000Z'); // MicroTime
+  const lease = await ns.kubectl(
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'masakari-engine', namespace: ns.namespace },
+      spec: { holderIdentity: 'masakari-operator-engine-7d9f-abcde', leaseDurationSeconds: 15, renewTime: now },
+    }),
+  );
+  assert.is(lease.code, 0, lease.stderr);
+  const namespace = `make-run-${randomBytes(4).toString('hex')}`;
+  const listen = `127.0.0.1:${await freePort()}`;
+  const started = startMakeRun(
+    {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      MASAKARI_NAMESPACE: namespace,
+      MASAKARI_LISTEN: listen,
+      MASAKARI_METRICS_LISTEN: `127.0.0.1:${await freePort()}`,
+      MASAKARI_LOG_LEVEL: 'warn',
+    },
+    [`MASAKARI_RUN_KUBECONFIG=${ns.kubeconfigPath}`],
+  );
+  // it exits before its ready banner: that rejection is the expected outcome
+  started.ready.catch(() => undefined);
+  try {
+    // a make run that does not refuse would start and keep running: bounded, so that fails instead of hanging
+    const code = await new Promise<number | null | 'running'>((resolve) => {
+      const timer = setTimeout(() => resolve('running'), READY_TIMEOUT_MS);
+      started.child.once('exit', (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    assert.ok(code !== 0 && code !== 'running', `make run did not refuse (${code}):\n${started.output()}`);
+    assert.match(
+      started.output(),
+      new RegExp(
+        `refusing to use the cluster in MASAKARI_RUN_KUBECONFIG: a masakari-operator is running there \\(${ns.namespace}/masakari-engine held by masakari-operator-engine-7d9f-abcde\\)`,
+      ),
+    );
+    assert.not.match(started.output(), /starting a local control plane|simulator/);
+    assert.not.ok(await namespaceExists(ns.kubeconfigPath, namespace), `make run created ${namespace} there`);
+    assert.ok(await refused(`http://${listen}/`), 'an operator was started');
+  } finally {
+    await stopMakeRun(started);
+    await ns.cleanup();
   }
 });
 

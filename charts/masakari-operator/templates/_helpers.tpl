@@ -24,6 +24,17 @@ chart name. Kept to 50 characters so suffixes such as -controller still fit a
 {{- end }}
 {{- end }}
 
+{{/*
+Prefix of cluster-scoped object names (ClusterRoles and their bindings, the
+ValidatingAdmissionPolicy and its binding, the webhook configuration):
+<release namespace>-<fullname>, so two releases of one name in two namespaces
+never share one. At most 63 + 1 + 50 characters plus a suffix: well inside
+the 253 these names allow.
+*/}}
+{{- define "masakari-operator.clusterName" -}}
+{{- printf "%s-%s" .Release.Namespace (include "masakari-operator.fullname" .) }}
+{{- end }}
+
 {{- define "masakari-operator.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{ include "masakari-operator.selectorLabels" . }}
@@ -138,7 +149,7 @@ top-level context) and "components" (MASAKARI_COMPONENTS).
   value: {{ $root.Release.Namespace | quote }}
 {{- if $root.Values.rbac.safetyOverridesPolicy }}
 - name: MASAKARI_SAFETY_OVERRIDES_POLICY
-  value: {{ printf "%s-safety-overrides" (include "masakari-operator.fullname" $root) | quote }}
+  value: {{ printf "%s-safety-overrides" (include "masakari-operator.clusterName" $root) | quote }}
 {{- end }}
 - name: MASAKARI_AUTH_STRATEGY
   value: {{ $root.Values.auth.strategy | quote }}
@@ -272,4 +283,55 @@ maxUnavailable: {{ .pdb.maxUnavailable }}
 {{- else }}
 minAvailable: {{ .pdb.minAvailable | default 1 }}
 {{- end }}
+{{- end }}
+
+{{/*
+"true" when the chart grants the controller read access to the Medik8s lease
+namespace (rbac.yaml). readMedik8sLeases auto: when the namespace exists
+(lookup; empty under `helm template`, so GitOps renders set true) or the chart
+creates it.
+*/}}
+{{- define "masakari-operator.leaseRole" -}}
+{{- $read := toString .Values.remediation.readMedik8sLeases }}
+{{- if eq $read "true" }}true
+{{- else if and (eq $read "auto") (or .Values.remediation.createLeaseNamespace (lookup "v1" "Namespace" "" .Values.remediation.leaseNamespace)) }}true
+{{- end }}
+{{- end }}
+
+{{/*
+Stops the render under keystone auth when no OpenStack credentials are given:
+the API validates tokens with them, and without any the pods would start and
+crash-loop. Credentials are openstack.cloudsSecret, openstack.envSecret,
+extraEnvFrom, an OS_* or MASAKARI__DEFAULT__OS_PRIVILEGED_USER_* variable in
+extraEnv, or config.DEFAULT.os_privileged_user_name.
+*/}}
+{{- define "masakari-operator.requireKeystoneCredentials" -}}
+{{- if eq .Values.auth.strategy "keystone" }}
+{{- $found := or .Values.openstack.cloudsSecret .Values.openstack.envSecret .Values.extraEnvFrom }}
+{{- range .Values.extraEnv }}
+{{- if or (hasPrefix "OS_" .name) (hasPrefix "MASAKARI__DEFAULT__OS_PRIVILEGED_USER_" .name) }}{{ $found = true }}{{ end }}
+{{- end }}
+{{- if not (kindIs "map" .Values.config) }}{{ $found = true }}
+{{- else if (dig "DEFAULT" "os_privileged_user_name" "" .Values.config) }}{{ $found = true }}
+{{- end }}
+{{- if not $found }}
+{{- fail "auth.strategy is keystone but no OpenStack credentials are given, so the API cannot validate tokens and its pods would crash-loop: set openstack.cloudsSecret (with openstack.cloud), openstack.envSecret (a Secret of OS_* variables) or config.DEFAULT.os_privileged_user_* (docs/install.md), or auth.strategy=noauth2 for a trial" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Labels of one alert: metrics.prometheusRule.alertLabels, then its severity:
+metrics.prometheusRule.severities.<alert> when set, else the chart's
+(argument "severity"). Argument: dict with "r" (the prometheusRule values),
+"alert" and "severity".
+*/}}
+{{- define "masakari-operator.alertLabels" -}}
+{{- $severity := get (.r.severities | default dict) .alert | default .severity }}
+{{- toYaml (merge (dict "severity" $severity) (omit (.r.alertLabels | default dict) "severity")) }}
+{{- end }}
+
+{{/* runbook_url of one alert: its heading in docs/operations.md. Argument: dict with "r" and "alert". */}}
+{{- define "masakari-operator.runbookUrl" -}}
+{{- printf "%s#%s" (required "metrics.prometheusRule.runbookBaseUrl is required" .r.runbookBaseUrl) (lower .alert) | quote }}
 {{- end }}

@@ -86,6 +86,8 @@ test('without cert-manager every helm template makes a new CA (why docs/gitops.m
 test('helm lint --strict passes with every GitOps option on, and the schema rejects a misspelt one', async () => {
   const on = [
     '--set',
+    'openstack.envSecret=masakari-os-env',
+    '--set',
     'webhook.certManager.enabled=true',
     '--set',
     'metrics.prometheusRule.enabled=true',
@@ -248,6 +250,93 @@ test('the PrometheusRule expressions parse with the Prometheus PromQL parser', a
   assert.equal(failed, []);
   // the parser does reject nonsense (the check is not vacuous)
   assert.is.not((await parsePromql(['sum(rate(x[5m])']))[0], null);
+});
+
+test('every alert has a severity by impact and a runbook_url whose anchor is a heading of docs/operations.md', async () => {
+  const { manifests } = await render([{ metrics: { prometheusRule: { enabled: true } } }]);
+  const rules = (
+    find(manifests, 'PrometheusRule', RELEASE).spec as {
+      groups: { rules: { alert: string; labels: Record<string, string>; annotations: Record<string, string> }[] }[];
+    }
+  ).groups.flatMap((g) => g.rules);
+  const critical = [
+    'MasakariNoEngineLeader',
+    'MasakariRecoveryFailed',
+    'MasakariEvacuationsFailing',
+    'MasakariServerLeftLocked',
+    'MasakariRecoveryHeld',
+    'MasakariRemediationLeaseUnreadable',
+  ];
+  // GitHub's heading anchors: lower case, spaces to dashes, punctuation dropped
+  const anchors = new Set(
+    readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('#'))
+      .map((l) =>
+        l
+          .replace(/^#+\s*/, '')
+          .toLowerCase()
+          .replace(/[^a-z0-9 -]/g, '')
+          .replace(/ /g, '-'),
+      ),
+  );
+  for (const r of rules) {
+    assert.is(r.labels.severity, critical.includes(r.alert) ? 'critical' : 'warning', r.alert);
+    const url = r.annotations.runbook_url ?? '';
+    assert.match(url, /^https:\/\/.*\/docs\/operations\.md#/, r.alert);
+    assert.ok(anchors.has(url.split('#')[1]!), `${r.alert}: no heading for ${url}`);
+  }
+  // severities and runbookBaseUrl are values
+  const { manifests: custom } = await render([
+    {
+      metrics: {
+        prometheusRule: {
+          enabled: true,
+          severities: { MasakariRecoverySlow: 'critical' },
+          alertLabels: { team: 'cloud' },
+          runbookBaseUrl: 'https://docs.example.com/ops.html',
+        },
+      },
+    },
+  ]);
+  const slow = (
+    find(custom, 'PrometheusRule', RELEASE).spec as {
+      groups: { rules: { alert: string; labels: Record<string, string>; annotations: Record<string, string> }[] }[];
+    }
+  ).groups
+    .flatMap((g) => g.rules)
+    .find((r) => r.alert === 'MasakariRecoverySlow')!;
+  assert.equal(slow.labels, { severity: 'critical', team: 'cloud' });
+  assert.is(slow.annotations.runbook_url, 'https://docs.example.com/ops.html#masakarirecoveryslow');
+});
+
+/** Gauges every api replica exports with the same value (docs/operations.md "Metrics"). */
+const REPLICATED_GAUGES = ['masakari_hosts', 'masakari_notifications_stored'];
+
+test('with N api replicas the dashboard and alerts count state gauges once: max by their labels before any sum', async () => {
+  const { manifests } = await render([
+    { metrics: { prometheusRule: { enabled: true }, grafanaDashboard: { enabled: true } } },
+  ]);
+  const dashboard = JSON.parse(
+    (find(manifests, 'ConfigMap', `${RELEASE}-dashboard`).data as Record<string, string>)['masakari-operator.json']!,
+  ) as { panels: { targets: { expr: string }[] }[] };
+  const rule = find(manifests, 'PrometheusRule', RELEASE).spec as { groups: { rules: { expr: string }[] }[] };
+  const exprs = [
+    ...dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)),
+    ...rule.groups.flatMap((g) => g.rules.map((r) => r.expr)),
+  ];
+  let checked = 0;
+  for (const expr of exprs) {
+    for (const gauge of REPLICATED_GAUGES) {
+      for (const m of expr.matchAll(new RegExp(`(\\S*)\\(${gauge}\\{`, 'g'))) {
+        checked++;
+        // the innermost aggregation over the gauge collapses the replicas (pod label), keeping the gauge's own labels
+        const before = expr.slice(0, m.index);
+        assert.match(before, /(max|min|avg) by \([^)]*\) $/, `${gauge} aggregated over replicas without max: ${expr}`);
+      }
+    }
+  }
+  assert.ok(checked >= 4, `checked ${checked} uses`);
 });
 
 test('the Grafana dashboard ConfigMap holds the dashboard JSON, and its queries parse', async () => {

@@ -11,7 +11,17 @@ import { fileURLToPath } from 'node:url';
 import { dump, load } from 'js-yaml';
 import { useNamespace } from '../../support/cluster.ts';
 import type { TestNamespace } from '../../support/cluster.ts';
-import { byKind, CHART, dryRunApply, ensureNamespace, find, helm, isNamespaced, renderChart } from './tools.ts';
+import {
+  byKind,
+  CHART,
+  dryRunApply,
+  ensureNamespace,
+  find,
+  helm,
+  isNamespaced,
+  renderChart,
+  renderChartBare,
+} from './tools.ts';
 import type { Manifest } from './tools.ts';
 import { assertProbes, assertRestricted, container, envValue, loadRenderedConfig, podSpec } from './workloads.ts';
 
@@ -90,8 +100,8 @@ async function render(ns: TestNamespace, values: object[] = [], extra: string[] 
   return r.manifests;
 }
 
-test('helm lint passes with default and with production values', async () => {
-  const plain = await helm(['lint', '--strict', CHART]);
+test('helm lint passes with the minimal values (defaults and credentials) and with production values', async () => {
+  const plain = await helm(['lint', '--strict', CHART, '--set', 'openstack.envSecret=masakari-os-env']);
   assert.is(plain.code, 0, plain.stdout + plain.stderr);
   assert.match(plain.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
   const dir = mkdtempSync(join(tmpdir(), 'masakari-lint-'));
@@ -147,7 +157,7 @@ test('default values: the Masakari API Service, the metrics Service and PodDisru
   find(m, 'PodDisruptionBudget', `${FULLNAME}-engine`);
 });
 
-test('default values: no Ingress, ServiceMonitor, ConfigMap or OpenStack Secret', async ({ ns }) => {
+test('default values: no Ingress, ServiceMonitor, ConfigMap or OpenStack Secret of the chart', async ({ ns }) => {
   const m = await render(ns);
   for (const kind of ['Ingress', 'ServiceMonitor', 'ConfigMap']) {
     assert.equal(byKind(m, kind), [], kind);
@@ -160,7 +170,8 @@ test('default values: no Ingress, ServiceMonitor, ConfigMap or OpenStack Secret'
   const api = container(find(m, 'Deployment', `${FULLNAME}-api`));
   assert.is(envValue(api, 'MASAKARI_CONFIG'), undefined);
   assert.is(envValue(api, 'OS_CLOUD'), undefined);
-  assert.is(api.envFrom, undefined);
+  // the credentials of MINIMAL_VALUES, nothing else
+  assert.equal(api.envFrom, [{ secretRef: { name: 'masakari-os-env' } }]);
 });
 
 test('default values: the webhook is on, with a CA and serving certificate the chart made for its Service', async ({
@@ -179,7 +190,7 @@ test('default values: the webhook is on, with a CA and serving certificate the c
   assert.ok(createPrivateKey(pem('tls.key')).type === 'private');
   const host = `${FULLNAME}-webhook.${ns.namespace}.svc`;
   assert.ok(cert.checkHost(host), `${cert.subjectAltName} covers ${host}`);
-  const vwc = find(m, 'ValidatingWebhookConfiguration', `${FULLNAME}-${ns.namespace}`);
+  const vwc = find(m, 'ValidatingWebhookConfiguration', `${ns.namespace}-${FULLNAME}`);
   const hook = (vwc.webhooks as { clientConfig: { caBundle: string; service: { name: string } } }[])[0]!;
   assert.is(hook.clientConfig.caBundle, secret.data['ca.crt']);
   assert.is(hook.clientConfig.service.name, `${FULLNAME}-webhook`);
@@ -306,7 +317,7 @@ test('production values: Ingress to the API, ServiceMonitor on the metrics Servi
 
 test('production values: the webhook is served by the api pods on 9443 with the certificate Secret', async ({ ns }) => {
   const m = await render(ns, [PRODUCTION_VALUES]);
-  const vwc = find(m, 'ValidatingWebhookConfiguration', `${FULLNAME}-${ns.namespace}`);
+  const vwc = find(m, 'ValidatingWebhookConfiguration', `${ns.namespace}-${FULLNAME}`);
   const hook = (
     vwc.webhooks as {
       clientConfig: { service: { name: string; namespace: string; path: string; port: number }; caBundle: string };
@@ -379,6 +390,40 @@ test('values.schema.json and the templates reject bad values with a clear messag
     const r = await renderChart(RELEASE, ns.namespace, [values]);
     assert.is.not(r.code, 0, JSON.stringify(values));
     assert.match(r.stderr, message, `${JSON.stringify(values)}: ${r.stderr}`);
+  }
+});
+
+test('keystone auth with no OpenStack credentials stops the render with what to set, instead of crash-looping pods', async ({
+  ns,
+}) => {
+  const r = await renderChartBare(RELEASE, ns.namespace);
+  assert.is.not(r.code, 0);
+  assert.match(r.stderr, /auth\.strategy is keystone but no OpenStack credentials are given/);
+  assert.match(
+    r.stderr,
+    /openstack\.cloudsSecret.*openstack\.envSecret.*os_privileged_user_\*.*auth\.strategy=noauth2/,
+  );
+  // any one source of credentials is enough; noauth2 needs none to render
+  const enough: object[] = [
+    { openstack: { cloudsSecret: 'clouds', cloud: 'openstack' } },
+    { openstack: { envSecret: 'os-env' } },
+    { extraEnvFrom: [{ secretRef: { name: 'os-env' } }] },
+    { extraEnv: [{ name: 'OS_AUTH_URL', value: 'https://keystone.example.com/v3' }] },
+    {
+      config: {
+        DEFAULT: {
+          os_privileged_user_name: 'masakari',
+          os_privileged_user_password: 'secret',
+          os_privileged_user_auth_url: 'https://keystone.example.com/v3',
+          os_privileged_user_tenant: 'service',
+        },
+      },
+    },
+    { auth: { strategy: 'noauth2' } },
+  ];
+  for (const values of enough) {
+    const ok = await renderChartBare(RELEASE, ns.namespace, [values]);
+    assert.is(ok.code, 0, `${JSON.stringify(values)}: ${ok.stderr}`);
   }
 });
 

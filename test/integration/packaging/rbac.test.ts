@@ -56,8 +56,12 @@ const KUSTOMIZE_LAYOUT: RbacLayout = {
   namespaces: { crNamespace: 'masakari', keyNamespace: 'masakari', leaseNamespace: LEASE_NAMESPACE },
 };
 
+/**
+ * As rendered for a cluster where NodeHealthCheck runs: `helm template` cannot look the lease namespace
+ * up, so readMedik8sLeases true stands for auto finding it (the lease Role test below covers auto).
+ */
 async function chart(release: string, namespace: string, values: object[] = []): Promise<Manifest[]> {
-  const r = await renderChart(release, namespace, values);
+  const r = await renderChart(release, namespace, [{ remediation: { readMedik8sLeases: true } }, ...values]);
   assert.is(r.code, 0, r.stderr);
   return r.manifests;
 }
@@ -134,9 +138,9 @@ test('the only ClusterRole bound to the operator reads nodes, the Medik8s fencin
   const bindings = m.filter((x) => x.kind === 'ClusterRoleBinding');
   assert.equal(
     bindings.map((b) => (b.roleRef as { name: string }).name),
-    ['mo-masakari-operator-controller'],
+    [`${ns.namespace}-mo-masakari-operator-controller`],
   );
-  assert.equal(find(m, 'ClusterRole', 'mo-masakari-operator-controller').rules, [
+  assert.equal(find(m, 'ClusterRole', `${ns.namespace}-mo-masakari-operator-controller`).rules, [
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['fence-agents-remediation.medik8s.io'], resources: ['fenceagentsremediations'], verbs: ['list'] },
     { apiGroups: ['self-node-remediation.medik8s.io'], resources: ['selfnoderemediations'], verbs: ['list'] },
@@ -163,7 +167,7 @@ test('the aggregated ClusterRole for NodeHealthCheck is labelled and grants exac
       verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
     },
   ];
-  const fromChart = find(await chart('mo', ns.namespace), 'ClusterRole', 'mo-masakari-operator-nhc');
+  const fromChart = find(await chart('mo', ns.namespace), 'ClusterRole', `${ns.namespace}-mo-masakari-operator-nhc`);
   const fromKustomize = find((await renderKustomize()).manifests, 'ClusterRole', 'masakari-operator-nhc');
   for (const role of [fromChart, fromKustomize]) {
     assert.is(role.metadata.labels?.[NHC_LABEL], 'true', role.metadata.name);
@@ -177,7 +181,7 @@ test('who may override safety: the approver ClusterRole (not aggregated) and the
   const fromChart = await chart('mo', ns.namespace);
   const fromKustomize = (await renderKustomize()).manifests;
   const approvers = [
-    find(fromChart, 'ClusterRole', 'mo-masakari-operator-approver'),
+    find(fromChart, 'ClusterRole', `${ns.namespace}-mo-masakari-operator-approver`),
     find(fromKustomize, 'ClusterRole', 'masakari-operator-approver'),
   ];
   for (const r of approvers) {
@@ -213,14 +217,15 @@ test('who may override safety: the approver ClusterRole (not aggregated) and the
     }
   }
   const policies = [
-    find(fromChart, 'ValidatingAdmissionPolicy', 'mo-masakari-operator-safety-overrides'),
+    find(fromChart, 'ValidatingAdmissionPolicy', `${ns.namespace}-mo-masakari-operator-safety-overrides`),
     find(fromKustomize, 'ValidatingAdmissionPolicy', 'masakari-operator-safety-overrides'),
   ];
   const bindings = [
-    find(fromChart, 'ValidatingAdmissionPolicyBinding', 'mo-masakari-operator-safety-overrides'),
+    find(fromChart, 'ValidatingAdmissionPolicyBinding', `${ns.namespace}-mo-masakari-operator-safety-overrides`),
     find(fromKustomize, 'ValidatingAdmissionPolicyBinding', 'masakari-operator-safety-overrides'),
   ];
-  const withoutRoleName = (spec: unknown) => JSON.stringify(spec).replace(/(mo-)?masakari-operator-approver/g, 'ROLE');
+  const withoutRoleName = (spec: unknown) =>
+    JSON.stringify(spec).replace(/([a-z0-9-]+-mo-)?masakari-operator-approver/g, 'ROLE');
   assert.equal(
     JSON.parse(withoutRoleName(policies[0]!.spec)),
     JSON.parse(withoutRoleName(policies[1]!.spec)),
@@ -352,6 +357,66 @@ test('RBAC applied for real: kubectl auth can-i allows what the code needs and d
       '--ignore-not-found',
     ]);
   }
+});
+
+test('the Medik8s lease Role: only where its namespace is known to exist or is created, so a cluster without NHC installs', async ({
+  ns,
+}) => {
+  const leaseObjects = (m: Manifest[]) =>
+    m
+      .filter((o) => o.metadata.namespace === LEASE_NAMESPACE || o.metadata.name === LEASE_NAMESPACE)
+      .map((o) => `${o.kind}/${o.metadata.name}`);
+  // auto (the default): `helm template` cannot look the namespace up, so nothing is made there
+  const auto = await renderChart('mo', ns.namespace);
+  assert.is(auto.code, 0, auto.stderr);
+  assert.equal(leaseObjects(auto.manifests), []);
+  // true: the Role and its binding, the namespace left to NHC
+  assert.equal(leaseObjects(await chart('mo', ns.namespace)), [
+    'Role/mo-masakari-operator-medik8s-leases',
+    'RoleBinding/mo-masakari-operator-medik8s-leases',
+  ]);
+  // createLeaseNamespace: the namespace too, kept on uninstall (NHC uses it)
+  const created = await renderChart('mo', ns.namespace, [{ remediation: { createLeaseNamespace: true } }]);
+  assert.is(created.code, 0, created.stderr);
+  assert.equal(leaseObjects(created.manifests), [
+    `Namespace/${LEASE_NAMESPACE}`,
+    'Role/mo-masakari-operator-medik8s-leases',
+    'RoleBinding/mo-masakari-operator-medik8s-leases',
+  ]);
+  assert.is(
+    find(created.manifests, 'Namespace', LEASE_NAMESPACE).metadata.annotations?.['helm.sh/resource-policy'],
+    'keep',
+  );
+  // false: never
+  const off = await renderChart('mo', ns.namespace, [
+    { remediation: { readMedik8sLeases: false, createLeaseNamespace: true } },
+  ]);
+  assert.is(off.code, 0, off.stderr);
+  assert.equal(leaseObjects(off.manifests), []);
+});
+
+test('two releases of one name in two namespaces share no cluster-scoped object name', async ({ ns, leases }) => {
+  const values = [{ webhook: { enabled: true } }];
+  const clusterNames = async (namespace: string) =>
+    (await chart('mo', namespace, values))
+      .filter((o) => !o.metadata.namespace && o.kind !== 'CustomResourceDefinition')
+      .map((o) => `${o.kind}/${o.metadata.name}`);
+  const first = await clusterNames(ns.namespace);
+  const second = await clusterNames(leases.namespace);
+  assert.ok(
+    first.some((n) => n.startsWith('ClusterRole/')) &&
+      first.some((n) => n.startsWith('ValidatingWebhookConfiguration/')),
+    first.join(', '),
+  );
+  assert.ok(
+    first.some((n) => n.startsWith('ValidatingAdmissionPolicy/')),
+    first.join(', '),
+  );
+  assert.equal(
+    first.filter((n) => second.includes(n)),
+    [],
+  );
+  for (const n of first) assert.ok(n.split('/')[1]!.startsWith(`${ns.namespace}-mo-masakari-operator`), n);
 });
 
 test.run();

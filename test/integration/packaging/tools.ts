@@ -70,8 +70,19 @@ export function parseManifests(text: string): Manifest[] {
   return (loadAll(text) as unknown[]).filter((d): d is Manifest => !!d && typeof d === 'object');
 }
 
+/**
+ * The least a keystone install needs besides the defaults: OpenStack credentials (here a Secret of OS_*
+ * variables). Without any, the chart stops the render (templates/_helpers.tpl requireKeystoneCredentials).
+ */
+export const MINIMAL_VALUES = { openstack: { envSecret: 'masakari-os-env' } };
+
+/** `helm template` of the defaults plus MINIMAL_VALUES, then values (files written from objects). */
+export function renderChart(release: string, namespace: string, values: object[] = [], extra: string[] = []) {
+  return renderChartBare(release, namespace, [MINIMAL_VALUES, ...values], extra);
+}
+
 /** `helm template <release> charts/masakari-operator -n <namespace>` with values files written from objects. */
-export async function renderChart(release: string, namespace: string, values: object[] = [], extra: string[] = []) {
+export async function renderChartBare(release: string, namespace: string, values: object[] = [], extra: string[] = []) {
   const dir = mkdtempSync(join(tmpdir(), 'masakari-values-'));
   try {
     const files = values.map((v, i) => {
