@@ -13,6 +13,12 @@
 #                               then hack/image/build-base.sh builds one locally
 #   IMAGE_ARCHIVE=FILE          also write the image as a docker-archive tarball
 #                               (what `ctr images import` loads into a node)
+#   IMAGE_OCI_ARCHIVE=FILE      also write the image as an OCI image layout
+#                               tarball (what `make release` ships; `ctr images
+#                               import`, `skopeo copy oci-archive:` and
+#                               `podman load` read it). Its index.json names the
+#                               manifest whose digest a registry or containerd
+#                               reports for the image.
 #
 # buildah and podman run the build with host networking (npm ci reaches the
 # npm registry) and chroot isolation (no nested runc needed).
@@ -68,15 +74,25 @@ case "$tool" in
   *) echo "build.sh: IMAGE_TOOL must be docker, buildah or podman" >&2; exit 1 ;;
 esac
 
+# A fully qualified name, so containerd (which normalises `name:tag` to
+# docker.io/library/name:tag) finds the image the chart asks for.
+qualified=$image
+case "${image%%/*}" in *.*|*:*|localhost) ;; *) [[ "$image" == */* ]] && qualified=docker.io/$image || qualified=docker.io/library/$image ;; esac
 if [ -n "${IMAGE_ARCHIVE:-}" ]; then
-  # A fully qualified name, so containerd (which normalises `name:tag` to
-  # docker.io/library/name:tag) finds the image the chart asks for.
-  qualified=$image
-  case "${image%%/*}" in *.*|*:*|localhost) ;; *) [[ "$image" == */* ]] && qualified=docker.io/$image || qualified=docker.io/library/$image ;; esac
   rm -f "$IMAGE_ARCHIVE"
   case "$tool" in
     docker) docker tag "$image" "$qualified" && docker save -o "$IMAGE_ARCHIVE" "$qualified" ;;
     *) "$tool" push --quiet "$image" "docker-archive:$IMAGE_ARCHIVE:$qualified" >&2 ;;
+  esac
+fi
+if [ -n "${IMAGE_OCI_ARCHIVE:-}" ]; then
+  rm -f "$IMAGE_OCI_ARCHIVE"
+  case "$tool" in
+    # buildx exports the build result itself (cached layers make it quick);
+    # `docker save` writes an OCI layout only from Docker 25 on.
+    docker) DOCKER_BUILDKIT=1 docker buildx build "${base_args[@]}" "${labels[@]}" "${secret[@]}" \
+      --output "type=oci,dest=$IMAGE_OCI_ARCHIVE,name=$qualified" "$root" >&2 ;;
+    *) "$tool" push --quiet "$image" "oci-archive:$IMAGE_OCI_ARCHIVE:$qualified" >&2 ;;
   esac
 fi
 echo "$image"
