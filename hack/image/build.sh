@@ -76,8 +76,11 @@ esac
 
 # A fully qualified name, so containerd (which normalises `name:tag` to
 # docker.io/library/name:tag) finds the image the chart asks for.
-qualified=$image
-case "${image%%/*}" in *.*|*:*|localhost) ;; *) [[ "$image" == */* ]] && qualified=docker.io/$image || qualified=docker.io/library/$image ;; esac
+# Only a first component before a slash can be a registry (`name:tag` alone is not).
+qualified=docker.io/library/$image
+if [[ "$image" == */* ]]; then
+  case "${image%%/*}" in *.*|*:*|localhost) qualified=$image ;; *) qualified=docker.io/$image ;; esac
+fi
 if [ -n "${IMAGE_ARCHIVE:-}" ]; then
   rm -f "$IMAGE_ARCHIVE"
   case "$tool" in
@@ -92,7 +95,22 @@ if [ -n "${IMAGE_OCI_ARCHIVE:-}" ]; then
     # `docker save` writes an OCI layout only from Docker 25 on.
     docker) DOCKER_BUILDKIT=1 docker buildx build "${base_args[@]}" "${labels[@]}" "${secret[@]}" \
       --output "type=oci,dest=$IMAGE_OCI_ARCHIVE,name=$qualified" "$root" >&2 ;;
-    *) "$tool" push --quiet "$image" "oci-archive:$IMAGE_OCI_ARCHIVE:$qualified" >&2 ;;
+    *)
+      "$tool" push --quiet "$image" "oci-archive:$IMAGE_OCI_ARCHIVE:$qualified" >&2
+      # buildah and podman name the manifest only by org.opencontainers.image.ref.name,
+      # which `ctr images import` shortens to name:tag, a name the kubelet never asks
+      # for; containerd's own annotation keeps the qualified name. index.json is
+      # not content-addressed: the manifest digest stays the same.
+      oci=$(mktemp -d)
+      tar -xf "$IMAGE_OCI_ARCHIVE" -C "$oci"
+      "$root/node_modules/.bin/node" -e '
+        const fs = require("fs"), [file, name] = process.argv.slice(1);
+        const index = JSON.parse(fs.readFileSync(file, "utf8"));
+        for (const m of index.manifests) m.annotations = { ...m.annotations, "io.containerd.image.name": name };
+        fs.writeFileSync(file, JSON.stringify(index));' "$oci/index.json" "$qualified"
+      tar -cf "$IMAGE_OCI_ARCHIVE" -C "$oci" oci-layout index.json blobs
+      rm -rf "$oci"
+      ;;
   esac
 fi
 echo "$image"
