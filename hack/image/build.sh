@@ -51,6 +51,10 @@ elif [ "$tool" != docker ]; then
 fi
 
 labels=(--build-arg "VERSION=$version" --build-arg "REVISION=$revision")
+# buildah and podman reuse a cached LABEL step even when the build args in it
+# changed, which would leave an earlier commit's revision on the image: the
+# labels are set again at commit time, where the cache does not reach.
+[ "$tool" = docker ] || labels+=(--label "org.opencontainers.image.version=$version" --label "org.opencontainers.image.revision=$revision")
 # The CA bundle the host's npm trusts (a TLS-intercepting proxy's CA, say),
 # as the Dockerfile's npm-ca build secret; an empty file when there is none.
 ca=$(npm config get cafile 2>/dev/null || true)

@@ -113,6 +113,11 @@ rm -rf "$tree/layers"
 # ---- the changelog section ---------------------------------------------------
 base=${RELEASE_BASE:-$(git -C "$root" describe --tags --abbrev=0 2>/dev/null || true)}
 head=$(git -C "$root" rev-parse --short HEAD)
+if [ -n "$(git -C "$root" status --porcelain --untracked-files=no)" ]; then
+  # The image's revision label and this section name HEAD; the files built differ from it.
+  echo "release.sh: the work tree has uncommitted changes: the artifacts are not exactly $head" >&2
+  head="$head with uncommitted changes"
+fi
 {
   echo "## $version ($(date -u +%Y-%m-%d))"
   echo
