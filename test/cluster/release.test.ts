@@ -23,7 +23,9 @@ import {
   kubectlJson,
   kubectlRaw,
   openstack,
+  orderedSteps,
   restrictedNamespace,
+  serviceUrl,
   waitPodsReady,
 } from './support/tools.ts';
 
@@ -45,19 +47,8 @@ interface Ctx {
 const ctx: Ctx = {};
 const test = suite('release artifacts on a real node');
 
-/** After a failed step the rest fail at once naming it, instead of each waiting out its timeout. */
-let broken: string | undefined;
-function step(name: string, fn: () => Promise<void>): void {
-  test(name, async () => {
-    if (broken) throw new Error(`not run: the earlier test "${broken}" failed`);
-    try {
-      await fn();
-    } catch (e) {
-      broken = name;
-      throw e;
-    }
-  });
-}
+/** Every step needs the one before it: after a failure the rest fail at once, naming it. */
+const step = orderedSteps(test, { bail: true });
 
 /**
  * `ctr` against the node's containerd, in the namespace the kubelet uses. The runner's cluster
@@ -128,19 +119,12 @@ step(
       '--timeout',
       '5m',
     ]);
-    const svc = await kubectlJson<{ spec: { clusterIP: string; ports: { port: number }[] } }>([
-      'get',
-      'service',
-      'masakari-api',
-      '-n',
-      NS,
-    ]);
     ctx.sim = await startSimulator({
       host: nodeIp,
       port: simPort,
       hosts: ['compute-a'],
       servers: [],
-      masakariUrl: `http://${svc.spec.clusterIP}:${svc.spec.ports[0]!.port}/v1`,
+      masakariUrl: `${await serviceUrl(NS, 'masakari-api')}/v1`,
     });
     await waitPodsReady(NS, PODS, 2);
     const pods = await kubectlJson<{
