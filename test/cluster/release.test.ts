@@ -85,11 +85,21 @@ step('make release writes the artifacts, and sha256sum -c SHA256SUMS verifies th
 });
 
 step("ctr images import loads the OCI archive into the node's containerd under the pinned digest", async () => {
-  await ctr(['images', 'import', join(ctx.out!, `${NAME}-${VERSION}.oci.tar`)]);
+  // as docs/install.md has it: --digests also names the image by its digest, the name the kubelet asks for
+  await ctr([
+    'images',
+    'import',
+    '--base-name',
+    `docker.io/library/${NAME}`,
+    '--digests',
+    join(ctx.out!, `${NAME}-${VERSION}.oci.tar`),
+  ]);
   const images = await ctr(['images', 'ls']);
-  const line = images.split('\n').find((l) => l.startsWith(`docker.io/library/${NAME}:${VERSION} `));
-  assert.ok(line, `docker.io/library/${NAME}:${VERSION} among:\n${images}`);
-  assert.ok(line.includes(ctx.digest!), `imported with the digest ${ctx.digest}:\n${line}`);
+  for (const ref of [`docker.io/library/${NAME}:${VERSION}`, `docker.io/library/${NAME}@${ctx.digest}`]) {
+    const line = images.split('\n').find((l) => l.startsWith(`${ref} `));
+    assert.ok(line, `${ref} among:\n${images}`);
+    assert.ok(line.includes(` ${ctx.digest} `), `${ref} has the digest ${ctx.digest}:\n${line}`);
+  }
 });
 
 step(
