@@ -9,7 +9,7 @@ VERSION  = $(shell $(NODE) -p "require('./package.json').version" 2>/dev/null ||
 IMAGE   ?= masakari-operator:$(VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help run test build lint typecheck envtest image bench clean deps config-docs fuzz openstack chaos-soak
+.PHONY: help run test build lint typecheck envtest image release bench clean deps config-docs fuzz openstack chaos-soak
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -58,6 +58,9 @@ envtest: ## build kube-apiserver and etcd into ~/.cache/masakari-operator/envtes
 
 image: ## build the container image $(IMAGE): docker if an engine answers, else buildah/podman (hack/image/build.sh)
 	hack/image/build.sh $(IMAGE)
+
+release: deps ## the release artifacts in dist/release/$(VERSION): image OCI archive, chart pinned by digest, SBOM, CHANGELOG section, SHA256SUMS
+	hack/release/release.sh
 
 bench: deps build ## run the benchmarks in bench/ (results in docs/benchmarks.md); BENCH=scale,storm runs some
 	$(TSX) bench/run.ts $(if $(BENCH),--only $(BENCH))

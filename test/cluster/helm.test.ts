@@ -23,6 +23,8 @@ import {
   waitFor,
   waitPodsReady,
   createSimulatorCredentials,
+  orderedSteps,
+  serviceUrl,
 } from './support/tools.ts';
 
 const NS = 'masakari-helm';
@@ -54,22 +56,9 @@ const test = suite('helm chart on a real node');
 /**
  * The tests build on each other (one release). After a failed install, or
  * after any failure with MASAKARI_TEST_CLUSTER_BAIL=1 (the mutation check,
- * test/cluster/README.md), the rest fail at once naming the cause instead of
- * each waiting out its own timeout.
+ * test/cluster/README.md), the rest fail at once naming the cause.
  */
-let broken: string | undefined;
-const BAIL = process.env.MASAKARI_TEST_CLUSTER_BAIL === '1';
-function step(name: string, fn: () => Promise<void>, { prerequisite = false } = {}): void {
-  test(name, async () => {
-    if (broken) throw new Error(`not run: the earlier test "${broken}" failed`);
-    try {
-      await fn();
-    } catch (e) {
-      if (prerequisite || BAIL) broken = name;
-      throw e;
-    }
-  });
-}
+const step = orderedSteps(test, { bail: process.env.MASAKARI_TEST_CLUSTER_BAIL === '1' });
 
 function osEnv(): Record<string, string> {
   return { ...(ctx.sim?.credentials ?? {}), OS_INTERFACE: 'public' };
@@ -113,14 +102,7 @@ step(
     const authUrl = `http://${nodeIp}:${ctx.simPort}/identity/v3`;
     await createSimulatorCredentials('cloud', NS, authUrl);
     await helm(['install', RELEASE, CHART, ...installArgs(), '--wait', '--timeout', '5m']);
-    const svc = await kubectlJson<{ spec: { clusterIP: string; ports: { port: number }[] } }>([
-      'get',
-      'service',
-      'masakari-api',
-      '-n',
-      NS,
-    ]);
-    ctx.apiUrl = `http://${svc.spec.clusterIP}:${svc.spec.ports[0]!.port}/v1`;
+    ctx.apiUrl = `${await serviceUrl(NS, 'masakari-api')}/v1`;
     ctx.sim = await startSimulator({
       host: nodeIp,
       port: ctx.simPort,

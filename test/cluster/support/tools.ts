@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { Test } from 'uvu';
 import { runPathScript } from '../../../src/controlplane/binaries.ts';
 import { kubectlBinary } from '../../support/kubectl.ts';
 
@@ -180,4 +181,39 @@ export async function createSimulatorCredentials(name: string, namespace: string
     '--from-literal=OS_PROJECT_DOMAIN_NAME=Default',
     '--from-literal=OS_REGION_NAME=RegionOne',
   ]);
+}
+
+/** `http://<cluster IP>:<first port>` of a Service (reachable from the node, where the tests run). */
+export async function serviceUrl(ns: string, name: string): Promise<string> {
+  const svc = await kubectlJson<{ spec: { clusterIP: string; ports: { port: number }[] } }>([
+    'get',
+    'service',
+    name,
+    '-n',
+    ns,
+  ]);
+  return `http://${svc.spec.clusterIP}:${svc.spec.ports[0]!.port}`;
+}
+
+/**
+ * Registers tests that build on each other (one release shared by a file). After a failed
+ * prerequisite, or after any failure with `bail`, the rest fail at once naming the cause instead
+ * of each waiting out its own timeout.
+ */
+export function orderedSteps(
+  test: Test,
+  { bail }: { bail: boolean },
+): (name: string, fn: () => Promise<void>, opts?: { prerequisite?: boolean }) => void {
+  let broken: string | undefined;
+  return (name, fn, { prerequisite = false } = {}) => {
+    test(name, async () => {
+      if (broken) throw new Error(`not run: the earlier test "${broken}" failed`);
+      try {
+        await fn();
+      } catch (e) {
+        if (prerequisite || bail) broken = name;
+        throw e;
+      }
+    });
+  };
 }
