@@ -3,7 +3,8 @@
 // verifies every artifact, the packaged chart pins the image in the archive
 // by its manifest digest, and the changelog section names the commits.
 // The image build reuses the layers of any earlier build (hack/image/build.sh);
-// the cluster suite installs the same artifacts (test/cluster/release.test.ts).
+// release.test.ts beside it installs the same artifacts on the real node. It sits in the cluster suite, with
+// the other tests that build the image (buildah or podman, as root), not in the integration suite.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
@@ -13,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
-import { find, helm, parseManifests, ROOT, run } from './tools.ts';
-import { container } from './workloads.ts';
+import { find, helm, parseManifests, ROOT, run } from '../integration/packaging/tools.ts';
+import { container } from '../integration/packaging/workloads.ts';
 
 /** The image build with every layer cached, writing the archive and extracting /app: minutes on a loaded machine. */
 const RELEASE_TIMEOUT_MS = 30 * 60_000;
