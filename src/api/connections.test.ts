@@ -7,7 +7,8 @@ import net from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createComponent } from './component.ts';
-import { componentContext as context, readyMemoryStore as memoryStore } from './testing/component-context.ts';
+import { componentContext as context } from './testing/component-context.ts';
+import { memoryStore } from './testing/harness.ts';
 
 function get(port: number, path: string): Promise<number> {
   return new Promise((resolve, reject) => {

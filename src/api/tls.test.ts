@@ -10,7 +10,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createComponent } from './component.ts';
 import { apiTlsSettings, certificateExpiry } from './tls.ts';
-import { componentContext as context, readyMemoryStore as memoryStore } from './testing/component-context.ts';
+import { componentContext as context } from './testing/component-context.ts';
+import { memoryStore } from './testing/harness.ts';
 import { loadConfig } from '../config/load.ts';
 import { selfSignedKeyPair } from '../webhook/self-signed.ts';
 
