@@ -379,9 +379,22 @@ async function withOpenStack(name, fn) {
     register();
     const { startOpenStackCloud } = await import('../src/openstack-cloud/cloud.ts');
     const { startCloudControl } = await import('../src/openstack-cloud/control.ts');
-    say(`\n=== ${name}: starting the mini OpenStack`);
-    cloud = await startOpenStackCloud({ log: (line) => say(`[openstack] ${line}`) });
-    control = await startCloudControl(cloud);
+    // Ports are picked free and bound moments later by the services: another process on the machine may take
+    // one in between ("Address already in use"). That start is retried once, on new ports.
+    for (let attempt = 1; ; attempt++) {
+      say(`\n=== ${name}: starting the mini OpenStack${attempt > 1 ? ' again, on new ports' : ''}`);
+      try {
+        cloud = await startOpenStackCloud({ log: (line) => say(`[openstack] ${line}`) });
+        control = await startCloudControl(cloud);
+        break;
+      } catch (e) {
+        await cloud?.stop();
+        cloud = undefined;
+        if (attempt === 1 && /address already in use|connection in use|EADDRINUSE/i.test(String(e?.message ?? e)))
+          continue;
+        throw e;
+      }
+    }
   } catch (e) {
     await cloud?.stop();
     say(`[run-tests] ${name}: the mini OpenStack did not start: ${e instanceof Error ? e.message : e}`);
