@@ -231,7 +231,19 @@ async function massFailure(
     w.kube.seed(RESOURCES.notifications, n);
     queue.push(n.metadata.name ?? '');
   });
-  return { w, nova, p, events, queue, delayed, settle, get, phase, held };
+  /** Someone sets recovery-released-by on `name`; resolves once the engine's cache has it. */
+  const release = async (name: string, who: string) => {
+    w.kube.mutate(
+      RESOURCES.notifications,
+      name,
+      (n: Notification) => {
+        n.metadata.annotations = { ...n.metadata.annotations, [REMEDIATION_ANNOTATIONS.recoveryReleasedBy]: who };
+      },
+      false,
+    );
+    await until(() => !!w.notifications.get(name)?.metadata.annotations?.[REMEDIATION_ANNOTATIONS.recoveryReleasedBy]);
+  };
+  return { w, nova, p, events, queue, delayed, settle, get, phase, held, release };
 }
 
 async function heldGauge(): Promise<Array<{ labels: Record<string, string | number>; value: number }>> {
@@ -321,15 +333,7 @@ engine(
 
     // An approver lets the last one pass the brakes.
     const last = still[0] ?? '';
-    m.w.kube.mutate(
-      RESOURCES.notifications,
-      last,
-      (n: Notification) => {
-        n.metadata.annotations = { ...n.metadata.annotations, [REMEDIATION_ANNOTATIONS.recoveryReleasedBy]: 'alice' };
-      },
-      false,
-    );
-    await until(() => !!m.w.notifications.get(last)?.metadata.annotations);
+    await m.release(last, 'alice');
     m.queue.push(last);
     await m.settle();
     assert.is(m.phase(last), 'finished');
@@ -352,15 +356,7 @@ engine(
     await m.settle();
     assert.is(m.phase('n2'), 'new');
     // Anyone who may patch a Notification (the built-in edit role) could have written it: no binding denies them.
-    m.w.kube.mutate(
-      RESOURCES.notifications,
-      'n2',
-      (n: Notification) => {
-        n.metadata.annotations = { [REMEDIATION_ANNOTATIONS.recoveryReleasedBy]: 'mallory' };
-      },
-      false,
-    );
-    await until(() => !!m.w.notifications.get('n2')?.metadata.annotations);
+    await m.release('n2', 'mallory');
     m.queue.push('n2');
     await m.settle();
     assert.is(m.phase('n2'), 'new', 'still held');
@@ -438,15 +434,7 @@ engine(
     await m.settle();
     assert.is(m.phase('n1'), 'finished');
     assert.equal(asked, ['compute-1'], 'the held ones were not looked at by the fencing gate');
-    m.w.kube.mutate(
-      RESOURCES.notifications,
-      'n2',
-      (n: Notification) => {
-        n.metadata.annotations = { [REMEDIATION_ANNOTATIONS.recoveryReleasedBy]: 'bob' };
-      },
-      false,
-    );
-    await until(() => !!m.w.notifications.get('n2')?.metadata.annotations);
+    await m.release('n2', 'bob');
     m.queue.push('n2');
     await m.settle();
     for (let i = 0; i < 3; i++) {
