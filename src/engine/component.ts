@@ -84,6 +84,7 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
       new Controller({ name, reconcile, workers: ENGINE_WORKERS, log, metrics: ctx.metrics }),
     events: eventSink(recorder),
     driver: taskflowDriver({ onEvacuation: countEvacuation }),
+    approvalGuard: approvals,
     vmoveIds: createIdAllocator(kube, namespace, 'vmoves', op.id_block_size),
     // requireFencing segments: the same proofs the Medik8s remediator accepts
     // (FAR FenceAgentActionSucceeded, SNR time, a remediation that verified

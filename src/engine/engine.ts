@@ -23,7 +23,7 @@ import { INDEX } from '../model/indexes.ts';
 import type { Manager } from '../runtime/manager.ts';
 import type { IdSource } from './journal.ts';
 import { NotificationProcessor } from './notification-processor.ts';
-import type { EngineEvents, FencingPrecondition } from './processor-deps.ts';
+import type { EngineEvents, FencingPrecondition, ProcessorDeps } from './processor-deps.ts';
 import type { RecoveryDriver } from './recovery-driver.ts';
 import { runPeriodic } from './periodic.ts';
 import type { Clock } from '../time/clock.ts';
@@ -58,6 +58,8 @@ export interface EngineOptions {
   vmoveIds: IdSource;
   /** Fencing precondition for requireFencing segments (see ProcessorDeps.fencing). */
   fencing?: FencingPrecondition;
+  /** Whether a recovery-released-by may be honoured (see ProcessorDeps.approvalGuard). */
+  approvalGuard?: ProcessorDeps['approvalGuard'];
 }
 
 export interface Engine {
@@ -118,6 +120,7 @@ export function createEngine(o: EngineOptions): Engine {
     vmoveIds: o.vmoveIds,
     driver: o.driver,
     ...(o.fencing ? { fencing: o.fencing } : {}),
+    ...(o.approvalGuard ? { approvalGuard: o.approvalGuard } : {}),
     enqueue: (key) => controller?.enqueue(key),
   });
 

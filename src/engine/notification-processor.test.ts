@@ -740,15 +740,21 @@ const lockAndLeave: HostWorkflow = async (ctx) => {
   await ctx.nova.lockServer(SERVER, { requestId: ctx.requestId, signal: ctx.signal });
 };
 
+/** A host notification n1 whose run locked SERVER and whose unlock Nova refuses (until `h.nova.fault` is cleared). */
+async function unlockRefused() {
+  const registry = new Registry();
+  registerEngineMetrics(registry);
+  const h = await harness({ hostWorkflow: lockAndLeave });
+  h.nova.fault = (method) => (method === 'unlockServer' ? new NovaError(500, 'unlock refused') : undefined);
+  h.add(hostStopped('n1'));
+  await h.settle();
+  return { h, registry };
+}
+
 safety(
   'a server left locked after finished: a run whose unlock Nova keeps refusing ends error, naming the server, with the metric set',
   async () => {
-    const registry = new Registry();
-    registerEngineMetrics(registry);
-    const h = await harness({ hostWorkflow: lockAndLeave });
-    h.nova.fault = (method) => (method === 'unlockServer' ? new NovaError(500, 'unlock refused') : undefined);
-    h.add(hostStopped('n1'));
-    await h.settle();
+    const { h, registry } = await unlockRefused();
     const n = h.get('n1');
     assert.is(n.status?.phase, 'error');
     assert.match(engineOfN(n).lastError ?? '', SERVER);
@@ -763,6 +769,26 @@ safety(
     await h.settle();
     assert.is(h.get('n1').status?.phase, 'finished');
     assert.is(h.nova.servers.get(SERVER)!.locked, false);
+    assert.match(await registry.metrics(), /masakari_servers_left_locked 0/);
+  },
+);
+
+safety(
+  'a server left locked after finished: an error notification that expires with the lock still journalled releases it',
+  async () => {
+    const { h, registry } = await unlockRefused();
+    assert.is(h.get('n1').status?.phase, 'error');
+    assert.is(h.nova.servers.get(SERVER)!.locked, true);
+
+    // Its retry never came before the expiry (held by the brakes, or the interval is short): expiry is its end,
+    // and retention then deletes the journal, the only record of the lock.
+    h.nova.fault = undefined;
+    h.w.clock.advance(2 * 86_400_000);
+    await h.p.checkExpired();
+    await h.settle();
+    assert.is(h.get('n1').status?.phase, 'failed');
+    assert.is(h.nova.servers.get(SERVER)!.locked, false);
+    assert.is(engineOfN(h.get('n1')).effects?.[serverLockKey(SERVER)]?.state, 'done');
     assert.match(await registry.metrics(), /masakari_servers_left_locked 0/);
   },
 );

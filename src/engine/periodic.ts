@@ -237,8 +237,9 @@ async function expire(
   x.lastChance.delete(key);
   if (x.runs.isRunning(key)) {
     await x.runs.cancel(key, new NotificationExpired(uuid));
-  } else if (phaseOf(n) === 'running') {
-    // Interrupted earlier and never resumed: its locks are still ours to release.
+  } else if (phaseOf(n) === 'running' || phaseOf(n) === 'error') {
+    // Interrupted earlier and never resumed, or in error with an unlock Nova refused (awaiting the retry that
+    // would have swept it): its locks are still ours to release, and this is the last chance before retention.
     const log = d.log.child({ notification: uuid });
     await sweepExpiredRunLocks(d, writer, {
       log,

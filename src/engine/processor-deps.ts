@@ -52,6 +52,11 @@ export interface ProcessorDeps {
    * the engine component; absent means no precondition.
    */
   fencing?: FencingPrecondition;
+  /**
+   * Why a safety override (recovery-released-by) may not be honoured now: the policy that lets only approvers
+   * write it is missing (src/fencing/approval-guard.ts, wired by the engine component); absent: always honoured.
+   */
+  approvalGuard?: { unguardedReason(): Promise<string | undefined> };
 }
 
 /** One term of leadership: everything the engine does happens inside one. */

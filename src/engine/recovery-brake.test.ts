@@ -15,7 +15,7 @@ import { admitted } from './admitted-notification.ts';
 import type { AdmittedNotification } from './admitted-notification.ts';
 import { registerEngineMetrics } from './metrics.ts';
 import { NotificationProcessor } from './notification-processor.ts';
-import type { FencingPrecondition } from './processor-deps.ts';
+import type { FencingPrecondition, ProcessorDeps } from './processor-deps.ts';
 import { BRAKE_REASONS, brakeVerdict, onMaintenanceFromRecovery, segmentLoad } from './recovery-brake.ts';
 import type { BrakeInput, SegmentLoad } from './recovery-brake.ts';
 import { host, notification, segment, testConfig, world, worldDeps } from './testing/fixtures.ts';
@@ -171,7 +171,9 @@ counting.run();
 
 const HOSTS = ['compute-1', 'compute-2', 'compute-3'] as const;
 
-async function massFailure(o: { config?: Config; fencing?: FencingPrecondition } = {}) {
+async function massFailure(
+  o: { config?: Config; fencing?: FencingPrecondition; approvalGuard?: ProcessorDeps['approvalGuard'] } = {},
+) {
   const w = await world();
   const nova = new FakeNova({ stopMs: 0, evacuateMs: 0 });
   w.kube.seed(
@@ -200,6 +202,7 @@ async function massFailure(o: { config?: Config; fencing?: FencingPrecondition }
     },
     driver: taskflowDriver(),
     ...(o.fencing ? { fencing: o.fencing } : {}),
+    ...(o.approvalGuard ? { approvalGuard: o.approvalGuard } : {}),
     enqueue: (k) => queue.push(k),
   });
   p.startLeading(new AbortController().signal);
@@ -228,7 +231,19 @@ async function massFailure(o: { config?: Config; fencing?: FencingPrecondition }
     w.kube.seed(RESOURCES.notifications, n);
     queue.push(n.metadata.name ?? '');
   });
-  return { w, nova, p, events, queue, delayed, settle, get, phase, held };
+  /** Someone sets recovery-released-by on `name`; resolves once the engine's cache has it. */
+  const release = async (name: string, who: string) => {
+    w.kube.mutate(
+      RESOURCES.notifications,
+      name,
+      (n: Notification) => {
+        n.metadata.annotations = { ...n.metadata.annotations, [REMEDIATION_ANNOTATIONS.recoveryReleasedBy]: who };
+      },
+      false,
+    );
+    await until(() => !!w.notifications.get(name)?.metadata.annotations?.[REMEDIATION_ANNOTATIONS.recoveryReleasedBy]);
+  };
+  return { w, nova, p, events, queue, delayed, settle, get, phase, held, release };
 }
 
 async function heldGauge(): Promise<Array<{ labels: Record<string, string | number>; value: number }>> {
@@ -318,15 +333,7 @@ engine(
 
     // An approver lets the last one pass the brakes.
     const last = still[0] ?? '';
-    m.w.kube.mutate(
-      RESOURCES.notifications,
-      last,
-      (n: Notification) => {
-        n.metadata.annotations = { ...n.metadata.annotations, [REMEDIATION_ANNOTATIONS.recoveryReleasedBy]: 'alice' };
-      },
-      false,
-    );
-    await until(() => !!m.w.notifications.get(last)?.metadata.annotations);
+    await m.release(last, 'alice');
     m.queue.push(last);
     await m.settle();
     assert.is(m.phase(last), 'finished');
@@ -338,6 +345,35 @@ engine(
       m.events.join('\n'),
     );
     assert.equal(await heldGauge(), []);
+  },
+);
+
+engine(
+  'a recovery-released-by is not honoured while the safety-overrides binding is missing: the notification stays held and says why',
+  async () => {
+    let unguarded: string | undefined = 'ValidatingAdmissionPolicyBinding mo-safety-overrides does not exist: …';
+    const m = await massFailure({ approvalGuard: { unguardedReason: async () => unguarded } });
+    await m.settle();
+    assert.is(m.phase('n2'), 'new');
+    // Anyone who may patch a Notification (the built-in edit role) could have written it: no binding denies them.
+    await m.release('n2', 'mallory');
+    m.queue.push('n2');
+    await m.settle();
+    assert.is(m.phase('n2'), 'new', 'still held');
+    assert.is(m.nova.service('compute-2').status, 'enabled', 'no Nova call');
+    assert.is(m.held('n2')?.status, 'True');
+    assert.ok(m.held('n2')?.message.includes('does not exist'), m.held('n2')?.message);
+    assert.not.ok(
+      m.events.some((e) => e.startsWith('n2 Normal RecoveryReleased')),
+      m.events.join('\n'),
+    );
+
+    // The binding is back: the same annotation releases it.
+    unguarded = undefined;
+    m.queue.push('n2');
+    await m.settle();
+    assert.is(m.phase('n2'), 'finished');
+    assert.is(m.held('n2')?.reason, 'ReleasedByApprover');
   },
 );
 
@@ -398,15 +434,7 @@ engine(
     await m.settle();
     assert.is(m.phase('n1'), 'finished');
     assert.equal(asked, ['compute-1'], 'the held ones were not looked at by the fencing gate');
-    m.w.kube.mutate(
-      RESOURCES.notifications,
-      'n2',
-      (n: Notification) => {
-        n.metadata.annotations = { [REMEDIATION_ANNOTATIONS.recoveryReleasedBy]: 'bob' };
-      },
-      false,
-    );
-    await until(() => !!m.w.notifications.get('n2')?.metadata.annotations);
+    await m.release('n2', 'bob');
     m.queue.push('n2');
     await m.settle();
     for (let i = 0; i < 3; i++) {

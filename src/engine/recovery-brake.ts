@@ -213,9 +213,20 @@ export class RecoveryBrake {
     const limits = segment?.spec.recoveryLimits;
     const cap = this.deps.config.operator.max_concurrent_recoveries;
     const braked = (hostRecovery && limits !== undefined) || cap > 0;
-    const who = releasedBy(n);
-    const verdict: BrakeVerdict =
-      !braked || who ? { hold: false } : brakeVerdict(this.input(n, hostRecovery, limits, cap));
+    let verdict: BrakeVerdict = braked ? brakeVerdict(this.input(n, hostRecovery, limits, cap)) : { hold: false };
+    // A release is only as good as the policy that lets only approvers write it (as fencing-approved-by).
+    let who: string | undefined;
+    const annotated = verdict.hold ? releasedBy(n) : undefined;
+    if (verdict.hold && annotated) {
+      const unguarded = await this.deps.approvalGuard?.unguardedReason();
+      if (unguarded) {
+        const ignored = ` The annotation ${REMEDIATION_ANNOTATIONS.recoveryReleasedBy} ("${annotated}") is not honoured: ${unguarded}.`;
+        verdict = { ...verdict, message: verdict.message + ignored };
+      } else {
+        who = annotated;
+        verdict = { hold: false };
+      }
+    }
     if (!verdict.hold) {
       this.reserved.set(key, {
         segmentUuid: n.status.failoverSegmentUuid,

@@ -14,6 +14,7 @@ import { effectiveGrants, minus, REQUIRED_PERMISSIONS, requiredGrants, wildcardR
 import type { RbacLayout } from './rbac-model.ts';
 import { byKind, find, renderChart, renderKustomize, ROOT, toYaml } from './tools.ts';
 import type { Manifest } from './tools.ts';
+import { envValue, podSpec } from './workloads.ts';
 
 const LEASE_NAMESPACE = 'medik8s-leases';
 const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
@@ -234,6 +235,17 @@ test('who may override safety: the approver ClusterRole (not aggregated) and the
   for (const [i, b] of bindings.entries()) {
     assert.is(b.metadata.namespace, undefined, 'cluster-scoped');
     assert.equal(b.spec, { policyName: policies[i]!.metadata.name, validationActions: ['Deny'] });
+  }
+  // [operator] safety_overrides_policy names the binding that exists: a name the packaging renamed (the chart's
+  // <namespace>-<fullname>- prefix, kustomize's namePrefix) but the setting did not leaves every override unhonoured.
+  for (const [i, m] of [fromChart, fromKustomize].entries()) {
+    const named = byKind(m, 'Deployment')
+      .flatMap((d) =>
+        podSpec(d).containers.map((c) => [d.metadata.name, envValue(c, 'MASAKARI_SAFETY_OVERRIDES_POLICY')]),
+      )
+      .filter(([, v]) => v !== undefined);
+    assert.ok(named.length > 0, 'some Deployment sets MASAKARI_SAFETY_OVERRIDES_POLICY');
+    for (const [deployment, value] of named) assert.is(value, bindings[i]!.metadata.name, deployment);
   }
   const off = await chart('mo', ns.namespace, [{ rbac: { safetyOverridesPolicy: false } }]);
   assert.equal(byKind(off, 'ValidatingAdmissionPolicy'), []);
