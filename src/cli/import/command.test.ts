@@ -1,7 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runImportCommand } from './command.ts';
 
 async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
@@ -50,6 +53,36 @@ test('a Masakari that cannot be read exits 1 before touching the cluster', async
     assert.match(r.stderr, /reading segments and hosts from http:\/\/127\.0\.0\.1:\d+\/v1 \(without authentication\)/);
     assert.match(r.stderr, /segments: HTTP 401: The request you have made requires authentication\..*--os-token/);
   } finally {
+    await new Promise((r) => server.close(r));
+  }
+});
+
+test('--config-file: the credentials of a masakari.conf log in to Keystone, as run reads them', async () => {
+  const server = createServer((_req, res) => {
+    res.statusCode = 401;
+    res.setHeader('content-type', 'application/json');
+    res.end('{"error": {"message": "The request you have made requires authentication."}}');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  const dir = mkdtempSync(join(tmpdir(), 'import-conf-'));
+  const conf = join(dir, 'masakari.conf');
+  writeFileSync(
+    conf,
+    `[keystone_authtoken]\nauth_url = http://127.0.0.1:${port}/identity\nusername = masakari\npassword = secret\nproject_name = service\n`,
+  );
+  try {
+    for (const argv of [['--config-file', conf], [`--config-file=${conf}`]]) {
+      const r = await run(['--from', `http://127.0.0.1:${port}`, '--timeout', '2', ...argv], {
+        KUBECONFIG: '/nonexistent/kubeconfig',
+      });
+      assert.is(r.code, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`with a Keystone token for http://127\\.0\\.0\\.1:${port}/identity`));
+    }
+    const missing = await run(['--from', 'http://127.0.0.1:9', '--config-file']);
+    assert.is(missing.code, 2);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
     await new Promise((r) => server.close(r));
   }
 });
