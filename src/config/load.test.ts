@@ -685,4 +685,13 @@ test("a masakari.conf's TLS options ([DEFAULT] use_ssl, [wsgi] ssl_*) are applie
   assert.equal(warnings, [`${NO_EFFECT}[wsgi] api_paste_config; [ssl] ca_file${NO_EFFECT_END}`]);
 });
 
+test('the --debug argument overrides a masakari.conf debug = false, as oslo.config puts the command line over files', () => {
+  const files: Record<string, string> = { [CONF]: '[DEFAULT]\ndebug = false\n' };
+  const { config } = loadConfig({ env: {}, files: [CONF], debug: true, readFile: (path) => files[path]! });
+  assert.is(config.DEFAULT.debug, true);
+  assert.is(config.operator.log_level, 'debug');
+  const explicit = loadConfig({ env: { MASAKARI_LOG_LEVEL: 'warn' }, debug: true });
+  assert.is(explicit.config.operator.log_level, 'warn');
+});
+
 test.run();
