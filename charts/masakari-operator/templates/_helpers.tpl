@@ -302,8 +302,9 @@ creates it.
 Stops the render under keystone auth when no OpenStack credentials are given:
 the API validates tokens with them, and without any the pods would start and
 crash-loop. Credentials are openstack.cloudsSecret, openstack.envSecret,
-extraEnvFrom, an OS_* or MASAKARI__DEFAULT__OS_PRIVILEGED_USER_* variable in
-extraEnv, config.DEFAULT.os_privileged_user_name, config.keystone_authtoken's
+extraEnvFrom, an OS_*, MASAKARI__DEFAULT__OS_PRIVILEGED_USER_* or
+MASAKARI__KEYSTONE_AUTHTOKEN__* variable in extraEnv (the MASAKARI__ names
+match case-insensitively, as src/config/load.ts reads them), config.DEFAULT.os_privileged_user_name, config.keystone_authtoken's
 username or auth_type, a masakari.conf string in config, or configSecret (a
 site's masakari.conf, read by src/config/openstack-auth.ts like the others).
 */}}
@@ -311,7 +312,7 @@ site's masakari.conf, read by src/config/openstack-auth.ts like the others).
 {{- if eq .Values.auth.strategy "keystone" }}
 {{- $found := or .Values.openstack.cloudsSecret .Values.openstack.envSecret .Values.extraEnvFrom (dig "name" "" (.Values.configSecret | default dict)) }}
 {{- range .Values.extraEnv }}
-{{- if or (hasPrefix "OS_" .name) (hasPrefix "MASAKARI__DEFAULT__OS_PRIVILEGED_USER_" .name) }}{{ $found = true }}{{ end }}
+{{- if or (hasPrefix "OS_" .name) (hasPrefix "MASAKARI__DEFAULT__OS_PRIVILEGED_USER_" (upper .name)) (hasPrefix "MASAKARI__KEYSTONE_AUTHTOKEN__" (upper .name)) }}{{ $found = true }}{{ end }}
 {{- end }}
 {{- if not (kindIs "map" .Values.config) }}{{ $found = true }}
 {{- else if (dig "DEFAULT" "os_privileged_user_name" "" .Values.config) }}{{ $found = true }}

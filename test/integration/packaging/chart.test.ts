@@ -427,13 +427,14 @@ test('keystone auth with no OpenStack credentials stops the render with what to 
   }
 });
 
-test('keystone credentials given only as configSecret or as config.keystone_authtoken pass the render check', async ({
+test('keystone credentials given only as configSecret or as [keystone_authtoken] options pass the render check', async ({
   ns,
 }) => {
   // A site's masakari.conf in a Secret, or its [keystone_authtoken] service user, is how a Masakari
   // migration brings its credentials (src/config/openstack-auth.ts reads both).
   const enough: object[] = [
     { configSecret: { name: 'site-masakari-conf' } },
+    { extraEnv: [{ name: 'MASAKARI__KEYSTONE_AUTHTOKEN__USERNAME', value: 'masakari' }] },
     {
       config: {
         keystone_authtoken: {
