@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // masakari-operator: the one entry point.
-//   masakari-operator [run] [--config-file FILE]...
+//   masakari-operator [run] [--config-file FILE]... [--debug]
 //                               start the components named by MASAKARI_COMPONENTS
 //   masakari-operator import    copy segments and hosts from a running Masakari (src/cli/import/)
 //   masakari-operator purge     delete notifications that ended long ago (src/cli/purge/)
@@ -24,7 +24,8 @@ const USAGE = `usage: masakari-operator [command]
 commands:
   run       start the components named by MASAKARI_COMPONENTS (default);
             --config-file FILE (repeatable, later files override) reads a
-            masakari.conf (oslo.config INI) or a YAML file of its groups
+            masakari.conf (oslo.config INI) or a YAML file of its groups;
+            --debug (-d) sets [DEFAULT] debug, as for masakari-api
   import    copy segments and hosts from a running Masakari (import --help)
   purge     delete notifications that ended more than N days ago (purge --help)
   help      show this text
@@ -73,7 +74,11 @@ const COMMANDS: Record<string, Command> = {
     }
     const { runOperator } = await import('./app/run.ts');
     explainReloadSignal();
-    return runOperator({ shutdownRequested: shutdownRequested(), configFiles: parsed.configFiles });
+    return runOperator({
+      shutdownRequested: shutdownRequested(),
+      configFiles: parsed.configFiles,
+      debug: parsed.debug,
+    });
   },
   import: async (args) => {
     const { runImportCommand } = await import('./cli/import/command.ts');
@@ -99,8 +104,9 @@ function isExpected(e: unknown): e is Error {
 }
 
 async function main(argv: string[]): Promise<number> {
-  // `masakari-operator --config-file X` runs, as masakari-api --config-file X does.
-  const [name = 'run', ...rest] = argv[0]?.startsWith('--config-file') ? ['run', ...argv] : argv;
+  // `masakari-operator --config-file X [--debug]` runs, as masakari-api --config-file X does.
+  const runsByDefault = argv[0]?.startsWith('--config-file') || argv[0] === '--debug' || argv[0] === '-d';
+  const [name = 'run', ...rest] = runsByDefault ? ['run', ...argv] : argv;
   const command =
     name === '--help' || name === '-h' ? COMMANDS.help : name === '--version' ? COMMANDS.version : COMMANDS[name];
   if (!command) {

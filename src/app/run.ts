@@ -55,6 +55,8 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
   /** --config-file arguments (masakari.conf or YAML), in order; later ones override. */
   configFiles?: string[];
+  /** The --debug argument ([DEFAULT] debug over the files). */
+  debug?: boolean;
   /** Resolves with the signal name when the process should stop. */
   shutdownRequested: Promise<string>;
   /** Test seams; production uses the defaults. */
@@ -111,7 +113,7 @@ function connectNova(
 
 export async function runOperator(opts: RunOptions): Promise<number> {
   const env = opts.env ?? process.env;
-  const { config, warnings, files } = loadConfig({ env, files: opts.configFiles ?? [] });
+  const { config, warnings, files } = loadConfig({ env, files: opts.configFiles ?? [], debug: opts.debug ?? false });
   const version = operatorVersion();
   const identity = processIdentity(env);
   const log = createLogger({

@@ -669,4 +669,29 @@ test('enable_proxy_headers_parsing and osapi_masakari_link_prefix are carried in
   assert.is(config.DEFAULT.osapi_masakari_link_prefix, 'https://ha.example.com/instance-ha');
 });
 
+test("a masakari.conf's TLS options ([DEFAULT] use_ssl, [wsgi] ssl_*) are applied; [wsgi] api_paste_config and [ssl] only warned", () => {
+  const { config, warnings } = loadFiles({
+    [CONF]:
+      '[DEFAULT]\nuse_ssl = true\n[wsgi]\napi_paste_config = /etc/masakari/api-paste.ini\n' +
+      'ssl_cert_file = /etc/masakari/certs/masakari.crt\nssl_key_file = /etc/masakari/certs/masakari.key\n' +
+      'ssl_ca_file = /etc/masakari/certs/ca.crt\n[ssl]\nca_file = /etc/ssl/ca.crt\n',
+  });
+  assert.is(config.DEFAULT.use_ssl, true);
+  assert.equal(config.wsgi, {
+    ssl_cert_file: '/etc/masakari/certs/masakari.crt',
+    ssl_key_file: '/etc/masakari/certs/masakari.key',
+    ssl_ca_file: '/etc/masakari/certs/ca.crt',
+  });
+  assert.equal(warnings, [`${NO_EFFECT}[wsgi] api_paste_config; [ssl] ca_file${NO_EFFECT_END}`]);
+});
+
+test('the --debug argument overrides a masakari.conf debug = false, as oslo.config puts the command line over files', () => {
+  const files: Record<string, string> = { [CONF]: '[DEFAULT]\ndebug = false\n' };
+  const { config } = loadConfig({ env: {}, files: [CONF], debug: true, readFile: (path) => files[path]! });
+  assert.is(config.DEFAULT.debug, true);
+  assert.is(config.operator.log_level, 'debug');
+  const explicit = loadConfig({ env: { MASAKARI_LOG_LEVEL: 'warn' }, debug: true });
+  assert.is(explicit.config.operator.log_level, 'warn');
+});
+
 test.run();

@@ -42,6 +42,8 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
   /** --config-file arguments, read after MASAKARI_CONFIG. */
   files?: string[];
+  /** The --debug argument: [DEFAULT] debug = true over every file, as oslo.config puts the command line first. */
+  debug?: boolean;
   readFile?: (path: string) => string;
 }
 
@@ -337,6 +339,7 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   const b = new Builder();
   const files = [...(env.MASAKARI_CONFIG ? [env.MASAKARI_CONFIG] : []), ...(opts.files ?? [])];
   applyFiles(b, files, readFile);
+  if (opts.debug) b.set('DEFAULT', 'debug', 'true', 'set by --debug');
   applyGenericEnv(b, env);
   applyNamedEnv(b, env);
   applyDerived(b);

@@ -530,7 +530,7 @@ export const OPTIONS: OptionTable = {
       env: 'MASAKARI_SAFETY_OVERRIDES_POLICY',
       help:
         'ValidatingAdmissionPolicyBinding that lets only approvers write the annotations fencing-approved-by and ' +
-        'recovery-released-by (the chart sets <fullname>-safety-overrides). While it is missing or does not deny, ' +
+        'recovery-released-by (the chart sets <namespace>-<fullname>-safety-overrides). While it is missing or does not deny, ' +
         'those overrides are not honoured; null: not checked (docs/operations.md "Who may override safety").',
     },
     components: {

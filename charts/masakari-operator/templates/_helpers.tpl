@@ -302,20 +302,24 @@ creates it.
 Stops the render under keystone auth when no OpenStack credentials are given:
 the API validates tokens with them, and without any the pods would start and
 crash-loop. Credentials are openstack.cloudsSecret, openstack.envSecret,
-extraEnvFrom, an OS_* or MASAKARI__DEFAULT__OS_PRIVILEGED_USER_* variable in
-extraEnv, or config.DEFAULT.os_privileged_user_name.
+extraEnvFrom, an OS_*, MASAKARI__DEFAULT__OS_PRIVILEGED_USER_* or
+MASAKARI__KEYSTONE_AUTHTOKEN__* variable in extraEnv (the MASAKARI__ names
+match case-insensitively, as src/config/load.ts reads them), config.DEFAULT.os_privileged_user_name, config.keystone_authtoken's
+username or auth_type, a masakari.conf string in config, or configSecret (a
+site's masakari.conf, read by src/config/openstack-auth.ts like the others).
 */}}
 {{- define "masakari-operator.requireKeystoneCredentials" -}}
 {{- if eq .Values.auth.strategy "keystone" }}
-{{- $found := or .Values.openstack.cloudsSecret .Values.openstack.envSecret .Values.extraEnvFrom }}
+{{- $found := or .Values.openstack.cloudsSecret .Values.openstack.envSecret .Values.extraEnvFrom (dig "name" "" (.Values.configSecret | default dict)) }}
 {{- range .Values.extraEnv }}
-{{- if or (hasPrefix "OS_" .name) (hasPrefix "MASAKARI__DEFAULT__OS_PRIVILEGED_USER_" .name) }}{{ $found = true }}{{ end }}
+{{- if or (hasPrefix "OS_" .name) (hasPrefix "MASAKARI__DEFAULT__OS_PRIVILEGED_USER_" (upper .name)) (hasPrefix "MASAKARI__KEYSTONE_AUTHTOKEN__" (upper .name)) }}{{ $found = true }}{{ end }}
 {{- end }}
 {{- if not (kindIs "map" .Values.config) }}{{ $found = true }}
 {{- else if (dig "DEFAULT" "os_privileged_user_name" "" .Values.config) }}{{ $found = true }}
+{{- else if or (dig "keystone_authtoken" "username" "" .Values.config) (dig "keystone_authtoken" "auth_type" "" .Values.config) }}{{ $found = true }}
 {{- end }}
 {{- if not $found }}
-{{- fail "auth.strategy is keystone but no OpenStack credentials are given, so the API cannot validate tokens and its pods would crash-loop: set openstack.cloudsSecret (with openstack.cloud), openstack.envSecret (a Secret of OS_* variables) or config.DEFAULT.os_privileged_user_* (docs/install.md), or auth.strategy=noauth2 for a trial" }}
+{{- fail "auth.strategy is keystone but no OpenStack credentials are given, so the API cannot validate tokens and its pods would crash-loop: set openstack.cloudsSecret (with openstack.cloud), openstack.envSecret (a Secret of OS_* variables), config.DEFAULT.os_privileged_user_*, configSecret or config.keystone_authtoken (a site's masakari.conf; docs/install.md), or auth.strategy=noauth2 for a trial" }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -13,6 +13,7 @@ test('defaults: microversion 1.3, pages of 500, 30 s per request, table output, 
     pageSize: 500,
     timeoutMs: 30_000,
     output: 'table',
+    configFiles: [],
     help: false,
   });
 });
@@ -37,6 +38,9 @@ test('every option is read', () => {
     'json',
     '--kubeconfig',
     '/tmp/kc',
+    '--config-file',
+    '/etc/masakari/masakari.conf',
+    '--config-file=/etc/masakari/site.conf',
   ]);
   assert.equal(o, {
     from: 'https://cloud/instance-ha',
@@ -50,6 +54,7 @@ test('every option is read', () => {
     timeoutMs: 5000,
     output: 'json',
     kubeconfig: '/tmp/kc',
+    configFiles: ['/etc/masakari/masakari.conf', '/etc/masakari/site.conf'],
     help: false,
   });
 });

@@ -14,6 +14,9 @@ Notifications are not imported. See docs/migration.md.
 options:
   --from URL          Masakari API, e.g. http://masakari:15868 or .../v1 (required)
   --namespace NS      target namespace (default: [operator] namespace / MASAKARI_NAMESPACE)
+  --config-file FILE  a masakari.conf (or YAML) read as \`run --config-file\` reads it, after
+                      MASAKARI_CONFIG; repeatable, later files override. Its [operator]
+                      namespace and OpenStack credentials apply here
   --dry-run           print the plan (create / update / skip per object), write nothing
   --os-token TOKEN    Keystone token to send to Masakari (default: log in with OS_CLOUD /
                       OS_* credentials if set, else no authentication, for noauth2)
@@ -46,6 +49,7 @@ export interface ImportOptions {
   timeoutMs: number;
   output: 'table' | 'json';
   kubeconfig?: string;
+  configFiles: string[];
   help: boolean;
 }
 
@@ -82,6 +86,7 @@ export function parseImportArgs(argv: string[]): ImportOptions {
         timeout: { type: 'string' },
         output: { type: 'string', short: 'o' },
         kubeconfig: { type: 'string' },
+        'config-file': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }));
@@ -100,6 +105,8 @@ export function parseImportArgs(argv: string[]): ImportOptions {
   if (output !== 'table' && output !== 'json') {
     throw new UsageError(`--output must be table or json, got ${JSON.stringify(output)}`);
   }
+  const configFiles = values['config-file'] ?? [];
+  if (configFiles.includes('')) throw new UsageError('--config-file needs a file name');
   if (values['os-token'] !== undefined && values['os-token'].trim() === '') {
     throw new UsageError('--os-token must not be empty');
   }
@@ -115,6 +122,7 @@ export function parseImportArgs(argv: string[]): ImportOptions {
     timeoutMs: integerIn('--timeout', values.timeout, 30, 1, 3600) * 1000,
     output,
     ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
+    configFiles,
     help,
   };
 }

@@ -87,7 +87,7 @@ async function runImport(
   err: (t: string) => void,
   logDestination: DestinationStream | undefined,
 ): Promise<number> {
-  const { config } = loadConfig({ env });
+  const { config } = loadConfig({ env, files: opts.configFiles });
   const namespace = opts.namespace ?? config.operator.namespace;
   if (!DNS_LABEL.test(namespace)) {
     throw new UsageError(

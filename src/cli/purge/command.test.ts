@@ -1,5 +1,8 @@
 // `masakari-operator purge`: masakari-manage's option checks, the dry run's
 // report, and a real run, over FakeKube.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESOURCES } from '../../k8s/resources.ts';
@@ -17,6 +20,7 @@ test('options: masakari-manage defaults, limits and spellings', () => {
     help: false,
     namespace: undefined,
     kubeconfig: undefined,
+    configFiles: [],
   });
   assert.is(parsePurgeArgs(['--age_in_days', '7', '--max_rows', '5'], NOW).ageInDays, 7);
   assert.is(parsePurgeArgs(['--age-in-days', '0', '--dry-run'], NOW).dryRun, true);
@@ -100,6 +104,24 @@ test('a usage error exits 2 with the usage text', async () => {
   assert.is(r.code, 2);
   assert.match(r.err, /Must supply a non-negative value for age\./);
   assert.match(r.err, /usage: masakari-operator purge/);
+});
+
+test('--config-file: the namespace of a masakari.conf [operator] group is the one purged, as run reads it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'purge-conf-'));
+  const conf = join(dir, 'masakari.conf');
+  writeFileSync(
+    conf,
+    '[DEFAULT]\ntransport_url = rabbit://masakari@rabbitmq:5672/\n[operator]\nnamespace = elsewhere\n',
+  );
+  try {
+    for (const argv of [['--config-file', conf], [`--config-file=${conf}`]]) {
+      const r = await run(['--dry-run', ...argv], await world());
+      assert.is(r.code, 0, r.err);
+      assert.match(r.out, /; 0 examined\)\n$/);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();

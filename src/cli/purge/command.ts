@@ -31,6 +31,8 @@ options:
   --max-rows M        delete at most M notifications (default -1: no limit)
   --dry-run           count what would be deleted, delete nothing
   --namespace NS      namespace (default: [operator] namespace / MASAKARI_NAMESPACE)
+  --config-file FILE  a masakari.conf (or YAML) read as \`run --config-file\` reads it, after
+                      MASAKARI_CONFIG; repeatable, later files override
   --kubeconfig PATH   kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)
   -h, --help          show this text
 
@@ -43,6 +45,7 @@ export interface PurgeArgs {
   dryRun: boolean;
   namespace?: string;
   kubeconfig?: string;
+  configFiles: string[];
   help: boolean;
 }
 
@@ -68,6 +71,7 @@ export function parsePurgeArgs(argv: string[], now: Date = new Date()): PurgeArg
         'dry-run': { type: 'boolean', default: false },
         namespace: { type: 'string' },
         kubeconfig: { type: 'string' },
+        'config-file': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -76,6 +80,8 @@ export function parsePurgeArgs(argv: string[], now: Date = new Date()): PurgeArg
   } catch (e) {
     throw new PurgeUsageError((e as Error).message);
   }
+  const configFiles = values['config-file'] ?? [];
+  if (configFiles.includes('')) throw new PurgeUsageError('--config-file needs a file name');
   const ageInDays = integerOption('age-in-days', values['age-in-days'] ?? values.age_in_days, 30);
   const maxRows = integerOption('max-rows', values['max-rows'] ?? values.max_rows, -1);
   // masakari/cmd/manage.py's checks, with its messages.
@@ -88,6 +94,7 @@ export function parsePurgeArgs(argv: string[], now: Date = new Date()): PurgeArg
     dryRun: values['dry-run'] === true,
     namespace: values.namespace,
     kubeconfig: values.kubeconfig,
+    configFiles,
     help: values.help === true,
   };
 }
@@ -131,7 +138,7 @@ export async function runPurgeCommand(argv: string[], io: PurgeIo = {}): Promise
     out(PURGE_USAGE);
     return 0;
   }
-  const { config } = loadConfig({ env });
+  const { config } = loadConfig({ env, files: args.configFiles });
   const namespace = args.namespace ?? config.operator.namespace;
   if (!DNS_LABEL.test(namespace)) {
     err(`masakari-operator purge: --namespace must be a Kubernetes namespace name, got ${JSON.stringify(namespace)}\n`);

@@ -427,6 +427,33 @@ test('keystone auth with no OpenStack credentials stops the render with what to 
   }
 });
 
+test('keystone credentials given only as configSecret or as [keystone_authtoken] options pass the render check', async ({
+  ns,
+}) => {
+  // A site's masakari.conf in a Secret, or its [keystone_authtoken] service user, is how a Masakari
+  // migration brings its credentials (src/config/openstack-auth.ts reads both).
+  const enough: object[] = [
+    { configSecret: { name: 'site-masakari-conf' } },
+    { extraEnv: [{ name: 'MASAKARI__KEYSTONE_AUTHTOKEN__USERNAME', value: 'masakari' }] },
+    {
+      config: {
+        keystone_authtoken: {
+          auth_url: 'https://keystone.example.com/v3',
+          username: 'masakari',
+          password: 'secret',
+          project_name: 'service',
+        },
+      },
+    },
+  ];
+  for (const values of enough) {
+    const ok = await renderChartBare(RELEASE, ns.namespace, [values]);
+    assert.is(ok.code, 0, `${JSON.stringify(values)}: ${ok.stderr}`);
+  }
+  const r = await renderChartBare(RELEASE, ns.namespace);
+  assert.match(r.stderr, /configSecret.*keystone_authtoken/);
+});
+
 test("NODE_OPTIONS: V8 heap sized from each container's memory limit (limit less 128 MiB, at least half)", async ({
   ns,
 }) => {

@@ -291,6 +291,31 @@ for (const [fixture, debug] of [
 }
 
 siteConf(
+  "devstack's masakari-api command line (--config-file=FILE --debug, no command) starts at debug level",
+  async ({ ns }) => {
+    // devstack/plugin.sh runs "masakari-api --config-file=$MASAKARI_CONF --debug"; openstack-helm's file has debug off.
+    const file = join(ROOT, 'src/config/testdata', 'openstack-helm.masakari.conf');
+    const op = await startOperator(
+      {
+        KUBECONFIG: ns!.kubeconfigPath,
+        MASAKARI_NAMESPACE: ns!.namespace,
+        MASAKARI_COMPONENTS: 'api',
+        MASAKARI__OPERATOR__SHUTDOWN_TIMEOUT: '10',
+      },
+      [`--config-file=${file}`, '--debug'],
+    );
+    try {
+      await waitFor(op, '/readyz', 200);
+      const starting = logLines(op).find((l) => l.msg === 'masakari-operator starting');
+      assert.equal(starting?.config_files, [file]);
+      assert.is(starting?.log_level, 'debug');
+    } finally {
+      await stop(op);
+    }
+  },
+);
+
+siteConf(
   'a misspelt option in a masakari.conf is named with the nearest known one, and the process starts',
   async ({ ns }) => {
     const dir = mkdtempSync(join(tmpdir(), 'shell-conf-'));
