@@ -83,6 +83,17 @@ const LANE: Record<FaultKind, Lane> = {
   'reset-balancer': 'balancer',
 };
 
+/** The faults of shape ha that take something down: how many to pick the target from (none: the fault picks it) and for how long (ms). */
+const HA_DOWN: Record<
+  'kill-etcd-member' | 'kill-etcd-leader' | 'lose-quorum' | 'kill-apiserver',
+  { targets?: number; ms: [number, number] }
+> = {
+  'kill-etcd-member': { targets: 3, ms: [1_000, 10_000] },
+  'kill-etcd-leader': { ms: [1_000, 10_000] },
+  'lose-quorum': { ms: [10_000, 60_000] },
+  'kill-apiserver': { targets: 2, ms: [1_000, 10_000] },
+};
+
 const between = (rnd: () => number, lo: number, hi: number): number => Math.round(lo + rnd() * (hi - lo));
 
 function draw(kind: FaultKind, rnd: () => number, o: ScheduleOptions): Fault {
@@ -97,19 +108,14 @@ function draw(kind: FaultKind, rnd: () => number, o: ScheduleOptions): Fault {
       f.durationMs = between(rnd, 2_000, 20_000);
       break;
     case 'kill-etcd-member':
-      f.target = Math.floor(rnd() * 3);
-      f.durationMs = between(rnd, 1_000, 10_000);
-      break;
-    case 'kill-apiserver':
-      f.target = rnd() < 0.5 ? 0 : 1;
-      f.durationMs = between(rnd, 1_000, 10_000);
-      break;
     case 'kill-etcd-leader':
-      f.durationMs = between(rnd, 1_000, 10_000);
-      break;
     case 'lose-quorum':
-      f.durationMs = between(rnd, 10_000, 60_000);
+    case 'kill-apiserver': {
+      const down = HA_DOWN[kind];
+      if (down.targets) f.target = Math.floor(rnd() * down.targets);
+      f.durationMs = between(rnd, ...down.ms);
       break;
+    }
     case 'freeze-leader':
       // past the lease, so the other engine takes over while this one is stopped
       f.durationMs = between(rnd, o.leaseMs + 1_000, o.leaseMs + 5_000);

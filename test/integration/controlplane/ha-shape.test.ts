@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { startControlPlane } from '../../../src/controlplane/index.ts';
 import type { ControlPlane, HaControls } from '../../../src/controlplane/index.ts';
+import { waitUntil } from '../../../src/controlplane/http.ts';
 import { isAlive } from '../../../src/controlplane/processes.ts';
 import { createKubeClient } from '../../../src/k8s/kube-client.ts';
 import type { ClosableKubeClient } from '../../../src/k8s/kube-client.ts';
@@ -32,20 +33,9 @@ usePrivateStateDir(test);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e instanceof Error ? e.message : String(e);
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what} (${last})`);
-    await sleep(250);
-  }
-}
+/** Polls probe (a throw counts as not yet) until it returns a value; fails naming the last error. */
+const eventually = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> =>
+  waitUntil(what, probe, { timeoutMs, intervalMs: 250 });
 
 /** An informer's loop in miniature: list, watch from the list's resourceVersion, relist after any end. */
 function watchConfigMaps(kube: ClosableKubeClient): {
