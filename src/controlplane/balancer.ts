@@ -18,6 +18,17 @@ export interface Balancer {
   close(): Promise<void>;
 }
 
+/**
+ * TCP RST where it can be sent: after end() (a shutdown request) libuv refuses
+ * the reset (uv_tcp_close_reset: EINVAL) and the socket would never close,
+ * keeping its process from exiting; such a socket is closed plainly.
+ */
+function reset(socket: Socket): void {
+  if (socket.destroyed) return;
+  if (socket.writableEnded) socket.destroy();
+  else socket.resetAndDestroy();
+}
+
 /** How long one backend may take to accept before the next is tried. */
 const CONNECT_TIMEOUT_MS = 2_000;
 
@@ -54,7 +65,7 @@ export async function startBalancer(port: number, backends: () => number[]): Pro
     next = (next + 1) % Math.max(ports.length, 1);
     if (!upstream || client.destroyed) {
       upstream?.destroy();
-      client.resetAndDestroy();
+      reset(client);
       return;
     }
     const pair: [Socket, Socket] = [client, upstream];
@@ -65,18 +76,20 @@ export async function startBalancer(port: number, backends: () => number[]): Pro
     // An end that resets resets the other, so a client sees a dead API server as a reset, not a hang.
     const end = (other: Socket) => (err?: Error) => {
       pairs.delete(pair);
-      if (err) other.resetAndDestroy();
+      if (err) reset(other);
       else other.end();
     };
     upstream.on('error', end(client));
     client.on('error', end(upstream));
+    // pipe() has already ended the other side on a clean end; a close is final, so the other
+    // goes at once: a shutdown or write still pending on it would keep the owner from exiting.
     upstream.on('close', () => {
       pairs.delete(pair);
-      if (!client.destroyed) client.destroySoon();
+      client.destroy();
     });
     client.on('close', () => {
       pairs.delete(pair);
-      if (!upstream.destroyed) upstream.destroySoon();
+      upstream.destroy();
     });
     client.pipe(upstream);
     upstream.pipe(client);
@@ -97,8 +110,8 @@ export async function startBalancer(port: number, backends: () => number[]): Pro
   const resetAll = (): number => {
     const n = pairs.size;
     for (const [client, upstream] of [...pairs]) {
-      client.resetAndDestroy();
-      upstream.resetAndDestroy();
+      reset(client);
+      reset(upstream);
     }
     pairs.clear();
     return n;
