@@ -9,7 +9,7 @@ VERSION  = $(shell $(NODE) -p "require('./package.json').version" 2>/dev/null ||
 IMAGE   ?= masakari-operator:$(VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help run test build lint typecheck envtest image release bench clean deps config-docs fuzz openstack chaos-soak
+.PHONY: help run test build lint typecheck envtest image release bench clean deps config-docs fuzz openstack chaos-soak chaos-ha
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -39,6 +39,10 @@ fuzz: deps ## schemathesis over /v1/openapi.json against a running facade (test/
 
 chaos-soak: deps ## 100 seeded chaos runs (test/chaos/soak.ts; MASAKARI_CHAOS_RUNS=N for fewer); summary in .run/chaos-soak.json
 	$(NODE) --unhandled-rejections=strict --import tsx test/chaos/soak.ts
+
+chaos-ha: deps ## the chaos soak on the HA control plane (3 etcd, 2 kube-apiservers, a balancer; etcd, quorum, API-server and balancer faults); 50 runs or MASAKARI_CHAOS_RUNS; summary in .run/chaos-ha.json
+	MASAKARI_CHAOS_SHAPE=ha MASAKARI_CHAOS_RUNS=$${MASAKARI_CHAOS_RUNS:-50} MASAKARI_CHAOS_SUMMARY=$${MASAKARI_CHAOS_SUMMARY:-.run/chaos-ha.json} \
+		$(NODE) --unhandled-rejections=strict --import tsx test/chaos/soak.ts
 
 build: deps ## compile src/ to dist/
 	npm run build

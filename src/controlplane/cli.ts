@@ -1,8 +1,9 @@
 // Command line for the local control plane.
 //
-//   node --import tsx src/controlplane/cli.ts start [--kubeconfig-out PATH] [--crds DIR | --no-crds] [--keep]
+//   node --import tsx src/controlplane/cli.ts start [--kubeconfig-out PATH] [--crds DIR | --no-crds] [--keep] [--ha]
 //       Starts etcd + kube-apiserver with the CRDs, prints "kubeconfig: PATH" and
 //       "server: URL", and runs until SIGINT/SIGTERM, then stops everything.
+//       --ha: three etcd members and two kube-apiservers behind a balancer (shape 'ha').
 //       --kubeconfig-out also copies the kubeconfig to PATH (e.g. .run/kubeconfig).
 //   ... cli.ts binaries   builds (first time) or finds the binaries; prints the bin dir
 //   ... cli.ts reap       stops control planes whose owner process is gone
@@ -12,7 +13,7 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureBinaries, listRecords, reapOrphans, startControlPlane, stateDir } from './index.ts';
 
-const USAGE = `usage: cli.ts start [--kubeconfig-out PATH] [--crds DIR | --no-crds] [--keep]
+const USAGE = `usage: cli.ts start [--kubeconfig-out PATH] [--crds DIR | --no-crds] [--keep] [--ha]
        cli.ts binaries | reap | list`;
 
 async function start(args: string[]): Promise<void> {
@@ -23,11 +24,13 @@ async function start(args: string[]): Promise<void> {
       crds: { type: 'string' },
       'no-crds': { type: 'boolean' },
       keep: { type: 'boolean' },
+      ha: { type: 'boolean' },
     },
   });
   const cp = await startControlPlane({
     crdDir: values['no-crds'] ? null : values.crds ? resolve(values.crds) : undefined,
     keepDir: values.keep,
+    shape: values.ha ? 'ha' : 'single',
   });
   let kubeconfig = cp.kubeconfigPath;
   if (values['kubeconfig-out']) {

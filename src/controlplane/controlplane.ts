@@ -1,6 +1,9 @@
 // A throwaway Kubernetes control plane (etcd + kube-apiserver, no controllers)
 // on loopback, for tests and `make run`. Start-up: reap orphans, temp dir,
 // PKI, watchdog, etcd, kube-apiserver, default namespace, CRDs, kubeconfig.
+// Shape 'ha' is a production-shaped one instead: a three-member etcd cluster,
+// two kube-apiservers (each with its own watch cache) on all three members,
+// and a TCP balancer in front (balancer.ts) whose address the kubeconfig uses.
 // stop() undoes it all; the watchdog and the exit hook make sure the
 // processes die with the owner even when stop() is never called.
 import { execFileSync } from 'node:child_process';
@@ -8,6 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startBalancer } from './balancer.ts';
+import type { Balancer } from './balancer.ts';
 import { ensureBinaries } from './binaries.ts';
 import { installCrds, installPolicies } from './crds.ts';
 import { httpRequest, waitUntil } from './http.ts';
@@ -19,7 +24,11 @@ import { logTail, signalGroup, spawnInGroup, terminate } from './processes.ts';
 import type { ManagedProcess } from './processes.ts';
 import { reapOrphans, recordWithWatchdog, removeRecord, writeRecord } from './registry.ts';
 
+export type ControlPlaneShape = 'single' | 'ha';
+
 export interface ControlPlaneOptions {
+  /** 'single' (default): one etcd, one kube-apiserver. 'ha': three etcd members, two kube-apiservers, a balancer. */
+  shape?: ControlPlaneShape;
   /** Dir with etcd and kube-apiserver; default: ensureBinaries(). */
   binDir?: string;
   /** CRDs to install; default <repo>/crds; null installs none. */
@@ -40,9 +49,10 @@ export interface ControlPlaneOptions {
 }
 
 export interface ControlPlane {
+  shape: ControlPlaneShape;
   /** kubeconfig (YAML) with server, CA data and the admin token; removed by stop() with the temp dir. */
   kubeconfigPath: string;
-  /** https://127.0.0.1:<port> */
+  /** https://127.0.0.1:<port>; in shape 'ha' the balancer's. */
   server: string;
   /** Bearer token of user "admin" in group system:masters. */
   token: string;
@@ -50,19 +60,48 @@ export interface ControlPlane {
   caData: string;
   /** The CA's PEM. */
   caPem: string;
+  /** The first member's client URL. */
   etcdUrl: string;
   /** Temp dir: pki/, etcd/, *.log, kubeconfig. */
   dir: string;
   id: string;
-  /** The current processes (apiserver changes with restartApiServer). */
+  /** The current processes of the first etcd member and API server (apiserver changes with restartApiServer). */
   pids: { etcd: number; apiserver: number; watchdog: number };
   stop(): Promise<void>;
   /**
    * Stops kube-apiserver (SIGTERM, then SIGKILL after stopTimeoutMs) and starts it again on the same
    * port with the same etcd and credentials; resolves once it is ready. For fault-injection tests.
+   * In shape 'ha', the first API server.
    */
   restartApiServer(): Promise<void>;
+  /** Fault controls of shape 'ha'; undefined in shape 'single'. */
+  ha?: HaControls;
 }
+
+/** Faults of the production-shaped control plane, by member index. */
+export interface HaControls {
+  /** Client URLs of the etcd members (http://127.0.0.1:<port>), running or not. */
+  etcdUrls: string[];
+  /** Direct URLs of the API servers, bypassing the balancer. */
+  apiServers: string[];
+  /** Index of the etcd member that is leader now (asks the running members); undefined without quorum. */
+  etcdLeader(): Promise<number | undefined>;
+  /** SIGKILLs etcd member i (no-op if it is down); resolves once it has exited. */
+  killEtcdMember(i: number): Promise<void>;
+  /** Starts etcd member i again on its data dir and ports; resolves once it serves its client port (quorum may still be missing). */
+  startEtcdMember(i: number): Promise<void>;
+  /** SIGKILLs API server i (no-op if it is down); open watches on it end with a reset. */
+  killApiServer(i: number): Promise<void>;
+  /** Starts API server i again on its port; resolves once it is ready. */
+  startApiServer(i: number): Promise<void>;
+  /** Resets every connection through the balancer at once; returns how many. */
+  resetBalancer(): number;
+  /** Pids of the current etcd members and API servers. */
+  pids(): number[];
+}
+
+const HA_ETCD_MEMBERS = 3;
+const HA_API_SERVERS = 2;
 
 const ADDRESS_IN_USE = /address already in use|bind: address|EADDRINUSE/i;
 const PORT_ATTEMPTS = 3;
@@ -107,6 +146,10 @@ export async function startWithFreshPorts<P>(
   start: (ports: P) => ManagedProcess,
   ready: (proc: ManagedProcess, ports: P) => Promise<void>,
   pickPorts: () => Promise<P>,
+  /** Ends what a failed attempt started; default: terminates proc. */
+  cleanUp?: (proc: ManagedProcess) => Promise<void>,
+  /** The logs of a failed attempt to look for a lost port race in; default proc's. */
+  logs: () => string[] = () => [],
 ): Promise<{ proc: ManagedProcess; ports: P }> {
   for (let attempt = 1; ; attempt++) {
     const ports = await pickPorts();
@@ -115,11 +158,35 @@ export async function startWithFreshPorts<P>(
       await ready(proc, ports);
       return { proc, ports };
     } catch (e) {
-      if (!proc.exit) await terminate(proc, 5_000);
-      if (attempt < PORT_ATTEMPTS && ADDRESS_IN_USE.test(logTail(proc.logPath, 50))) continue;
+      if (cleanUp) await cleanUp(proc);
+      else if (!proc.exit) await terminate(proc, 5_000);
+      const lostRace = [proc.logPath, ...logs()].some((l) => ADDRESS_IN_USE.test(logTail(l, 50)));
+      if (attempt < PORT_ATTEMPTS && lostRace) continue;
       throw e instanceof Error ? new Error(`${name}: ${e.message}`) : e;
     }
   }
+}
+
+/** The index of the member the running members name as leader; undefined when none answers with one. */
+async function etcdLeader(urls: string[], procs: ManagedProcess[]): Promise<number | undefined> {
+  const ids: (string | undefined)[] = [];
+  let leader: string | undefined;
+  for (const [i, url] of urls.entries()) {
+    if (procs[i]?.exit) {
+      ids.push(undefined);
+      continue;
+    }
+    try {
+      const res = await httpRequest(`${url}/v3/maintenance/status`, { method: 'POST', body: {}, timeoutMs: 2_000 });
+      const status = JSON.parse(res.body) as { header?: { member_id?: string }; leader?: string };
+      ids.push(res.status === 200 ? status.header?.member_id : undefined);
+      if (res.status === 200 && status.leader && status.leader !== '0') leader ??= status.leader;
+    } catch {
+      ids.push(undefined);
+    }
+  }
+  const at = leader === undefined ? -1 : ids.indexOf(leader);
+  return at >= 0 ? at : undefined;
 }
 
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
@@ -129,6 +196,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const keepDir = opts.keepDir ?? process.env.MASAKARI_CONTROLPLANE_KEEP === '1';
   const crdDir = opts.crdDir === undefined ? defaultCrdDir() : opts.crdDir;
   const binDir = opts.binDir ?? (await ensureBinaries());
+  const shape = opts.shape ?? 'single';
 
   reapOrphans(log);
 
@@ -158,6 +226,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const { watchdog, record } = recordWithWatchdog(id, dir);
 
   const procs: ManagedProcess[] = [];
+  let etcdProcs: ManagedProcess[] = [];
+  const balancers: Balancer[] = [];
   const track = (proc: ManagedProcess): ManagedProcess => {
     procs.push(proc);
     watchdog.guard(proc.pid);
@@ -178,8 +248,13 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
-      // API server first, so it does not spend its grace period retrying a dead etcd.
-      for (const p of [...procs].reverse()) await terminate(p, stopTimeoutMs);
+      for (const b of balancers) await b.close();
+      // API servers first, so they do not spend their grace period retrying a dead etcd;
+      // a restarted etcd member comes after them in procs, hence the stable sort.
+      const order = [...procs]
+        .reverse()
+        .sort((x, y) => Number(x.name.startsWith('etcd')) - Number(y.name.startsWith('etcd')));
+      for (const p of order) await terminate(p, stopTimeoutMs);
       await watchdog.release();
       process.off('exit', onExit);
       if (!keepDir) rmSync(dir, { recursive: true, force: true });
@@ -187,55 +262,87 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     })());
 
   try {
-    const etcdDir = join(dir, 'etcd');
     const etcdBin = join(binDir, 'etcd');
     const noFsync = etcdSupportsNoFsync(etcdBin);
-    const etcd = await startWithFreshPorts(
+    const members = shape === 'ha' ? HA_ETCD_MEMBERS : 1;
+    const memberName = (i: number): string => (members === 1 ? 'envtest' : `etcd-${i}`);
+    const memberDir = (i: number): string => join(dir, members === 1 ? 'etcd' : `etcd-${i}`);
+    type EtcdPorts = { client: number; peer: number }[];
+    const initialCluster = (ports: EtcdPorts): string =>
+      ports.map((p, i) => `${memberName(i)}=http://127.0.0.1:${p.peer}`).join(',');
+    const spawnEtcd = (i: number, ports: EtcdPorts): ManagedProcess => {
+      const { client, peer } = ports[i]!;
+      return track(
+        spawnInGroup(
+          members === 1 ? 'etcd' : `etcd-${i}`,
+          etcdBin,
+          [
+            `--name=${memberName(i)}`,
+            `--data-dir=${memberDir(i)}`,
+            `--listen-client-urls=http://127.0.0.1:${client}`,
+            `--advertise-client-urls=http://127.0.0.1:${client}`,
+            `--listen-peer-urls=http://127.0.0.1:${peer}`,
+            `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+            `--initial-cluster=${initialCluster(ports)}`,
+            `--initial-cluster-token=${id}`,
+            '--log-level=warn',
+            ...(noFsync ? ['--unsafe-no-fsync=true'] : []),
+          ],
+          join(dir, members === 1 ? 'etcd.log' : `etcd-${i}.log`),
+        ),
+      );
+    };
+    // /health answers 200 only with a leader, so the members start together and are awaited together.
+    const etcdCluster = await startWithFreshPorts(
       'etcd',
-      ({ client, peer }) => {
-        // a failed attempt may have bootstrapped a member with other peer URLs
-        rmSync(etcdDir, { recursive: true, force: true });
-        return track(
-          spawnInGroup(
-            'etcd',
-            etcdBin,
-            [
-              '--name=envtest',
-              `--data-dir=${etcdDir}`,
-              `--listen-client-urls=http://127.0.0.1:${client}`,
-              `--advertise-client-urls=http://127.0.0.1:${client}`,
-              `--listen-peer-urls=http://127.0.0.1:${peer}`,
-              `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
-              `--initial-cluster=envtest=http://127.0.0.1:${peer}`,
-              '--log-level=warn',
-              ...(noFsync ? ['--unsafe-no-fsync=true'] : []),
-            ],
-            join(dir, 'etcd.log'),
+      (ports: EtcdPorts) => {
+        const started = ports.map((_, i) => {
+          // a failed attempt may have bootstrapped a member with other peer URLs
+          rmSync(memberDir(i), { recursive: true, force: true });
+          return spawnEtcd(i, ports);
+        });
+        etcdProcs = started;
+        return started[0]!;
+      },
+      async (_first, ports) => {
+        await Promise.all(
+          ports.map((p, i) =>
+            waitUntil(
+              `etcd member ${memberName(i)} /health`,
+              async () => {
+                const res = await httpRequest(`http://127.0.0.1:${p.client}/health`, { timeoutMs: 2_000 });
+                return res.status === 200 ? true : undefined;
+              },
+              { timeoutMs: startTimeoutMs, abort: () => etcdProcs.map(exitedEarly).find(Boolean) },
+            ),
           ),
         );
       },
-      async (proc, { client }) => {
-        await waitUntil(
-          'etcd /health',
-          async () => {
-            const res = await httpRequest(`http://127.0.0.1:${client}/health`, { timeoutMs: 2_000 });
-            return res.status === 200 ? true : undefined;
-          },
-          { timeoutMs: startTimeoutMs, abort: () => exitedEarly(proc) },
-        );
+      async () => {
+        const ports: EtcdPorts = [];
+        for (let i = 0; i < members; i++) ports.push({ client: await freePort(), peer: await freePort() });
+        return ports;
       },
-      async () => ({ client: await freePort(), peer: await freePort() }),
+      async () => {
+        for (const p of etcdProcs) if (!p.exit) await terminate(p, 5_000);
+      },
+      () => etcdProcs.map((p) => p.logPath),
     );
-    const etcdUrl = `http://127.0.0.1:${etcd.ports.client}`;
+    const etcdPorts = etcdCluster.ports;
+    const etcdUrls = etcdPorts.map((p) => `http://127.0.0.1:${p.client}`);
+    const etcdUrl = etcdUrls[0]!;
 
     const apiBin = join(binDir, 'kube-apiserver');
-    const spawnApiServer = (port: number): ManagedProcess =>
+    const apiServers = shape === 'ha' ? HA_API_SERVERS : 1;
+    // Both API servers of shape 'ha' issue tokens for the one address clients use: the balancer's.
+    const balancerPort = shape === 'ha' ? await freePort() : undefined;
+    const spawnApiServer = (port: number, i = 0): ManagedProcess =>
       track(
         spawnInGroup(
-          'kube-apiserver',
+          apiServers === 1 ? 'kube-apiserver' : `kube-apiserver-${i}`,
           apiBin,
           [
-            `--etcd-servers=${etcdUrl}`,
+            `--etcd-servers=${etcdUrls.join(',')}`,
             `--cert-dir=${pkiDir}`,
             `--tls-cert-file=${files.servingCert}`,
             `--tls-private-key-file=${files.servingKey}`,
@@ -247,14 +354,14 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
             '--authorization-mode=RBAC',
             `--token-auth-file=${files.tokens}`,
             '--disable-admission-plugins=ServiceAccount',
-            `--service-account-issuer=https://127.0.0.1:${port}/`,
+            `--service-account-issuer=https://127.0.0.1:${balancerPort ?? port}/`,
             `--service-account-key-file=${files.saPub}`,
             `--service-account-signing-key-file=${files.saKey}`,
             `--profiling=${opts.profiling === true}`,
             ...(opts.apiserverFeatureGates ? [`--feature-gates=${opts.apiserverFeatureGates}`] : []),
             '--v=1',
           ],
-          join(dir, 'kube-apiserver.log'),
+          join(dir, apiServers === 1 ? 'kube-apiserver.log' : `kube-apiserver-${i}.log`),
         ),
       );
     const apiServerReady = async (proc: ManagedProcess, port: number): Promise<void> => {
@@ -271,13 +378,24 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         { timeoutMs: startTimeoutMs, intervalMs: 250, abort: () => exitedEarly(proc) },
       );
     };
-    const apiserver = await startWithFreshPorts(
-      'kube-apiserver',
-      ({ port }) => spawnApiServer(port),
-      (proc, { port }) => apiServerReady(proc, port),
-      async () => ({ port: await freePort() }),
-    );
-    const server = `https://127.0.0.1:${apiserver.ports.port}`;
+    const apiProcs: ManagedProcess[] = [];
+    const apiPorts: number[] = [];
+    for (let i = 0; i < apiServers; i++) {
+      const started = await startWithFreshPorts(
+        `kube-apiserver${apiServers === 1 ? '' : `-${i}`}`,
+        ({ port }) => spawnApiServer(port, i),
+        (proc, { port }) => apiServerReady(proc, port),
+        async () => ({ port: await freePort() }),
+      );
+      apiProcs.push(started.proc);
+      apiPorts.push(started.ports.port);
+    }
+    let balancer: Balancer | undefined;
+    if (balancerPort !== undefined) {
+      balancer = await startBalancer(balancerPort, () => apiPorts);
+      balancers.push(balancer);
+    }
+    const server = `https://127.0.0.1:${balancerPort ?? apiPorts[0]!}`;
     record.server = server;
     writeRecord(record);
 
@@ -287,7 +405,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         const res = await httpRequest(`${server}/api/v1/namespaces/default`, { ca: pki.ca.certPem, token });
         return res.status === 200 ? true : undefined;
       },
-      { timeoutMs: startTimeoutMs, abort: () => exitedEarly(apiserver.proc) },
+      { timeoutMs: startTimeoutMs, abort: () => exitedEarly(apiProcs[0]!) },
     );
 
     const api = { server, ca: pki.ca.certPem, token };
@@ -295,25 +413,68 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const policyDir = opts.policyDir === undefined ? (crdDir ? defaultPolicyDir() : null) : opts.policyDir;
     if (policyDir) installed.push(...(await installPolicies(api, policyDir)));
 
-    const pids = { etcd: etcd.proc.pid, apiserver: apiserver.proc.pid, watchdog: watchdog.pid };
-    let currentApiServer = apiserver.proc;
+    const pids = { etcd: etcdProcs[0]!.pid, apiserver: apiProcs[0]!.pid, watchdog: watchdog.pid };
+    const replace = (list: ManagedProcess[], i: number, proc: ManagedProcess): void => {
+      const old = list[i]!;
+      const at = procs.indexOf(old);
+      if (at >= 0) procs.splice(at, 1);
+      list[i] = proc;
+    };
+    const startApiServer = async (i: number): Promise<void> => {
+      if (!apiProcs[i]!.exit) return;
+      const proc = spawnApiServer(apiPorts[i]!, i);
+      replace(apiProcs, i, proc);
+      if (i === 0) pids.apiserver = proc.pid;
+      await apiServerReady(proc, apiPorts[i]!);
+    };
     // Same port, certificates and etcd: clients see the outage of a real restart, then the same server.
     const restartApiServer = async (): Promise<void> => {
-      const old = currentApiServer;
-      await terminate(old, stopTimeoutMs);
-      procs.splice(procs.indexOf(old), 1);
-      const port = apiserver.ports.port;
-      currentApiServer = spawnApiServer(port);
-      pids.apiserver = currentApiServer.pid; // track() appended it after etcd: stop() still ends it first
-      await apiServerReady(currentApiServer, port);
+      await terminate(apiProcs[0]!, stopTimeoutMs);
+      await startApiServer(0);
     };
+    const kill = async (proc: ManagedProcess): Promise<void> => {
+      if (proc.exit) return;
+      proc.child.ref();
+      signalGroup(proc.pid, 'SIGKILL');
+      await proc.exited;
+      proc.child.unref();
+    };
+    const ha: HaControls | undefined =
+      shape === 'ha'
+        ? {
+            etcdUrls,
+            apiServers: apiPorts.map((p) => `https://127.0.0.1:${p}`),
+            etcdLeader: () => etcdLeader(etcdUrls, etcdProcs),
+            killEtcdMember: (i) => kill(etcdProcs[i]!),
+            startEtcdMember: async (i) => {
+              if (!etcdProcs[i]!.exit) return;
+              const proc = spawnEtcd(i, etcdPorts);
+              replace(etcdProcs, i, proc);
+              if (i === 0) pids.etcd = proc.pid;
+              // /version answers without quorum, unlike /health
+              await waitUntil(
+                `etcd member ${memberName(i)} /version`,
+                async () => {
+                  const res = await httpRequest(`${etcdUrls[i]}/version`, { timeoutMs: 2_000 });
+                  return res.status === 200 ? true : undefined;
+                },
+                { timeoutMs: startTimeoutMs, abort: () => exitedEarly(proc) },
+              );
+            },
+            killApiServer: (i) => kill(apiProcs[i]!),
+            startApiServer,
+            resetBalancer: () => balancer?.resetAll() ?? 0,
+            pids: () => [...etcdProcs, ...apiProcs].map((p) => p.pid),
+          }
+        : undefined;
 
     const caData = Buffer.from(pki.ca.certPem).toString('base64');
     writeFileSync(files.kubeconfig, renderKubeconfig(server, caData, token), { mode: 0o600 });
     log(
-      `control plane ${id} up at ${server} (etcd ${etcdUrl}); CRDs and policies: ${installed.join(', ') || 'none'}; kubeconfig ${files.kubeconfig}`,
+      `control plane ${id} (${shape}) up at ${server} (etcd ${etcdUrls.join(',')}); CRDs and policies: ${installed.join(', ') || 'none'}; kubeconfig ${files.kubeconfig}`,
     );
     return {
+      shape,
       kubeconfigPath: files.kubeconfig,
       server,
       token,
@@ -325,6 +486,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       pids,
       stop,
       restartApiServer,
+      ...(ha ? { ha } : {}),
     };
   } catch (e) {
     await stop();

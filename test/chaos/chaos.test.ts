@@ -7,6 +7,8 @@
 //   MASAKARI_CHAOS_SEED=N           one run with seed N (reproduces its faults)
 //   MASAKARI_CHAOS_RUNS=K           runs in this session (default 20)
 //   MASAKARI_CHAOS_BASE_SEED=B      seeds B..B+K-1 (default: a random base, printed)
+//   MASAKARI_CHAOS_SHAPE=ha         on three etcd members and two kube-apiservers behind a balancer,
+//                                   with their faults too (support/schedule.ts HA_FAULT_KINDS)
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { sessionSeeds, startSession, type Session } from './support/session.ts';

@@ -3,11 +3,12 @@
 // summary: faults injected per kind, lost and duplicate evacuations, failed
 // runs with their seeds. Written as JSON to MASAKARI_CHAOS_SUMMARY (default
 // .run/chaos-soak.json) and as a Markdown table on stdout (docs/benchmarks.md
-// keeps the last one). Exit status 1 when any run failed.
+// keeps the last one). Exit status 1 when any run failed. `make chaos-ha` runs
+// it with MASAKARI_CHAOS_SHAPE=ha (support/session.ts chaosShape).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { FAULT_KINDS, type FaultKind } from './support/schedule.ts';
-import { sessionSeeds, startSession } from './support/session.ts';
+import { faultKindsFor, type FaultKind } from './support/schedule.ts';
+import { chaosShape, sessionSeeds, startSession } from './support/session.ts';
 import type { RunResult } from './support/scenario.ts';
 import { FAILED_PER_RUN, SERVERS_PER_HOST } from './support/topology.ts';
 
@@ -27,7 +28,7 @@ interface Summary {
 }
 
 function summarize(results: RunResult[], startedAt: number): Summary {
-  const injected = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
+  const injected = Object.fromEntries(faultKindsFor(chaosShape()).map((k) => [k, 0])) as Record<FaultKind, number>;
   for (const r of results) for (const [k, n] of Object.entries(r.report.injected)) injected[k as FaultKind] += n;
   return {
     seeds: results.map((r) => r.seed),
@@ -44,7 +45,7 @@ function summarize(results: RunResult[], startedAt: number): Summary {
 }
 
 function markdown(s: Summary & { endProblems: number }): string {
-  const rows = FAULT_KINDS.map((k) => `| ${k} | ${s.injected[k]} |`);
+  const rows = faultKindsFor(chaosShape()).map((k) => `| ${k} | ${s.injected[k]} |`);
   return [
     `${s.runs} runs (seeds ${s.seeds[0]}..${s.seeds.at(-1)}), ${s.passed} passed, ${s.minutes} min, slowest run ${s.slowestRunSeconds} s`,
     '',

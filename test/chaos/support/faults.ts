@@ -6,6 +6,7 @@
 import type { Fleet } from './fleet.ts';
 import { LEASE } from './fleet.ts';
 import type { SimulatorProcess } from '../../../src/simulator/process.ts';
+import type { HaControls } from '../../../src/controlplane/index.ts';
 import type { ClockSkew, Fault, FaultKind, Lane } from './schedule.ts';
 import { describeFault, describeSkew } from './schedule.ts';
 
@@ -15,6 +16,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export interface ApiServerHandle {
   pid(): number;
   restart(): Promise<void>;
+  /** The production-shaped control plane's faults (etcd members, the second API server, the balancer). */
+  ha?: HaControls;
 }
 
 export interface FaultReport {
@@ -168,6 +171,12 @@ export async function runSchedule(
         ctx.log(`  kube-apiserver ready again at +${((Date.now() - ctx.t0) / 1000).toFixed(1)}s`);
         return;
       }
+      case 'kill-etcd-member':
+      case 'kill-etcd-leader':
+      case 'lose-quorum':
+      case 'kill-apiserver':
+      case 'reset-balancer':
+        return applyHa(f, ctx.apiserver.ha);
       case 'nova-500':
       case 'nova-timeout':
       case 'nova-lost-response': {
@@ -179,6 +188,48 @@ export async function runSchedule(
         note(f, `simulator fault ${JSON.stringify({ ...target, kind, when, count: f.count })}`);
         return;
       }
+    }
+  };
+
+  const since = () => `+${((Date.now() - ctx.t0) / 1000).toFixed(1)}s`;
+  const applyHa = async (f: Fault, ha: HaControls | undefined): Promise<void> => {
+    if (!ha) throw new Error(`${f.kind} needs the control plane of shape 'ha' (MASAKARI_CHAOS_SHAPE=ha)`);
+    switch (f.kind) {
+      case 'kill-etcd-member':
+      case 'kill-etcd-leader': {
+        const member = f.kind === 'kill-etcd-leader' ? await ha.etcdLeader() : (f.target ?? 0);
+        if (member === undefined) return note(f, 'no etcd member leads: nothing to kill', false);
+        await ha.killEtcdMember(member);
+        note(f, `SIGKILL etcd member ${member}${f.kind === 'kill-etcd-leader' ? ' (the leader)' : ''}`);
+        await sleep(f.durationMs ?? 0);
+        await ha.startEtcdMember(member);
+        ctx.log(`  etcd member ${member} restarted at ${since()}`);
+        return;
+      }
+      case 'lose-quorum': {
+        // keep the leader, so the one member left is the one that led
+        const leader = (await ha.etcdLeader()) ?? 0;
+        const down = [0, 1, 2].filter((i) => i !== leader);
+        for (const i of down) await ha.killEtcdMember(i);
+        note(f, `SIGKILL etcd members ${down.join(' and ')}: no quorum`);
+        await sleep(f.durationMs ?? 0);
+        for (const i of down) await ha.startEtcdMember(i);
+        ctx.log(`  etcd members ${down.join(' and ')} restarted at ${since()}`);
+        return;
+      }
+      case 'kill-apiserver': {
+        const i = f.target ?? 0;
+        await ha.killApiServer(i);
+        note(f, `SIGKILL kube-apiserver ${i} (its watches end)`);
+        await sleep(f.durationMs ?? 0);
+        await ha.startApiServer(i);
+        ctx.log(`  kube-apiserver ${i} ready again at ${since()}`);
+        return;
+      }
+      case 'reset-balancer':
+        return note(f, `the balancer reset ${ha.resetBalancer()} connections`);
+      default:
+        throw new Error(`not a fault of shape ha: ${f.kind}`);
     }
   };
 

@@ -10,7 +10,7 @@ import { checkInvariants, type EvacuationTally } from './invariants.ts';
 import { checkProcesses } from './process-checks.ts';
 import type { Kube } from './kube.ts';
 import { MasakariRest } from './rest.ts';
-import { clockSkewFor, describeFault, scheduleFor, type Fault } from './schedule.ts';
+import { clockSkewFor, describeFault, faultKindsFor, scheduleFor, type Fault } from './schedule.ts';
 import type { SimulatorProcess } from '../../../src/simulator/process.ts';
 import { SERVERS_PER_HOST, serverShape, topologyFor, type Topology } from './topology.ts';
 
@@ -124,7 +124,13 @@ async function waitTerminal(ctx: RunContext, t: Topology, timeoutMs: number): Pr
 export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult> {
   const started = Date.now();
   const since = (t: number) => `+${((Date.now() - t) / 1000).toFixed(1)}s`;
-  const faults = scheduleFor(seed, { leaseMs: LEASE.duration * 1000, windowMs: 8_000, minFaults: 2, maxFaults: 4 });
+  const faults = scheduleFor(seed, {
+    leaseMs: LEASE.duration * 1000,
+    windowMs: 8_000,
+    minFaults: 2,
+    maxFaults: 4,
+    kinds: faultKindsFor(ctx.apiserver.ha ? 'ha' : 'single'),
+  });
   ctx.log(`seed ${seed}: ${faults.map(describeFault).join(', ')}`);
   const t = topologyFor(seed);
   const violations: string[] = [];

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { clockSkewFor, FAULT_KINDS, scheduleFor, seededRandom } from './schedule.ts';
+import { clockSkewFor, FAULT_KINDS, faultKindsFor, HA_FAULT_KINDS, scheduleFor, seededRandom } from './schedule.ts';
 
 const OPTS = { leaseMs: 4_000, windowMs: 8_000, minFaults: 2, maxFaults: 4 };
 
@@ -29,13 +29,37 @@ test('faults stay within their bounds: the window, 2-20 s apiserver freezes, a l
       assert.ok(f.atMs >= 0 && f.atMs <= OPTS.windowMs);
       if (f.kind === 'freeze-apiserver') assert.ok(f.durationMs! >= 2_000 && f.durationMs! <= 20_000);
       if (f.kind === 'freeze-leader') assert.ok(f.durationMs! > OPTS.leaseMs);
-      if (f.kind.startsWith('kill-')) assert.ok(f.target === 0 || f.target === 1);
+      if (f.kind === 'kill-engine' || f.kind === 'kill-api') assert.ok(f.target === 0 || f.target === 1);
       if (f.kind.startsWith('nova-')) assert.ok(f.count! >= 1 && f.count! <= 3);
     }
     assert.equal(
       faults.map((f) => f.atMs),
       [...faults.map((f) => f.atMs)].sort((a, b) => a - b),
     );
+  }
+});
+
+test('the single shape never draws a fault of shape ha, so its seeds keep their schedules', () => {
+  assert.equal(faultKindsFor('single'), FAULT_KINDS);
+  for (let seed = 0; seed < 500; seed++)
+    for (const f of scheduleFor(seed, OPTS)) assert.not.ok((HA_FAULT_KINDS as readonly string[]).includes(f.kind));
+});
+
+test('shape ha: any 14 consecutive seeds inject every kind, etcd and API-server faults within their bounds', () => {
+  const kinds = faultKindsFor('ha');
+  const ha = { ...OPTS, kinds };
+  assert.is(kinds.length, 14);
+  for (const base of [0, 17, 999_993]) {
+    const seen = new Set(Array.from({ length: 14 }, (_, i) => scheduleFor(base + i, ha).map((f) => f.kind)).flat());
+    assert.equal([...seen].sort(), [...kinds].sort(), `seeds ${base}..${base + 13}`);
+  }
+  for (let seed = 0; seed < 500; seed++) {
+    for (const f of scheduleFor(seed, ha)) {
+      if (f.kind === 'lose-quorum') assert.ok(f.durationMs! >= 10_000 && f.durationMs! <= 60_000);
+      if (f.kind === 'kill-etcd-member') assert.ok([0, 1, 2].includes(f.target!) && f.durationMs! <= 10_000);
+      if (f.kind === 'kill-apiserver') assert.ok((f.target === 0 || f.target === 1) && f.durationMs! <= 10_000);
+      if (f.kind === 'kill-etcd-leader') assert.ok(f.durationMs! >= 1_000 && f.durationMs! <= 10_000);
+    }
   }
 });
 

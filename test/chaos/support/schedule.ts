@@ -19,17 +19,31 @@ export const FAULT_KINDS = [
   'nova-timeout', // Nova never answers (the request times out) before acting
   'nova-lost-response', // Nova acts, then the answer is lost (reset, hang or 500)
 ] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** Faults only the production-shaped control plane has (startControlPlane({ shape: 'ha' }), `make chaos-ha`). */
+export const HA_FAULT_KINDS = [
+  'kill-etcd-member', // SIGKILL one of the three etcd members, restart it after 1-10 s
+  'kill-etcd-leader', // the same for the member that leads
+  'lose-quorum', // SIGKILL two of the three members for 10-60 s, then restart them
+  'kill-apiserver', // SIGKILL one of the two kube-apiservers (its open watches end), restart it after 1-10 s
+  'reset-balancer', // the balancer resets every connection at once
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number] | (typeof HA_FAULT_KINDS)[number];
+
+/** The kinds a session draws from, by control-plane shape; the single shape's seeds keep their schedules. */
+export function faultKindsFor(shape: 'single' | 'ha'): readonly FaultKind[] {
+  return shape === 'ha' ? [...FAULT_KINDS, ...HA_FAULT_KINDS] : FAULT_KINDS;
+}
 
 /** Faults that act on the same thing run one after the other (see runSchedule). */
-export type Lane = 'engine' | 'api' | 'apiserver' | 'nova';
+export type Lane = 'engine' | 'api' | 'apiserver' | 'nova' | 'etcd' | 'balancer';
 
 export interface Fault {
   kind: FaultKind;
   lane: Lane;
   /** Milliseconds after the notifications were sent. */
   atMs: number;
-  /** kill-*: which of the two processes (0 or 1). */
+  /** kill-*: which of the two processes (0 or 1), or of the three etcd members. */
   target?: number;
   /** kill-*: restart delay; freeze-apiserver, freeze-leader: how long the process stays stopped. */
   durationMs?: number;
@@ -48,6 +62,8 @@ export interface ScheduleOptions {
   /** Faults per run (inclusive bounds). */
   minFaults: number;
   maxFaults: number;
+  /** The kinds to draw from; default FAULT_KINDS (faultKindsFor). */
+  kinds?: readonly FaultKind[];
 }
 
 const LANE: Record<FaultKind, Lane> = {
@@ -60,6 +76,22 @@ const LANE: Record<FaultKind, Lane> = {
   'nova-500': 'nova',
   'nova-timeout': 'nova',
   'nova-lost-response': 'nova',
+  'kill-etcd-member': 'etcd',
+  'kill-etcd-leader': 'etcd',
+  'lose-quorum': 'etcd',
+  'kill-apiserver': 'apiserver',
+  'reset-balancer': 'balancer',
+};
+
+/** The faults of shape ha that take something down: how many to pick the target from (none: the fault picks it) and for how long (ms). */
+const HA_DOWN: Record<
+  'kill-etcd-member' | 'kill-etcd-leader' | 'lose-quorum' | 'kill-apiserver',
+  { targets?: number; ms: [number, number] }
+> = {
+  'kill-etcd-member': { targets: 3, ms: [1_000, 10_000] },
+  'kill-etcd-leader': { ms: [1_000, 10_000] },
+  'lose-quorum': { ms: [10_000, 60_000] },
+  'kill-apiserver': { targets: 2, ms: [1_000, 10_000] },
 };
 
 const between = (rnd: () => number, lo: number, hi: number): number => Math.round(lo + rnd() * (hi - lo));
@@ -75,6 +107,15 @@ function draw(kind: FaultKind, rnd: () => number, o: ScheduleOptions): Fault {
     case 'freeze-apiserver':
       f.durationMs = between(rnd, 2_000, 20_000);
       break;
+    case 'kill-etcd-member':
+    case 'kill-etcd-leader':
+    case 'lose-quorum':
+    case 'kill-apiserver': {
+      const down = HA_DOWN[kind];
+      if (down.targets) f.target = Math.floor(rnd() * down.targets);
+      f.durationMs = between(rnd, ...down.ms);
+      break;
+    }
     case 'freeze-leader':
       // past the lease, so the other engine takes over while this one is stopped
       f.durationMs = between(rnd, o.leaseMs + 1_000, o.leaseMs + 5_000);
@@ -91,20 +132,23 @@ function draw(kind: FaultKind, rnd: () => number, o: ScheduleOptions): Fault {
       break;
     case 'freeze-leader-mid-unlock': // stopped until the other engine leads (runSchedule)
     case 'restart-apiserver':
+    case 'reset-balancer':
       break;
   }
   return f;
 }
 
 /**
- * The faults of one run, in start order. The first is FAULT_KINDS[seed mod 9],
- * so any 9 consecutive seeds inject every kind at least once; the rest are drawn.
+ * The faults of one run, in start order. The first is kinds[seed mod kinds.length]
+ * (9 kinds by default), so any that many consecutive seeds inject every kind at
+ * least once; the rest are drawn.
  */
 export function scheduleFor(seed: number, o: ScheduleOptions): Fault[] {
+  const all = o.kinds ?? FAULT_KINDS;
   const rnd = seededRandom(seed);
   const n = between(rnd, o.minFaults, o.maxFaults);
-  const kinds: FaultKind[] = [FAULT_KINDS[seed % FAULT_KINDS.length] as FaultKind];
-  while (kinds.length < n) kinds.push(FAULT_KINDS[Math.floor(rnd() * FAULT_KINDS.length)] as FaultKind);
+  const kinds: FaultKind[] = [all[seed % all.length]!];
+  while (kinds.length < n) kinds.push(all[Math.floor(rnd() * all.length)]!);
   return kinds.map((k) => draw(k, rnd, o)).sort((a, b) => a.atMs - b.atMs);
 }
 

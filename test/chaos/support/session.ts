@@ -20,6 +20,13 @@ export function sessionSeeds(runs: number, env = process.env): number[] {
   return Array.from({ length: runs }, (_, i) => base + i);
 }
 
+/** The control plane's shape: MASAKARI_CHAOS_SHAPE=ha is the production-shaped one (`make chaos-ha`); default single. */
+export function chaosShape(env = process.env): 'single' | 'ha' {
+  const shape = env.MASAKARI_CHAOS_SHAPE ?? 'single';
+  if (shape !== 'single' && shape !== 'ha') throw new Error(`MASAKARI_CHAOS_SHAPE: 'single' or 'ha', not '${shape}'`);
+  return shape;
+}
+
 export interface Session {
   run(seed: number): Promise<RunResult>;
   /** Where the replicas' logs are (kept when a check failed). */
@@ -38,7 +45,7 @@ export async function startSession(log: (line: string) => void): Promise<Session
   let fleet: Fleet | undefined;
   const namespace = `chaos-${process.pid}`;
   try {
-    cp = await startControlPlane({ log });
+    cp = await startControlPlane({ log, shape: chaosShape() });
     // short latencies keep a run short; evacuations still overlap the faults
     sim = await startSimulatorProcess([
       '--hosts',
@@ -94,7 +101,11 @@ export async function startSession(log: (line: string) => void): Promise<Session
         kube,
         namespace,
         fleet: replicas,
-        apiserver: { pid: () => plane.pids.apiserver, restart: () => plane.restartApiServer() },
+        apiserver: {
+          pid: () => plane.pids.apiserver,
+          restart: () => plane.restartApiServer(),
+          ...(plane.ha ? { ha: plane.ha } : {}),
+        },
         sim: simulator,
         log,
       });
