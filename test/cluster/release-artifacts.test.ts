@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
-import { find, helm, parseManifests, ROOT, run } from '../integration/packaging/tools.ts';
+import { find, helm, MINIMAL_VALUES, parseManifests, ROOT, run } from '../integration/packaging/tools.ts';
 import { container } from '../integration/packaging/workloads.ts';
 
 /** The image build with every layer cached, writing the archive and extracting /app: minutes on a loaded machine. */
@@ -137,7 +137,16 @@ test("the packaged chart pins the image to the archive's manifest digest; the so
   const source = load(readFileSync(join(ROOT, 'charts', NAME, 'values.yaml'), 'utf8')) as { image: { digest: string } };
   assert.is(source.image.digest, '', 'the source chart is not pinned');
 
-  const rendered = await helm(['template', 'mko', out(`${NAME}-${VERSION}.tgz`), '--namespace', 'masakari']);
+  // Credentials as the packaging tests give them (MINIMAL_VALUES): without any the chart refuses to render.
+  const rendered = await helm([
+    'template',
+    'mko',
+    out(`${NAME}-${VERSION}.tgz`),
+    '--namespace',
+    'masakari',
+    '--set',
+    `openstack.envSecret=${MINIMAL_VALUES.openstack.envSecret}`,
+  ]);
   assert.is(rendered.code, 0, rendered.stderr);
   const manifestsRendered = parseManifests(rendered.stdout);
   for (const component of ['api', 'engine']) {
