@@ -42,6 +42,9 @@ export function run(cmd: string, args: string[], timeoutMs: number, stdin?: stri
         resolve({ code, stdout, stderr: e && code === -1 ? `${stderr}${e.message}` : stderr });
       },
     );
+    // A command that exits without reading its input (tar -x, a failed start) closes the pipe first: the EPIPE
+    // that writing then meets is not an error of the test, and unhandled it would crash the test process.
+    child.stdin?.on('error', () => undefined);
     child.stdin?.end(stdin ?? '');
   });
 }
