@@ -22,6 +22,8 @@
 // (masakari/engine/drivers/taskflow/host_failure.py _evacuate_and_confirm).
 
 import type { Logger } from 'pino';
+import { backoffDelays } from '../k8s/retry-on-conflict.ts';
+import type { Backoff } from '../k8s/retry-on-conflict.ts';
 import { NovaNotFound } from '../openstack/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
 import type { Notification } from '../model/types.ts';
@@ -33,13 +35,16 @@ export const SERVER_UNLOCK_PREFIX = 'unlock:';
 export const serverLockKey = (serverUuid: string): string => `${SERVER_LOCK_PREFIX}${serverUuid}`;
 export const serverUnlockKey = (serverUuid: string): string => `${SERVER_UNLOCK_PREFIX}${serverUuid}`;
 
-/** Unlock calls per server before the lock counts as left behind. */
-export const UNLOCK_ATTEMPTS = 8;
+/**
+ * Unlock calls per server before the lock counts as left behind, and the waits
+ * between them: 200 ms doubling to a 5 s cap, without jitter (about 16 s of
+ * waiting over all attempts). The project's one backoff shape (client-go's
+ * wait.Backoff, src/k8s/retry-on-conflict.ts).
+ */
+const UNLOCK_BACKOFF: Readonly<Backoff> = Object.freeze({ steps: 8, delayMs: 200, factor: 2, jitter: 0, capMs: 5_000 });
+export const UNLOCK_ATTEMPTS = UNLOCK_BACKOFF.steps;
 /** How long one unlock attempt may take, within the run's own signal. */
 export const UNLOCK_ATTEMPT_TIMEOUT_MS = 10_000;
-/** Backoff between unlock attempts: doubles from the base, capped (about 16 s of waiting over all attempts). */
-const UNLOCK_BACKOFF_BASE_MS = 200;
-const UNLOCK_BACKOFF_MAX_MS = 5_000;
 
 /**
  * Unlocks a server, retrying up to UNLOCK_ATTEMPTS times. Each attempt ends
@@ -54,11 +59,8 @@ export async function unlockWithRetry(
   o: { requestId: string; signal: AbortSignal },
 ): Promise<void> {
   let lastError: unknown;
-  for (let attempt = 0; attempt < UNLOCK_ATTEMPTS; attempt++) {
-    if (attempt > 0) {
-      const delay = Math.min(UNLOCK_BACKOFF_MAX_MS, UNLOCK_BACKOFF_BASE_MS * 2 ** (attempt - 1));
-      await clock.sleep(delay, o.signal).catch(() => undefined);
-    }
+  for (const delay of [0, ...backoffDelays(UNLOCK_BACKOFF)]) {
+    if (delay > 0) await clock.sleep(delay, o.signal).catch(() => undefined);
     if (o.signal.aborted) break;
     try {
       await nova.unlockServer(server, {
