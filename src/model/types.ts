@@ -80,6 +80,25 @@ export interface FailoverSegmentSpec {
   requireFencing?: boolean;
   /** OpenKeel extension (kubectl/GitOps only, not in the Masakari API): brakes on mass failure. */
   recoveryLimits?: RecoveryLimits;
+  /** OpenKeel extension (kubectl/GitOps only): find failed hosts from Nova's service states and Nodes. */
+  detection?: SegmentDetection;
+  /** OpenKeel extension (kubectl/GitOps only): what happens when a recovered host comes back. */
+  returnToService?: ReturnToService;
+}
+
+/** Built-in failure detection for a segment's hosts (src/detection/). Off unless enabled. */
+export interface SegmentDetection {
+  enabled: boolean;
+  /** How long a host must stay down before a COMPUTE_HOST notification is raised; default 60. */
+  gracePeriodSeconds?: number;
+}
+
+/**
+ * Restore: once the host is back (BMC on, nova-compute reporting), clear forced_down, enable the
+ * compute service and clear on_maintenance. LeaveDisabled (the default): leave it, with an Event.
+ */
+export interface ReturnToService {
+  policy: 'Restore' | 'LeaveDisabled';
 }
 
 /**
@@ -126,6 +145,25 @@ export interface HaHostSpec {
   reserved?: boolean;
   /** Declared value; see HaHostStatus for the effective one. */
   onMaintenance?: boolean;
+  /** OpenKeel extension (kubectl/GitOps only): how the engine powers this host off before evacuating it. */
+  fencing?: HostFencing;
+}
+
+/** A BMC the engine powers the host off through (src/fencing/bmc/). */
+export interface HostFencing {
+  driver: 'redfish' | 'ipmi';
+  /** redfish: the BMC's base URL (https://10.0.0.5:8000); ipmi: host or host:port (lanplus). */
+  address: string;
+  /** redfish: the member id under /redfish/v1/Systems/. */
+  systemId?: string;
+  /** A Secret in the HaHost's namespace with keys username and password. */
+  credentialsSecretRef: { name: string };
+  /** redfish over https: a CA bundle (Secret key, default ca.crt) or no verification at all. */
+  tls?: { caSecretRef?: { name: string; key?: string }; insecure?: boolean };
+  /** Timeout of each BMC call; default 10. */
+  timeoutSeconds?: number;
+  /** How long to poll for PowerState Off after the power-off; default 60. */
+  powerOffTimeoutSeconds?: number;
 }
 
 export interface HaHostStatus extends AssignedStatus {
@@ -209,6 +247,8 @@ export interface NotificationStatusBlock extends AssignedStatus {
   vmoves?: VMoveRecord[];
   /** Engine bookkeeping for crash-safe resumption (side effects in flight). */
   engine?: Record<string, unknown>;
+  /** The engine's own power-off of the source host in this recovery, as its BMC confirmed it. */
+  fencing?: FencingRecord;
   /**
    * Never stored: set on the in-process view of a sealed Notification whose
    * status the API server does not hold yet (src/store/admission-seal.ts), so
@@ -223,6 +263,18 @@ export interface Notification {
   metadata: ObjectMeta;
   spec: NotificationSpec;
   status?: NotificationStatusBlock;
+}
+
+/** Proof of a BMC fence, recorded on the Notification beside the FAR/SNR/manual proofs. */
+export interface FencingRecord {
+  driver: 'redfish' | 'ipmi';
+  /** The BMC address (and system id for redfish). */
+  bmc: string;
+  /** When the power-off was sent. */
+  poweredOffAt: string;
+  /** When the BMC first reported the power state below. */
+  confirmedAt: string;
+  powerState: 'Off';
 }
 
 export type MasakariObject = FailoverSegment | HaHost | Notification;
