@@ -40,7 +40,7 @@ export interface OptionSpec<T> {
 
 export type OptionTable = { [G in GroupName]: { [O in keyof Config[G]]-?: OptionSpec<Config[G][O]> } };
 
-export const COMPONENT_NAMES = ['api', 'engine', 'remediation'] as const;
+export const COMPONENT_NAMES = ['api', 'engine', 'remediation', 'detection'] as const;
 export type ComponentName = (typeof COMPONENT_NAMES)[number];
 
 const seconds = (min: number) => integer({ min });
@@ -508,6 +508,20 @@ export const OPTIONS: OptionTable = {
       help: 'OpenKeel extension: Token validations started per second on average (bursts up to max(max_validations_in_flight, this)); beyond it, 503 with Retry-After: 1.',
     },
   },
+  detection: {
+    poll_interval: {
+      default: 10,
+      parser: integer({ min: 1, max: 3600 }),
+      help:
+        "OpenKeel extension: seconds between two looks of the built-in failure detection (segments with spec.detection.enabled): one GET /os-services?binary=nova-compute for every watched host at once, never one call per host, and the Ready condition of the hosts' Nodes from a watched cache. A host must stay down for its segment's detection.gracePeriodSeconds before a notification is raised (docs/operations.md \"Built-in detection\").",
+    },
+    max_down_percent: {
+      default: 50,
+      parser: integer({ min: 0, max: 100 }),
+      help:
+        'OpenKeel extension: more than this percentage of the watched hosts down at one look (and more than one host) is taken for an observation problem (a network partition, a Nova or message-bus outage), not failed hosts: no notification is raised until it clears, and the alert MasakariDetectionBlind fires. 100: never.',
+    },
+  },
   operator: {
     namespace: {
       default: 'masakari',
@@ -534,7 +548,7 @@ export const OPTIONS: OptionTable = {
         'those overrides are not honoured; null: not checked (docs/operations.md "Who may override safety").',
     },
     components: {
-      default: ['api', 'engine', 'remediation'],
+      default: ['api', 'engine', 'remediation', 'detection'],
       parser: nameList(COMPONENT_NAMES),
       env: 'MASAKARI_COMPONENTS',
       help: 'Components this process runs.',

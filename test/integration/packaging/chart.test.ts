@@ -121,7 +121,7 @@ test('default values: an api Deployment and an engine + remediation Deployment, 
   assert.is((api.spec as { replicas: number }).replicas, 2);
   assert.is((engine.spec as { replicas: number }).replicas, 2);
   assert.is(envValue(container(api), 'MASAKARI_COMPONENTS'), 'api');
-  assert.is(envValue(container(engine), 'MASAKARI_COMPONENTS'), 'engine,remediation');
+  assert.is(envValue(container(engine), 'MASAKARI_COMPONENTS'), 'engine,remediation,detection');
   assert.is(podSpec(api).serviceAccountName, `${FULLNAME}-api`);
   assert.is(podSpec(engine).serviceAccountName, `${FULLNAME}-controller`);
   for (const d of [api, engine]) {
