@@ -212,7 +212,7 @@ test('default values: every namespaced object is in the release namespace, excep
 test('default values: the process accepts the rendered environment', async ({ ns }) => {
   const m = await render(ns);
   const loaded = loadRenderedConfig(find(m, 'Deployment', `${FULLNAME}-engine`), m);
-  assert.equal(loaded.config.operator.components, ['engine', 'remediation']);
+  assert.equal(loaded.config.operator.components, ['engine', 'remediation', 'detection']);
   assert.is(loaded.config.operator.namespace, ns.namespace);
 });
 
