@@ -151,7 +151,7 @@ export async function patchStatus<T extends MasakariObject>(
 /**
  * kstatus (Flux's health checks and `wait`, kpt, cli-utils) does not read
  * Ready; it reads the "abnormal-true" conditions. Added with the GitOps work
- * (docs/design.md, "kubectl and GitOps"): a refused object also gets
+ * (docs/design/kubectl-gitops.md): a refused object also gets
  * Reconciling=True while it waits for another object (its segment or host
  * may simply not be applied yet), or Stalled=True when a person must act
  * (name taken, invalid spec, host on maintenance, duplicate). An admitted

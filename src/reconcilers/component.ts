@@ -23,10 +23,10 @@ import type { SpecValidators } from '../domain/spec-validators.ts';
 export const STORE_LEASE_NAME = 'masakari-store-reconcilers';
 /**
  * Orphan sweep every five minutes: it reads every name claim (one per segment
- * and host, 10,000 at 10,000 hosts) to find the rare one a crash left, and a
+ * and host) to find the rare one a crash left, and a
  * create that meets a stale claim removes it itself, so nothing waits for
- * the sweep; every minute, its pages were a steady share of the API server's
- * work and garbage (docs/benchmarks.md, Scale). Retention every hour, the
+ * the sweep; run every minute, its pages were a steady share of the API
+ * server's work and garbage (docs/benchmarks.md, "Scale"). Retention every hour, the
  * first pass a minute after leading starts; two workers per controller
  * (admission is a handful of small API calls).
  */

@@ -3,7 +3,7 @@
 // Notification custom resources. The store only stores: the kubectl/GitOps
 // reconcilers that admit objects written by others run beside it, as their
 // own runnable of the process's manager (src/reconcilers/component.ts), over
-// the parts the handle exposes. See docs/design.md, "Store: how SQL
+// the parts the handle exposes. See docs/design/store.md, "Store: how SQL
 // guarantees are kept".
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
