@@ -11,8 +11,8 @@
 // "Journal write volume").
 
 import type { NotificationStatusBlock, VMoveRecord, WorkflowTaskRecord } from '../model/types.ts';
-import type { JournalPage, PageLines } from '../store/journal-pages.ts';
-import { countedPages } from '../store/journal-pages.ts';
+import type { JournalPage, PageLines } from '../store/index.ts';
+import { countedPages } from '../store/index.ts';
 
 export interface StatusBudget {
   /** Above this (whole object, JSON bytes) history moves to pages before the write. */

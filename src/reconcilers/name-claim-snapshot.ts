@@ -20,9 +20,8 @@
 // claims.take().
 import type { Logger } from 'pino';
 import type { KubeList } from '../k8s/client.ts';
-import type { ConfigMap } from '../store/configmap.ts';
-import type { ClaimKind } from '../store/names.ts';
-import { claimObjectName } from '../store/names.ts';
+import type { ClaimKind, ConfigMap } from '../store/index.ts';
+import { claimObjectName } from '../store/index.ts';
 import type { FailoverSegment, HaHost } from '../model/types.ts';
 import { isNotNewer } from '../runtime/resource-version.ts';
 
