@@ -7,7 +7,7 @@
 //   detection   → src/detection/component.ts
 
 import type { Logger } from 'pino';
-import type { AdmissionSeal } from '../store/admission-seal.ts';
+import type { AdmissionSeal } from '../store/index.ts';
 import type { Registry } from 'prom-client';
 import type { KubeClient } from '../k8s/client.ts';
 import type { Config } from '../config/config.ts';

@@ -43,7 +43,7 @@ import {
   loadAdmissionSealKey,
   SEAL_SECRET_NAME,
   withSealedNotifications,
-} from '../store/admission-seal.ts';
+} from '../store/index.ts';
 import type { InformerDeps } from '../runtime/informer.ts';
 
 export interface ClosableKube {

@@ -137,7 +137,7 @@ export interface Config {
     lease_duration: number; // 15
     renew_deadline: number; // 10
     retry_period: number; // 2
-    /** Integer ids reserved per process at a time (see docs/design.md). */
+    /** Integer ids reserved per process at a time (see docs/design/store.md, "Integer ids"). */
     id_block_size: number; // 20
     /** Days after which finished/failed/ignored notifications are deleted; <= 0 keeps them forever. */
     notification_retention_days: number; // 30

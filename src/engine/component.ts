@@ -14,7 +14,7 @@ import { managerFor } from '../runtime/manager.ts';
 import { sharedFactoryOf } from '../runtime/shared-informers.ts';
 import { ApprovalGuard } from '../fencing/approval-guard.ts';
 import { NodeDirectory } from '../fencing/node-directory.ts';
-import { createIdAllocator } from '../store/ids.ts';
+import { createIdAllocator } from '../store/index.ts';
 import { createEngine } from './engine.ts';
 import type { EngineEvents } from './processor-deps.ts';
 import { countEvacuation, instrumentNova, registerEngineMetrics } from './metrics.ts';

@@ -79,11 +79,10 @@ export const LAST_ATTEMPT_WAIT_MS = 600_000;
 /**
  * The least time between the starts of two retries of one pass: at most one
  * a second. A retry whose Nova call fails at once (an instance Nova does not
- * know) ends in about 50 ms, after nine API requests (four status writes,
- * four Events, a read), so back to back a pass over a storm's notifications
- * in error kept the API server busy with 120-190 requests a second for as
- * long as it ran, and new notifications waited behind them; four a second
- * still cost about 40 (docs/benchmarks.md, Scale). A retry is background work (a
+ * know) ends at once, after nine API requests (four status writes, four
+ * Events, a read), so back to back a pass over a storm's notifications in
+ * error kept the API server busy for as long as it ran, and new
+ * notifications waited behind them (docs/benchmarks.md, "Scale"). A retry is background work (a
  * pass runs every two minutes, and Masakari's own retries each wait for
  * Nova); intake is not.
  */

@@ -33,18 +33,18 @@ import { CONFLICT_BACKOFF, isStaleWrite, lostRace, retryOnConflictOr } from '../
 import { RESOURCES } from '../k8s/resources.ts';
 import { FIELD_MANAGERS } from '../model/constants.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
-import type { JournalPage } from '../store/journal-pages.ts';
+import type { JournalPage } from '../store/index.ts';
 import {
   assembleNotification,
   countedPages,
+  notificationUuidOf,
   pageObject,
   readPages,
-  notificationUuidOf,
-} from '../store/journal-pages.ts';
+  syncNotificationConditions,
+} from '../store/index.ts';
 import type { PageIndex, StatusBudget } from './status-budget.ts';
 import { HARD_OBJECT_LIMIT, jsonBytes, pageIndex, spill, STATUS_BUDGET, storedStatus } from './status-budget.ts';
 import { statusPatch } from './status-patch.ts';
-import { syncNotificationConditions } from '../store/conditions.ts';
 import type { Clock } from '../time/clock.ts';
 
 /** Window in which separate mutations are merged into one write. */

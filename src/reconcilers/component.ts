@@ -11,9 +11,7 @@ import { Controller } from '../runtime/controller.ts';
 import type { ControllerFactory } from '../runtime/controller.ts';
 import type { Manager } from '../runtime/manager.ts';
 import type { StoreParts } from '../store/index.ts';
-import { sweepNotificationClaims } from '../store/intake.ts';
-import { Lifecycle } from '../store/lifecycle.ts';
-import { runRetention } from '../store/retention.ts';
+import { Lifecycle, runRetention, sweepNotificationClaims } from '../store/index.ts';
 import { StoreReconcilers } from './index.ts';
 import { NameClaimSnapshot } from './name-claim-snapshot.ts';
 import { MASAKARI_VALIDATORS } from '../domain/spec-validators.ts';
@@ -23,10 +21,10 @@ import type { SpecValidators } from '../domain/spec-validators.ts';
 export const STORE_LEASE_NAME = 'masakari-store-reconcilers';
 /**
  * Orphan sweep every five minutes: it reads every name claim (one per segment
- * and host, 10,000 at 10,000 hosts) to find the rare one a crash left, and a
+ * and host) to find the rare one a crash left, and a
  * create that meets a stale claim removes it itself, so nothing waits for
- * the sweep; every minute, its pages were a steady share of the API server's
- * work and garbage (docs/benchmarks.md, Scale). Retention every hour, the
+ * the sweep; run every minute, its pages were a steady share of the API
+ * server's work and garbage (docs/benchmarks.md, "Scale"). Retention every hour, the
  * first pass a minute after leading starts; two workers per controller
  * (admission is a handful of small API calls).
  */

@@ -34,18 +34,16 @@ import { claimObjectName } from './names.ts';
  * page stays under V8's large-object size (128 KiB): a page's text that is
  * still being read when the young generation is collected is then copied
  * like any young object, instead of being moved to the large-object space at
- * once, where it stays until the next full collection. Two lists of 10,000
- * claims at the start of a leadership term left 23 MiB of page text there
- * (docs/benchmarks.md, Scale).
+ * once, where it stays until the next full collection (docs/benchmarks.md,
+ * "Scale").
  */
 const CLAIM_PAGE_SIZE = 100;
 
 /**
- * The periodic sweep waits this long between pages. Listing 10,000 claims
- * back to back (100 pages, about 0.8 s of API server and parsing) every
- * minute put the slowest POSTs of bench/scale at 76-121 ms against a p50 of
- * 9 (docs/benchmarks.md, Scale); paced, a sweep takes about 6 s and uses
- * about a sixth of a core while it runs.
+ * The periodic sweep waits this long between pages. Listing every claim back
+ * to back made the slowest POSTs of a busy API an order of magnitude slower
+ * than the median while it ran (docs/benchmarks.md, "Scale"); paced, a sweep
+ * takes longer and uses a fraction of a core.
  */
 const SWEEP_PAGE_GAP_MS = 50;
 

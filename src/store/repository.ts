@@ -6,7 +6,7 @@
 // spec-writes.ts; the notification intake is here: the duplicate check
 // (intake.ts claims), the create, and the admission (admission.ts), whose
 // status write completes in the background. How each SQL guarantee is
-// rebuilt is explained in docs/design.md, "Store: how SQL guarantees are kept".
+// rebuilt is explained in docs/design/store.md.
 import { randomUUID } from 'node:crypto';
 import { isAlreadyExists } from '../k8s/client.ts';
 import { STORE_RETRY_AFTER_SECONDS, storeUnavailable } from './repository-reads.ts';

@@ -14,9 +14,9 @@ import type { KubeClient } from '../../k8s/client.ts';
 import { KubeError } from '../../k8s/client.ts';
 import { createKubeClient } from '../../k8s/kube-client.ts';
 import { loadKubeConfig } from '../../k8s/kubeconfig.ts';
-import type { PurgeResult } from '../../store/retention.ts';
+import type { PurgeResult } from '../../store/index.ts';
+import { purgeNotifications } from '../../store/index.ts';
 import { FINISHED_PHASES } from '../../model/notification-phase.ts';
-import { purgeNotifications } from '../../store/retention.ts';
 
 export const PURGE_USAGE = `usage: masakari-operator purge [--age-in-days N] [--max-rows M] [--dry-run]
 
