@@ -203,10 +203,11 @@ test('return to service: a BMC that cannot be read never counts as On', async ()
 });
 
 test('return to service, LeaveDisabled: the host stays out of service, with one Event that says so', async () => {
-  const w = await world({ hosts: ['cmp1', 'cmp2'], detection: DETECT });
+  const w = await world({ hosts: ['cmp1', 'cmp2'], detection: DETECT, fenced: ['cmp1'] });
   await w.recovered('cmp1');
   Object.assign(w.nova.service('cmp1'), { forced_down: false, state: 'up' });
   await w.lookFor(120);
+  assert.equal(w.bmcCalls, ['cmp1'], 'its BMC asked once, not at every look after the Event');
   assert.is(w.nova.count('updateService'), 0);
   assert.ok(w.repo.getHostByName('cmp1')!.on_maintenance);
   const ev = w.events.filter((e) => e.reason === 'HostLeftDisabled');

@@ -270,6 +270,9 @@ export class Detector {
     const d = this.deps;
     const name = c.host.spec.name;
     const recovery = c.recovery.status?.uuid ?? c.recovery.metadata.name ?? '';
+    const policy = returnPolicyOf(c.segment.spec);
+    // Left disabled and said so: nothing more to look at (nor a BMC to ask every look) for this recovery.
+    if (policy === 'LeaveDisabled' && this.leftNoted.has(recovery)) return false;
     const readiness = d.nodeReadiness(name);
     const evidence = {
       compute,
@@ -285,18 +288,16 @@ export class Detector {
       return false;
     }
     const seen = `host ${name} is back after recovery ${recovery} (${power !== undefined ? 'BMC power On, ' : ''}nova-compute reporting${evidence.nodeReady ? ', Node Ready' : ''})`;
-    if (returnPolicyOf(c.segment.spec) === 'LeaveDisabled') {
-      if (!this.leftNoted.has(recovery)) {
-        this.leftNoted.add(recovery);
-        d.metrics.returned('left_disabled');
-        this.hostEvent(
-          c.host,
-          'Normal',
-          RETURN_REASONS.leftDisabled,
-          'LeaveDisabled',
-          `${seen}; ${leftDisabledNote(name)}`,
-        );
-      }
+    if (policy === 'LeaveDisabled') {
+      this.leftNoted.add(recovery);
+      d.metrics.returned('left_disabled');
+      this.hostEvent(
+        c.host,
+        'Normal',
+        RETURN_REASONS.leftDisabled,
+        'LeaveDisabled',
+        `${seen}; ${leftDisabledNote(name)}`,
+      );
       return false;
     }
     const record = d.service.repo.getHostByName(name);
