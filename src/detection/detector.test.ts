@@ -61,6 +61,7 @@ test('segments without detection (or disabled) are not watched: Nova is not even
   const looks = await w.lookFor(120);
   assert.ok(looks.every((l) => l.look === 'idle'));
   assert.is(w.nova.count('listServices'), 0);
+  assert.is(await w.metric('masakari_detection_observation_healthy'), undefined, 'no series, not a 0 that would alert');
   assert.is(w.repo.listNotifications().length, 0);
 });
 
@@ -74,7 +75,7 @@ test('Nova unreachable: nothing raised, the observation gauge goes 0, an Event o
     blind.map((l) => l.look),
     ['blind', 'blind'],
   );
-  assert.is(await w.metric('masakari_detection_observation_healthy'), 0);
+  assert.is(await w.metric('masakari_detection_observation_healthy', { segment_uuid: w.segmentUuid }), 0);
   assert.is(await w.metric('masakari_detection_polls_total', { result: 'nova_unreachable' }), 2);
   const ev = w.events.filter((e) => e.reason === 'DetectionBlind');
   assert.is(ev.length, 1, 'one Event when it goes blind, not one per look');

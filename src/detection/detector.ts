@@ -333,7 +333,10 @@ export class Detector {
   }
 
   private goBlind(message: string, segments: FailoverSegment[]): void {
-    this.deps.metrics.observationHealthy(false);
+    this.deps.metrics.observationHealthy(
+      false,
+      segments.map((s) => s.status?.uuid ?? ''),
+    );
     if (this.blind === message) return;
     const first = this.blind === undefined;
     this.blind = message;
@@ -351,7 +354,10 @@ export class Detector {
   }
 
   private seeing(segments: FailoverSegment[]): void {
-    this.deps.metrics.observationHealthy(true);
+    this.deps.metrics.observationHealthy(
+      true,
+      segments.map((s) => s.status?.uuid ?? ''),
+    );
     if (this.blind === undefined) return;
     this.blind = undefined;
     this.deps.log.info('built-in detection sees again; every grace period starts afresh');

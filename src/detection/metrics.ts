@@ -9,8 +9,12 @@ export type RaiseOutcome = 'raised' | 'already_handled' | 'refused' | 'failed';
 export type ReturnOutcome = 'restored' | 'left_disabled' | 'deferred' | 'failed';
 
 export interface DetectionMetrics {
-  /** 1 after a look that could be trusted, 0 while Nova cannot be read or most watched hosts look down at once. */
-  observationHealthy(healthy: boolean): void;
+  /**
+   * 1 after a look that could be trusted, 0 while Nova cannot be read or most watched hosts look down at
+   * once; one series per segment with detection, so a replica that does not look (or has nothing to watch)
+   * exports none, rather than an unlabeled 0 that would read as blind.
+   */
+  observationHealthy(healthy: boolean, segmentUuids: readonly string[]): void;
   poll(result: PollResult): void;
   hostsDown(n: number): void;
   raised(outcome: RaiseOutcome): void;
@@ -23,7 +27,8 @@ export function detectionMetrics(registry: Registry | undefined): DetectionMetri
   const healthy = gauge(
     registry,
     'masakari_detection_observation_healthy',
-    "1 while the built-in detection's last look at Nova could be trusted; 0 while Nova cannot be read or more than [detection] max_down_percent of the watched hosts look down at once (no notification is raised then). Set by the detection leader only.",
+    'Per segment with built-in detection: 1 while the last look at Nova could be trusted; 0 while Nova cannot be read or more than [detection] max_down_percent of the watched hosts look down at once (no notification is raised then). Set by the detection leader only.',
+    ['segment_uuid'],
   );
   const polls = counter(
     registry,
@@ -49,7 +54,10 @@ export function detectionMetrics(registry: Registry | undefined): DetectionMetri
     ['outcome'],
   );
   return {
-    observationHealthy: (h) => healthy.set(h ? 1 : 0),
+    observationHealthy: (h, segmentUuids) => {
+      healthy.reset();
+      for (const segment_uuid of segmentUuids) healthy.set({ segment_uuid }, h ? 1 : 0);
+    },
     poll: (result) => polls.inc({ result }),
     hostsDown: (n) => down.set(n),
     raised: (outcome) => notifications.inc({ outcome }),

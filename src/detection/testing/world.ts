@@ -138,6 +138,7 @@ export async function world(o: WorldOptions) {
   const signal = new AbortController().signal;
 
   return {
+    segmentUuid: seg.uuid,
     clock,
     repo,
     service,
