@@ -28,7 +28,7 @@ export type ReturnPolicy = ReturnToService['policy'];
  */
 export type BmcFactory = (host: HaHost, signal?: AbortSignal) => Promise<Bmc>;
 
-/** Event reasons of the return to service, on the HaHost (and on the MasakariRemediation for the remediator's undo). */
+/** Event reasons of the return to service, on the HaHost (the remediator says it in its RemediationDeleted Event). */
 export const RETURN_REASONS = {
   /** Restore: forced_down cleared, service enabled, on_maintenance cleared. */
   returned: 'HostReturnedToService',
