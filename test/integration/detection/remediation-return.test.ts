@@ -40,7 +40,9 @@ interface Env {
   nova: HttpNovaClient;
   store: CrRepositoryHandle;
   engine: Component;
-  remediation: Component;
+  /** Started once the finished remediation exists, as after a remediator restart: it never raced its making. */
+  remediation?: Component;
+  appContext: (identity: string) => Parameters<typeof createRemediation>[0];
   stop: AbortController;
 }
 
@@ -93,14 +95,13 @@ test.before(async (ctx) => {
     signal: stop.signal,
   });
   const engine = await createEngine(appContext('test-engine'));
-  const remediation = await createRemediation(appContext('test-remediation'), { followIntervalMs: 300 });
-  ctx.env = { ns, kube, sim, nova, store, engine, remediation, stop };
+  ctx.env = { ns, kube, sim, nova, store, engine, appContext, stop };
 });
 
 test.after(async ({ env }) => {
   if (!env) return;
   env.stop.abort();
-  await env.remediation.stop();
+  await env.remediation?.stop();
   await env.engine.stop();
   await env.store.stop();
   await env.nova.session.close();
@@ -176,6 +177,7 @@ test('Restore: deleting the remediation of a recovered, healthy host clears forc
       conditions: [condition('Succeeded'), condition('Processing')],
     },
   });
+  e.remediation = await createRemediation(e.appContext('test-remediation'), { followIntervalMs: 300 });
   await e.kube.delete(REMEDIATION_RESOURCES.remediations, e.ns.namespace, NODE);
   await eventually(
     'the remediation gone',
