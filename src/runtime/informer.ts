@@ -14,12 +14,14 @@ import type { Logger } from 'pino';
 import type { KubeClient, ResourceRef, WatchEvent } from '../k8s/client.ts';
 import { KubeError } from '../k8s/client.ts';
 import { listAllPages } from '../k8s/list-pages.ts';
-import { Backoff, sleepUnlessAborted } from './backoff.ts';
-import type { BackoffOptions } from './backoff.ts';
+import { BackoffManager, RECONNECT_BACKOFF, sleepUnlessAborted } from './backoff.ts';
+import type { Backoff } from '../k8s/retry-on-conflict.ts';
 import { compareResourceVersions, isOlder, maxResourceVersion } from './resource-version.ts';
 import { ObjectStore } from './store.ts';
 import type { StoreChange } from './store.ts';
 import type { IndexFunc, Informer, InformerEvent, InformerHealth, InformerOptions, KubeObjectLike } from './types.ts';
+import { systemClock } from '../time/clock.ts';
+import type { Clock } from '../time/clock.ts';
 
 export interface InformerDeps {
   kube: KubeClient;
@@ -37,8 +39,11 @@ export interface InformerDeps {
    * would trust stale data for.
    */
   staleAfterMs?: number;
-  backoff?: BackoffOptions;
+  /** Between failed lists and watches; default RECONNECT_BACKOFF (runtime/backoff.ts), overridden field by field. */
+  backoff?: Partial<Backoff> & { random?: () => number };
   pageSize?: number;
+  /** Time of the health checks, the watchdog and the backoff's reset; default systemClock. */
+  clock?: Clock;
 }
 
 const DEFAULT_RESYNC_MS = 10 * 60_000;
@@ -62,7 +67,12 @@ export function withoutManagedFields<T extends KubeObjectLike>(obj: T): T {
 export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   private readonly store: ObjectStore<T>;
   private readonly handlers: Record<InformerEvent, Handler<T>[]> = { add: [], update: [], delete: [] };
-  private readonly backoff: Backoff;
+  private readonly backoff: BackoffManager;
+  private readonly clock: Clock;
+
+  private nowMs(): number {
+    return this.clock.now().getTime();
+  }
   private readonly log: Logger;
   private readonly stopper = new AbortController();
   private synced = false;
@@ -104,7 +114,8 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     this.store = new ObjectStore<T>(opts.indexes ?? {}, (index, name, err) =>
       this.log.error({ err, index, name }, 'index function threw; object left out of that index'),
     );
-    this.backoff = new Backoff(deps.backoff);
+    this.clock = deps.clock ?? systemClock;
+    this.backoff = new BackoffManager({ ...RECONNECT_BACKOFF, ...deps.backoff }, deps.backoff?.random);
   }
 
   /** managedFields dropped, then the options' transform (objects are cached as this returns them). */
@@ -169,7 +180,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     return this.synced;
   }
 
-  health(now = Date.now()): InformerHealth {
+  health(now = this.nowMs()): InformerHealth {
     const staleAfter = this.deps.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
     const stale = this.failingSince !== undefined && now - this.failingSince >= staleAfter;
     return {
@@ -309,7 +320,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   }
 
   private failed(err: unknown): void {
-    this.failingSince ??= Date.now();
+    this.failingSince ??= this.nowMs();
     this.lastError = errorText(err);
   }
 
@@ -370,7 +381,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
           // Only a 410 soon after another is paced, so a server that keeps
           // answering 410 is not listed in a tight loop.
           this.log.info({ rv: this.watchRv }, 'watch resourceVersion expired; relisting');
-          const now = Date.now();
+          const now = this.nowMs();
           const repeated = this.lastExpiredAt !== undefined && now - this.lastExpiredAt < EXPIRED_AGAIN_MS;
           this.lastExpiredAt = now;
           if (!repeated) {
@@ -439,11 +450,11 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     const signal = AbortSignal.any([stop, local.signal]);
     const watchdogMs = this.opts.watchdogMs ?? DEFAULT_WATCHDOG_MS;
     const healthyAfterMs = this.deps.healthyAfterMs ?? 30_000;
-    let lastHeard = Date.now();
+    let lastHeard = this.nowMs();
     let silent = false;
     const watchdog = setInterval(
       () => {
-        if (Date.now() - lastHeard > watchdogMs) {
+        if (this.nowMs() - lastHeard > watchdogMs) {
           silent = true;
           local.abort();
         }
@@ -460,7 +471,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     const timeoutSeconds = short
       ? Math.min(base, SHORT_WATCH_SECONDS)
       : Math.max(1, Math.round(base * (0.9 + 0.2 * Math.random())));
-    const startedAt = Date.now();
+    const startedAt = this.nowMs();
     try {
       await this.deps.kube.watch<T>(
         this.ref,
@@ -473,7 +484,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
           fieldSelector: this.fieldSelector(),
         },
         (e) => {
-          lastHeard = Date.now();
+          lastHeard = this.nowMs();
           this.onWatchEvent(e);
         },
         signal,
@@ -492,7 +503,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
       this.healthy();
       return;
     }
-    if (Date.now() - startedAt >= healthyAfterMs) {
+    if (this.nowMs() - startedAt >= healthyAfterMs) {
       this.backoff.reset();
       this.healthy();
     } else if (!stop.aborted) {
