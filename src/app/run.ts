@@ -44,7 +44,7 @@ import {
   SEAL_SECRET_NAME,
   withSealedNotifications,
 } from '../store/index.ts';
-import type { InformerDeps } from '../runtime/informer.ts';
+import type { InformerDeps } from '../runtime/informer-deps.ts';
 import { systemClock } from '../time/clock.ts';
 
 export interface ClosableKube {

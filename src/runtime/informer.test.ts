@@ -5,7 +5,7 @@ import { KubeError } from '../k8s/client.ts';
 import type { KubeList, WatchEvent, WatchOptions } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { KubeInformer } from './informer.ts';
-import type { InformerDeps } from './informer.ts';
+import type { InformerDeps } from './informer-deps.ts';
 import { scriptedKube } from '../testing/fake-kube.ts';
 import { until } from '../testing/until.ts';
 import type { InformerOptions } from './types.ts';
