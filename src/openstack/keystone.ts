@@ -7,6 +7,7 @@ import type { OpenStackCredentials } from './credentials.ts';
 import { isApplicationCredentials } from './credentials.ts';
 import type { HttpResponse, HttpTransport } from './http.ts';
 import type { CallOptions } from './types.ts';
+import { systemNowMs } from '../time/clock.ts';
 
 /** Keystone answered with an error status (401 bad credentials, 403 not allowed, ...). */
 export class KeystoneError extends Error {
@@ -166,7 +167,7 @@ export class KeystoneAuth {
     this.identityUrl = identityV3Url(creds.auth_url);
     // keystoneauth treats a token as stale 120 s before expiry; same default here.
     this.refreshMarginMs = opts.refreshMarginMs ?? 120_000;
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? systemNowMs;
   }
 
   /** A token that is valid for a while yet, logging in if needed. */

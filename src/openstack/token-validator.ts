@@ -11,6 +11,7 @@ import type { KeystoneAuth, KeystoneToken, TokenInfo } from './keystone.ts';
 import { identityV3Url, KeystoneError, keystoneErrorMessage, parseTokenInfo } from './keystone.ts';
 import { ExpiringLru } from './lru.ts';
 import type { CallOptions } from './types.ts';
+import { systemNowMs } from '../time/clock.ts';
 
 export interface TokenValidatorOptions {
   /** Upper bound on how long a validation result is reused (keystone_authtoken token_cache_time). */
@@ -94,7 +95,7 @@ export class TokenValidator {
     private readonly transport: HttpTransport,
     private readonly opts: TokenValidatorOptions,
   ) {
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? systemNowMs;
     this.maxInFlight = opts.maxInFlight ?? 20;
     this.maxPerSecond = opts.maxPerSecond ?? 50;
     if (!Number.isInteger(this.maxInFlight) || this.maxInFlight < 1) throw new RangeError('maxInFlight must be >= 1');
