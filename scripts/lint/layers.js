@@ -32,7 +32,11 @@ export const LAYERS = [
   { name: 'runtime', folders: ['runtime', 'config'] },
   { name: 'store', folders: ['store'] },
   { name: 'shared features', folders: ['fencing'] },
-  { name: 'features', folders: ['engine', 'reconcilers', 'remediation', 'webhook', 'api', 'ops'], isolated: true },
+  {
+    name: 'features',
+    folders: ['engine', 'reconcilers', 'remediation', 'webhook', 'api', 'ops', 'detection'],
+    isolated: true,
+  },
   { name: 'app', folders: ['app'], files: [COMPOSITION_ROOTS] },
   { name: 'entry points', folders: ['cli', 'main.ts'] },
 ];

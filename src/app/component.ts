@@ -1,9 +1,10 @@
 // CONTRACT. How main.ts starts the selected components (MASAKARI_COMPONENTS =
-// api, engine, remediation). Each component module exports
+// api, engine, remediation, detection). Each component module exports
 // `createComponent(ctx: AppContext): Promise<Component>`:
 //   api         → src/api/component.ts
 //   engine      → src/engine/component.ts
 //   remediation → src/remediation/component.ts
+//   detection   → src/detection/component.ts
 
 import type { Logger } from 'pino';
 import type { AdmissionSeal } from '../store/index.ts';

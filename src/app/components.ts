@@ -24,6 +24,7 @@ export const COMPONENT_MODULES: Record<ComponentName, string> = {
   api: 'api/component',
   engine: 'engine/component',
   remediation: 'remediation/component',
+  detection: 'detection/component',
 };
 
 export type FactoryLoader = (name: ComponentName) => Promise<ComponentFactory>;

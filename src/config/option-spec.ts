@@ -6,7 +6,7 @@ import { integer, type Parser } from './parsers.ts';
 
 export type GroupName = keyof Config;
 
-export const COMPONENT_NAMES = ['api', 'engine', 'remediation'] as const;
+export const COMPONENT_NAMES = ['api', 'engine', 'remediation', 'detection'] as const;
 export type ComponentName = (typeof COMPONENT_NAMES)[number];
 
 export interface OptionSpec<T> {

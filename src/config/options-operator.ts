@@ -1,9 +1,23 @@
-// [operator]: the options Masakari does not have, for running on Kubernetes.
+// [operator] and [detection]: the options Masakari does not have, for running on Kubernetes.
 
 import { hostPort, integer, matching, nameList, oneOf, optional, string } from './parsers.ts';
 import { COMPONENT_NAMES, DNS_LABEL, type OptionGroups } from './option-spec.ts';
 
-export const OPERATOR_OPTIONS: OptionGroups<'operator'> = {
+export const OPERATOR_OPTIONS: OptionGroups<'operator' | 'detection'> = {
+  detection: {
+    poll_interval: {
+      default: 10,
+      parser: integer({ min: 1, max: 3600 }),
+      help:
+        "OpenKeel extension: seconds between two looks of the built-in failure detection (segments with spec.detection.enabled): one GET /os-services?binary=nova-compute for every watched host at once, never one call per host, and the Ready condition of the hosts' Nodes from a watched cache. A host must stay down for its segment's detection.gracePeriodSeconds before a notification is raised (docs/operations.md \"Built-in detection\").",
+    },
+    max_down_percent: {
+      default: 50,
+      parser: integer({ min: 0, max: 100 }),
+      help:
+        'OpenKeel extension: more than this percentage of the watched hosts down at one look (and more than one host) is taken for an observation problem (a network partition, a Nova or message-bus outage), not failed hosts: no notification is raised until it clears, and the alert MasakariDetectionBlind fires. 100: never.',
+    },
+  },
   operator: {
     namespace: {
       default: 'masakari',
@@ -30,7 +44,7 @@ export const OPERATOR_OPTIONS: OptionGroups<'operator'> = {
         'those overrides are not honoured; null: not checked (docs/operations.md "Who may override safety").',
     },
     components: {
-      default: ['api', 'engine', 'remediation'],
+      default: ['api', 'engine', 'remediation', 'detection'],
       parser: nameList(COMPONENT_NAMES),
       env: 'MASAKARI_COMPONENTS',
       help: 'Components this process runs.',

@@ -53,6 +53,16 @@ test('segment recoveryLimits: a count >= 0 or a percentage 0%..100%, anything el
   await accepted(ns, limits({ maxUnhealthyHosts: '0%' }));
 });
 
+test('segment detection and returnToService: bounded grace period, a known policy, enabled and policy required', async ({ ns }) => {
+  await rejected(ns, segment('s', { detection: { gracePeriodSeconds: 30 } }), 'spec.detection.enabled: Required value');
+  await rejected(ns, segment('s', { detection: { enabled: true, gracePeriodSeconds: -1 } }), 'spec.detection.gracePeriodSeconds');
+  await rejected(ns, segment('s', { detection: { enabled: true, gracePeriodSeconds: 86401 } }), 'spec.detection.gracePeriodSeconds');
+  await rejected(ns, segment('s', { returnToService: { policy: 'Always' } }), 'spec.returnToService.policy: Unsupported value: "Always"');
+  await rejected(ns, segment('s', { returnToService: {} }), 'spec.returnToService.policy: Required value');
+  await accepted(ns, segment('s', { detection: { enabled: true }, returnToService: { policy: 'Restore' } }));
+  await accepted(ns, segment('s', { detection: { enabled: false, gracePeriodSeconds: 0 }, returnToService: { policy: 'LeaveDisabled' } }));
+});
+
 test('host name, type and segmentRef follow their patterns', async ({ ns }) => {
   await rejected(ns, host('h', 'seg', { type: 'COMPUTE-1' }), "spec.type in body should match '^[a-zA-Z0-9]*$'");
   await rejected(ns, host('h', 'seg', { name: 'trailing ' }), 'spec.name in body should match');
