@@ -58,7 +58,9 @@ interface Harness {
   registry: Registry;
 }
 
-async function harness(o: { fencing?: Partial<HostFencing>; requireFencing?: boolean } = {}): Promise<Harness> {
+async function harness(
+  o: { fencing?: Partial<HostFencing>; requireFencing?: boolean; holdsLease?: () => boolean } = {},
+): Promise<Harness> {
   const w = await world();
   const order: string[] = [];
   const nova = new FakeNova({ stopMs: 0, evacuateMs: 0 });
@@ -124,7 +126,7 @@ async function harness(o: { fencing?: Partial<HostFencing>; requireFencing?: boo
     bmcFor: (h: HaHost) => bmcForHost(w.kube, h),
     ...(o.requireFencing ? { fencing: async () => ({ proven: false as const, missing: 'no FAR' }) } : {}),
   });
-  p.startLeading(new AbortController().signal);
+  p.startLeading(new AbortController().signal, o.holdsLease ? { holdsLease: o.holdsLease } : {});
   const registry = new Registry();
   registerEngineMetrics(registry);
   const h: Harness = {
@@ -324,6 +326,21 @@ t('a proof from before the notification was created is not ours', () => {
   assert.not.ok(isOwnProof(n, rec('2026-01-01T00:00:09.999Z')));
   assert.ok(isOwnProof(n, rec('2026-01-01T00:00:10.000Z')));
   assert.not.ok(isOwnProof(n, undefined));
+});
+
+t('an engine that no longer holds the Lease sends no power-off', async () => {
+  let held = false;
+  const h = await harness({ holdsLease: () => held });
+  await h.until(() => true);
+  await new Promise((r) => setTimeout(r, 100));
+  await h.until(() => h.queue.length === 0);
+  assert.is(bmc.systems.get('compute-1')!.resets.ForceOff, undefined, 'no power-off sent');
+  assert.is(h.get().status?.phase ?? 'new', 'new');
+  assert.is(evacuated(h), 0);
+  held = true;
+  h.queue.push('n1');
+  await h.until(() => h.get().status?.phase === 'finished');
+  assert.is(bmc.systems.get('compute-1')!.resets.ForceOff, 1);
 });
 
 t('requireFencing: the BMC proof is the proof; no FAR needed', async () => {

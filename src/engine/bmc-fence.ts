@@ -98,6 +98,7 @@ interface Failure {
 }
 
 class ForceDownError extends Error {}
+class LeaseLost extends Error {}
 
 /** A FencingRecord of this recovery: the power-off was sent after the notification was created. */
 export function isOwnProof(n: Notification, record: FencingRecord | undefined): record is FencingRecord {
@@ -195,6 +196,10 @@ export class BmcFence {
       emitPhaseEvent(this.deps, n, 'Normal', EVENT_REASONS.hostFenced, `${line}; compute service forced down.`);
     } catch (err) {
       if (signal.aborted) return;
+      if (err instanceof LeaseLost) {
+        this.deps.log.warn(fields, err.message);
+        return;
+      }
       await this.failed(n, host, driver, bmc, err);
     }
   }
@@ -208,6 +213,12 @@ export class BmcFence {
     }
     const f = host.spec.fencing;
     const limitMs = (f?.powerOffTimeoutSeconds ?? FENCING_DEFAULTS.powerOffTimeoutSeconds) * 1000;
+    // A power-off is a side effect like a Nova call: only the Lease holder sends it (nova-fence.ts).
+    if (!(this.term()?.holdsLease() ?? false)) {
+      throw signal.aborted
+        ? signal.reason
+        : new LeaseLost('not powering off: this engine no longer holds the engine Lease');
+    }
     const sent = clock.now();
     await bmc.powerOff(signal);
     let state: PowerState;
