@@ -36,6 +36,8 @@ export interface FakeBmcRequest {
   path: string;
   /** POST body's ResetType. */
   resetType?: string;
+  /** GET of a system: the PowerState it answered (a lie included). */
+  power?: FakePowerState;
   status: number;
 }
 
@@ -75,6 +77,12 @@ export interface FakeRedfish {
   setPower(id: string, power: FakePowerState): void;
   /** Called on every change of a system's power. */
   onPower(fn: (id: string, power: FakePowerState) => void): void;
+  /**
+   * Awaited before a system's GET is answered and before a Reset is acted on (authenticated requests
+   * only), with the request as logged: an invariant can look at the world at the moment the BMC first
+   * says Off, before anyone could act on it.
+   */
+  beforeAnswer: ((r: FakeBmcRequest) => Promise<void> | void) | undefined;
   stop(): Promise<void>;
 }
 
@@ -136,6 +144,7 @@ export async function startFakeRedfish(o: FakeRedfishOptions): Promise<FakeRedfi
     },
     setPower,
     onPower: (fn) => listeners.push(fn),
+    beforeAnswer: undefined,
     stop: () => stop(),
   };
 
@@ -197,6 +206,8 @@ export async function startFakeRedfish(o: FakeRedfishOptions): Promise<FakeRedfi
         system.lieReads--;
         power = system.lieAs;
       }
+      entry.power = power;
+      await bmc.beforeAnswer?.(entry);
       return answer(200, {
         '@odata.id': `${ROOT}/Systems/${system.id}`,
         Id: system.id,
@@ -227,6 +238,7 @@ export async function startFakeRedfish(o: FakeRedfishOptions): Promise<FakeRedfi
       };
       const next = resetType ? to[resetType] : undefined;
       if (!next) return redfishError(res, 400, `ResetType ${JSON.stringify(resetType)} is not supported`);
+      await bmc.beforeAnswer?.(entry);
       system.resets[resetType!] = (system.resets[resetType!] ?? 0) + 1;
       if (resetType === 'ForceRestart') {
         setPower(system.id, 'Off');
