@@ -37,6 +37,8 @@ const ACTIONS: Record<string, string> = {
   [EVENT_REASONS.unlockFailed]: 'Unlock',
   [EVENT_REASONS.hostOnMaintenance]: 'SetMaintenance',
   [EVENT_REASONS.serviceDisabled]: 'DisableService',
+  [EVENT_REASONS.hostFenced]: 'Fence',
+  [EVENT_REASONS.fencingFailed]: 'Fence',
 };
 
 function eventSink(recorder: EventRecorder): EngineEvents {

@@ -15,6 +15,7 @@ import type { AdmittedNotification } from './admitted-notification.ts';
 import { dropManagedFields } from './drop-managed-fields.ts';
 import { EVENT_REASONS } from './event-reasons.ts';
 import type { FencingWait } from './fencing-wait.ts';
+import type { BmcFence } from './bmc-fence.ts';
 import type { RecoveryBrake } from './recovery-brake.ts';
 import { countFinalStatus, countStale } from './metrics.ts';
 import { staleness } from '../domain/freshness.ts';
@@ -68,6 +69,7 @@ export interface NotificationTaskScope {
   /** Keys picked for their single last attempt (error retry, stuck new); the processor consumes them. */
   lastChance: Set<string>;
   fencingWait: FencingWait;
+  bmcFence: BmcFence;
   brake: RecoveryBrake;
   /** Resolves once the last attempt of `key` is over: its run ended, or the processor decided without one. */
   attemptSettled(key: string): Promise<void>;
@@ -139,7 +141,10 @@ function isRetryCandidate(x: NotificationTaskScope, n: AdmittedNotification, now
   if (n.metadata.deletionTimestamp || x.runs.isRunning(n.metadata.name)) return false;
   const phase = phaseOf(n);
   if (phase === 'error') return true;
-  if (phase !== 'new' || x.fencingWait.isWaiting(n.metadata.name) || x.brake.isHolding(n.metadata.name)) return false;
+  const key = n.metadata.name;
+  if (phase !== 'new' || x.fencingWait.isWaiting(key) || x.bmcFence.isHolding(key) || x.brake.isHolding(key)) {
+    return false;
+  }
   const generated = parseGeneratedTime(n.spec.generatedTime);
   const newAge = x.d.config.DEFAULT.retry_notification_new_status_interval * 1000;
   return !Number.isNaN(generated) && now - generated > newAge;

@@ -16,6 +16,7 @@ import { StoreReconcilers } from './index.ts';
 import { NameClaimSnapshot } from './name-claim-snapshot.ts';
 import { MASAKARI_VALIDATORS } from '../domain/spec-validators.ts';
 import type { SpecValidators } from '../domain/spec-validators.ts';
+import { systemClock } from '../time/clock.ts';
 
 /** Lease held by the replica that runs the store reconcilers. */
 export const STORE_LEASE_NAME = 'masakari-store-reconcilers';
@@ -62,14 +63,15 @@ export function createStoreReconcilers(store: StoreParts, opts: StoreReconcilerO
       validators: opts.validators ?? MASAKARI_VALIDATORS,
       duplicateWindowSeconds: windowSeconds,
       pendingClaimMs: store.pendingClaimMs,
-      now: () => new Date(),
+      now: () => systemClock.now(),
       confirmedClaims: new Map(),
       nameClaimSnapshot: new NameClaimSnapshot((keep) => claims.listAll(keep), log),
     },
     makeController:
       opts.makeController ??
       ((name, reconcile) => new Controller({ name, reconcile, workers: DEFAULTS.workers, log, metrics: opts.metrics })),
-    sweep: async () => (await store.sweepOrphans()) + (await sweepNotificationClaims(kube, namespace, new Date(), log)),
+    sweep: async () =>
+      (await store.sweepOrphans()) + (await sweepNotificationClaims(kube, namespace, systemClock.now(), log)),
     sweepIntervalMs: opts.sweepIntervalMs ?? DEFAULTS.sweepIntervalMs,
     retention: {
       run: (signal) =>

@@ -24,6 +24,7 @@ import type { ClaimKind, ConfigMap } from '../store/index.ts';
 import { claimObjectName } from '../store/index.ts';
 import type { FailoverSegment, HaHost } from '../model/types.ts';
 import { isNotNewer } from '../runtime/resource-version.ts';
+import { systemNowMs } from '../time/clock.ts';
 
 /** How long after its list a snapshot is used; by then the first reconcile of every object is long done. */
 export const SNAPSHOT_USE_MS = 600_000;
@@ -58,7 +59,7 @@ export class NameClaimSnapshot {
   constructor(
     private readonly listClaims: ListClaims,
     private readonly log: Logger,
-    private readonly nowMs: () => number = Date.now,
+    private readonly nowMs: () => number = systemNowMs,
   ) {}
 
   /** Starts over: the next question lists the claims again (a new leadership term). */

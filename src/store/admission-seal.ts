@@ -46,7 +46,7 @@ import type {
 } from '../k8s/client.ts';
 import { isAlreadyExists, isTransient, KubeError } from '../k8s/client.ts';
 import { getIfExists } from '../k8s/get-if-exists.ts';
-import { Backoff, sleepUnlessAborted } from '../runtime/backoff.ts';
+import { BackoffManager, sleepUnlessAborted } from '../runtime/backoff.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { ANNOTATIONS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
@@ -295,7 +295,13 @@ export async function loadAdmissionSealKey(
   log: Logger,
   signal: AbortSignal,
 ): Promise<Buffer | undefined> {
-  const backoff = new Backoff({ initialMs: 500, maxMs: KEY_LOAD_MAX_BACKOFF_MS, jitter: 0 });
+  const backoff = new BackoffManager({
+    steps: Infinity,
+    delayMs: 500,
+    factor: 2,
+    jitter: 0,
+    capMs: KEY_LOAD_MAX_BACKOFF_MS,
+  });
   for (;;) {
     try {
       return await readOrCreateKey(kube, namespace);

@@ -28,6 +28,7 @@ import type { ConfigMap } from './configmap.ts';
 import { deleteExactly, ROLES } from './configmap.ts';
 import type { ClaimKind } from './names.ts';
 import { claimObjectName } from './names.ts';
+import { systemClock } from '../time/clock.ts';
 
 /**
  * Claims per page when listing them all. A claim is about 1 KB of JSON, so a
@@ -83,7 +84,7 @@ export class NameClaims {
 
   constructor(private readonly opts: NameClaimsOptions) {
     this.graceMs = opts.graceMs ?? DEFAULT_CLAIM_GRACE_MS;
-    this.now = opts.now ?? (() => new Date());
+    this.now = opts.now ?? (() => systemClock.now());
   }
 
   /**

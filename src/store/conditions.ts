@@ -4,6 +4,7 @@
 import { CONDITIONS } from '../model/constants.ts';
 import type { Condition, MasakariObject, NotificationStatus, NotificationStatusBlock } from '../model/types.ts';
 import { getCondition, removeCondition, setCondition } from '../runtime/conditions.ts';
+import { systemClock } from '../time/clock.ts';
 
 /** Ready=True for an admitted object, the same whichever path (REST or reconciler) admitted it. */
 export const ADMITTED = { reason: 'Admitted', message: 'Visible through the Masakari API.' } as const;
@@ -14,7 +15,7 @@ export function withReady(
   reason: string,
   message: string,
   observedGeneration: number | undefined,
-  now: Date = new Date(),
+  now: Date = systemClock.now(),
 ): Condition[] {
   return setCondition(existing, { type: CONDITIONS.ready, status, reason, message, observedGeneration }, now);
 }

@@ -23,6 +23,8 @@ import { CrRepository, DEFAULT_PENDING_CLAIM_MS } from './repository.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { AdmissionSeal } from './admission-seal.ts';
 import { sharedSealedVisibility } from './sealed-visibility.ts';
+import { systemClock } from '../time/clock.ts';
+import type { Clock } from '../time/clock.ts';
 
 /** A journal page is created before its notification's status counts it; younger ones are never orphans. */
 const ORPHAN_PAGE_GRACE_MS = 10 * 60_000;
@@ -41,6 +43,8 @@ export interface CrRepositoryOptions {
   informerFactory?: InformerFactory;
   /** Which notifications the cache holds; default 'all' (see NotificationScope). */
   notifications?: NotificationScope;
+  /** The store's time (sealed visibility, the orphan sweep); default systemClock. */
+  clock?: Clock;
   /** Seals REST-created notifications instead of writing their admission status (admission-seal.ts). */
   seal?: AdmissionSeal;
 }
@@ -81,7 +85,12 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
   const { kube, namespace, config } = opts;
   const log = opts.log.child({ component: 'store' });
   const scope = opts.notifications ?? 'all';
-  const caches = createStoreCaches(opts.informerFactory ?? createInformerFactory({ kube, log }), namespace, scope);
+  const clock = opts.clock ?? systemClock;
+  const caches = createStoreCaches(
+    opts.informerFactory ?? createInformerFactory({ kube, log, clock }),
+    namespace,
+    scope,
+  );
   // A narrowed notification cache would count only part of them.
   if (opts.metrics && scope === 'all') registerStateMetrics(opts.metrics, caches);
   const claims = new NameClaims({
@@ -89,6 +98,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
     namespace,
     log,
     graceMs: opts.claimGraceMs ?? DEFAULT_CLAIM_GRACE_MS,
+    now: () => clock.now(),
     cachedOwner: (kind, name) => (kind === 'segment' ? caches.segments.get(name) : caches.hosts.get(name)),
   });
   const blockSize = config.operator.id_block_size;
@@ -106,7 +116,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
       namespace,
       cache: caches.notifications,
       windowSeconds: config.DEFAULT.duplicate_notification_detection_interval,
-      now: () => new Date(),
+      now: () => clock.now(),
       log,
     });
   const sealedVisibility = sealed && sealed.visibility;
@@ -120,6 +130,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
     lifecycle: apiLifecycle,
     ids,
     pendingClaimMs,
+    now: () => clock.now(),
     ...(opts.seal ? { seal: opts.seal } : {}),
     ...(sealedVisibility ? { sealedVisibility } : {}),
   });
@@ -130,7 +141,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
       kube,
       namespace,
       (uuid) => caches.notifications.byIndex(INDEX.uuid, uuid).length > 0,
-      new Date(),
+      clock.now(),
       graceMs,
     );
   const sweepOrphans = async (o: { pageGraceMs?: number } = {}) => {

@@ -33,6 +33,7 @@ import type { ClaimKind, IdKind } from './names.ts';
 import { restObjectName, slugify } from './names.ts';
 import { replaceSpec } from './replace-spec.ts';
 import { rfc3339Seconds } from '../time/format.ts';
+import { systemClock } from '../time/clock.ts';
 
 export class ImportError extends Error {}
 
@@ -65,7 +66,7 @@ export class StoreImporter {
 
   constructor(private readonly opts: StoreImporterOptions) {
     this.claims = new NameClaims({ kube: opts.kube, namespace: opts.namespace, log: opts.log });
-    this.now = opts.now ?? (() => new Date());
+    this.now = opts.now ?? (() => systemClock.now());
     this.writer = { ...opts, fieldManager: FIELD_MANAGERS.import, now: this.now, claims: this.claims };
   }
 

@@ -24,6 +24,7 @@ import { claimNotification, deleteYieldedNotification, findCachedDuplicate, Inta
 import { toNotificationRecord } from './mapping.ts';
 import { notificationObjectName } from './names.ts';
 import { SpecWrites } from './spec-writes.ts';
+import { systemClock } from '../time/clock.ts';
 
 /**
  * How long an accepted duplicate claim whose Notification does not exist
@@ -54,7 +55,7 @@ export class CrRepository extends SpecWrites implements Repository {
   private readonly pendingAdmissions = new Set<Promise<unknown>>();
 
   constructor(deps: CrRepositoryDeps) {
-    super({ ...deps, fieldManager: FIELD_MANAGERS.api, now: deps.now ?? (() => new Date()) });
+    super({ ...deps, fieldManager: FIELD_MANAGERS.api, now: deps.now ?? (() => systemClock.now()) });
     this.pendingClaimMs = deps.pendingClaimMs ?? DEFAULT_PENDING_CLAIM_MS;
   }
 

@@ -18,7 +18,7 @@ import type {
 } from '../../model/types.ts';
 import type { EventInput } from '../../runtime/events.ts';
 import { FakeNova } from '../../testing/fake-nova.ts';
-import { FakeClock } from '../../time/fake-clock.ts';
+import { FakeClock } from '../../testing/fake-clock.ts';
 import { Detector } from '../detector.ts';
 import { detectionMetrics } from '../metrics.ts';
 

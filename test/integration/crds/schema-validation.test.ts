@@ -70,6 +70,24 @@ test('host name, type and segmentRef follow their patterns', async ({ ns }) => {
   await accepted(ns, host('h', 'seg', { type: '' }));
 });
 
+test('host spec.fencing: driver enum, redfish needs systemId and an http(s) URL, tls for redfish only, bounded timeouts', async ({
+  ns,
+}) => {
+  const fenced = (fencing: Record<string, unknown>) => host('h', 'seg', { fencing });
+  const cred = { credentialsSecretRef: { name: 'bmc' } };
+  const redfish = { driver: 'redfish', address: 'https://10.0.0.5:8000', systemId: '1', ...cred };
+  await rejected(ns, fenced({ ...redfish, driver: 'wol' }), 'spec.fencing.driver: Unsupported value: "wol"');
+  await rejected(ns, fenced({ driver: 'redfish', address: 'https://10.0.0.5', ...cred }), 'the redfish driver needs systemId');
+  await rejected(ns, fenced({ ...redfish, address: '10.0.0.5' }), 'the redfish address is the BMC');
+  await rejected(ns, fenced({ driver: 'ipmi', address: '10.0.0.5', ...cred, tls: { insecure: true } }), 'tls applies to the redfish driver only');
+  await rejected(ns, fenced({ ...redfish, tls: { insecure: true, caSecretRef: { name: 'ca' } } }), 'not both');
+  await rejected(ns, fenced({ ...redfish, timeoutSeconds: 0 }), 'spec.fencing.timeoutSeconds: Invalid value');
+  await rejected(ns, fenced({ ...redfish, powerOffTimeoutSeconds: 3600 }), 'spec.fencing.powerOffTimeoutSeconds: Invalid value');
+  await rejected(ns, fenced({ driver: 'ipmi', address: '10.0.0.5' }), 'spec.fencing.credentialsSecretRef: Required value');
+  await accepted(ns, fenced({ ...redfish, tls: { caSecretRef: { name: 'ca', key: 'bundle.pem' } } }));
+  await accepted(ns, fenced({ driver: 'ipmi', address: '10.0.0.5:623', ...cred, timeoutSeconds: 5 }));
+});
+
 test('notification type, hostname and generatedTime are checked', async ({ ns }) => {
   await rejected(ns, notification('n', { type: 'DISK' }), 'spec.type: Unsupported value: "DISK"');
   await rejected(ns, notification('n', { hostname: 'compute 1' }), "spec.hostname in body should match '^[a-zA-Z0-9-._]*$'");
