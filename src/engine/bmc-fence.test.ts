@@ -266,6 +266,23 @@ for (const c of [
   });
 }
 
+t('a fence failing for long keeps the first attempt and the latest 19 on the task record, one Event', async () => {
+  bmc.password = 'rotated';
+  const h = await harness();
+  const lines = () => fenceTask(h.get())?.progressDetails ?? [];
+  await h.until(() => lines().length === 1);
+  for (let i = 2; i <= 25; i++) {
+    h.retry();
+    await h.until(() => lines().at(-1)?.message.startsWith(`Attempt ${i}:`) ?? false);
+  }
+  assert.is(lines().length, 20);
+  assert.match(lines()[0]!.message, /^Attempt 1: /);
+  assert.match(lines()[1]!.message, /^Attempt 7: /);
+  assert.match(lines()[19]!.message, /^Attempt 25: .*next attempt in 3\d\ds$/);
+  assert.is(h.events.filter((e) => e.startsWith('Warning FencingFailed')).length, 1, 'one Event per distinct reason');
+  assert.is(evacuated(h), 0);
+});
+
 t('a power state that lies for a few reads is waited out within the bound', async () => {
   bmc.lie('compute-1', 3, 'On');
   const h = await harness();
