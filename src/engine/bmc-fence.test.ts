@@ -283,6 +283,20 @@ t('a fence failing for long keeps the first attempt and the latest 19 on the tas
   assert.is(evacuated(h), 0);
 });
 
+t('a notification held by a failing fence expires as any new one, and is no longer counted as held', async () => {
+  bmc.password = 'rotated';
+  const h = await harness();
+  await h.until(() => condition(h.get())?.status === 'False');
+  h.w.clock.advance(2 * 86_400_000);
+  await h.p.checkExpired();
+  await h.until(() => h.get().status?.phase === 'failed');
+  h.queue.push('n1');
+  await h.until(() => true);
+  const held = await h.registry.getSingleMetricAsString('masakari_fencing_held_notifications');
+  assert.not.match(held, 'reason="BmcRefused"');
+  assert.is(evacuated(h), 0);
+});
+
 t('a power state that lies for a few reads is waited out within the bound', async () => {
   bmc.lie('compute-1', 3, 'On');
   const h = await harness();
