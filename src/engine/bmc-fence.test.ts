@@ -297,6 +297,20 @@ t('a notification held by a failing fence expires as any new one, and is no long
   assert.is(evacuated(h), 0);
 });
 
+t('spec.fencing removed by a person while the fence fails: no longer held by it, the other guards decide', async () => {
+  bmc.password = 'rotated';
+  const h = await harness();
+  await h.until(() => condition(h.get())?.status === 'False');
+  h.w.kube.mutate(RESOURCES.hosts, 'host-compute-1', (x: HaHost) => delete x.spec.fencing, false);
+  await until(() => !h.w.hosts.list().some((x) => x.spec.fencing));
+  h.nova.service('compute-1').forced_down = true; // a person who knows the host is off
+  h.queue.push('n1');
+  await h.until(() => h.get().status?.phase === 'finished');
+  const held = await h.registry.getSingleMetricAsString('masakari_fencing_held_notifications');
+  assert.not.match(held, 'reason="BmcRefused"');
+  assert.is(bmc.systems.get('compute-1')!.resets.ForceOff, undefined);
+});
+
 t('a power state that lies for a few reads is waited out within the bound', async () => {
   bmc.lie('compute-1', 3, 'On');
   const h = await harness();
