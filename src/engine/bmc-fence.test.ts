@@ -15,6 +15,7 @@ import type { NovaClient } from '../openstack/types.ts';
 import { NovaError } from '../openstack/types.ts';
 import { startFakeRedfish } from '../simulator/redfish-bmc.ts';
 import type { FakeRedfish } from '../simulator/redfish-bmc.ts';
+import { installFakeIpmitool } from '../testing/fake-ipmitool.ts';
 import { FakeNova, makeServer } from '../testing/fake-nova.ts';
 import { until } from '../testing/until.ts';
 import type { Clock } from '../time/clock.ts';
@@ -59,7 +60,12 @@ interface Harness {
 }
 
 async function harness(
-  o: { fencing?: Partial<HostFencing>; requireFencing?: boolean; holdsLease?: () => boolean } = {},
+  o: {
+    fencing?: Partial<HostFencing>;
+    requireFencing?: boolean;
+    holdsLease?: () => boolean;
+    ipmitool?: string;
+  } = {},
 ): Promise<Harness> {
   const w = await world();
   const order: string[] = [];
@@ -123,7 +129,7 @@ async function harness(
     events: sink,
     driver: taskflowDriver(),
     enqueue: (k) => queue.push(k),
-    bmcFor: (h: HaHost) => bmcForHost(w.kube, h),
+    bmcFor: (h: HaHost) => bmcForHost(w.kube, h, o.ipmitool ? { ipmitool: o.ipmitool } : {}),
     ...(o.requireFencing ? { fencing: async () => ({ proven: false as const, missing: 'no FAR' }) } : {}),
   });
   p.startLeading(new AbortController().signal, o.holdsLease ? { holdsLease: o.holdsLease } : {});
@@ -386,6 +392,34 @@ t('an engine that no longer holds the Lease sends no power-off', async () => {
   h.queue.push('n1');
   await h.until(() => h.get().status?.phase === 'finished');
   assert.is(bmc.systems.get('compute-1')!.resets.ForceOff, 1);
+});
+
+t('IPMI: refused, held; then chassis power off, status off, forced down, evacuated', async () => {
+  const ipmi = installFakeIpmitool();
+  try {
+    ipmi.mode('refused');
+    const h = await harness({
+      fencing: { driver: 'ipmi', address: '127.0.0.1:6230', systemId: undefined },
+      ipmitool: ipmi.bin,
+    });
+    await h.until(() => condition(h.get())?.reason === BMC_FENCE_REASONS.refused);
+    assert.match(condition(h.get())!.message, 'unauthorized name');
+    assert.is(evacuated(h), 0);
+    ipmi.mode('ok');
+    h.retry();
+    await h.until(() => h.get().status?.phase === 'finished');
+    assert.is(ipmi.power(), 'off');
+    assert.is(h.get().status?.fencing?.driver, 'ipmi');
+    assert.is(h.get().status?.fencing?.bmc, 'ipmi 127.0.0.1:6230');
+    assert.is(h.nova.service('compute-1').forced_down, true);
+    assert.is(evacuated(h), 1);
+    assert.ok(ipmi.passwords().every((p) => p === 'calvin'));
+    const metrics = await h.registry.getSingleMetricAsString('masakari_fencing_attempts_total');
+    assert.match(metrics, 'masakari_fencing_attempts_total{driver="ipmi",result="refused"}');
+    assert.match(metrics, 'masakari_fencing_attempts_total{driver="ipmi",result="success"}');
+  } finally {
+    ipmi.remove();
+  }
 });
 
 t('requireFencing: the BMC proof is the proof; no FAR needed', async () => {
