@@ -15,6 +15,7 @@ import type { NovaClient } from '../openstack/types.ts';
 import { NovaError } from '../openstack/types.ts';
 import { startFakeRedfish } from '../simulator/redfish-bmc.ts';
 import type { FakeRedfish } from '../simulator/redfish-bmc.ts';
+import { installFakeIpmitool } from '../testing/fake-ipmitool.ts';
 import { FakeNova, makeServer } from '../testing/fake-nova.ts';
 import { until } from '../testing/until.ts';
 import type { Clock } from '../time/clock.ts';
@@ -59,7 +60,12 @@ interface Harness {
 }
 
 async function harness(
-  o: { fencing?: Partial<HostFencing>; requireFencing?: boolean; holdsLease?: () => boolean } = {},
+  o: {
+    fencing?: Partial<HostFencing>;
+    requireFencing?: boolean;
+    holdsLease?: () => boolean;
+    ipmitool?: string;
+  } = {},
 ): Promise<Harness> {
   const w = await world();
   const order: string[] = [];
@@ -123,7 +129,7 @@ async function harness(
     events: sink,
     driver: taskflowDriver(),
     enqueue: (k) => queue.push(k),
-    bmcFor: (h: HaHost) => bmcForHost(w.kube, h),
+    bmcFor: (h: HaHost) => bmcForHost(w.kube, h, o.ipmitool ? { ipmitool: o.ipmitool } : {}),
     ...(o.requireFencing ? { fencing: async () => ({ proven: false as const, missing: 'no FAR' }) } : {}),
   });
   p.startLeading(new AbortController().signal, o.holdsLease ? { holdsLease: o.holdsLease } : {});
@@ -266,6 +272,51 @@ for (const c of [
   });
 }
 
+t('a fence failing for long keeps the first attempt and the latest 19 on the task record, one Event', async () => {
+  bmc.password = 'rotated';
+  const h = await harness();
+  const lines = () => fenceTask(h.get())?.progressDetails ?? [];
+  await h.until(() => lines().length === 1);
+  for (let i = 2; i <= 25; i++) {
+    h.retry();
+    await h.until(() => lines().at(-1)?.message.startsWith(`Attempt ${i}:`) ?? false);
+  }
+  assert.is(lines().length, 20);
+  assert.match(lines()[0]!.message, /^Attempt 1: /);
+  assert.match(lines()[1]!.message, /^Attempt 7: /);
+  assert.match(lines()[19]!.message, /^Attempt 25: .*next attempt in 3\d\ds$/);
+  assert.is(h.events.filter((e) => e.startsWith('Warning FencingFailed')).length, 1, 'one Event per distinct reason');
+  assert.is(evacuated(h), 0);
+});
+
+t('a notification held by a failing fence expires as any new one, and is no longer counted as held', async () => {
+  bmc.password = 'rotated';
+  const h = await harness();
+  await h.until(() => condition(h.get())?.status === 'False');
+  h.w.clock.advance(2 * 86_400_000);
+  await h.p.checkExpired();
+  await h.until(() => h.get().status?.phase === 'failed');
+  h.queue.push('n1');
+  await h.until(() => true);
+  const held = await h.registry.getSingleMetricAsString('masakari_fencing_held_notifications');
+  assert.not.match(held, 'reason="BmcRefused"');
+  assert.is(evacuated(h), 0);
+});
+
+t('spec.fencing removed by a person while the fence fails: no longer held by it, the other guards decide', async () => {
+  bmc.password = 'rotated';
+  const h = await harness();
+  await h.until(() => condition(h.get())?.status === 'False');
+  h.w.kube.mutate(RESOURCES.hosts, 'host-compute-1', (x: HaHost) => delete x.spec.fencing, false);
+  await until(() => !h.w.hosts.list().some((x) => x.spec.fencing));
+  h.nova.service('compute-1').forced_down = true; // a person who knows the host is off
+  h.queue.push('n1');
+  await h.until(() => h.get().status?.phase === 'finished');
+  const held = await h.registry.getSingleMetricAsString('masakari_fencing_held_notifications');
+  assert.not.match(held, 'reason="BmcRefused"');
+  assert.is(bmc.systems.get('compute-1')!.resets.ForceOff, undefined);
+});
+
 t('a power state that lies for a few reads is waited out within the bound', async () => {
   bmc.lie('compute-1', 3, 'On');
   const h = await harness();
@@ -341,6 +392,34 @@ t('an engine that no longer holds the Lease sends no power-off', async () => {
   h.queue.push('n1');
   await h.until(() => h.get().status?.phase === 'finished');
   assert.is(bmc.systems.get('compute-1')!.resets.ForceOff, 1);
+});
+
+t('IPMI: refused, held; then chassis power off, status off, forced down, evacuated', async () => {
+  const ipmi = installFakeIpmitool();
+  try {
+    ipmi.mode('refused');
+    const h = await harness({
+      fencing: { driver: 'ipmi', address: '127.0.0.1:6230', systemId: undefined },
+      ipmitool: ipmi.bin,
+    });
+    await h.until(() => condition(h.get())?.reason === BMC_FENCE_REASONS.refused);
+    assert.match(condition(h.get())!.message, 'unauthorized name');
+    assert.is(evacuated(h), 0);
+    ipmi.mode('ok');
+    h.retry();
+    await h.until(() => h.get().status?.phase === 'finished');
+    assert.is(ipmi.power(), 'off');
+    assert.is(h.get().status?.fencing?.driver, 'ipmi');
+    assert.is(h.get().status?.fencing?.bmc, 'ipmi 127.0.0.1:6230');
+    assert.is(h.nova.service('compute-1').forced_down, true);
+    assert.is(evacuated(h), 1);
+    assert.ok(ipmi.passwords().every((p) => p === 'calvin'));
+    const metrics = await h.registry.getSingleMetricAsString('masakari_fencing_attempts_total');
+    assert.match(metrics, 'masakari_fencing_attempts_total{driver="ipmi",result="refused"}');
+    assert.match(metrics, 'masakari_fencing_attempts_total{driver="ipmi",result="success"}');
+  } finally {
+    ipmi.remove();
+  }
 });
 
 t('requireFencing: the BMC proof is the proof; no FAR needed', async () => {

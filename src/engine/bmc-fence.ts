@@ -121,8 +121,12 @@ export class BmcFence {
   /** The gate, for a host recovery about to be claimed (new or its retry; a resumed run passed it). */
   gate(n: AdmittedNotification): BmcGate {
     const host = sourceHostOf(this.deps, n);
-    if (n.spec.type !== 'COMPUTE_HOST' || !host?.spec.fencing) return { kind: 'none' };
     const key = n.metadata.name;
+    if (n.spec.type !== 'COMPUTE_HOST' || !host?.spec.fencing) {
+      // spec.fencing removed by a person while a fence was failing: the other guards decide from now on.
+      if (this.inFlight.has(key) || this.failures.has(key)) this.forget(key);
+      return { kind: 'none' };
+    }
     if (this.fenced.has(key)) return { kind: 'fenced' };
     if (this.inFlight.has(key)) return { kind: 'held', requeueAfterMs: FENCE_RECHECK_MS };
     const failure = this.failures.get(key);

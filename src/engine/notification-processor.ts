@@ -189,7 +189,11 @@ export class NotificationProcessor {
     }
     if (phase === 'new') return this.begin(n, term, 'new');
     if (phase === 'error' && this.lastChance.has(key)) return this.begin(n, term, 'retry');
-    if (phase !== 'running') return {};
+    if (phase !== 'running') {
+      // Ended (a fence failing until the notification expired, say): nothing left to fence or to count as held.
+      if (phase !== 'error') this.bmcFence.forget(key);
+      return {};
+    }
     const wait = this.runs.resumeDelay(key);
     return wait > 0 ? { requeueAfterMs: wait } : this.begin(n, term, 'resume');
   }
