@@ -45,8 +45,8 @@ const REVERTED_FIXES: { fix: string; file: string; line: string; rule?: string }
   },
   {
     fix: 'the engine uses src/fencing/, not the remediator',
-    file: 'src/engine/decisions.ts',
-    line: "import { effectiveSpec } from '../remediation/decide.ts';",
+    file: 'src/engine/intake/decisions.ts',
+    line: "import { effectiveSpec } from '../../remediation/decide.ts';",
   },
   {
     fix: 'the store takes its validators from domain/spec-validators.ts, not the reconcilers',

@@ -69,7 +69,7 @@ import {
 } from './evacuation-rules.ts';
 import type { EvacuateIntent, EvacuationResult } from './evacuation-rules.ts';
 import { settleSchedule } from './evacuation-polling.ts';
-import { serverLockKey, serverUnlockKey, unlockWithRetry } from '../nova-server-locks.ts';
+import { serverLockKey, serverUnlockKey, unlockWithRetry } from '../nova/server-locks.ts';
 import { PollTimeout, pollUntil } from '../../time/poll.ts';
 import { rfc3339Micro } from '../../time/format.ts';
 
