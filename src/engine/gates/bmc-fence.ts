@@ -45,8 +45,11 @@ import type { AdmittedNotification } from '../intake/admitted-notification.ts';
 import { EVENT_REASONS } from '../telemetry/event-reasons.ts';
 import { pythonFloat } from '../run/journal.ts';
 import { countFencingAttempt, setFencingHeld } from '../telemetry/metrics.ts';
-import { emitPhaseEvent, fencedNova, sourceHostOf } from '../deps/processor-deps.ts';
-import type { LeadershipTerm, ProcessorDeps } from '../deps/processor-deps.ts';
+import { emitPhaseEvent } from '../telemetry/phase-events.ts';
+import { fencedNova } from '../nova/lease-fence.ts';
+import { sourceHostOf } from '../deps/lookups.ts';
+import type { ProcessorDeps } from '../deps/processor-deps.ts';
+import type { LeadershipTerm } from '../deps/leadership-term.ts';
 import { casStatus } from '../run/claim.ts';
 
 /** How often a notification whose fence is in flight is looked at (the attempt's end enqueues it anyway). */

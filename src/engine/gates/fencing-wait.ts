@@ -7,7 +7,8 @@
 
 import { EVENT_REASONS } from '../telemetry/event-reasons.ts';
 import type { AdmittedNotification } from '../intake/admitted-notification.ts';
-import { emitPhaseEvent, segmentOf } from '../deps/processor-deps.ts';
+import { emitPhaseEvent } from '../telemetry/phase-events.ts';
+import { segmentOf } from '../deps/lookups.ts';
 import type { FencingVerdict, ProcessorDeps } from '../deps/processor-deps.ts';
 
 /** How often a notification waiting for proof of fencing is looked at again. */

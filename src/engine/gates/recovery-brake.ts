@@ -40,7 +40,8 @@ import { admitted, phaseOf } from '../intake/admitted-notification.ts';
 import type { AdmittedNotification } from '../intake/admitted-notification.ts';
 import { EVENT_REASONS } from '../telemetry/event-reasons.ts';
 import { setHeldNotifications } from '../telemetry/metrics.ts';
-import { emitPhaseEvent, segmentOf } from '../deps/processor-deps.ts';
+import { emitPhaseEvent } from '../telemetry/phase-events.ts';
+import { segmentOf } from '../deps/lookups.ts';
 import type { ProcessorDeps } from '../deps/processor-deps.ts';
 import { casStatus } from '../run/claim.ts';
 

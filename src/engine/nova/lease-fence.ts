@@ -79,3 +79,13 @@ export function fenceNova(nova: NovaClient, held: () => boolean, onLost: (err: L
   }
   return fenced;
 }
+
+/** Nova for work outside a run (the expiry sweep): side effects only while the Lease is held. */
+export function fencedNova(
+  d: { nova?: NovaClient },
+  term: { holdsLease: () => boolean } | undefined,
+  log: { warn(msg: string): void },
+): NovaClient | undefined {
+  const holdsLease = term?.holdsLease ?? (() => false);
+  return d.nova && fenceNova(d.nova, holdsLease, (err) => log.warn(err.message));
+}

@@ -7,8 +7,9 @@
 import type { Logger } from 'pino';
 import type { NovaClient } from '../../openstack/types.ts';
 import type { AdmittedNotification } from '../intake/admitted-notification.ts';
-import { statusWriterFor } from '../deps/processor-deps.ts';
-import type { LeadershipTerm, ProcessorDeps } from '../deps/processor-deps.ts';
+import { statusWriterFor } from '../status/writer-for.ts';
+import type { ProcessorDeps } from '../deps/processor-deps.ts';
+import type { LeadershipTerm } from '../deps/leadership-term.ts';
 import { refreshFromCache, sweepExpiredRunLocks, sweepRunServerLocks } from './server-lock-sweep.ts';
 import { ownsRun } from '../status/writer.ts';
 import type { NotificationStatusWriter } from '../status/writer.ts';

@@ -16,7 +16,7 @@ import { dropManagedFields } from '../status/drop-managed-fields.ts';
 import type { AdmittedNotification } from '../intake/admitted-notification.ts';
 import { EVENT_REASONS, finalStatusReason } from '../telemetry/event-reasons.ts';
 import { countFinalStatus } from '../telemetry/metrics.ts';
-import { emitPhaseEvent } from '../deps/processor-deps.ts';
+import { emitPhaseEvent } from '../telemetry/phase-events.ts';
 import type { ProcessorDeps } from '../deps/processor-deps.ts';
 import { statusPatch } from '../status/patch.ts';
 import { engineOf } from '../status/writer.ts';

@@ -10,7 +10,7 @@ import type { AdmittedNotification } from '../intake/admitted-notification.ts';
 import { EVENT_REASONS, finalStatusReason, SERVICE_DISABLING_TASKS } from '../telemetry/event-reasons.ts';
 import { countFinalStatus } from '../telemetry/metrics.ts';
 import type { Outcome } from './outcomes.ts';
-import { emitPhaseEvent } from '../deps/processor-deps.ts';
+import { emitPhaseEvent } from '../telemetry/phase-events.ts';
 import type { ProcessorDeps } from '../deps/processor-deps.ts';
 import { engineOf, NotOwnerError } from '../status/writer.ts';
 import type { NotificationStatusWriter } from '../status/writer.ts';

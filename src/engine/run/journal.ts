@@ -13,15 +13,12 @@ import type { NotificationStatusBlock, VMoveRecord, WorkflowTaskRecord } from '.
 import type { EffectJournal, NewVMove, ProgressRecorder, VMoveJournal } from '../workflows/context.ts';
 import type { EffectRecord, EngineBookkeeping, NotificationStatusWriter } from '../status/writer.ts';
 import type { Clock } from '../../time/clock.ts';
+import type { IdSource } from '../deps/processor-deps.ts';
 import { pythonStrDatetime, rfc3339Seconds } from '../../time/format.ts';
 
 /** Python's str(float) for the progress values the workflows use: 1 → "1.0", 0.3 → "0.3". */
 export function pythonFloat(p: number): string {
   return Number.isInteger(p) ? p.toFixed(1) : String(p);
-}
-
-export interface IdSource {
-  next(): Promise<number>;
 }
 
 export interface RunJournal {

@@ -12,7 +12,7 @@ import { phaseOf } from '../intake/admitted-notification.ts';
 import { EVENT_REASONS } from '../telemetry/event-reasons.ts';
 import { recordServersLeftLocked } from '../telemetry/metrics.ts';
 import { serverLockKey, sweepLeftoverServerLocks, unreleasedServerLocks } from '../nova/server-locks.ts';
-import { statusWriterFor } from '../deps/processor-deps.ts';
+import { statusWriterFor } from '../status/writer-for.ts';
 import type { ProcessorDeps } from '../deps/processor-deps.ts';
 import type { NotificationStatusWriter, StatusGuard } from '../status/writer.ts';
 

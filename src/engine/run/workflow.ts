@@ -14,7 +14,7 @@ import { HaHostFlags } from './ha-host-flags.ts';
 import { createRunJournal } from './journal.ts';
 import { outcomeOf } from './outcomes.ts';
 import type { Outcome } from './outcomes.ts';
-import { segmentOf, sourceHostOf } from '../deps/processor-deps.ts';
+import { segmentOf, sourceHostOf } from '../deps/lookups.ts';
 import type { ProcessorDeps } from '../deps/processor-deps.ts';
 import { runRecoveryWorkflow } from '../workflows/recovery-driver.ts';
 import { JournalWriteError, NotOwnerError } from '../status/writer.ts';
