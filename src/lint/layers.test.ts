@@ -71,7 +71,7 @@ const REVERTED_FIXES: { fix: string; file: string; line: string; rule?: string }
   {
     fix: 'the engine reaches the store through its door, store/index.ts (issue 34)',
     file: 'src/engine/notification-processor.ts',
-    line: "import { sealedIntakeStanding as bypass } from '../store/intake.ts';",
+    line: "import { sealedIntakeStanding as bypass } from '../store/sealed-intake.ts';",
   },
   {
     fix: 'the reconcilers reach the store through its door, store/index.ts (issue 34)',
