@@ -51,12 +51,12 @@ const REVERTED_FIXES: { fix: string; file: string; line: string; rule?: string }
   {
     fix: 'the store takes its validators from domain/spec-validators.ts, not the reconcilers',
     file: 'src/store/intake.ts',
-    line: "import { StoreReconcilers } from '../reconcilers/index.ts';",
+    line: "import { addStoreControllers } from '../reconcilers/index.ts';",
   },
   {
     fix: 'the webhook takes its validators from domain/spec-validators.ts, not the reconcilers',
     file: 'src/webhook/rules.ts',
-    line: "import { StoreReconcilers } from '../reconcilers/index.ts';",
+    line: "import { addStoreControllers } from '../reconcilers/index.ts';",
   },
   {
     fix: 'the domain owns the ComputeHostChecker port; the Nova adapter lives in openstack/',
