@@ -51,12 +51,12 @@ const REVERTED_FIXES: { fix: string; file: string; line: string; rule?: string }
   {
     fix: 'the store takes its validators from domain/spec-validators.ts, not the reconcilers',
     file: 'src/store/intake.ts',
-    line: "import { StoreReconcilers } from '../reconcilers/index.ts';",
+    line: "import { addStoreControllers } from '../reconcilers/index.ts';",
   },
   {
     fix: 'the webhook takes its validators from domain/spec-validators.ts, not the reconcilers',
     file: 'src/webhook/rules.ts',
-    line: "import { StoreReconcilers } from '../reconcilers/index.ts';",
+    line: "import { addStoreControllers } from '../reconcilers/index.ts';",
   },
   {
     fix: 'the domain owns the ComputeHostChecker port; the Nova adapter lives in openstack/',
@@ -71,7 +71,7 @@ const REVERTED_FIXES: { fix: string; file: string; line: string; rule?: string }
   {
     fix: 'the engine reaches the store through its door, store/index.ts (issue 34)',
     file: 'src/engine/notification-processor.ts',
-    line: "import { sealedIntakeStanding as bypass } from '../store/intake.ts';",
+    line: "import { sealedIntakeStanding as bypass } from '../store/sealed-intake.ts';",
   },
   {
     fix: 'the reconcilers reach the store through its door, store/index.ts (issue 34)',

@@ -4,7 +4,7 @@
 // every call, POST actions included, when it provably never reached Nova;
 // lock, unlock, os-resetState and add_host also on any 5xx, timeouts and
 // dropped connections. os-stop, os-start and evacuate are otherwise sent once
-// (nova.ts ACTION_RETRY says why).
+// (nova-protocol.ts ACTION_RETRY says why).
 //
 // Errors: NovaError with .status (HTTP status; 0 for timeout/connection) and
 // .message (Nova's text). Subclasses map Masakari's translations:

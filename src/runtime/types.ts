@@ -10,6 +10,8 @@ export interface KubeObjectLike {
     resourceVersion?: string;
     uid?: string;
     labels?: Record<string, string>;
+    /** Read by ControllerBuilder.owns (controller-builder.ts). */
+    ownerReferences?: ReadonlyArray<{ kind: string; name: string }>;
   };
 }
 

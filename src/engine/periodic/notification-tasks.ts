@@ -30,6 +30,7 @@ import { sweepExpiredRunLocks } from '../run/server-lock-sweep.ts';
 import { NotOwnerError } from '../status/writer.ts';
 import type { StatusGuard } from '../status/writer.ts';
 import type { Clock } from '../../time/clock.ts';
+import { runEvery } from '../../runtime/scheduler.ts';
 import { parseGeneratedTime, rfc3339Seconds } from '../../time/format.ts';
 import { newestFirst } from '../../domain/created-at.ts';
 
@@ -40,26 +41,9 @@ export interface PeriodicTask {
   run(): Promise<void> | void;
 }
 
-/** Runs `task` every spacingSeconds until `signal` aborts; resolves then. */
-export async function runPeriodic(
-  task: PeriodicTask,
-  o: { clock: Clock; signal: AbortSignal; log: Logger },
-): Promise<void> {
-  const spacingMs = Math.max(task.spacingSeconds, 1) * 1000;
-  while (!o.signal.aborted) {
-    try {
-      await o.clock.sleep(spacingMs, o.signal);
-    } catch {
-      return;
-    }
-    const started = o.clock.now().getTime();
-    try {
-      await task.run();
-      o.log.debug({ task: task.name, ms: o.clock.now().getTime() - started }, 'periodic task pass done');
-    } catch (err) {
-      o.log.error({ task: task.name, err }, 'periodic task pass failed; next pass on schedule');
-    }
-  }
+/** Runs `task` every spacingSeconds until `signal` aborts; resolves then (the runtime's scheduler, runEvery). */
+export function runPeriodic(task: PeriodicTask, o: { clock: Clock; signal: AbortSignal; log: Logger }): Promise<void> {
+  return runEvery({ name: task.name, intervalMs: Math.max(task.spacingSeconds, 1) * 1000, run: () => task.run() }, o);
 }
 
 // ---------------------------------------------------------------- Masakari's two tasks
