@@ -10,10 +10,10 @@
 //   new | running | last-chance error whose generated_time is stale or too far ahead, at first look ──▶ failed
 //
 // reconcile() only decides, and never blocks on a workflow: it claims a run
-// (src/engine/run-claim.ts) and hands it to the run executor
-// (src/engine/run-executor.ts), whose end enqueues the key again; a later
+// (src/engine/run/claim.ts) and hands it to the run executor
+// (src/engine/run/executor.ts), whose end enqueues the key again; a later
 // look is asked for by returning { requeueAfterMs }. The periodic tasks are
-// in src/engine/periodic.ts, the workflows behind the RecoveryDriver.
+// in src/engine/periodic/notification-tasks.ts, the workflows behind the RecoveryDriver.
 // Crash safety: status.phase is `running` with status.runs and
 // status.engine.owner (a fencing token) for as long as a run is in flight;
 // a new leader that finds `running` without a run of its own takes the run
@@ -90,7 +90,7 @@ export class NotificationProcessor {
    * leading. `isGracefulStop` tells, when that happens, whether it is this
    * process shutting down (still holding the Lease) rather than a lost Lease.
    * `holdsLease` is asked right before every Nova side effect of a run
-   * (nova-fence.ts): false cancels the run instead of sending the call.
+   * (nova/lease-fence.ts): false cancels the run instead of sending the call.
    */
   startLeading(signal: AbortSignal, o: { isGracefulStop?: () => boolean; holdsLease?: () => boolean } = {}): void {
     this.term = {
@@ -131,12 +131,12 @@ export class NotificationProcessor {
     return this.runs.isRunning(name);
   }
 
-  /** Masakari's _process_unfinished_notifications (src/engine/periodic.ts); resolves when its last attempt is over. */
+  /** Masakari's _process_unfinished_notifications (src/engine/periodic/notification-tasks.ts); resolves when its last attempt is over. */
   processUnfinished(): Promise<void> {
     return processUnfinished(this.tasks);
   }
 
-  /** Masakari's _check_expired_notifications (src/engine/periodic.ts). */
+  /** Masakari's _check_expired_notifications (src/engine/periodic/notification-tasks.ts). */
   checkExpired(): Promise<void> {
     return checkExpired(this.tasks);
   }
@@ -279,7 +279,7 @@ export class NotificationProcessor {
       }
       // Fencing: a resumed run passed it already. Waiting for it is not an attempt: the run that follows is the
       // notification's first, and an error in it still earns the retry. A host with a BMC is powered off through
-      // it first (src/engine/bmc-fence.ts), whatever requireFencing says, and that proof is the one
+      // it first (src/engine/gates/bmc-fence.ts), whatever requireFencing says, and that proof is the one
       // requireFencing waits for; a host without one waits for the requireFencing precondition's proofs.
       if (plan.kind === 'workflow' && plan.workflow === 'host' && mode !== 'resume') {
         const bmc = this.bmcFence.gate(n);

@@ -1,4 +1,4 @@
-// The BMC fence before a host recovery (src/engine/bmc-fence.ts), on the
+// The BMC fence before a host recovery (src/engine/gates/bmc-fence.ts), on the
 // processor with the simulator's fake Redfish BMC and the fake Nova: the
 // order power off → confirmed Off → forced_down → evacuate, and every failure
 // (refused, unreachable, timeout, a lying power state, a Nova that refuses

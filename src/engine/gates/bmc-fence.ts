@@ -220,7 +220,7 @@ export class BmcFence {
     }
     const f = host.spec.fencing;
     const limitMs = (f?.powerOffTimeoutSeconds ?? FENCING_DEFAULTS.powerOffTimeoutSeconds) * 1000;
-    // A power-off is a side effect like a Nova call: only the Lease holder sends it (nova-fence.ts).
+    // A power-off is a side effect like a Nova call: only the Lease holder sends it (nova/lease-fence.ts).
     if (!(this.term()?.holdsLease() ?? false)) {
       throw signal.aborted
         ? signal.reason

@@ -1,5 +1,5 @@
 // Fencing of Nova side effects by the engine Lease. The status journal is
-// fenced by the owner token in status.engine (status-writer.ts), but a Nova
+// fenced by the owner token in status.engine (status/writer.ts), but a Nova
 // call is not: an engine stalled past its lease (SIGSTOP, a long pause, a
 // frozen VM) that wakes up would go on locking, evacuating and unlocking
 // servers that the new leader is already working on. So every call that

@@ -16,7 +16,7 @@
 // Every unlock, the workflow's and the sweep's, is unlockWithRetry: bounded
 // attempts with backoff, each bounded by the run's signal and its own timeout.
 // A lock that survives them stays `intended` in the journal, and the engine
-// core ends the run `error` naming the server (run-executor.ts), never
+// core ends the run `error` naming the server (run/executor.ts), never
 // `finished`: Masakari's unlock_server raises (masakari/compute/nova.py), so
 // its host-failure flow fails and the periodic task retries the notification
 // (masakari/engine/drivers/taskflow/host_failure.py _evacuate_and_confirm).

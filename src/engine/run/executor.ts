@@ -1,7 +1,7 @@
 // Runs a claimed recovery run to its end: loads its journal, releases the
 // locks an interrupted run left, runs the workflow, sweeps, writes the final
 // status — or, when the run is cancelled, does what its cancellation asks
-// (src/engine/run-cancellation.ts).
+// (src/engine/run/cancellation.ts).
 //
 // The executor is no scheduler: when a key is looked at is the work queue's
 // business alone (a run that ends enqueues its key). It must still remember

@@ -1,7 +1,7 @@
 // The end of a run: its final status in one write (an error on the
 // notification's last attempt becomes `failed`, Masakari's periodic task
 // rule), Masakari's log lines, the final-status metric and Events; then an
-// ended notification sheds its managedFields (drop-managed-fields.ts).
+// ended notification sheds its managedFields (status/drop-managed-fields.ts).
 
 import type { Logger } from 'pino';
 import { writtenBack } from '../intake/admitted-notification.ts';

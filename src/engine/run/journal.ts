@@ -5,7 +5,7 @@
 //
 // Nothing is dropped: Masakari keeps every run's progress lines and vmoves
 // in SQL, and so do we. What does not fit the Notification's byte budget is
-// moved by the status writer into journal pages (src/engine/status-budget.ts,
+// moved by the status writer into journal pages (src/engine/status/budget.ts,
 // src/store/journal-pages.ts); the journal always sees the whole status.
 
 import { randomUUID } from 'node:crypto';
@@ -55,7 +55,7 @@ export function createRunJournal(
   const withEntry = (task: string, fn: (e: WorkflowTaskRecord) => void) =>
     writer.mutate(onEntry(task, fn)).then(() => undefined);
   // Written with the next write (the task's first progress line, or the run's end): a resumed run
-  // only looks for SUCCESS, so nothing depends on these being durable first (status-writer.ts mutateLater).
+  // only looks for SUCCESS, so nothing depends on these being durable first (status/writer.ts mutateLater).
   const withEntryLater = (task: string, fn: (e: WorkflowTaskRecord) => void) => {
     writer.mutateLater(onEntry(task, fn));
     return Promise.resolve();

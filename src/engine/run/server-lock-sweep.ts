@@ -1,4 +1,4 @@
-// Releasing the Nova server locks a run left behind (src/engine/nova-server-locks.ts
+// Releasing the Nova server locks a run left behind (src/engine/nova/server-locks.ts
 // finds and unlocks them): before a resumed run re-enters its workflow, after
 // every run, when a graceful stop hands a run over, and when the expiry task
 // ends a run. Each unlock is journalled, so a sweep that is interrupted

@@ -2,7 +2,7 @@
 // decision says so (every (re)processing does, whatever the outcome, as
 // Masakari), build the workflow's context — its journal written through the
 // run's status writer — and call the driver's workflow. How it ended maps to
-// an outcome (src/engine/outcomes.ts); only a cancelled or fenced-off run
+// an outcome (src/engine/run/outcomes.ts); only a cancelled or fenced-off run
 // escapes as an exception.
 
 import type { Logger } from 'pino';

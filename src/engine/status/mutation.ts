@@ -1,7 +1,7 @@
 // What a status write of the engine carries and who may make it: a mutation
 // of the status (and of the engine's bookkeeping in status.engine), the guard
 // that refuses it when this engine no longer owns the run, and the two ways a
-// write ends badly. The writer itself is status-writer.ts.
+// write ends badly. The writer itself is writer.ts.
 import type { Notification, NotificationStatusBlock } from '../../model/types.ts';
 
 /** The engine bookkeeping kept in status.engine (typed view of an open record). */

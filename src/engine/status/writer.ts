@@ -3,10 +3,10 @@
 // Every mutation is a function applied to a copy of the latest (assembled)
 // status. The writer then derives what is to be stored: history a journal
 // page already holds is left out, and when the object would exceed its byte
-// budget (src/engine/status-budget.ts) settled history moves into new pages
+// budget (src/engine/status/budget.ts) settled history moves into new pages
 // first (src/store/journal-pages.ts). The status goes out as a JSON patch of
 // only what changed, on the status subresource, carrying
-// metadata.resourceVersion (src/engine/status-patch.ts), so a concurrent
+// metadata.resourceVersion (src/engine/status/patch.ts), so a concurrent
 // writer makes the API server answer 409. On 409 the writer re-reads the object (and its pages, when the
 // other writer added some), re-checks its guard (is this engine still the
 // owner of a running notification?) and re-applies every mutation of the

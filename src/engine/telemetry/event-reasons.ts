@@ -31,7 +31,7 @@ export const EVENT_REASONS = {
   hostFenced: 'HostFenced',
   /** A BMC fence (or the forced_down after it) failed: held new and retried with backoff, once per reason. */
   fencingFailed: 'FencingFailed',
-  /** A brake on mass failure holds the notification new (src/engine/recovery-brake.ts), once per reason. */
+  /** A brake on mass failure holds the notification new (src/engine/gates/recovery-brake.ts), once per reason. */
   recoveryHeld: 'RecoveryHeld',
   /** A held notification passes the brakes: back under the limit, or released by a person. */
   recoveryReleased: 'RecoveryReleased',

@@ -139,7 +139,7 @@ export function setHeldNotifications(held: Iterable<{ segmentUuid: string; reaso
   for (const { n, ...labels } of counts.values()) recoveryHeld.set(labels, n);
 }
 
-/** One BMC fence attempt ended (src/engine/bmc-fence.ts). */
+/** One BMC fence attempt ended (src/engine/gates/bmc-fence.ts). */
 export function countFencingAttempt(driver: string, result: string): void {
   fencingAttempts.inc({ driver, result });
 }

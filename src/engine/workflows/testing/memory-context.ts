@@ -1,7 +1,7 @@
 // An in-memory WorkflowContext for workflow unit tests and benchmarks.
 //
 // Faithful by construction: progress, vmoves and effects go through the
-// engine core's real journal (createRunJournal in src/engine/journal.ts) over
+// engine core's real journal (createRunJournal in src/engine/run/journal.ts) over
 // an in-memory Notification instead of the API server, so the tests exercise
 // the same semantics the engine runs with (effects shared by every run of the
 // notification, vmoves and progress per run, `done` without data keeping the
