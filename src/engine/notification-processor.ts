@@ -13,7 +13,7 @@
 // (src/engine/run/claim.ts) and hands it to the run executor
 // (src/engine/run/executor.ts), whose end enqueues the key again; a later
 // look is asked for by returning { requeueAfterMs }. The periodic tasks are
-// in src/engine/periodic/notification-tasks.ts, the workflows behind the RecoveryDriver.
+// in src/engine/periodic/, the workflows behind the RecoveryDriver.
 // Crash safety: status.phase is `running` with status.runs and
 // status.engine.owner (a fencing token) for as long as a run is in flight;
 // a new leader that finds `running` without a run of its own takes the run
@@ -35,7 +35,8 @@ import { BmcFence } from './gates/bmc-fence.ts';
 import { FENCING_RECHECK_MS, FencingWait } from './gates/fencing-wait.ts';
 import { BRAKE_RECHECK_MS, RecoveryBrake } from './gates/recovery-brake.ts';
 import { SourceHostMutex } from './run/source-host-mutex.ts';
-import { checkExpired, failIfStale, processUnfinished } from './periodic/notification-tasks.ts';
+import { processUnfinished } from './periodic/notification-tasks.ts';
+import { checkExpired, failIfStale } from './periodic/expiry.ts';
 import type { NotificationTaskScope } from './periodic/notification-tasks.ts';
 import { segmentOf, sourceHostOf } from './deps/lookups.ts';
 import type { ProcessorDeps } from './deps/processor-deps.ts';
@@ -136,7 +137,7 @@ export class NotificationProcessor {
     return processUnfinished(this.tasks);
   }
 
-  /** Masakari's _check_expired_notifications (src/engine/periodic/notification-tasks.ts). */
+  /** Masakari's _check_expired_notifications (src/engine/periodic/expiry.ts). */
   checkExpired(): Promise<void> {
     return checkExpired(this.tasks);
   }
