@@ -18,6 +18,10 @@ import { installCrds, installPolicies } from './crds.ts';
 import { httpRequest, waitUntil } from './http.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
 import { defaultCrdDir, defaultPolicyDir } from './paths.ts';
+import { ensureEtcdTools, etcdLeader, restoreSnapshot, saveSnapshot } from './ha.ts';
+import type { HaControls } from './ha.ts';
+import { startLink } from './link.ts';
+import type { Link } from './link.ts';
 import { generateControlPlanePki } from './pki.ts';
 import { freePort } from './ports.ts';
 import { logTail, signalGroup, spawnInGroup, terminate } from './processes.ts';
@@ -25,6 +29,7 @@ import type { ManagedProcess } from './processes.ts';
 import { reapOrphans, recordWithWatchdog, removeRecord, writeRecord } from './registry.ts';
 
 export type ControlPlaneShape = 'single' | 'ha';
+export type { HaControls };
 
 export interface ControlPlaneOptions {
   /** 'single' (default): one etcd, one kube-apiserver. 'ha': three etcd members, two kube-apiservers, a balancer. */
@@ -76,28 +81,6 @@ export interface ControlPlane {
   restartApiServer(): Promise<void>;
   /** Fault controls of shape 'ha'; undefined in shape 'single'. */
   ha?: HaControls;
-}
-
-/** Faults of the production-shaped control plane, by member index. */
-export interface HaControls {
-  /** Client URLs of the etcd members (http://127.0.0.1:<port>), running or not. */
-  etcdUrls: string[];
-  /** Direct URLs of the API servers, bypassing the balancer. */
-  apiServers: string[];
-  /** Index of the etcd member that is leader now (asks the running members); undefined without quorum. */
-  etcdLeader(): Promise<number | undefined>;
-  /** SIGKILLs etcd member i (no-op if it is down); resolves once it has exited. */
-  killEtcdMember(i: number): Promise<void>;
-  /** Starts etcd member i again on its data dir and ports; resolves once it serves its client port (quorum may still be missing). */
-  startEtcdMember(i: number): Promise<void>;
-  /** SIGKILLs API server i (no-op if it is down); open watches on it end with a reset. */
-  killApiServer(i: number): Promise<void>;
-  /** Starts API server i again on its port; resolves once it is ready. */
-  startApiServer(i: number): Promise<void>;
-  /** Resets every connection through the balancer at once; returns how many. */
-  resetBalancer(): number;
-  /** Pids of the current etcd members and API servers. */
-  pids(): number[];
 }
 
 const HA_ETCD_MEMBERS = 3;
@@ -167,28 +150,6 @@ export async function startWithFreshPorts<P>(
   }
 }
 
-/** The index of the member the running members name as leader; undefined when none answers with one. */
-async function etcdLeader(urls: string[], procs: ManagedProcess[]): Promise<number | undefined> {
-  const ids: (string | undefined)[] = [];
-  let leader: string | undefined;
-  for (const [i, url] of urls.entries()) {
-    if (procs[i]?.exit) {
-      ids.push(undefined);
-      continue;
-    }
-    try {
-      const res = await httpRequest(`${url}/v3/maintenance/status`, { method: 'POST', body: {}, timeoutMs: 2_000 });
-      const status = JSON.parse(res.body) as { header?: { member_id?: string }; leader?: string };
-      ids.push(res.status === 200 ? status.header?.member_id : undefined);
-      if (res.status === 200 && status.leader && status.leader !== '0') leader ??= status.leader;
-    } catch {
-      ids.push(undefined);
-    }
-  }
-  const at = leader === undefined ? -1 : ids.indexOf(leader);
-  return at >= 0 ? at : undefined;
-}
-
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = opts.log ?? defaultLog;
   const startTimeoutMs = opts.startTimeoutMs ?? (Number(process.env.MASAKARI_CONTROLPLANE_START_TIMEOUT_MS) || 90_000);
@@ -228,6 +189,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const procs: ManagedProcess[] = [];
   let etcdProcs: ManagedProcess[] = [];
   const balancers: Balancer[] = [];
+  const links: Link[] = [];
   const track = (proc: ManagedProcess): ManagedProcess => {
     procs.push(proc);
     watchdog.guard(proc.pid);
@@ -249,6 +211,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       for (const b of balancers) await b.close();
+      for (const l of links) await l.close();
       // API servers first, so they do not spend their grace period retrying a dead etcd;
       // a restarted etcd member comes after them in procs, hence the stable sort.
       const order = [...procs]
@@ -336,13 +299,17 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const apiServers = shape === 'ha' ? HA_API_SERVERS : 1;
     // Both API servers of shape 'ha' issue tokens for the one address clients use: the balancer's.
     const balancerPort = shape === 'ha' ? await freePort() : undefined;
+    // API server 1 of shape 'ha' reaches every member through a link (link.ts) that can be delayed or cut.
+    if (apiServers > 1) for (const p of etcdPorts) links.push(await startLink(await freePort(), p.client));
+    const etcdServersOf = (i: number): string =>
+      i === 1 && links.length ? links.map((l) => `http://127.0.0.1:${l.port}`).join(',') : etcdUrls.join(',');
     const spawnApiServer = (port: number, i = 0): ManagedProcess =>
       track(
         spawnInGroup(
           apiServers === 1 ? 'kube-apiserver' : `kube-apiserver-${i}`,
           apiBin,
           [
-            `--etcd-servers=${etcdUrls.join(',')}`,
+            `--etcd-servers=${etcdServersOf(i)}`,
             `--cert-dir=${pkiDir}`,
             `--tls-cert-file=${files.servingCert}`,
             `--tls-private-key-file=${files.servingKey}`,
@@ -439,6 +406,35 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       await proc.exited;
       proc.child.unref();
     };
+    let restores = 0;
+    const restore = async (file: string): Promise<void> => {
+      const tools = await ensureEtcdTools();
+      for (let i = 0; i < apiProcs.length; i++) await terminate(apiProcs[i]!, stopTimeoutMs);
+      for (const p of etcdProcs) await kill(p);
+      const token = `${id}-restore-${++restores}`;
+      for (let i = 0; i < members; i++) {
+        rmSync(memberDir(i), { recursive: true, force: true });
+        await restoreSnapshot(tools, file, {
+          name: memberName(i),
+          dataDir: memberDir(i),
+          peerUrl: `http://127.0.0.1:${etcdPorts[i]!.peer}`,
+          initialCluster: initialCluster(etcdPorts),
+          token,
+        });
+      }
+      for (let i = 0; i < members; i++) replace(etcdProcs, i, spawnEtcd(i, etcdPorts));
+      pids.etcd = etcdProcs[0]!.pid;
+      await Promise.all(
+        etcdUrls.map((url, i) =>
+          waitUntil(
+            `restored etcd member ${memberName(i)} /health`,
+            async () => ((await httpRequest(`${url}/health`, { timeoutMs: 2_000 })).status === 200 ? true : undefined),
+            { timeoutMs: startTimeoutMs, abort: () => exitedEarly(etcdProcs[i]!) },
+          ),
+        ),
+      );
+      for (let i = 0; i < apiProcs.length; i++) await startApiServer(i);
+    };
     const ha: HaControls | undefined =
       shape === 'ha'
         ? {
@@ -465,6 +461,15 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
             startApiServer,
             resetBalancer: () => balancer?.resetAll() ?? 0,
             pids: () => [...etcdProcs, ...apiProcs].map((p) => p.pid),
+            setEtcdLink: (state) => {
+              for (const l of links) l.set(state);
+            },
+            snapshot: async (file) => {
+              const tools = await ensureEtcdTools();
+              const leader = (await etcdLeader(etcdUrls, etcdProcs)) ?? 0;
+              return saveSnapshot(tools, etcdUrls[leader]!, file);
+            },
+            restore,
           }
         : undefined;
 
