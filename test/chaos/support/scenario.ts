@@ -130,6 +130,7 @@ export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult>
     minFaults: 2,
     maxFaults: 4,
     kinds: faultKindsFor(ctx.apiserver.ha ? 'ha' : 'single'),
+    quick: process.env.MASAKARI_CHAOS_QUICK === '1',
   });
   ctx.log(`seed ${seed}: ${faults.map(describeFault).join(', ')}`);
   const t = topologyFor(seed);
