@@ -88,6 +88,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   /** When the last watch answered 410 (its resourceVersion expired). */
   private lastExpiredAt: number | undefined;
   private rvWaiters: Array<{ rv: string; resolve: (ok: boolean) => void }> = [];
+  private rewoundHandlers: Array<() => void> = [];
   private failingSince: number | undefined;
   private lastError: string | undefined;
   private crashed = false;
@@ -224,6 +225,11 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     this.handlers[event].push(handler);
   }
 
+  /** Called after a relist found the API server's history older than this cache's (an etcd restore), its changes emitted. */
+  onRewound(handler: () => void): void {
+    this.rewoundHandlers.push(handler);
+  }
+
   off(event: InformerEvent, handler: Handler<T>): void {
     this.handlers[event] = this.handlers[event].filter((h) => h !== handler);
   }
@@ -236,7 +242,11 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     const shaped = this.shape(obj);
     const name = shaped.metadata.name ?? '';
     if (this.kept(shaped)) this.emit(this.store.upsert(shaped, { local: true }));
-    else if (name) this.emit(this.store.removeLocal(name, shaped.metadata.resourceVersion));
+    else if (name) {
+      // announced as the watch would: the copy that left the cache is the one just written
+      const removed = this.store.removeLocal(name, shaped.metadata.resourceVersion);
+      if (removed) this.emit({ type: 'delete', obj: shaped, old: removed.obj });
+    }
     this.observe(obj.metadata.resourceVersion, false);
   }
 
@@ -424,6 +434,13 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
       this.watchRv = rv;
       this.seenRv = rv;
       this.wakeWaiters();
+      for (const handler of this.rewoundHandlers) {
+        try {
+          handler();
+        } catch (err) {
+          this.log.error({ err }, 'rewound handler threw');
+        }
+      }
     } else {
       this.observe(rv, true);
     }

@@ -1,0 +1,95 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import pino from 'pino';
+import type { KubeClient } from '../k8s/client.ts';
+import type { Notification, NotificationStatusBlock } from '../model/types.ts';
+import { RestoreGuard, statusBehind } from './restore-guard.ts';
+
+const n = (name: string, uid: string, status?: NotificationStatusBlock): Notification => ({
+  apiVersion: 'masakari.openkeel.io/v1alpha1',
+  kind: 'Notification',
+  metadata: { name, uid, namespace: 'ns', resourceVersion: '7' },
+  spec: {} as Notification['spec'],
+  ...(status ? { status } : {}),
+});
+
+function harness(items: Notification[] = []) {
+  const written: Notification[] = [];
+  const events: string[] = [];
+  let leading = true;
+  const kube = {
+    replaceStatus: async (_ref: unknown, _ns: unknown, _name: string, body: Notification) => {
+      written.push(body);
+      return body;
+    },
+    list: async () => ({ metadata: {}, items }),
+  } as unknown as KubeClient;
+  const guard = new RestoreGuard({
+    kube,
+    namespace: 'ns',
+    log: pino({ level: 'silent' }),
+    isLeading: () => leading,
+    events: {
+      onNotification: (o, type, reason) => void events.push(`${type} ${reason} ${o.metadata.name}`),
+      onHost: () => undefined,
+    },
+  });
+  return { guard, written, events, setLeading: (v: boolean) => (leading = v) };
+}
+
+test('a status is behind when a final phase left, or runs, journal entries or moves went down', () => {
+  assert.ok(statusBehind({ phase: 'running', runs: 1 }, { phase: 'finished', runs: 1 }));
+  assert.ok(statusBehind(undefined, { phase: 'running', runs: 1 }));
+  assert.ok(statusBehind({ phase: 'running', runs: 1 }, { phase: 'error', runs: 2 }));
+  const step = { name: 'DisableComputeServiceTask' } as never;
+  assert.ok(
+    statusBehind({ phase: 'running', runs: 1 }, { phase: 'running', runs: 1, recoveryWorkflowDetails: [step] }),
+  );
+  // forward or unchanged is not a rollback; a retry (error -> running, one more run) is not either
+  assert.not.ok(statusBehind({ phase: 'finished', runs: 1 }, { phase: 'running', runs: 1 }));
+  assert.not.ok(statusBehind({ phase: 'running', runs: 2 }, { phase: 'error', runs: 1 }));
+  assert.not.ok(statusBehind({ phase: 'running', runs: 1 }, undefined));
+});
+
+test('a notification seen finished that comes back running is held, its seen status written back, an Event and a metric', async () => {
+  const h = harness();
+  h.guard.observe(n('a', 'u1', { phase: 'running', runs: 1 }));
+  h.guard.observe(n('a', 'u1', { phase: 'finished', runs: 1 })); // left the engine's cache
+  assert.not.ok(h.guard.holds('a'));
+  h.guard.observe(n('a', 'u1', { phase: 'running', runs: 1 })); // the restore's copy
+  assert.ok(h.guard.holds('a'));
+  await h.guard.reinstate('a');
+  assert.is(h.written[0]?.status?.phase, 'finished');
+  assert.is(h.written[0]?.metadata.resourceVersion, '7', 'over the restored copy, with its resourceVersion');
+  assert.not.ok(h.guard.holds('a'));
+  assert.equal(h.events, ['Warning RolledBackByRestore a']);
+});
+
+test('a re-created notification (new uid) and a forward step are not rollbacks', () => {
+  const h = harness();
+  h.guard.observe(n('a', 'u1', { phase: 'finished', runs: 1 }));
+  h.guard.observe(n('a', 'u2'));
+  assert.not.ok(h.guard.holds('a'));
+  h.guard.observe(n('b', 'u3', { phase: 'running', runs: 1 }));
+  h.guard.observe(n('b', 'u3', { phase: 'error', runs: 1 }));
+  h.guard.observe(n('b', 'u3', { phase: 'running', runs: 2 }));
+  assert.not.ok(h.guard.holds('b'));
+});
+
+test('after a rewind the leader reports each remembered notification the API server no longer has, once', async () => {
+  const kept = n('kept', 'k1', { phase: 'running', runs: 1 });
+  const h = harness([kept]);
+  h.guard.observe(kept);
+  h.guard.observe(n('lost', 'l1', { phase: 'finished', runs: 1 }));
+  assert.is(await h.guard.reportIfRewound(), 0, 'nothing before a rewind');
+  h.guard.rewound();
+  h.setLeading(false);
+  assert.is(await h.guard.reportIfRewound(), 0, 'only the leader reports');
+  h.setLeading(true);
+  assert.is(await h.guard.reportIfRewound(), 1);
+  assert.equal(h.events, ['Warning LostInRestore lost']);
+  h.guard.rewound();
+  assert.is(await h.guard.reportIfRewound(), 0, 'reported once');
+});
+
+test.run();
