@@ -37,15 +37,11 @@ function harness(items: Notification[] = []) {
   return { guard, written, events, setLeading: (v: boolean) => (leading = v) };
 }
 
-test('a status is behind when a final phase left, or runs, journal entries or moves went down', () => {
+test('a status is behind only when a final phase was left: a lagging journal is resumed, as after a crash', () => {
   assert.ok(statusBehind({ phase: 'running', runs: 1 }, { phase: 'finished', runs: 1 }));
-  assert.ok(statusBehind(undefined, { phase: 'running', runs: 1 }));
-  assert.ok(statusBehind({ phase: 'running', runs: 1 }, { phase: 'error', runs: 2 }));
-  const step = { name: 'DisableComputeServiceTask' } as never;
-  assert.ok(
-    statusBehind({ phase: 'running', runs: 1 }, { phase: 'running', runs: 1, recoveryWorkflowDetails: [step] }),
-  );
-  // forward or unchanged is not a rollback; a retry (error -> running, one more run) is not either
+  assert.ok(statusBehind(undefined, { phase: 'ignored' }));
+  assert.ok(statusBehind({ phase: 'error', runs: 1 }, { phase: 'failed', runs: 2 }));
+  assert.not.ok(statusBehind({ phase: 'running', runs: 1 }, { phase: 'error', runs: 2 }));
   assert.not.ok(statusBehind({ phase: 'finished', runs: 1 }, { phase: 'running', runs: 1 }));
   assert.not.ok(statusBehind({ phase: 'running', runs: 2 }, { phase: 'error', runs: 1 }));
   assert.not.ok(statusBehind({ phase: 'running', runs: 1 }, undefined));
@@ -73,6 +69,7 @@ test('a re-created notification (new uid) and a forward step are not rollbacks',
   h.guard.observe(n('b', 'u3', { phase: 'running', runs: 1 }));
   h.guard.observe(n('b', 'u3', { phase: 'error', runs: 1 }));
   h.guard.observe(n('b', 'u3', { phase: 'running', runs: 2 }));
+  h.guard.observe(n('b', 'u3', { phase: 'running', runs: 1 })); // a lagging copy: resumed, not held
   assert.not.ok(h.guard.holds('b'));
 });
 

@@ -3,10 +3,9 @@
 // operator). The restored Notifications carry the status they had at the
 // snapshot: a recovery that finished since shows `running` or `new` again,
 // with a journal that lacks the steps Nova has already seen. Run from there,
-// it would be run a second time. A notification never goes back from a final
-// status, nor loses runs or journal entries, so a status behind the one this
-// engine last saw (by uid: a re-created object is another notification) can
-// only be a rollback. The engine then holds it (never runs it from the
+// it would be run a second time. A notification never leaves a final status,
+// so one that this engine saw final (by uid: a re-created object is another
+// notification) and now sees unfinished can only have been rolled back. The engine then holds it (never runs it from the
 // restored status), and the leader writes back the status it last saw, which
 // is what Nova did, with a Warning Event `RolledBackByRestore` and
 // masakari_restore_rollbacks_total{what="status"}; a recovery it had not
@@ -38,17 +37,17 @@ const REMEMBERED = 50_000;
 
 const FINAL = new Set(['finished', 'failed', 'ignored']);
 
-/** True when status `now` is behind `seen`: a final status left, or fewer runs, journal entries or moves. */
+/**
+ * True when status `now` is behind `seen` so that acting on it would run a finished recovery again:
+ * `seen` is final (finished, failed, ignored) and `now` is not. A journal that lags otherwise (a
+ * step, a move, a run) is what a crash leaves behind: the engine resumes from it as a new leader
+ * does, asking Nova what was done before it sends anything again.
+ */
 export function statusBehind(
   now: NotificationStatusBlock | undefined,
   seen: NotificationStatusBlock | undefined,
 ): boolean {
-  if (!seen) return false;
-  if (FINAL.has(seen.phase ?? 'new') && !FINAL.has(now?.phase ?? 'new')) return true;
-  const runs = (s?: NotificationStatusBlock) => s?.runs ?? 0;
-  if (runs(now) !== runs(seen)) return runs(now) < runs(seen);
-  const steps = (s?: NotificationStatusBlock) => (s?.recoveryWorkflowDetails?.length ?? 0) + (s?.vmoves?.length ?? 0);
-  return steps(now) < steps(seen);
+  return FINAL.has(seen?.phase ?? 'new') && !FINAL.has(now?.phase ?? 'new');
 }
 
 interface Seen {
