@@ -18,7 +18,7 @@ import { installCrds, installPolicies } from './crds.ts';
 import { httpRequest, waitUntil } from './http.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
 import { defaultCrdDir, defaultPolicyDir } from './paths.ts';
-import { ensureEtcdTools, etcdLeader, restoreSnapshot, saveSnapshot } from './ha.ts';
+import { ensureEtcdTools, etcdLeader, RESTORE_BUMP_REVISION, restoreSnapshot, saveSnapshot } from './ha.ts';
 import type { HaControls } from './ha.ts';
 import { startLink } from './link.ts';
 import type { Link } from './link.ts';
@@ -407,20 +407,25 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       proc.child.unref();
     };
     let restores = 0;
-    const restore = async (file: string): Promise<void> => {
+    const restore = async (file: string, o: { bumpRevision?: number } = {}): Promise<void> => {
       const tools = await ensureEtcdTools();
       for (let i = 0; i < apiProcs.length; i++) await terminate(apiProcs[i]!, stopTimeoutMs);
       for (const p of etcdProcs) await kill(p);
       const token = `${id}-restore-${++restores}`;
       for (let i = 0; i < members; i++) {
         rmSync(memberDir(i), { recursive: true, force: true });
-        await restoreSnapshot(tools, file, {
-          name: memberName(i),
-          dataDir: memberDir(i),
-          peerUrl: `http://127.0.0.1:${etcdPorts[i]!.peer}`,
-          initialCluster: initialCluster(etcdPorts),
-          token,
-        });
+        await restoreSnapshot(
+          tools,
+          file,
+          {
+            name: memberName(i),
+            dataDir: memberDir(i),
+            peerUrl: `http://127.0.0.1:${etcdPorts[i]!.peer}`,
+            initialCluster: initialCluster(etcdPorts),
+            token,
+          },
+          o.bumpRevision ?? RESTORE_BUMP_REVISION,
+        );
       }
       for (let i = 0; i < members; i++) replace(etcdProcs, i, spawnEtcd(i, etcdPorts));
       pids.etcd = etcdProcs[0]!.pid;

@@ -26,7 +26,7 @@ import { NotificationProcessor } from './notification-processor.ts';
 import type { EngineEvents, FencingPrecondition, ProcessorDeps } from './processor-deps.ts';
 import type { RecoveryDriver } from './recovery-driver.ts';
 import { runPeriodic } from './periodic.ts';
-import { RestoreGuard } from './restore-guard.ts';
+import { observingWrites, RestoreGuard } from './restore-guard.ts';
 import type { Clock } from '../time/clock.ts';
 import { systemClock } from '../time/clock.ts';
 
@@ -107,26 +107,6 @@ export function createEngine(o: EngineOptions): Engine {
   });
   const informers = [notifications, hosts, segments];
 
-  let controller: QueueingController | undefined;
-  const processor = new NotificationProcessor({
-    kube: o.kube,
-    namespace: o.namespace,
-    config: o.config,
-    ...(o.nova ? { nova: o.nova } : {}),
-    log: o.log,
-    clock,
-    identity: o.identity,
-    notifications,
-    hosts,
-    segments,
-    events: o.events,
-    vmoveIds: o.vmoveIds,
-    driver: o.driver,
-    ...(o.fencing ? { fencing: o.fencing } : {}),
-    ...(o.approvalGuard ? { approvalGuard: o.approvalGuard } : {}),
-    enqueue: (key) => controller?.enqueue(key),
-  });
-
   // Before the engine's own handlers, so a notification an etcd restore rolled back is held before it is queued.
   let leading = false;
   const guard = new RestoreGuard({
@@ -136,8 +116,30 @@ export function createEngine(o: EngineOptions): Engine {
     log,
     isLeading: () => leading,
   });
-  for (const event of ['add', 'update', 'delete'] as const) notifications.on(event, (n) => guard.observe(n));
+  notifications.on('add', (n) => guard.observe(n));
+  notifications.on('update', (n) => guard.observe(n));
+  notifications.on('delete', (n) => guard.observe(n, 'left'));
   notifications.onRewound?.(() => guard.rewound());
+
+  let controller: QueueingController | undefined;
+  const processor = new NotificationProcessor({
+    kube: o.kube,
+    namespace: o.namespace,
+    config: o.config,
+    ...(o.nova ? { nova: o.nova } : {}),
+    log: o.log,
+    clock,
+    identity: o.identity,
+    notifications: observingWrites(notifications, guard),
+    hosts,
+    segments,
+    events: o.events,
+    vmoveIds: o.vmoveIds,
+    driver: o.driver,
+    ...(o.fencing ? { fencing: o.fencing } : {}),
+    ...(o.approvalGuard ? { approvalGuard: o.approvalGuard } : {}),
+    enqueue: (key) => controller?.enqueue(key),
+  });
 
   // New notifications are processed on the watch event (Masakari's RPC cast), not by the periodic task.
   const onNotification = (n: Notification): void => {

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import pino from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
-import { RestoreGuard, statusBehind } from './restore-guard.ts';
+import { RestoreGuard } from './restore-guard.ts';
 
 const n = (name: string, uid: string, status?: NotificationStatusBlock): Notification => ({
   apiVersion: 'masakari.openkeel.io/v1alpha1',
@@ -37,20 +37,12 @@ function harness(items: Notification[] = []) {
   return { guard, written, events, setLeading: (v: boolean) => (leading = v) };
 }
 
-test('a status is behind only when a final phase was left: a lagging journal is resumed, as after a crash', () => {
-  assert.ok(statusBehind({ phase: 'running', runs: 1 }, { phase: 'finished', runs: 1 }));
-  assert.ok(statusBehind(undefined, { phase: 'ignored' }));
-  assert.ok(statusBehind({ phase: 'error', runs: 1 }, { phase: 'failed', runs: 2 }));
-  assert.not.ok(statusBehind({ phase: 'running', runs: 1 }, { phase: 'error', runs: 2 }));
-  assert.not.ok(statusBehind({ phase: 'finished', runs: 1 }, { phase: 'running', runs: 1 }));
-  assert.not.ok(statusBehind({ phase: 'running', runs: 2 }, { phase: 'error', runs: 1 }));
-  assert.not.ok(statusBehind({ phase: 'running', runs: 1 }, undefined));
-});
-
-test('a notification seen finished that comes back running is held, its seen status written back, an Event and a metric', async () => {
+test('a notification this engine ended that comes back unfinished is held, its final status written back, an Event', async () => {
   const h = harness();
   h.guard.observe(n('a', 'u1', { phase: 'running', runs: 1 }));
-  h.guard.observe(n('a', 'u1', { phase: 'finished', runs: 1 })); // left the engine's cache
+  h.guard.observe(n('a', 'u1', { phase: 'finished', runs: 1 }), 'written');
+  // the watch announces it leaving with its last unfinished copy
+  h.guard.observe(n('a', 'u1', { phase: 'running', runs: 1 }), 'left');
   assert.not.ok(h.guard.holds('a'));
   h.guard.observe(n('a', 'u1', { phase: 'running', runs: 1 })); // the restore's copy
   assert.ok(h.guard.holds('a'));
@@ -61,15 +53,27 @@ test('a notification seen finished that comes back running is held, its seen sta
   assert.equal(h.events, ['Warning RolledBackByRestore a']);
 });
 
-test('a re-created notification (new uid) and a forward step are not rollbacks', () => {
+test('one another engine ended (seen only leaving) is ended failed, saying why, not run again', async () => {
   const h = harness();
-  h.guard.observe(n('a', 'u1', { phase: 'finished', runs: 1 }));
+  h.guard.observe(n('b', 'u2', { phase: 'running', runs: 1 }));
+  h.guard.observe(n('b', 'u2', { phase: 'running', runs: 1 }), 'left');
+  h.guard.observe(n('b', 'u2', { phase: 'new' }));
+  assert.ok(h.guard.holds('b'));
+  await h.guard.reinstate('b');
+  assert.is(h.written[0]?.status?.phase, 'failed');
+  assert.match(h.written[0]?.status?.message ?? '', /not run again/);
+  assert.equal(h.events, ['Warning RolledBackByRestore b']);
+});
+
+test('a re-created notification (new uid), a retry and a lagging copy within a run are not rollbacks', () => {
+  const h = harness();
+  h.guard.observe(n('a', 'u1', { phase: 'finished', runs: 1 }), 'left');
   h.guard.observe(n('a', 'u2'));
   assert.not.ok(h.guard.holds('a'));
   h.guard.observe(n('b', 'u3', { phase: 'running', runs: 1 }));
   h.guard.observe(n('b', 'u3', { phase: 'error', runs: 1 }));
   h.guard.observe(n('b', 'u3', { phase: 'running', runs: 2 }));
-  h.guard.observe(n('b', 'u3', { phase: 'running', runs: 1 })); // a lagging copy: resumed, not held
+  h.guard.observe(n('b', 'u3', { phase: 'running', runs: 1 })); // resumed from its journal, as after a crash
   assert.not.ok(h.guard.holds('b'));
 });
 
@@ -77,7 +81,7 @@ test('after a rewind the leader reports each remembered notification the API ser
   const kept = n('kept', 'k1', { phase: 'running', runs: 1 });
   const h = harness([kept]);
   h.guard.observe(kept);
-  h.guard.observe(n('lost', 'l1', { phase: 'finished', runs: 1 }));
+  h.guard.observe(n('lost', 'l1', { phase: 'finished', runs: 1 }), 'left');
   assert.is(await h.guard.reportIfRewound(), 0, 'nothing before a rewind');
   h.guard.rewound();
   h.setLeading(false);

@@ -1,16 +1,18 @@
 // What the engine does when etcd is restored from a snapshot under it
 // (docs/operations.md "Backup and restore", Restoring etcd under a running
 // operator). The restored Notifications carry the status they had at the
-// snapshot: a recovery that finished since shows `running` or `new` again,
-// with a journal that lacks the steps Nova has already seen. Run from there,
-// it would be run a second time. A notification never leaves a final status,
-// so one that this engine saw final (by uid: a re-created object is another
-// notification) and now sees unfinished can only have been rolled back. The engine then holds it (never runs it from the
-// restored status), and the leader writes back the status it last saw, which
-// is what Nova did, with a Warning Event `RolledBackByRestore` and
-// masakari_restore_rollbacks_total{what="status"}; a recovery it had not
-// finished then resumes from its own journal, as after any take-over.
-// Notifications that were created after the snapshot are gone: when the
+// snapshot: a recovery that ended since shows `running` or `new` again, with
+// a journal that lacks the steps Nova has already seen. Run from there, it
+// would be run a second time. A notification that left the engine's cache of
+// unfinished ones (it ended, or was deleted) never comes back to it under the
+// same uid, so one that does was brought back by a restore. The engine then
+// holds it (never runs it from the restored status) and the leader writes
+// back the final status it had seen, or, when another engine ended it, ends
+// it `failed` saying why; a Warning Event `RolledBackByRestore` and
+// masakari_restore_rollbacks_total{what="status"}. A notification rolled
+// back within its run is resumed from the restored journal, as after a crash
+// (Nova is asked before anything is sent again). Notifications created after
+// the snapshot are gone: once a rollback shows a restore happened, or the
 // cache reports a rewound history (src/runtime/informer.ts), each one this
 // engine remembers and the API server no longer has gets a Warning Event
 // `LostInRestore` and masakari_restore_rollbacks_total{what="vanished"}; it
@@ -21,6 +23,7 @@ import { isConflict } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
 import { counter } from '../runtime/metric-registry.ts';
+import type { Informer } from '../runtime/types.ts';
 import type { EngineEvents } from './processor-deps.ts';
 
 export const restoreRollbacks = counter(
@@ -37,29 +40,24 @@ const REMEMBERED = 50_000;
 
 const FINAL = new Set(['finished', 'failed', 'ignored']);
 
-/**
- * True when status `now` is behind `seen` so that acting on it would run a finished recovery again:
- * `seen` is final (finished, failed, ignored) and `now` is not. A journal that lags otherwise (a
- * step, a move, a run) is what a crash leaves behind: the engine resumes from it as a new leader
- * does, asking Nova what was done before it sends anything again.
- */
-export function statusBehind(
-  now: NotificationStatusBlock | undefined,
-  seen: NotificationStatusBlock | undefined,
-): boolean {
-  return FINAL.has(seen?.phase ?? 'new') && !FINAL.has(now?.phase ?? 'new');
-}
+const isFinal = (s: NotificationStatusBlock | undefined): boolean => FINAL.has(s?.phase ?? 'new');
 
 interface Seen {
   name: string;
+  /** The newest status seen; a final one once this engine wrote or saw it. */
   status: NotificationStatusBlock | undefined;
   /** The last copy seen, for the Event of a vanished one. */
   obj: Notification;
+  /** It left the engine's cache of unfinished notifications: it ended (or was deleted). */
+  left: boolean;
 }
+
+/** How the guard saw a notification: in the cache, leaving it, or in this engine's own status write. */
+export type Sighting = 'cached' | 'left' | 'written';
 
 export class RestoreGuard {
   private readonly seen = new Map<string, Seen>();
-  /** By name: rolled back, waiting for the leader to write the seen status back. */
+  /** By name: rolled back, waiting for the leader to write its status. */
   private readonly rolledBack = new Map<string, { restored: Notification; seen: Seen }>();
   /** uids whose loss was reported, so a second rewind does not report them again. */
   private readonly reported = new Set<string>();
@@ -76,25 +74,38 @@ export class RestoreGuard {
     },
   ) {}
 
-  /** Every add, update and delete of the engine's notification cache, before the engine's own handlers. */
-  observe(n: Notification): void {
+  /**
+   * Every add and update (cached) and delete (left) of the engine's notification cache, before the
+   * engine's own handlers, and every status this engine writes (written). A uid that left the
+   * cache of unfinished notifications never comes back to it: when it does, etcd was restored.
+   */
+  observe(n: Notification, how: Sighting = 'cached'): void {
     const uid = n.metadata.uid;
     const name = n.metadata.name;
     if (!uid || !name) return;
     const before = this.seen.get(uid);
-    if (before && statusBehind(n.status, before.status)) {
+    if (how === 'cached' && before?.left && !isFinal(n.status)) {
+      // proof of a restore: look for what it lost, too (a restore that bumps revisions rewinds no cache)
+      this.rewindPending = true;
       if (!this.rolledBack.has(name)) {
         this.o.log.warn(
           { notification: name, uid, phase: n.status?.phase ?? 'new', seenPhase: before.status?.phase ?? 'new' },
-          'notification status went back (etcd restored from a snapshot?): held until the status seen before is written back',
+          'a notification that had ended is unfinished again (etcd restored from a snapshot?): held, not run',
         );
       }
       this.rolledBack.set(name, { restored: n, seen: before });
       return;
     }
-    this.rolledBack.delete(name);
+    if (how === 'cached') this.rolledBack.delete(name);
+    // a final status is kept: the watch announces a notification leaving the cache with its last unfinished copy
+    const status = before && isFinal(before.status) && !isFinal(n.status) ? before.status : n.status;
     this.seen.delete(uid);
-    this.seen.set(uid, { name, status: n.status, obj: n });
+    this.seen.set(uid, {
+      name,
+      status,
+      obj: n,
+      left: how === 'left' || (how === 'written' && (before?.left ?? false)),
+    });
     if (this.seen.size > REMEMBERED) this.seen.delete(this.seen.keys().next().value!);
   }
 
@@ -103,12 +114,26 @@ export class RestoreGuard {
     return this.rolledBack.has(name);
   }
 
-  /** The leader's reconcile of a held notification: write the seen status back over the restored one. */
+  /**
+   * The leader's reconcile of a held notification: the final status this engine saw is written back
+   * over the restored one; if it only saw the notification leave (another engine ended it), it ends
+   * it `failed`, saying why, rather than run a recovery that already ran.
+   */
   async reinstate(name: string): Promise<void> {
     const held = this.rolledBack.get(name);
     if (!held) return;
     const { restored, seen } = held;
-    const body: Notification = { ...restored, status: seen.status ?? {} };
+    const known = isFinal(seen.status);
+    const status: NotificationStatusBlock = known
+      ? (seen.status ?? {})
+      : {
+          ...restored.status,
+          phase: 'failed',
+          message:
+            'This notification had ended before etcd was restored to a snapshot taken earlier; the engine saw it end but ' +
+            'not how, so it is not run again. Check its host and servers in Nova.',
+        };
+    const body: Notification = { ...restored, status };
     try {
       const written = await this.o.kube.replaceStatus<Notification>(
         RESOURCES.notifications,
@@ -117,7 +142,7 @@ export class RestoreGuard {
         body,
       );
       this.rolledBack.delete(name);
-      this.observe(written);
+      this.observe(written, 'written');
     } catch (e) {
       // a newer write (another reinstate, the watch's next event) decides again; anything else is retried
       if (!isConflict(e)) throw e;
@@ -128,8 +153,10 @@ export class RestoreGuard {
       restored,
       'Warning',
       RESTORE_EVENT_REASONS.rolledBack,
-      `etcd was restored to a state in which this notification was ${restored.status?.phase ?? 'new'} (${restored.status?.runs ?? 0} runs); ` +
-        `the engine had seen it ${seen.status?.phase ?? 'new'} (${seen.status?.runs ?? 0} runs) and wrote that status back instead of running it again`,
+      `etcd was restored to a state in which this notification was ${restored.status?.phase ?? 'new'}; it had ended ` +
+        (known
+          ? `${seen.status?.phase}, and the engine wrote that status back instead of running it again`
+          : 'before (ended by another engine, outcome unknown here), so the engine ended it failed instead of running it again'),
     );
   }
 
@@ -166,4 +193,19 @@ export class RestoreGuard {
     if (lost) this.o.log.warn({ lost }, 'notifications lost in an etcd restore reported');
     return lost;
   }
+}
+
+/** The informer as the processor uses it, with every status it stores also shown to the guard. */
+export function observingWrites(inf: Informer<Notification>, guard: RestoreGuard): Informer<Notification> {
+  return new Proxy(inf, {
+    get(target, prop) {
+      if (prop === 'upsertLocal')
+        return (n: Notification) => {
+          guard.observe(n, 'written');
+          target.upsertLocal(n);
+        };
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }
