@@ -1,5 +1,5 @@
 // A restore of etcd from a snapshot under the running operator (issue 35):
-// 5 host recoveries start; while Nova holds their evacuations, `etcdctl
+// 5 host recoveries start; while Nova holds their first step, `etcdctl
 // snapshot save`; the holds let go and every recovery finishes; one more
 // host and its notification are created after the snapshot and finish too;
 // then the snapshot is restored into a fresh three-member cluster (both API
@@ -43,13 +43,9 @@ export async function restoreRun(seed: number, ctx: RunContext): Promise<Restore
     await seedNova(ctx.sim, t);
     await registerHosts(rest, t);
     for (const h of t.failed) await ctx.sim.call('POST', `/hosts/${h}/fail`);
-    // mid-run for certain: Nova holds the evacuations until the snapshot is taken
-    await ctx.sim.call('POST', '/holds', {
-      method: 'POST',
-      path: '/compute/v2.1/servers/',
-      action: 'evacuate',
-      count: 5,
-    });
+    // mid-run for certain: Nova holds the first step of each recovery (disabling the host's compute
+    // service, which is idempotent when the engine repeats it) until the snapshot is taken
+    await ctx.sim.call('POST', '/holds', { method: 'PUT', path: '/compute/v2.1/os-services/', count: 5 });
     await sendNotifications(rest, t);
     for (let i = 0; i < 200; i++) {
       const { held } = await ctx.sim.call<{ held: unknown[] }>('GET', '/holds');
