@@ -41,6 +41,15 @@ export class Kube {
     );
   }
 
+  /** One list of a kind, no retry, or undefined after timeoutMs (a sampler that must not stall with etcd). */
+  async listOnce(namespace: string, plural: string, timeoutMs: number): Promise<Cr[] | undefined> {
+    const once = this.custom
+      .listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural })
+      .then((page) => (page as { items: Cr[] }).items)
+      .catch(() => undefined);
+    return Promise.race([once, sleep(timeoutMs).then(() => undefined)]);
+  }
+
   /** The namespace's Events (core/v1, which also shows events.k8s.io/v1 ones): reason, object name, last time. */
   events(namespace: string): Promise<{ reason: string; name: string; at: number; note: string }[]> {
     return this.retry('list events', async () => {

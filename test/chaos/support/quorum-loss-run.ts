@@ -81,14 +81,15 @@ export async function quorumLossRun(seed: number, outageMs: number, ctx: RunCont
     const c = await ctx.sim.call<{ actions: Record<string, Record<string, number>> }>('GET', '/counters');
     return Object.keys(c.actions.evacuate ?? {}).length;
   };
-  let phase = 'new';
+  let phase: string;
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
       const started = Date.now();
-      const crs = await ctx.kube.list(ctx.namespace, 'notifications').catch(() => undefined);
+      // a read needs quorum too: '?' while none answers within a second
+      const crs = await ctx.kube.listOnce(ctx.namespace, 'notifications', 1_000);
       const mine = crs?.find((n) => n.spec.hostname === t.failed[0]);
-      if (mine) phase = mine.status?.phase ?? 'new';
+      phase = crs ? (mine?.status?.phase ?? 'new') : '?';
       samples.push({ at: at(), evacuated: await evacuated(), phase, ...(await replicaState(ctx)) });
       await sleep(Math.max(0, 1_000 - (Date.now() - started)));
     }
