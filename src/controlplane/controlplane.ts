@@ -6,7 +6,6 @@
 // and a TCP balancer in front (balancer.ts) whose address the kubeconfig uses.
 // stop() undoes it all; the watchdog and the exit hook make sure the
 // processes die with the owner even when stop() is never called.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,9 +23,12 @@ import { startLink } from './link.ts';
 import type { Link } from './link.ts';
 import { generateControlPlanePki } from './pki.ts';
 import { freePort } from './ports.ts';
-import { logTail, signalGroup, spawnInGroup, terminate } from './processes.ts';
+import { signalGroup, spawnInGroup, terminate } from './processes.ts';
 import type { ManagedProcess } from './processes.ts';
 import { reapOrphans, recordWithWatchdog, removeRecord, writeRecord } from './registry.ts';
+import { etcdSupportsNoFsync, exitedEarly, startWithFreshPorts } from './start.ts';
+
+export { startWithFreshPorts };
 
 export type ControlPlaneShape = 'single' | 'ha';
 export type { HaControls };
@@ -86,68 +88,8 @@ export interface ControlPlane {
 const HA_ETCD_MEMBERS = 3;
 const HA_API_SERVERS = 2;
 
-const ADDRESS_IN_USE = /address already in use|bind: address|EADDRINUSE/i;
-const PORT_ATTEMPTS = 3;
-
 function defaultLog(line: string): void {
   process.stderr.write(`[controlplane] ${line}\n`);
-}
-
-const supportsNoFsync = new Map<string, boolean>();
-
-/** etcd's --unsafe-no-fsync (3.5+) makes tests several times faster; probe --help as envtest does. */
-function etcdSupportsNoFsync(etcd: string): boolean {
-  let known = supportsNoFsync.get(etcd);
-  if (known === undefined) {
-    let help = '';
-    try {
-      help = execFileSync(etcd, ['--help'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] });
-    } catch (e) {
-      const err = e as { stdout?: string; stderr?: string };
-      help = `${err.stdout ?? ''}${err.stderr ?? ''}`;
-    }
-    known = help.includes('unsafe-no-fsync');
-    supportsNoFsync.set(etcd, known);
-  }
-  return known;
-}
-
-function exitedEarly(proc: ManagedProcess): Error | undefined {
-  if (!proc.exit) return undefined;
-  const how = proc.exit.signal ?? `exit code ${proc.exit.code}`;
-  return new Error(
-    `${proc.name} exited during start-up (${how}); last lines of ${proc.logPath}:\n${logTail(proc.logPath)}`,
-  );
-}
-
-/**
- * Spawns a component on fresh ports, waiting with ready(); retries with new
- * ports when it lost a port race to another process.
- */
-export async function startWithFreshPorts<P>(
-  name: string,
-  start: (ports: P) => ManagedProcess,
-  ready: (proc: ManagedProcess, ports: P) => Promise<void>,
-  pickPorts: () => Promise<P>,
-  /** Ends what a failed attempt started; default: terminates proc. */
-  cleanUp?: (proc: ManagedProcess) => Promise<void>,
-  /** The logs of a failed attempt to look for a lost port race in; default proc's. */
-  logs: () => string[] = () => [],
-): Promise<{ proc: ManagedProcess; ports: P }> {
-  for (let attempt = 1; ; attempt++) {
-    const ports = await pickPorts();
-    const proc = start(ports);
-    try {
-      await ready(proc, ports);
-      return { proc, ports };
-    } catch (e) {
-      if (cleanUp) await cleanUp(proc);
-      else if (!proc.exit) await terminate(proc, 5_000);
-      const lostRace = [proc.logPath, ...logs()].some((l) => ADDRESS_IN_USE.test(logTail(l, 50)));
-      if (attempt < PORT_ATTEMPTS && lostRace) continue;
-      throw e instanceof Error ? new Error(`${name}: ${e.message}`) : e;
-    }
-  }
 }
 
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
