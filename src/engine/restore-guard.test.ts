@@ -65,6 +65,23 @@ test('one another engine ended (seen only leaving) is ended failed, saying why, 
   assert.equal(h.events, ['Warning RolledBackByRestore b']);
 });
 
+test('past 2,000 ended notifications the oldest keep their final phase only: written over the restored journal', async () => {
+  const h = harness();
+  const journal = [{ name: 'EvacuateInstancesTask' }] as never;
+  for (let i = 0; i <= 2_000; i++) {
+    h.guard.observe(n(`n${i}`, `u${i}`, { phase: 'finished', runs: 1, recoveryWorkflowDetails: journal }), 'written');
+    h.guard.observe(n(`n${i}`, `u${i}`, { phase: 'running', runs: 1 }), 'left');
+  }
+  h.guard.observe(n('n0', 'u0', { phase: 'running', runs: 1, vmoves: [] }));
+  await h.guard.reinstate('n0');
+  assert.is(h.written[0]?.status?.phase, 'finished');
+  assert.equal(h.written[0]?.status?.vmoves, [], 'the restored journal');
+  assert.is(h.written[0]?.status?.recoveryWorkflowDetails, undefined);
+  h.guard.observe(n('n2000', 'u2000', { phase: 'running', runs: 1 }));
+  await h.guard.reinstate('n2000');
+  assert.equal(h.written[1]?.status?.recoveryWorkflowDetails, journal, 'a recent one in whole');
+});
+
 test('a re-created notification (new uid), a retry and a lagging copy within a run are not rollbacks', () => {
   const h = harness();
   h.guard.observe(n('a', 'u1', { phase: 'finished', runs: 1 }), 'left');

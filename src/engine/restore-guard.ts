@@ -35,8 +35,10 @@ export const restoreRollbacks = counter(
 
 export const RESTORE_EVENT_REASONS = { rolledBack: 'RolledBackByRestore', vanished: 'LostInRestore' } as const;
 
-/** How many notifications the guard remembers (the newest); older ones are past any plausible backup's age. */
+/** How many notifications the guard remembers (the newest), as uid, name and final phase: a few MB. */
 const REMEMBERED = 50_000;
+/** Of those, how many keep their whole final status (journal included) to write back; the older keep the phase. */
+const FULL_STATUSES = 2_000;
 
 const FINAL = new Set(['finished', 'failed', 'ignored']);
 
@@ -44,13 +46,25 @@ const isFinal = (s: NotificationStatusBlock | undefined): boolean => FINAL.has(s
 
 interface Seen {
   name: string;
-  /** The newest status seen; a final one once this engine wrote or saw it. */
+  /** The final status, once this engine wrote it; only phase, message and runs for the older ones. */
   status: NotificationStatusBlock | undefined;
-  /** The last copy seen, for the Event of a vanished one. */
-  obj: Notification;
+  /** What an Event about it needs once it is gone. */
+  ref: Notification;
   /** It left the engine's cache of unfinished notifications: it ended (or was deleted). */
   left: boolean;
 }
+
+/** Only what an Event's `regarding` takes: the object itself may be large (its journal). */
+const refOf = (n: Notification): Notification => ({
+  apiVersion: n.apiVersion,
+  kind: n.kind,
+  metadata: {
+    name: n.metadata.name,
+    uid: n.metadata.uid,
+    ...(n.metadata.namespace ? { namespace: n.metadata.namespace } : {}),
+  },
+  spec: {} as Notification['spec'],
+});
 
 /** How the guard saw a notification: in the cache, leaving it, or in this engine's own status write. */
 export type Sighting = 'cached' | 'left' | 'written';
@@ -63,6 +77,8 @@ export class RestoreGuard {
   private readonly reported = new Set<string>();
   /** A cache saw history rewind and the losses are not reported yet. */
   private rewindPending = false;
+  /** uids whose whole final status is kept, oldest first. */
+  private readonly fullStatuses: string[] = [];
 
   constructor(
     private readonly o: {
@@ -98,15 +114,30 @@ export class RestoreGuard {
     }
     if (how === 'cached') this.rolledBack.delete(name);
     // a final status is kept: the watch announces a notification leaving the cache with its last unfinished copy
-    const status = before && isFinal(before.status) && !isFinal(n.status) ? before.status : n.status;
+    let status = before?.status;
+    if (!isFinal(status) && isFinal(n.status)) {
+      status = n.status;
+      this.keepFull(uid);
+    }
     this.seen.delete(uid);
     this.seen.set(uid, {
       name,
       status,
-      obj: n,
+      ref: refOf(n),
       left: how === 'left' || (how === 'written' && (before?.left ?? false)),
     });
     if (this.seen.size > REMEMBERED) this.seen.delete(this.seen.keys().next().value!);
+  }
+
+  /** Bounds the memory of whole final statuses: past FULL_STATUSES the oldest keeps phase, message and runs. */
+  private keepFull(uid: string): void {
+    this.fullStatuses.push(uid);
+    if (this.fullStatuses.length <= FULL_STATUSES) return;
+    const old = this.seen.get(this.fullStatuses.shift()!);
+    if (old?.status) {
+      const { phase, message, runs } = old.status;
+      old.status = { phase, ...(message !== undefined ? { message } : {}), ...(runs !== undefined ? { runs } : {}) };
+    }
   }
 
   /** True while the notification of this name must not be run: its status was rolled back. */
@@ -124,15 +155,19 @@ export class RestoreGuard {
     if (!held) return;
     const { restored, seen } = held;
     const known = isFinal(seen.status);
-    const status: NotificationStatusBlock = known
+    const whole = known && seen.status?.recoveryWorkflowDetails !== undefined;
+    const status: NotificationStatusBlock = whole
       ? (seen.status ?? {})
-      : {
-          ...restored.status,
-          phase: 'failed',
-          message:
-            'This notification had ended before etcd was restored to a snapshot taken earlier; the engine saw it end but ' +
-            'not how, so it is not run again. Check its host and servers in Nova.',
-        };
+      : known
+        ? // an older one: its final phase over the restored journal, which lacks what came after the snapshot
+          { ...restored.status, ...seen.status }
+        : {
+            ...restored.status,
+            phase: 'failed',
+            message:
+              'This notification had ended before etcd was restored to a snapshot taken earlier; the engine saw it end but ' +
+              'not how, so it is not run again. Check its host and servers in Nova.',
+          };
     const body: Notification = { ...restored, status };
     try {
       const written = await this.o.kube.replaceStatus<Notification>(
@@ -182,7 +217,7 @@ export class RestoreGuard {
       lost++;
       restoreRollbacks.inc({ what: 'vanished' });
       this.o.events.onNotification(
-        s.obj,
+        s.ref,
         'Warning',
         RESTORE_EVENT_REASONS.vanished,
         `etcd was restored to a snapshot older than this notification (last seen ${s.status?.phase ?? 'new'}); ` +
