@@ -23,6 +23,11 @@ function harness(items: Notification[] = []) {
       return body;
     },
     list: async () => ({ metadata: {}, items }),
+    get: async (_ref: unknown, _ns: unknown, name: string) => {
+      const found = items.find((i) => i.metadata.name === name);
+      if (!found) throw new Error('not found');
+      return found;
+    },
   } as unknown as KubeClient;
   const guard = new RestoreGuard({
     kube,
@@ -80,6 +85,18 @@ test('past 2,000 ended notifications the oldest keep their final phase only: wri
   h.guard.observe(n('n2000', 'u2000', { phase: 'running', runs: 1 }));
   await h.guard.reinstate('n2000');
   assert.equal(h.written[1]?.status?.recoveryWorkflowDetails, journal, 'a recent one in whole');
+});
+
+test('a standby that saw one leave reads how it ended, and writes that back after a restore', async () => {
+  const ended = n('c', 'u9', { phase: 'ignored', runs: 1, message: 'host_status UNKNOWN' });
+  const h = harness([ended]);
+  h.guard.observe(n('c', 'u9', { phase: 'running', runs: 1 }));
+  h.guard.observe(n('c', 'u9', { phase: 'running', runs: 1 }), 'left');
+  await new Promise((r) => setTimeout(r, 10));
+  h.guard.observe(n('c', 'u9', { phase: 'running', runs: 1 }));
+  await h.guard.reinstate('c');
+  assert.is(h.written[0]?.status?.phase, 'ignored');
+  assert.is(h.written[0]?.status?.message, 'host_status UNKNOWN');
 });
 
 test('a re-created notification (new uid), a retry and a lagging copy within a run are not rollbacks', () => {

@@ -7,8 +7,8 @@
 // unfinished ones (it ended, or was deleted) never comes back to it under the
 // same uid, so one that does was brought back by a restore. The engine then
 // holds it (never runs it from the restored status) and the leader writes
-// back the final status it had seen, or, when another engine ended it, ends
-// it `failed` saying why; a Warning Event `RolledBackByRestore` and
+// back the final status it had seen (a standby reads how each one ended when
+// it leaves), or, when it never learnt it, ends it `failed` saying why; a Warning Event `RolledBackByRestore` and
 // masakari_restore_rollbacks_total{what="status"}. A notification rolled
 // back within its run is resumed from the restored journal, as after a crash
 // (Nova is asked before anything is sent again). Notifications created after
@@ -39,6 +39,8 @@ export const RESTORE_EVENT_REASONS = { rolledBack: 'RolledBackByRestore', vanish
 const REMEMBERED = 50_000;
 /** Of those, how many keep their whole final status (journal included) to write back; the older keep the phase. */
 const FULL_STATUSES = 2_000;
+/** Reads of ended notifications in flight at once (a standby engine learning how each one ended). */
+const LEARN_CONCURRENCY = 4;
 
 const FINAL = new Set(['finished', 'failed', 'ignored']);
 
@@ -127,6 +129,40 @@ export class RestoreGuard {
       left: how === 'left' || (how === 'written' && (before?.left ?? false)),
     });
     if (this.seen.size > REMEMBERED) this.seen.delete(this.seen.keys().next().value!);
+    // left without a final status seen (another engine ended it): read how it ended while it is still there
+    if (how === 'left' && !isFinal(status)) this.learnFinal(name, uid);
+  }
+
+  private readonly toLearn: Array<{ name: string; uid: string }> = [];
+  private learning = 0;
+
+  /** Reads an ended notification once, a few at a time, to remember its final status. */
+  private learnFinal(name: string, uid: string): void {
+    this.toLearn.push({ name, uid });
+    this.drain();
+  }
+
+  private drain(): void {
+    while (this.learning < LEARN_CONCURRENCY && this.toLearn.length) {
+      const next = this.toLearn.shift()!;
+      this.learning++;
+      void this.o.kube
+        .get<Notification>(RESOURCES.notifications, this.o.namespace, next.name)
+        .then(
+          (got) => {
+            const seen = this.seen.get(next.uid);
+            if (got.metadata.uid !== next.uid || !seen || isFinal(seen.status) || !isFinal(got.status)) return;
+            seen.status = got.status;
+            this.keepFull(next.uid);
+          },
+          // gone (deleted) or unreadable now: it stays remembered as ended, outcome unknown
+          () => undefined,
+        )
+        .finally(() => {
+          this.learning--;
+          this.drain();
+        });
+    }
   }
 
   /** Bounds the memory of whole final statuses: past FULL_STATUSES the oldest keeps phase, message and runs. */
