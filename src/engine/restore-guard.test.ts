@@ -5,10 +5,15 @@ import type { KubeClient } from '../k8s/client.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
 import { RestoreGuard } from './restore-guard.ts';
 
-const n = (name: string, uid: string, status?: NotificationStatusBlock): Notification => ({
+const n = (
+  name: string,
+  uid: string,
+  status?: NotificationStatusBlock,
+  created = '2026-12-04T10:00:00Z',
+): Notification => ({
   apiVersion: 'masakari.openkeel.io/v1alpha1',
   kind: 'Notification',
-  metadata: { name, uid, namespace: 'ns', resourceVersion: '7' },
+  metadata: { name, uid, namespace: 'ns', resourceVersion: '7', creationTimestamp: created },
   spec: {} as Notification['spec'],
   ...(status ? { status } : {}),
 });
@@ -112,10 +117,12 @@ test('a re-created notification (new uid), a retry and a lagging copy within a r
 });
 
 test('after a rewind the leader reports each remembered notification the API server no longer has, once', async () => {
-  const kept = n('kept', 'k1', { phase: 'running', runs: 1 });
+  const kept = n('kept', 'k1', { phase: 'running', runs: 1 }, '2026-12-04T10:00:00Z');
   const h = harness([kept]);
   h.guard.observe(kept);
-  h.guard.observe(n('lost', 'l1', { phase: 'finished', runs: 1 }), 'left');
+  h.guard.observe(n('lost', 'l1', { phase: 'finished', runs: 1 }, '2026-12-04T10:05:00Z'), 'left');
+  // purged before the snapshot: older than every restored notification, absent, not lost
+  h.guard.observe(n('purged', 'p1', { phase: 'finished', runs: 1 }, '2026-11-20T10:00:00Z'), 'left');
   assert.is(await h.guard.reportIfRewound(), 0, 'nothing before a rewind');
   h.guard.rewound();
   h.setLeading(false);

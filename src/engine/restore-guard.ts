@@ -54,6 +54,8 @@ interface Seen {
   ref: Notification;
   /** It left the engine's cache of unfinished notifications: it ended (or was deleted). */
   left: boolean;
+  /** metadata.creationTimestamp (ms): after the newest restored one, an absent notification was lost. */
+  created: number;
 }
 
 /** Only what an Event's `regarding` takes: the object itself may be large (its journal). */
@@ -126,6 +128,7 @@ export class RestoreGuard {
       name,
       status,
       ref: refOf(n),
+      created: Date.parse(n.metadata.creationTimestamp ?? '') || (before?.created ?? 0),
       left: how === 'left' || (how === 'written' && (before?.left ?? false)),
     });
     if (this.seen.size > REMEMBERED) this.seen.delete(this.seen.keys().next().value!);
@@ -245,9 +248,12 @@ export class RestoreGuard {
     if (!this.rewindPending || !this.o.isLeading()) return 0;
     const list = await this.o.kube.list<Notification>(RESOURCES.notifications, this.o.namespace);
     const present = new Set(list.items.map((n) => n.metadata.uid));
+    // Absent and created before the newest restored notification: deleted before the snapshot (a purge),
+    // not lost. Absent and created after it: it came after the snapshot.
+    const newest = Math.max(0, ...list.items.map((n) => Date.parse(n.metadata.creationTimestamp ?? '') || 0));
     let lost = 0;
     for (const [uid, s] of this.seen) {
-      if (present.has(uid) || this.reported.has(uid)) continue;
+      if (present.has(uid) || this.reported.has(uid) || s.created <= newest) continue;
       this.reported.add(uid);
       this.seen.delete(uid);
       lost++;

@@ -58,7 +58,9 @@ export async function restoreRun(seed: number, ctx: RunContext): Promise<Restore
     await ctx.sim.call('POST', '/holds/release', {});
     await ctx.sim.call('DELETE', '/holds');
 
-    // created after the snapshot: a host with no servers and its notification
+    // created after the snapshot: a host with no servers and its notification, a second later at least
+    // (the engine tells lost from purged by creationTimestamp, which has whole seconds)
+    await sleep(1_100);
     await ctx.sim.call('POST', '/hosts', { name: late });
     const segs = await rest.call<{ segments: { uuid: string; name: string }[] }>('GET', '/segments');
     const seg = segs.json.segments.find((s) => s.name === t.segment);
