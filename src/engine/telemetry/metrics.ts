@@ -8,6 +8,7 @@ import { counter, gauge, histogram, registerOnce } from '../../runtime/metric-re
 import { NovaError } from '../../openstack/types.ts';
 import type { NovaClient } from '../../openstack/types.ts';
 import { NOVA_SIDE_EFFECTS } from '../nova/lease-fence.ts';
+import { restoreRollbacks } from '../gates/restore-guard.ts';
 
 const notificationsTotal = counter(
   undefined,
@@ -100,6 +101,7 @@ const ALL: Metric<string>[] = [
   novaCallDuration,
   novaCallErrors,
   recoveryHeld,
+  restoreRollbacks,
 ];
 
 /** Attaches the engine metrics to a registry (idempotent). */
