@@ -60,7 +60,7 @@ export const ENGINE_PARTS = [
   { folder: 'deps', holds: "what the processor's parts are given: deps, leadership term, cache lookups" },
   { folder: 'telemetry', holds: 'Event reasons, phase Events and metrics' },
   { folder: 'run', holds: 'one recovery run: claim, executor, workflow, journal, finish, cancellation' },
-  { folder: 'gates', holds: 'what holds a run back: brakes on mass failure, BMC fence, fencing wait' },
+  { folder: 'gates', holds: 'what holds a run back: brakes, BMC fence, fencing wait, restore guard' },
   { folder: 'periodic', holds: "Masakari's periodic tasks: retry, expiry, freshness" },
 ];
 

@@ -22,16 +22,9 @@ import type { KubeClient } from '../../k8s/client.ts';
 import { isConflict } from '../../k8s/client.ts';
 import { RESOURCES } from '../../k8s/resources.ts';
 import type { Notification, NotificationStatusBlock } from '../../model/types.ts';
-import { counter } from '../../runtime/metric-registry.ts';
 import type { Informer } from '../../runtime/types.ts';
 import type { EngineEvents } from '../deps/processor-deps.ts';
-
-export const restoreRollbacks = counter(
-  undefined,
-  'masakari_restore_rollbacks_total',
-  'Notifications an etcd restore rolled back, as the leading engine found them: status (its status went back; the engine wrote back the one it had seen) or vanished (created after the snapshot, gone since; reported, not re-created).',
-  ['what'] as const,
-);
+import { countRestoreRollback } from '../telemetry/metrics.ts';
 
 export const RESTORE_EVENT_REASONS = { rolledBack: 'RolledBackByRestore', vanished: 'LostInRestore' } as const;
 
@@ -222,7 +215,7 @@ export class RestoreGuard {
       if (!isConflict(e)) throw e;
       return;
     }
-    restoreRollbacks.inc({ what: 'status' });
+    countRestoreRollback('status');
     this.o.events.onNotification(
       restored,
       'Warning',
@@ -257,7 +250,7 @@ export class RestoreGuard {
       this.reported.add(uid);
       this.seen.delete(uid);
       lost++;
-      restoreRollbacks.inc({ what: 'vanished' });
+      countRestoreRollback('vanished');
       this.o.events.onNotification(
         s.ref,
         'Warning',

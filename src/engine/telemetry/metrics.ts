@@ -8,7 +8,13 @@ import { counter, gauge, histogram, registerOnce } from '../../runtime/metric-re
 import { NovaError } from '../../openstack/types.ts';
 import type { NovaClient } from '../../openstack/types.ts';
 import { NOVA_SIDE_EFFECTS } from '../nova/lease-fence.ts';
-import { restoreRollbacks } from '../gates/restore-guard.ts';
+
+const restoreRollbacks = counter(
+  undefined,
+  'masakari_restore_rollbacks_total',
+  'Notifications an etcd restore rolled back, as the leading engine found them: status (its status went back; the engine wrote back the one it had seen) or vanished (created after the snapshot, gone since; reported, not re-created).',
+  ['what'] as const,
+);
 
 const notificationsTotal = counter(
   undefined,
@@ -107,6 +113,11 @@ const ALL: Metric<string>[] = [
 /** Attaches the engine metrics to a registry (idempotent). */
 export function registerEngineMetrics(registry: Registry): void {
   registerOnce(registry, ALL);
+}
+
+/** A notification an etcd restore rolled back (gates/restore-guard.ts): its status went back, or it vanished. */
+export function countRestoreRollback(what: 'status' | 'vanished'): void {
+  restoreRollbacks.inc({ what });
 }
 
 /** A notification reached a final status. */
