@@ -2,6 +2,7 @@
 // KubeClient that answers list calls only, as the engine would call it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rejection } from '../testing/expect-error.ts';
 import type { KubeClient, KubeList, ResourceRef } from '../k8s/client.ts';
 import { KubeError } from '../k8s/client.ts';
 import { scriptedKube } from '../testing/fake-kube.ts';
@@ -138,12 +139,7 @@ test('an approval is not honoured while the policy that lets only approvers writ
 
 test('API failures other than 404/403 propagate so the caller retries', async () => {
   const kube = listingKube({ nodes, fenceagentsremediations: new KubeError(500, 'InternalError', 'etcd down') });
-  try {
-    await fencingProofFor('worker-2', { kube, now: () => NOW });
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, KubeError);
-  }
+  await rejection(fencingProofFor('worker-2', { kube, now: () => NOW }), KubeError);
 });
 
 test.run();

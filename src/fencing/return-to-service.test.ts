@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rejection } from '../testing/expect-error.ts';
 import { HaService } from '../domain/ha-service.ts';
 import { MemoryRepository } from '../domain/testing/memory-repository.ts';
 import type { HaHost, Notification } from '../model/types.ts';
@@ -115,12 +116,7 @@ test('restore: Nova refusing is deferred with its words, maintenance untouched; 
   assert.match(!out.done ? out.message : '', 'HTTP 400');
   assert.ok(s.host().on_maintenance);
   s.nova.failNext('updateService', new NovaError(503, 'unavailable'));
-  try {
-    await restoreHost({ nova: s.nova, service: s.service }, s.host(), s.compute);
-    assert.unreachable('should throw');
-  } catch (err) {
-    assert.instance(err, NovaError);
-  }
+  await rejection(restoreHost({ nova: s.nova, service: s.service }, s.host(), s.compute), NovaError);
   assert.ok(s.host().on_maintenance);
 });
 

@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { generateControlPlanePki } from '../../controlplane/pki.ts';
 import { startFakeRedfish } from '../../simulator/redfish-bmc.ts';
 import type { FakeRedfish } from '../../simulator/redfish-bmc.ts';
+import { rejection } from '../../testing/expect-error.ts';
 import { BmcError } from './bmc.ts';
 import type { BmcFailureKind } from './bmc.ts';
 import { redfishBmc } from './redfish.ts';
@@ -33,18 +34,8 @@ const driver = (o: { password?: string; timeoutMs?: number; systemId?: string; a
     timeoutMs: o.timeoutMs ?? 2_000,
   });
 
-async function failure(p: Promise<unknown>): Promise<BmcError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.instance(err, BmcError);
-    return err as BmcError;
-  }
-  throw new Error('expected a BmcError');
-}
-
 const kind = async (p: Promise<unknown>, k: BmcFailureKind): Promise<BmcError> => {
-  const err = await failure(p);
+  const err = await rejection(p, BmcError);
   assert.is(err.kind, k, err.message);
   return err;
 };
