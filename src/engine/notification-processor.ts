@@ -217,7 +217,7 @@ export class NotificationProcessor {
   }
 
   /**
-   * A notification only its seal admits (src/store/admission-seal.ts) was created
+   * A notification only its seal admits (src/store/admission/seal.ts) was created
    * alongside its duplicate claim: it runs once the claim stands behind it. One
    * that lost its claim's race is deleted, as its creator does (repository.ts
    * discardEarly); undefined: go on.

@@ -129,7 +129,7 @@ export async function ensureMetadata<T extends MasakariObject>(
   }
 }
 
-/** The status write of the kubectl path (store/admission.ts writeStatus); undefined when the object is gone. */
+/** The status write of the kubectl path (store/admission/create.ts writeStatus); undefined when the object is gone. */
 export async function patchStatus<T extends MasakariObject>(
   deps: AdmissionDeps,
   ref: ResourceRef,
@@ -185,7 +185,7 @@ export async function flagNotReady<T extends MasakariObject>(
 }
 
 /**
- * Status of an admitted object: the admission of src/store/admission.ts
+ * Status of an admitted object: the admission of src/store/admission/create.ts
  * (ids, observedGeneration, Ready=True, createdAt once) and updatedAt = now
  * when the spec changed since the last admission (a generation bump seen
  * after the first one). Returns undefined if nothing would change, so

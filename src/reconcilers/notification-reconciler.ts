@@ -3,7 +3,7 @@
 // HostNotFound otherwise, admitted once it does) and not be on maintenance
 // (HostOnMaintenance, for good, as the REST path's 409), and
 // the same duplicate claims decide duplicates (DuplicateNotification,
-// src/store/intake.ts).
+// src/store/admission/duplicate-claim.ts).
 // An admitted one gets uuid/id, sourceHostUuid, failoverSegmentUuid and phase
 // new in status; the engine starts only once status.uuid and sourceHostUuid
 // are there. Once admitted, a notification is the engine's: this reconciler

@@ -21,8 +21,8 @@ import type { IdAllocator } from './ids.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { CrRepository, DEFAULT_PENDING_CLAIM_MS } from './repository.ts';
 import { INDEX } from '../model/indexes.ts';
-import type { AdmissionSeal } from './admission-seal.ts';
-import { sharedSealedVisibility } from './sealed-visibility.ts';
+import type { AdmissionSeal } from './admission/seal.ts';
+import { sharedSealedVisibility } from './admission/visibility.ts';
 import { systemClock } from '../time/clock.ts';
 import type { Clock } from '../time/clock.ts';
 
@@ -45,7 +45,7 @@ export interface CrRepositoryOptions {
   notifications?: NotificationScope;
   /** The store's time (sealed visibility, the orphan sweep); default systemClock. */
   clock?: Clock;
-  /** Seals REST-created notifications instead of writing their admission status (admission-seal.ts). */
+  /** Seals REST-created notifications instead of writing their admission status (admission/seal.ts). */
   seal?: AdmissionSeal;
 }
 

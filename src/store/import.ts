@@ -3,7 +3,7 @@
 // into a FailoverSegment or HaHost that keeps its Masakari uuid and, when the
 // namespace's id sequence never handed it out, its integer id.
 //
-// The same admission protocol as a REST create (src/store/admission.ts): the
+// The same admission protocol as a REST create (src/store/admission/create.ts): the
 // name claim is taken before the object exists (NameTakenError when another
 // object holds the name), the id comes from the sequence's compare-and-swap
 // (reserveImportedId in ids.ts), and the object is admitted by a second
@@ -20,8 +20,8 @@ import { getIfExists } from '../k8s/get-if-exists.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { ANNOTATIONS, API_VERSION, FIELD_MANAGERS, FINALIZERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, MasakariObject } from '../model/types.ts';
-import type { AdmissionPlan, AdmissionWriter } from './admission.ts';
-import { createAdmitted, NoFreeNameError, writeStatus } from './admission.ts';
+import type { AdmissionPlan, AdmissionWriter } from './admission/create.ts';
+import { createAdmitted, NoFreeNameError, writeStatus } from './admission/create.ts';
 import { admissionStatus } from './conditions.ts';
 import { NameClaims } from './claims.ts';
 import { reserveImportedId } from './ids.ts';
@@ -223,7 +223,7 @@ export class StoreImporter {
   // ---------------------------------------------------------------- helpers
 
   /**
-   * The admission protocol (src/store/admission.ts) with the source's uuid:
+   * The admission protocol (src/store/admission/create.ts) with the source's uuid:
    * the REST-style name, then one with the whole uuid if a kubectl-made object
    * already has that one. A server-side dry run before the id is taken means
    * an invalid spec consumes no id, so a re-run after fixing it can still

@@ -4,7 +4,7 @@
 // put back into the cache at once (upsertLocal/deleteLocal), so a read right
 // after a write on this replica reflects it. Segment and host writes are in
 // spec-writes.ts; the notification intake is here: the duplicate check
-// (intake.ts claims), the create, and the admission (admission.ts), whose
+// (admission/duplicate-claim.ts claims), the create, and the admission (admission.ts), whose
 // status write completes in the background. How each SQL guarantee is
 // rebuilt is explained in docs/design/store.md.
 import { randomUUID } from 'node:crypto';
@@ -17,11 +17,11 @@ import type { NotificationRecord } from '../domain/records.ts';
 import type { NewNotification, Repository } from '../domain/repository.ts';
 import { DuplicateNotificationError, NotFoundInStoreError, StoreUnavailableError } from '../domain/repository.ts';
 import { duplicateNotification } from '../domain/messages.ts';
-import type { StoreDeps } from './admission.ts';
-import { admitCreated } from './admission.ts';
-import { payloadHash } from './fingerprints.ts';
-import { claimNotification, findCachedDuplicate, IntakeContendedError } from './intake.ts';
-import { deleteYieldedNotification } from './sealed-intake.ts';
+import type { StoreDeps } from './admission/create.ts';
+import { admitCreated } from './admission/create.ts';
+import { payloadHash } from './admission/fingerprints.ts';
+import { claimNotification, findCachedDuplicate, IntakeContendedError } from './admission/duplicate-claim.ts';
+import { deleteYieldedNotification } from './admission/standing.ts';
 import { toNotificationRecord } from './mapping.ts';
 import { notificationObjectName } from './names.ts';
 import { SpecWrites } from './spec-writes.ts';
@@ -80,7 +80,7 @@ export class CrRepository extends SpecWrites implements Repository {
     // per intake, not two), and deleted again when the claim makes it a
     // duplicate. Until the claim decides, nobody shows it: unsealed, it is not
     // admitted before its status write; sealed, every replica holds it back
-    // until it knows the claim stands behind it (sealed-visibility.ts). If the
+    // until it knows the claim stands behind it (admission/visibility.ts). If the
     // intake fails half way, it is left to the kubectl-path reconciler
     // (unsealed), or the engine (sealed), which ask the claim after a grace.
     let early: Promise<Notification> | undefined;
@@ -149,7 +149,7 @@ export class CrRepository extends SpecWrites implements Repository {
     }
   }
 
-  /** A cached notification counts as stored unless its claim is still deciding it (sealed-visibility.ts). */
+  /** A cached notification counts as stored unless its claim is still deciding it (admission/visibility.ts). */
   private readonly decided = (o: Notification): boolean => !this.deps.sealedVisibility?.hides(o);
 
   private async notificationExists(name: string): Promise<boolean> {

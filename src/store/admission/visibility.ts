@@ -3,7 +3,7 @@
 // Why: the REST path creates its sealed Notification alongside its duplicate
 // claim, not after it (repository.ts createNotification), so an intake costs
 // one API round trip instead of two. A sealed Notification is admitted the
-// moment it exists (admission-seal.ts), so the loser of a duplicate race
+// moment it exists (seal.ts), so the loser of a duplicate race
 // (identical notifications POSTed to two replicas at once) exists, admitted,
 // for the milliseconds between its create and its delete. A replica that
 // listed it then would show a notification whose POST answers 409. Masakari,
@@ -13,7 +13,7 @@
 // admittedBySeal) is provisional on a replica until one of:
 //   - this replica's own intake accepted it (confirm), which is the common
 //     case, and costs nothing;
-//   - its duplicate claim stands behind it (sealedIntakeStanding, intake.ts):
+//   - its duplicate claim stands behind it (sealedIntakeStanding, duplicate-claim.ts):
 //     probed once per such notification, in the background as it enters the
 //     cache, and on demand when a read by its uuid misses (fresh reads);
 //   - it is older than SEALED_CLAIM_GRACE_MS, unless a probe found that it
@@ -24,12 +24,12 @@
 // concurrent intakes). It does count for isUnderRecovery: its host has a
 // notification being decided, and the winner of its race is as new.
 import type { Logger } from 'pino';
-import type { KubeClient } from '../k8s/client.ts';
-import type { Notification } from '../model/types.ts';
-import type { Informer } from '../runtime/types.ts';
-import type { Backoff } from '../k8s/retry-on-conflict.ts';
-import { BackoffManager } from '../runtime/backoff.ts';
-import { sealedIntakeStanding, withinSealedClaimGrace } from './sealed-intake.ts';
+import type { KubeClient } from '../../k8s/client.ts';
+import type { Notification } from '../../model/types.ts';
+import type { Informer } from '../../runtime/types.ts';
+import type { Backoff } from '../../k8s/retry-on-conflict.ts';
+import { BackoffManager } from '../../runtime/backoff.ts';
+import { sealedIntakeStanding, withinSealedClaimGrace } from './standing.ts';
 
 /** Waits between probes of an undecided claim: 50 ms doubling to 1 s, for as long as the notification is young. */
 const PROBE_BACKOFF: Readonly<Backoff> = Object.freeze({

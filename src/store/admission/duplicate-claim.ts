@@ -26,7 +26,7 @@
 // Every accept is one linearizable write to the one register, and each reads
 // the register state its write replaces, so the accepted notifications are
 // exactly those a one-at-a-time Masakari would accept in the order of those
-// writes (src/store/intake.test.ts races them against every order). While
+// writes (src/store/admission/duplicate-claim.test.ts races them against every order). While
 // its holder stands, the register's time only grows: a replace needs a t past
 // the holder's time plus the window.
 //
@@ -48,7 +48,7 @@
 // alongside its claim (onClaimed), and deletes it again if the claim makes it
 // a duplicate. Nobody sees it before the claim decided: unsealed, it is not
 // admitted until its status write; sealed, every replica holds it back until
-// its own intake or the claim confirms it (sealed-visibility.ts). A claim whose holder has no Notification yet counts as a
+// its own intake or the claim confirms it (visibility.ts). A claim whose holder has no Notification yet counts as a
 // create in flight for pendingMs after its accept (whoever finds it so and is
 // its duplicate creates it under the recorded name and uuid: the creator may
 // have crashed), then as a deleted notification (it no longer counts).
@@ -57,23 +57,23 @@
 // into for max(window, CLAIM_MIN_AGE_MS); retention and purge remove a
 // notification's claim with it (deleteClaimOf). A claim never grows: one
 // small object per fingerprint, written once per accepted notification.
-import type { KubeClient } from '../k8s/client.ts';
-import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
-import { getIfExists } from '../k8s/get-if-exists.ts';
-import { RESOURCES } from '../k8s/resources.ts';
-import { CONFLICT_BACKOFF, lostRace, retryOnConflictOr } from '../k8s/retry-on-conflict.ts';
-import { API_VERSION, FIELD_MANAGERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
-import type { HaHost, Notification } from '../model/types.ts';
-import type { ConfigMap } from './configmap.ts';
-import { ROLES } from './configmap.ts';
+import type { KubeClient } from '../../k8s/client.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../../k8s/client.ts';
+import { getIfExists } from '../../k8s/get-if-exists.ts';
+import { RESOURCES } from '../../k8s/resources.ts';
+import { CONFLICT_BACKOFF, lostRace, retryOnConflictOr } from '../../k8s/retry-on-conflict.ts';
+import { API_VERSION, FIELD_MANAGERS, KINDS, LABELS, MANAGED_BY } from '../../model/constants.ts';
+import type { HaHost, Notification } from '../../model/types.ts';
+import type { ConfigMap } from '../configmap.ts';
+import { ROLES } from '../configmap.ts';
 import type { Candidate } from './fingerprints.ts';
 import { cachedPayloadHash, fingerprintKey, isDuplicateOf } from './fingerprints.ts';
-import { INDEX } from '../model/indexes.ts';
-import { notificationHostUuids } from './caches.ts';
-import type { Informer } from '../runtime/types.ts';
-import { notificationClaimName } from './names.ts';
-import { isRefused } from '../domain/admitted.ts';
-import { toEpochMicros } from '../time/format.ts';
+import { INDEX } from '../../model/indexes.ts';
+import { notificationHostUuids } from '../caches.ts';
+import type { Informer } from '../../runtime/types.ts';
+import { notificationClaimName } from '../names.ts';
+import { isRefused } from '../../domain/admitted.ts';
+import { toEpochMicros } from '../../time/format.ts';
 
 /** Claims are kept at least this long after their last accept, whatever the window (the cache covers older ones). */
 export const CLAIM_MIN_AGE_MS = 600_000;

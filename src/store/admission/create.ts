@@ -4,7 +4,7 @@
 // admit objects and all use this module:
 //
 //   - the REST path (src/store/spec-writes.ts for segments and hosts;
-//     src/store/intake.ts with admission-seal.ts for notifications), which
+//     src/store/admission/duplicate-claim.ts with seal.ts for notifications), which
 //     creates the object and admits it at once;
 //   - `masakari-operator import` (src/store/import.ts), which does the same
 //     with the uuid and, when free, the id of a running Masakari's object;
@@ -21,19 +21,19 @@
 // error and must not find the object later); the import and the notification
 // intake leave it, and the reconciler (or a re-run) admits it from its labels.
 import type { Logger } from 'pino';
-import type { KubeClient, ResourceRef } from '../k8s/client.ts';
-import { KubeError, isAlreadyExists } from '../k8s/client.ts';
-import { getIfExists } from '../k8s/get-if-exists.ts';
-import { CONFLICT_BACKOFF, retryOnConflict } from '../k8s/retry-on-conflict.ts';
-import type { FailoverSegment, HaHost, MasakariObject } from '../model/types.ts';
-import type { StoreCaches } from './caches.ts';
-import type { NameClaims } from './claims.ts';
-import type { IdAllocator } from './ids.ts';
-import type { Lifecycle } from './lifecycle.ts';
-import { admissionStatus } from './conditions.ts';
-import type { ClaimKind } from './names.ts';
-import type { AdmissionSeal } from './admission-seal.ts';
-import type { SealedVisibility } from './sealed-visibility.ts';
+import type { KubeClient, ResourceRef } from '../../k8s/client.ts';
+import { KubeError, isAlreadyExists } from '../../k8s/client.ts';
+import { getIfExists } from '../../k8s/get-if-exists.ts';
+import { CONFLICT_BACKOFF, retryOnConflict } from '../../k8s/retry-on-conflict.ts';
+import type { FailoverSegment, HaHost, MasakariObject } from '../../model/types.ts';
+import type { StoreCaches } from '../caches.ts';
+import type { NameClaims } from '../claims.ts';
+import type { IdAllocator } from '../ids.ts';
+import type { Lifecycle } from '../lifecycle.ts';
+import { admissionStatus } from '../conditions.ts';
+import type { ClaimKind } from '../names.ts';
+import type { AdmissionSeal } from './seal.ts';
+import type { SealedVisibility } from './visibility.ts';
 
 /** What every writer of the store holds: the API, the caches, the name claims, the finalizer lifecycle, the ids. */
 export interface StoreDeps {
@@ -44,9 +44,9 @@ export interface StoreDeps {
   claims: NameClaims;
   lifecycle: Lifecycle;
   ids: { segments: IdAllocator; hosts: IdAllocator; notifications: IdAllocator };
-  /** Seals REST-created notifications so they need no admission write (admission-seal.ts); none: the status write. */
+  /** Seals REST-created notifications so they need no admission write (seal.ts); none: the status write. */
   seal?: AdmissionSeal;
-  /** Hides sealed notifications their claim is still deciding (sealed-visibility.ts); none: nothing is. */
+  /** Hides sealed notifications their claim is still deciding (visibility.ts); none: nothing is. */
   sealedVisibility?: SealedVisibility;
 }
 
