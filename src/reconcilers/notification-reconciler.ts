@@ -14,8 +14,9 @@ import type { HaHost, Notification } from '../model/types.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { duplicateNotification, hostNotFoundByName, hostOnMaintenance } from '../domain/messages.ts';
 import { claimNotification, findCachedDuplicate, hostSegmentUuid, objectUuid, payloadHash } from '../store/index.ts';
+import { admissionStatusIfChanged, writeStatusUnlessGone } from '../store/index.ts';
 import type { AdmissionDeps } from './admission.ts';
-import { admittedStatus, chooseId, chooseUuid, ensureMetadata, flagNotReady, patchStatus } from './admission.ts';
+import { chooseId, chooseUuid, ensureMetadata, flagNotReady, reconcilerWriter } from './admission.ts';
 import { isAdmitted, isAdmittedNotification, readyCondition, REASONS } from '../domain/admitted.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
 import { INDEX } from '../model/indexes.ts';
@@ -87,8 +88,7 @@ export async function reconcileNotification(deps: AdmissionDeps, name: string): 
     windowSeconds: window,
     name,
     uuid,
-    exists: async (other) =>
-      other !== name && (await deps.lifecycle.fresh(RESOURCES.notifications, other)) !== undefined,
+    notifications: { lifecycle: deps.lifecycle },
     pendingMs: deps.pendingClaimMs,
     now: deps.now,
   });
@@ -103,7 +103,7 @@ export async function reconcileNotification(deps: AdmissionDeps, name: string): 
     [LABELS.hostUuid]: hostUuid,
   });
   if (!n) return;
-  const status = admittedStatus(
+  const status = admissionStatusIfChanged(
     n,
     {
       uuid,
@@ -115,7 +115,7 @@ export async function reconcileNotification(deps: AdmissionDeps, name: string): 
     deps.now(),
   );
   if (status) {
-    const written = await patchStatus(deps, RESOURCES.notifications, n, status);
+    const written = await writeStatusUnlessGone(reconcilerWriter(deps), RESOURCES.notifications, n, status);
     if (written) caches.notifications.upsertLocal(written);
   }
 }

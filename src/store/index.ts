@@ -37,8 +37,8 @@ export { slimHost } from './slim-host.ts';
 
 // The kubectl/GitOps reconcilers (src/reconcilers/): admission of objects
 // others wrote, over the store's own caches, claims and ids.
-export { writeStatus } from './admission/create.ts';
-export { admissionStatus } from './conditions.ts';
+export { admissionStatusIfChanged, writeStatusUnlessGone } from './admission/status.ts';
+export type { AdmissionWriter } from './admission/status.ts';
 export type { StoreDeps } from './admission/create.ts';
 export { claimNotification, findCachedDuplicate } from './admission/duplicate-claim.ts';
 export { sweepNotificationClaims } from './admission/claim-lifetime.ts';

@@ -10,10 +10,12 @@ import type { FailoverSegment, FailoverSegmentSpec, HaHost, HaHostSpec } from '.
 import type { HostRecord, SegmentRecord } from '../domain/records.ts';
 import type { NewHost, NewSegment } from '../domain/repository.ts';
 import { NotFoundInStoreError } from '../domain/repository.ts';
-import type { AdmissionPlan, AdmissionWriter, StoreDeps } from './admission/create.ts';
+import type { AdmissionPlan, StoreDeps } from './admission/create.ts';
+import type { AdmissionWriter } from './admission/status.ts';
 import type { IdAllocator } from './ids.ts';
 import type { Informer } from '../runtime/types.ts';
-import { createAdmitted, writeStatus } from './admission/create.ts';
+import { createAdmitted } from './admission/create.ts';
+import { writeStatus } from './admission/status.ts';
 import { toHostRecord, toSegmentRecord } from './mapping.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
 import type { ClaimKind } from './names.ts';

@@ -11,7 +11,7 @@ import type { Notification } from '../../model/types.ts';
 import type { ConfigMap } from '../configmap.ts';
 import { deleteExactly, ROLES } from '../configmap.ts';
 import { payloadHash } from './fingerprints.ts';
-import { CLAIM_MIN_AGE_MS, claimNameFor, dataOf } from './duplicate-claim.ts';
+import { CLAIM_MIN_AGE_MS, claimNameFor, dataOf } from './claim-record.ts';
 
 /**
  * Removes claims not accepted into for max(their window, CLAIM_MIN_AGE_MS):

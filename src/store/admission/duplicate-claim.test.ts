@@ -11,7 +11,8 @@ import type { HaHost, Notification } from '../../model/types.ts';
 import type { ConfigMap } from '../configmap.ts';
 import { fingerprintKey, isDuplicateOf, payloadHash } from './fingerprints.ts';
 import type { ClaimOutcome, ClaimRequest } from './duplicate-claim.ts';
-import { CLAIM_MIN_AGE_MS, claimNotification, findCachedDuplicate } from './duplicate-claim.ts';
+import { claimNotification, findCachedDuplicate } from './duplicate-claim.ts';
+import { CLAIM_MIN_AGE_MS } from './claim-record.ts';
 import { deleteYieldedNotification, SEALED_CLAIM_GRACE_MS, sealedIntakeStanding } from './standing.ts';
 import { sweepNotificationClaims } from './claim-lifetime.ts';
 import { notificationClaimName } from '../names.ts';
@@ -46,7 +47,9 @@ function world(kube: KubeClient = new FakeKube()) {
       windowSeconds: W,
       name,
       uuid: `uuid-${name}`,
-      exists: async (n) => created.has(n),
+      notifications: {
+        lifecycle: { fresh: async <T>(_ref: unknown, n: string) => (created.has(n) ? ({} as T) : undefined) },
+      },
       pendingMs: 300_000,
       now: () => new Date(),
       ...extra,

@@ -50,7 +50,7 @@ import { BackoffManager, sleepUnlessAborted } from '../../runtime/backoff.ts';
 import { RESOURCES } from '../../k8s/resources.ts';
 import { ANNOTATIONS, LABELS, MANAGED_BY } from '../../model/constants.ts';
 import type { Notification, NotificationStatusBlock } from '../../model/types.ts';
-import { admissionStatus } from '../conditions.ts';
+import { admissionStatus } from './status.ts';
 import { canonicalJson } from './fingerprints.ts';
 
 /**

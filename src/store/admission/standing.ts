@@ -10,7 +10,10 @@ import type { Notification } from '../../model/types.ts';
 import { notificationHostUuids } from '../caches.ts';
 import type { ConfigMap } from '../configmap.ts';
 import { isDuplicateOf, payloadHash } from './fingerprints.ts';
-import { claimNameFor, dataOf } from './duplicate-claim.ts';
+import { claimNameFor, dataOf } from './claim-record.ts';
+
+/** Where a sealed notification stands with its duplicate claim (sealedIntakeStanding). */
+export type Standing = 'accepted' | 'yielded' | 'undecided';
 
 /** A sealed notification without its claim is taken as accepted after this long (the claim was swept, or never written). */
 export const SEALED_CLAIM_GRACE_MS = 10_000;
@@ -46,7 +49,7 @@ export async function sealedIntakeStanding(
   n: Notification,
   windowSeconds: number,
   now: Date,
-): Promise<'accepted' | 'yielded' | 'undecided'> {
+): Promise<Standing> {
   const hostUuid = notificationHostUuids(n)[0] ?? '';
   const hash = payloadHash(n.spec.payload ?? {});
   const claimName = claimNameFor(n.spec.type, hostUuid, hash, n.spec.generatedTime);

@@ -29,6 +29,7 @@ import type { Notification } from '../../model/types.ts';
 import type { Informer } from '../../runtime/types.ts';
 import type { Backoff } from '../../k8s/retry-on-conflict.ts';
 import { BackoffManager } from '../../runtime/backoff.ts';
+import type { Standing } from './standing.ts';
 import { sealedIntakeStanding, withinSealedClaimGrace } from './standing.ts';
 
 /** Waits between probes of an undecided claim: 50 ms doubling to 1 s, for as long as the notification is young. */
@@ -40,7 +41,8 @@ const PROBE_BACKOFF: Readonly<Backoff> = Object.freeze({
   capMs: 1_000,
 });
 
-type Decision = 'accepted' | 'yielded';
+/** A standing the claim has decided. */
+type Decided = Exclude<Standing, 'undecided'>;
 
 export interface SealedVisibilityDeps {
   kube: KubeClient;
@@ -56,7 +58,7 @@ const awaitingEngine = (n: Notification): boolean => n.status?.admittedBySeal ==
 
 export class SealedVisibility {
   /** Decided notifications still awaiting the engine's first write, by metadata.name. */
-  private readonly decided = new Map<string, Decision>();
+  private readonly decided = new Map<string, Decided>();
   /** Names this replica's intake is deciding right now: it confirms or deletes them itself. */
   private readonly ownIntakes = new Set<string>();
   private readonly probing = new Map<string, Promise<void>>();
