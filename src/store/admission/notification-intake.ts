@@ -17,6 +17,9 @@
 //      (standing.ts deleteYieldedNotification), as the engine does with one
 //      whose creator did not (standing.ts sealedIntakeStanding).
 //
+// The kubectl/GitOps path admits a Notification someone else created through
+// the same claim (claimFoundNotification).
+//
 // Every call goes down, to the files named above and the store's leaves
 // (ids, caches): nothing here is handed to a lower file to be called back.
 import { randomUUID } from 'node:crypto';
@@ -235,4 +238,52 @@ export class NotificationIntake {
     void admitting.finally(() => this.pendingAdmissions.delete(admitting));
     return local;
   }
+}
+
+/** What the kubectl/GitOps path knows of a Notification it found (src/reconcilers/notification-reconciler.ts). */
+export interface FoundNotification {
+  kube: KubeClient;
+  namespace: string;
+  cache: Pick<StoreCaches['notifications'], 'byIndex'>;
+  lifecycle: Pick<Lifecycle, 'fresh'>;
+  notification: Notification;
+  /** Its source host (admitted) and that host's Masakari uuid. */
+  host: HaHost;
+  hostUuid: string;
+  /** The Masakari uuid it is admitted with. */
+  uuid: string;
+  windowSeconds: number;
+  pendingMs: number;
+  now: () => Date;
+}
+
+/**
+ * The kubectl/GitOps path's intake of a Notification someone else created:
+ * the same cached duplicates and the same duplicate claim as accept.
+ * 'duplicate' also when the claim was accepted for another name: an API
+ * request is creating the same notification right now, and that one wins.
+ */
+export async function claimFoundNotification(f: FoundNotification): Promise<'accepted' | 'duplicate'> {
+  const n = f.notification;
+  const name = n.metadata.name ?? '';
+  const candidate = {
+    type: n.spec.type,
+    payloadHash: payloadHash(n.spec.payload),
+    generatedTime: n.spec.generatedTime,
+  };
+  if (findCachedDuplicate(f.cache, f.hostUuid, candidate, f.windowSeconds, name)) return 'duplicate';
+  const outcome = await claimNotification({
+    kube: f.kube,
+    namespace: f.namespace,
+    host: f.host,
+    hostUuid: f.hostUuid,
+    candidate,
+    windowSeconds: f.windowSeconds,
+    name,
+    uuid: f.uuid,
+    notifications: { lifecycle: f.lifecycle },
+    pendingMs: f.pendingMs,
+    now: f.now,
+  });
+  return outcome.kind === 'accepted' && outcome.name === name ? 'accepted' : 'duplicate';
 }
