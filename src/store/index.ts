@@ -26,7 +26,8 @@ export {
 export type { AdmissionSeal } from './admission/seal.ts';
 
 // The engine's notification store: the intake protocol's end (a sealed
-// notification's standing, a yielded duplicate's delete), fresh reads past
+// notification's standing, a yielded duplicate's delete: src/store/admission/,
+// whose owner, notification-intake.ts, takes the REST path's), fresh reads past
 // the cache, the journal's pages and the Ready condition it keeps in step.
 export { deleteYieldedNotification, sealedIntakeStanding } from './admission/standing.ts';
 export { readByUuidInto } from './fresh-reads.ts';

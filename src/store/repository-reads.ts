@@ -18,6 +18,7 @@ import { isAdmitted, isRefused } from '../domain/admitted.ts';
 import { INDEX } from '../model/indexes.ts';
 import { NotificationIndex } from './notification-index.ts';
 import type { SealedVisibility } from './admission/visibility.ts';
+import { visibleNotifications } from './admission/visibility.ts';
 
 export interface RepositoryReadDeps {
   kube: KubeClient;
@@ -44,12 +45,12 @@ export class RepositoryReads {
   private readonly notificationIndex: NotificationIndex;
 
   constructor(private readonly readDeps: RepositoryReadDeps) {
+    this.notificationVisible = visibleNotifications(readDeps.sealedVisibility);
     this.notificationIndex = new NotificationIndex(readDeps.caches.notifications, this.notificationVisible);
   }
 
   /** Admitted, and not a sealed notification its claim has still to decide (admission/visibility.ts). */
-  protected readonly notificationVisible = (n: Notification): boolean =>
-    isAdmitted(n) && !this.readDeps.sealedVisibility?.hides(n);
+  protected readonly notificationVisible: (n: Notification) => boolean;
 
   private get caches(): StoreCaches {
     return this.readDeps.caches;

@@ -26,6 +26,7 @@
 import type { Logger } from 'pino';
 import type { KubeClient } from '../../k8s/client.ts';
 import type { Notification } from '../../model/types.ts';
+import { isAdmitted } from '../../domain/admitted.ts';
 import type { Informer } from '../../runtime/types.ts';
 import type { Backoff } from '../../k8s/retry-on-conflict.ts';
 import { BackoffManager } from '../../runtime/backoff.ts';
@@ -176,6 +177,16 @@ export class SealedVisibility {
       this.timers.set(t, resolve);
     });
   }
+}
+
+/**
+ * The notifications the Masakari API shows: admitted, and not held back by
+ * `visibility` (none: every admitted one). Defined here, not by its reader,
+ * so the cache's event handlers that filter with it (notification-index.ts)
+ * call down into this file rather than back into the repository.
+ */
+export function visibleNotifications(visibility?: Pick<SealedVisibility, 'hides'>): (n: Notification) => boolean {
+  return (n) => isAdmitted(n) && !visibility?.hides(n);
 }
 
 const perCache = new WeakMap<object, { visibility: SealedVisibility; users: number }>();
