@@ -191,7 +191,7 @@ export class StoreImporter {
       observedGeneration: object.metadata.generation,
     };
     if (!isAdmitted(object)) Object.assign(status, await this.lateAdmission(object, 'segments', src, {}));
-    const written = await this.patchStatus(RESOURCES.segments, object, status);
+    const written = await this.writeImportedStatus(RESOURCES.segments, object, status);
     await this.releaseOld('segment', previousName, written);
     return written;
   }
@@ -216,7 +216,7 @@ export class StoreImporter {
     if (!isAdmitted(object)) {
       Object.assign(status, await this.lateAdmission(object, 'hosts', src, { segmentUuid: src.segment_uuid }));
     }
-    const written = await this.patchStatus(RESOURCES.hosts, object, status);
+    const written = await this.writeImportedStatus(RESOURCES.hosts, object, status);
     await this.releaseOld('host', previousName, written);
     return written;
   }
@@ -280,7 +280,7 @@ export class StoreImporter {
     return admissionStatus(obj, { ...fields, uuid: src.uuid, id }, this.now());
   }
 
-  private async patchStatus<T extends MasakariObject>(
+  private async writeImportedStatus<T extends MasakariObject>(
     ref: ResourceRef,
     obj: T,
     status: Record<string, unknown>,

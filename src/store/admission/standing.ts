@@ -71,7 +71,7 @@ export async function sealedIntakeStanding(
 /**
  * Deletes a Notification whose claim yielded to another (a duplicate that
  * lost the race, never shown): its creator does at once
- * (repository.ts discardEarly), the engine when it meets one whose creator
+ * (notification-intake.ts deleteYielded), the engine when it meets one whose creator
  * did not (notification-processor.ts sealedIntake). Only that object (uid
  * precondition); already gone or replaced counts as done.
  */

@@ -1,7 +1,7 @@
 // When a replica may show a sealed notification it did not create itself.
 //
 // Why: the REST path creates its sealed Notification alongside its duplicate
-// claim, not after it (repository.ts createNotification), so an intake costs
+// claim, not after it (notification-intake.ts accept), so an intake costs
 // one API round trip instead of two. A sealed Notification is admitted the
 // moment it exists (seal.ts), so the loser of a duplicate race
 // (identical notifications POSTed to two replicas at once) exists, admitted,
