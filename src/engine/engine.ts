@@ -21,13 +21,12 @@ import { slimHost } from '../store/index.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { Manager } from '../runtime/manager.ts';
-import type { IdSource } from './journal.ts';
 import { bmcForHost } from '../fencing/bmc/factory.ts';
 import { NotificationProcessor } from './notification-processor.ts';
-import type { EngineEvents, FencingPrecondition, ProcessorDeps } from './processor-deps.ts';
-import type { RecoveryDriver } from './recovery-driver.ts';
-import { runPeriodic } from './periodic.ts';
-import { observingWrites, RestoreGuard } from './restore-guard.ts';
+import type { EngineEvents, FencingPrecondition, IdSource, ProcessorDeps } from './deps/processor-deps.ts';
+import type { RecoveryDriver } from './workflows/recovery-driver.ts';
+import { runPeriodic } from './periodic/notification-tasks.ts';
+import { observingWrites, RestoreGuard } from './gates/restore-guard.ts';
 import type { Clock } from '../time/clock.ts';
 import { systemClock } from '../time/clock.ts';
 

@@ -45,7 +45,7 @@ export function returnPolicyOf(spec: { returnToService?: ReturnToService } | und
 
 /**
  * On maintenance because a recovery put it there, not because a person did:
- * the engine latches on_maintenance in status (src/engine/host-flags.ts)
+ * the engine latches on_maintenance in status (src/engine/run/ha-host-flags.ts)
  * while spec, the person's intent, still says false. A person's maintenance
  * (spec true, through REST or kubectl) is never undone.
  */

@@ -6,7 +6,7 @@
 // watcher receives it). A host with a thousand VMs carries about a megabyte
 // of vmoves, progress lines and per-server side-effect records, so the
 // engine keeps a Notification's status under a byte budget and moves the
-// overflow into pages (src/engine/status-writer.ts decides when):
+// overflow into pages (src/engine/status/writer.ts decides when):
 //
 // - A page is written once and never rewritten. It holds settled items:
 //   vmoves (by uuid), effect records (by key) and the oldest progress lines

@@ -5,7 +5,7 @@
 // then the snapshot is restored into a fresh three-member cluster (both API
 // servers stopped and restarted around it, as Kubernetes says). The restored
 // notifications are mid-recovery again and the late one is gone. What must
-// follow (src/engine/restore-guard.ts): each restored notification gets
+// follow (src/engine/gates/restore-guard.ts): each restored notification gets
 // RolledBackByRestore and is finished again without running (no
 // RecoveryStarted or RecoveryResumed after the restore, each server still
 // evacuated exactly once), the late one gets LostInRestore and is not
