@@ -120,6 +120,8 @@ export async function startNhc(opts: {
     output: () => out,
     stop: async () => {
       process.off('exit', killOnExit);
+      // MASAKARI_TEST_NHC_LOG=<file>: keep what NHC logged, to read its side of a failure
+      if (process.env.MASAKARI_TEST_NHC_LOG) writeFileSync(process.env.MASAKARI_TEST_NHC_LOG, out);
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
         const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);

@@ -3,11 +3,12 @@
 // plane. Where nhc-remediation.test.ts creates MasakariRemediations as we read NHC's contract, here
 // NHC creates, annotates and deletes them itself, and each test fails if our remediator disagrees
 // with what it does: the medik8s node lease, the exclude-from-remediation label, the nhc-timed-out
-// annotation and escalation, the Succeeded condition NHC reads, a node healthy again mid-recovery,
-// and minHealthy. Each test has its own NodeHealthCheck over its own Nodes (selected by label), so
-// one NHC process serves the file. Node conditions are written by the tests (there is no kubelet
-// nor node lifecycle controller here): Ready=False with a transition 10 s ago is "unhealthy" at
-// once for the 1 s unhealthy duration used here.
+// annotation and escalation (FenceAgentsRemediation → MasakariRemediation, FAR played by the test
+// through minimal CRDs of its kinds), the Succeeded condition NHC reads, a node healthy again
+// mid-recovery, and minHealthy. Each test has its own NodeHealthCheck over its own Nodes (selected
+// by label), so one NHC process serves the file. Node conditions are written by the tests (there is
+// no kubelet nor node lifecycle controller here): Ready=False with a transition 10 s ago is
+// "unhealthy" at once for the 1 s unhealthy duration used here (production: minutes).
 import { eventually } from '../../support/eventually.ts';
 
 import { randomBytes } from 'node:crypto';
@@ -28,7 +29,12 @@ import { createKubeClient } from '../../../src/k8s/kube-client.ts';
 import type { KubeClient, ResourceRef } from '../../../src/k8s/client.ts';
 import { isAlreadyExists, isNotFound } from '../../../src/k8s/client.ts';
 import { RESOURCES, REMEDIATION_RESOURCES } from '../../../src/k8s/resources.ts';
-import type { LeaseLike, MasakariRemediation, MasakariRemediationSpec } from '../../../src/model/remediation-types.ts';
+import type {
+  FenceAgentsRemediationLike,
+  LeaseLike,
+  MasakariRemediation,
+  MasakariRemediationSpec,
+} from '../../../src/model/remediation-types.ts';
 import type { Condition, Notification } from '../../../src/model/types.ts';
 import { createNovaClient } from '../../../src/openstack/index.ts';
 import type { HttpNovaClient } from '../../../src/openstack/index.ts';
@@ -80,7 +86,7 @@ const test = suite<{ env?: Env }>('the real NodeHealthCheck operator drives Masa
 
 // ------------------------------------------------------------------ fixtures
 
-const GROUPS = { chain: 1, escalate: 1, exclude: 2, lease: 1, midway: 1, quorum: 3 } as const;
+const GROUPS = { chain: 1, farchain: 1, fastfail: 1, stuck: 1, exclude: 2, lease: 1, midway: 1, quorum: 3 } as const;
 type Group = keyof typeof GROUPS;
 
 const cond = (r: { status?: { conditions?: Condition[] } } | undefined, type: string) =>
@@ -148,12 +154,7 @@ const templateRef = (env: Env, name: string) => ({
   name,
 });
 
-async function createTemplate(
-  env: Env,
-  name: string,
-  spec: MasakariRemediationSpec,
-  multiple = false,
-): Promise<void> {
+async function createTemplate(env: Env, name: string, spec: MasakariRemediationSpec, multiple = false): Promise<void> {
   await env.kube.create(REMEDIATION_RESOURCES.templates, env.ns.namespace, {
     apiVersion: 'masakari.openkeel.io/v1alpha1',
     kind: 'MasakariRemediationTemplate',
@@ -174,7 +175,12 @@ async function remediationsOf(env: Env, nodeName: string): Promise<MasakariRemed
 }
 
 async function theRemediation(env: Env, nodeName: string, label = 'NHC to create a MasakariRemediation') {
-  const [r] = await eventually(label, () => remediationsOf(env, nodeName), (l) => l.length > 0, 30_000);
+  const [r] = await eventually(
+    label,
+    () => remediationsOf(env, nodeName),
+    (l) => l.length > 0,
+    30_000,
+  );
   return r!;
 }
 
@@ -212,6 +218,86 @@ async function nhcEvents(env: Env, nhcName: string): Promise<{ reason: string; m
     .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '' }));
 }
 
+// FenceAgentsRemediation(Template) as minimal CRDs of FAR's group/version/kinds: NHC creates the FAR CR
+// from the template, and the tests play FAR's part (its status).
+const FAR_GROUP = 'fence-agents-remediation.medik8s.io';
+const FAR_TEMPLATES: ResourceRef = {
+  group: FAR_GROUP,
+  version: 'v1alpha1',
+  plural: 'fenceagentsremediationtemplates',
+  namespaced: true,
+};
+
+const testCrd = (kind: string, plural: string) => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `${plural}.${FAR_GROUP}` },
+  spec: {
+    group: FAR_GROUP,
+    scope: 'Namespaced',
+    names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+    versions: [
+      {
+        name: 'v1alpha1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+    ],
+  },
+});
+
+const farTemplateRef = (env: Env) => ({
+  apiVersion: `${FAR_GROUP}/v1alpha1`,
+  kind: 'FenceAgentsRemediationTemplate',
+  namespace: env.ns.namespace,
+  name: 'far',
+});
+
+async function createFarTemplate(env: Env): Promise<void> {
+  try {
+    await env.kube.create(FAR_TEMPLATES, env.ns.namespace, {
+      apiVersion: `${FAR_GROUP}/v1alpha1`,
+      kind: 'FenceAgentsRemediationTemplate',
+      metadata: { name: 'far' },
+      spec: { template: { spec: { agent: 'fence_ipmilan', sharedparameters: { '--action': 'off' } } } },
+    });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+}
+
+async function farOf(env: Env, nodeName: string): Promise<FenceAgentsRemediationLike | undefined> {
+  try {
+    return await env.kube.get<FenceAgentsRemediationLike>(
+      REMEDIATION_RESOURCES.fenceAgentsRemediations,
+      env.ns.namespace,
+      nodeName,
+    );
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+async function farSucceeded(env: Env, far: FenceAgentsRemediationLike): Promise<void> {
+  const now = ago(0);
+  const c = (type: string, status: string) => ({
+    type,
+    status,
+    reason: 'FenceAgentSucceeded',
+    message: '',
+    lastTransitionTime: now,
+  });
+  await env.kube.replaceStatus(REMEDIATION_RESOURCES.fenceAgentsRemediations, env.ns.namespace, far.metadata.name!, {
+    ...far,
+    status: {
+      conditions: [c('Processing', 'False'), c('FenceAgentActionSucceeded', 'True'), c('Succeeded', 'True')],
+    },
+  });
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ------------------------------------------------------------------ set-up
@@ -236,6 +322,29 @@ test.before(async (ctx) => {
     async () => {
       try {
         await kube.list(NHCS, undefined);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    (ok) => ok,
+  );
+
+  for (const [kind, plural] of [
+    ['FenceAgentsRemediation', 'fenceagentsremediations'],
+    ['FenceAgentsRemediationTemplate', 'fenceagentsremediationtemplates'],
+  ] as const) {
+    try {
+      await kube.create(RESOURCES.crds, undefined, testCrd(kind, plural));
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+  }
+  await eventually(
+    'the FenceAgentsRemediationTemplate CRD to be served',
+    async () => {
+      try {
+        await kube.list(FAR_TEMPLATES, ns.namespace);
         return true;
       } catch {
         return false;
@@ -345,7 +454,8 @@ test('NotReady → NHC creates the CR and holds the node lease → fenced → ev
   const owner = created.metadata.ownerReferences?.find((o) => o.kind === 'NodeHealthCheck');
   assert.is(owner?.name, nhcName);
   assert.is(owner?.apiVersion, 'remediation.medik8s.io/v1alpha1');
-  assert.equal(created.spec, { fencingProof: 'ManualApproval' });
+  // the template's spec.template.spec, with the CRD's defaults filled in by the API server
+  assert.is(created.spec?.fencingProof, 'ManualApproval');
 
   // NHC holds the medik8s lease while it remediates; our remediator does not count it as a reason to wait.
   const lease = await eventually(
@@ -406,71 +516,122 @@ test('NotReady → NHC creates the CR and holds the node lease → fenced → ev
   );
 });
 
-test('escalation: our Succeeded=False makes NHC escalate at once; its nhc-timed-out annotation stops us', async ({
+test("escalation FAR → Masakari: FAR's Succeeded=True gets no timeout annotation; its proof lets us evacuate", async ({
   env,
 }) => {
   const e = env!;
-  const w = node('escalate', 1);
-  // Step 1 fails fast: its segment namespace has no such host. Step 2 never gets its fencing proof.
-  await createTemplate(e, 'escalate-1', { fencingProof: 'ManualApproval', segmentNamespace: 'no-such-segments' }, true);
-  await createTemplate(e, 'escalate-2', { fencingProof: 'ManualApproval' }, true);
-  const nhcName = await createNhc(e, 'escalate', {
+  const w = node('farchain', 1);
+  await createFarTemplate(e);
+  await createTemplate(e, 'after-far', { fencingProof: 'FenceAgentsRemediation' });
+  const nhcName = await createNhc(e, 'farchain', {
     escalatingRemediations: [
-      { remediationTemplate: templateRef(e, 'escalate-1'), order: 0, timeout: '300s' },
-      { remediationTemplate: templateRef(e, 'escalate-2'), order: 1, timeout: '8s' },
+      { remediationTemplate: farTemplateRef(e), order: 0, timeout: '5s' },
+      { remediationTemplate: templateRef(e, 'after-far'), order: 1, timeout: '300s' },
+    ],
+  });
+  e.sim.state.failHost(w);
+  await setReady(e.kube, w, false);
+
+  // Step 1: NHC creates the FenceAgentsRemediation; FAR (played here) powers the node off and succeeds.
+  const far = await eventually(
+    'NHC to create the FenceAgentsRemediation',
+    () => farOf(e, w),
+    (f) => !!f,
+    30_000,
+  );
+  assert.equal(await remediationsOf(e, w), []);
+  await farSucceeded(e, far!);
+
+  // After FAR's 5 s step NHC moves on without annotating FAR's CR (Succeeded=True) and creates ours.
+  const r = await theRemediation(e, w, 'NHC to escalate to MasakariRemediation');
+  assert.is((await farOf(e, w))?.metadata.annotations?.['remediation.medik8s.io/nhc-timed-out'], undefined);
+  const done = await eventually(
+    'Succeeded=True',
+    () => getRemediation(e, r.metadata.name!),
+    (x) => cond(x, 'Succeeded')?.status !== 'Unknown',
+    60_000,
+  );
+  assert.is(cond(done, 'Succeeded')?.status, 'True', JSON.stringify(done.status));
+  assert.is(cond(done, 'FencingVerified')?.reason, 'FenceAgentActionSucceeded');
+  const status = await e.kube.get<NodeHealthCheck>(NHCS, undefined, nhcName);
+  const steps = status.status?.unhealthyNodes?.find((u) => u.name === w)?.remediations ?? [];
+  assert.is(steps.length, 2);
+  assert.ok(steps[0]!.timedOut, 'FAR step ended by its timeout');
+  assert.not.ok(steps[1]!.timedOut);
+  e.sim.state.recoverHost(w);
+});
+
+test('our Succeeded=False makes NHC escalate at once, long before the step timeout', async ({ env }) => {
+  const e = env!;
+  const w = node('fastfail', 1);
+  await createFarTemplate(e);
+  // The template's segment namespace has no such host: we fail at once (HostNotFound).
+  await createTemplate(e, 'fails', { fencingProof: 'ManualApproval', segmentNamespace: 'no-such-segments' });
+  await createNhc(e, 'fastfail', {
+    escalatingRemediations: [
+      { remediationTemplate: templateRef(e, 'fails'), order: 0, timeout: '300s' },
+      { remediationTemplate: farTemplateRef(e), order: 1, timeout: '300s' },
     ],
   });
   await setReady(e.kube, w, false);
-
-  const first = await theRemediation(e, w);
-  // with the multiple-templates annotation NHC names it <node>-<random>
-  assert.match(first.metadata.name!, new RegExp(`^${w}-[a-z0-9]{5}$`));
-  assert.is(first.metadata.annotations?.['remediation.medik8s.io/template-name'], 'escalate-1');
+  const r = await theRemediation(e, w);
   const failed = await eventually(
-    'our Succeeded=False on step 1',
-    () => getRemediation(e, first.metadata.name!),
-    (r) => cond(r, 'Succeeded')?.status === 'False',
+    'our Succeeded=False',
+    () => getRemediation(e, r.metadata.name!),
+    (x) => cond(x, 'Succeeded')?.status === 'False',
   );
   assert.is(cond(failed, 'Succeeded')?.reason, 'HostNotFound');
-
-  // NHC reads Succeeded=False as "failed": it annotates step 1 and creates step 2 long before step 1's 300 s.
-  const both = await eventually(
-    'NHC to escalate to step 2',
-    () => remediationsOf(e, w),
-    (l) => l.length === 2,
+  await eventually(
+    'NHC to escalate to FAR',
+    () => farOf(e, w),
+    (f) => !!f,
     30_000,
   );
-  const second = both.find((r) => r.metadata.name !== first.metadata.name)!;
-  assert.is(second.metadata.annotations?.['remediation.medik8s.io/template-name'], 'escalate-2');
-  const firstNow = await getRemediation(e, first.metadata.name!);
-  assert.ok(firstNow.metadata.annotations?.['remediation.medik8s.io/nhc-timed-out']);
-  // already finished: the annotation changes nothing of ours
-  assert.is(cond(firstNow, 'Succeeded')?.reason, 'HostNotFound');
+  const annotated = await getRemediation(e, r.metadata.name!);
+  // NHC marks the failed step timed out too; ours is finished already and stays as it was.
+  assert.ok(annotated.metadata.annotations?.['remediation.medik8s.io/nhc-timed-out']);
+  assert.is(cond(annotated, 'Succeeded')?.reason, 'HostNotFound');
+});
 
-  // Step 2 waits for fencing until NHC's 8 s timeout: NHC annotates it, we stop with RemediationTimeoutByNHC.
+test("NHC's step timeout: its nhc-timed-out annotation stops us with RemediationTimeoutByNHC; nothing is filed after", async ({
+  env,
+}) => {
+  const e = env!;
+  const w = node('stuck', 1);
+  await createFarTemplate(e);
+  await createTemplate(e, 'stuck', { fencingProof: 'ManualApproval' });
+  await createNhc(e, 'stuck', {
+    escalatingRemediations: [
+      { remediationTemplate: templateRef(e, 'stuck'), order: 0, timeout: '8s' },
+      { remediationTemplate: farTemplateRef(e), order: 1, timeout: '300s' },
+    ],
+  });
+  await setReady(e.kube, w, false);
+  const r = await theRemediation(e, w);
+  await eventually(
+    'WaitingForFencing',
+    () => getRemediation(e, r.metadata.name!),
+    (x) => cond(x, 'Processing')?.reason === 'WaitingForFencing',
+  );
   const timedOut = await eventually(
-    'RemediationTimeoutByNHC on step 2',
-    () => getRemediation(e, second.metadata.name!),
-    (r) => cond(r, 'Succeeded')?.status === 'False',
+    'RemediationTimeoutByNHC',
+    () => getRemediation(e, r.metadata.name!),
+    (x) => cond(x, 'Succeeded')?.status === 'False',
     40_000,
   );
   assert.ok(timedOut.metadata.annotations?.['remediation.medik8s.io/nhc-timed-out']);
   assert.is(cond(timedOut, 'Succeeded')?.reason, 'RemediationTimeoutByNHC');
   assert.is(cond(timedOut, 'Processing')?.status, 'False');
-  // An approval arriving after the timeout starts nothing.
-  await approve(e, second.metadata.name!);
-  await sleep(1_500);
-  assert.equal(await notifications(e, w), []);
   await eventually(
-    'NHC to run out of templates',
-    () => nhcEvents(e, nhcName),
-    (l) => l.some((ev) => ev.reason === 'NoTemplateLeft'),
+    'NHC to go on to FAR',
+    () => farOf(e, w),
+    (f) => !!f,
     30_000,
   );
-  const status = await e.kube.get<NodeHealthCheck>(NHCS, undefined, nhcName);
-  const steps = status.status?.unhealthyNodes?.find((u) => u.name === w)?.remediations ?? [];
-  assert.is(steps.length, 2);
-  assert.ok(steps.every((s) => s.timedOut));
+  // An approval arriving after the timeout starts nothing.
+  await approve(e, r.metadata.name!);
+  await sleep(1_500);
+  assert.equal(await notifications(e, w), []);
 });
 
 test('the exclude-from-remediation label: "true" stops NHC and holds us; an empty value is ignored by both', async ({
@@ -552,8 +713,11 @@ test('a node lease Node Maintenance holds: NHC creates nothing; once free, NHC t
     ...old,
     spec: { ...old!.spec, acquireTime: stale, renewTime: stale },
   });
-  // NHC retries a taken lease after a minute; touching the Node makes it look now.
-  await e.kube.mergePatch(RESOURCES.nodes, undefined, w, { metadata: { annotations: { 'nhc-test/poke': '1' } } });
+  // NHC retries a taken lease after a minute; a change it watches (the exclude label, set to a value
+  // that excludes nothing) makes it look now.
+  await e.kube.mergePatch(RESOURCES.nodes, undefined, w, {
+    metadata: { labels: { 'remediation.medik8s.io/exclude-from-remediation': 'false' } },
+  });
   const r = await theRemediation(e, w, 'NHC to create the CR after taking the lease over');
   const lease = await readLease(e, w);
   assert.is(lease?.spec?.holderIdentity, `NodeHealthCheck-${nhcName}`);
@@ -622,9 +786,10 @@ test('minHealthy: with too few healthy nodes NHC creates no CR, so nothing reach
   const e = env!;
   const [q1, q2] = [node('quorum', 1), node('quorum', 2)];
   await createTemplate(e, 'quorum', { fencingProof: 'ManualApproval' });
-  const nhcName = await createNhc(e, 'quorum', { remediationTemplate: templateRef(e, 'quorum') }, { minHealthy: 2 });
+  // both fail before NHC looks (one at a time, it would remediate the first while 2 of 3 are healthy)
   await setReady(e.kube, q1, false);
   await setReady(e.kube, q2, false);
+  const nhcName = await createNhc(e, 'quorum', { remediationTemplate: templateRef(e, 'quorum') }, { minHealthy: 2 });
   await eventually(
     'NHC to skip remediation for minHealthy',
     () => nhcEvents(e, nhcName),
