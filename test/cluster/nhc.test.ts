@@ -27,15 +27,13 @@ import { isNotFound } from '../../src/k8s/client.ts';
 import { RESOURCES, REMEDIATION_RESOURCES } from '../../src/k8s/resources.ts';
 import type { MasakariRemediation } from '../../src/model/remediation-types.ts';
 import type { Condition, Notification } from '../../src/model/types.ts';
-import { createNovaClient } from '../../src/openstack/index.ts';
-import type { HttpNovaClient } from '../../src/openstack/index.ts';
 import { createComponent as createRemediation } from '../../src/remediation/component.ts';
 import type { RemediationComponent } from '../../src/remediation/component.ts';
-import { startSimulator } from '../../src/simulator/server.ts';
-import type { Simulator } from '../../src/simulator/server.ts';
 import { createCrRepository } from '../../src/store/index.ts';
 import type { CrRepositoryHandle } from '../../src/store/index.ts';
 import { fastConfig } from '../integration/engine/support.ts';
+import { startComputes } from './support/computes.ts';
+import type { Computes } from './support/computes.ts';
 import { clusterEnv, kubectl, kubectlJson, orderedSteps, ROOT, waitFor, waitPodsReady } from './support/tools.ts';
 
 const exec = promisify(execFile);
@@ -49,8 +47,7 @@ const IMAGE_TIMEOUT_MS = 30 * 60_000;
 interface Ctx {
   node?: string;
   kube?: KubeClient;
-  sim?: Simulator;
-  nova?: HttpNovaClient;
+  computes?: Computes;
   store?: CrRepositoryHandle;
   engine?: Component;
   remediation?: RemediationComponent;
@@ -216,15 +213,21 @@ step(
       async () => ((await kube.list(REMEDIATION_RESOURCES.templates, OPERATOR_NS)) ? true : undefined),
       60_000,
     );
-    ctx.sim = await startSimulator({
-      hosts: [ctx.node, 'spare-compute'],
-      servers: [
-        { name: 'vm-1', host: ctx.node, metadata: { HA_Enabled: 'True' } },
-        { name: 'vm-2', host: ctx.node, metadata: { HA_Enabled: 'True' } },
-      ],
+    const computes = await startComputes();
+    ctx.computes = computes;
+    // the node runs compute host <computes.failed> (the mapping annotation)
+    await kubectl([
+      'annotate',
+      '--overwrite',
+      'node',
+      ctx.node,
+      `masakari.openkeel.io/compute-host=${computes.failed}`,
+    ]);
+    // Masakari's waits shrunk (the test's steps are seconds apart); only HA_Enabled servers move
+    const config = fastConfig((c) => {
+      c.DEFAULT.wait_period_after_service_update = 0;
+      c.host_failure.evacuate_all_instances = false;
     });
-    ctx.nova = createNovaClient(ctx.sim.clientCredentials, { timeoutMs: 5_000, maxRetries: 1 });
-    const config = fastConfig();
     ctx.store = createCrRepository({ kube, namespace: OPERATOR_NS, config, log });
     await ctx.store.start();
     const segment = await ctx.store.createSegment({
@@ -234,7 +237,7 @@ step(
       description: null,
       enabled: true,
     });
-    for (const name of [ctx.node, 'spare-compute']) {
+    for (const name of [computes.failed, ...computes.others]) {
       await ctx.store.createHost(segment.uuid, {
         name,
         type: 'COMPUTE',
@@ -243,13 +246,14 @@ step(
         on_maintenance: false,
       });
     }
-    await waitFor('the hosts', async () => (ctx.store!.listHosts().length === 2 ? true : undefined), 30_000, 200);
+    const count = 1 + computes.others.length;
+    await waitFor('the hosts', async () => (ctx.store!.listHosts().length === count ? true : undefined), 30_000, 200);
     ctx.stop = new AbortController();
     const appContext = (identity: string) => ({
       config,
       namespace: OPERATOR_NS,
       kube,
-      nova: ctx.nova!,
+      nova: computes.nova,
       log: log.child({ identity }),
       metrics: new Registry(),
       identity,
@@ -284,7 +288,7 @@ step(
 
 step('kubelet stopped → NotReady → NHC creates the CR → fenced → evacuated → Ready → NHC deletes it', async () => {
   const kube = ctx.kube!;
-  const sim = ctx.sim!;
+  const computes = ctx.computes!;
   ctx.kubeletPid = kubeletPid();
   process.kill(ctx.kubeletPid, 'SIGSTOP');
   mark('kubelet stopped (SIGSTOP)');
@@ -292,7 +296,7 @@ step('kubelet stopped → NotReady → NHC creates the CR → fenced → evacuat
     await waitFor('the Node NotReady', async () => ((await nodeReady()) !== 'True' ? true : undefined), 180_000);
     mark('Node NotReady (kube-controller-manager: Ready=Unknown)');
     // the node is down: so is its nova-compute
-    sim.state.failHost(ctx.node!);
+    await computes.fail();
     const [created] = await waitFor(
       'NHC to create the MasakariRemediation',
       async () => {
@@ -354,7 +358,9 @@ step('kubelet stopped → NotReady → NHC creates the CR → fenced → evacuat
     const n = await kube.get<Notification>(RESOURCES.notifications, OPERATOR_NS, done.status!.notificationName!);
     assert.is(n.status?.phase, 'finished');
     mark('evacuated (notification finished, Succeeded=True)');
-    for (const s of sim.state.servers.values()) assert.is.not(s.host, ctx.node, `${s.name} still on ${ctx.node}`);
+    for (const [name, host] of await computes.placement()) {
+      assert.ok(computes.others.includes(host), `${name} is on ${host}, not on one of ${computes.others.join(', ')}`);
+    }
   } finally {
     process.kill(ctx.kubeletPid, 'SIGCONT');
   }
@@ -385,10 +391,13 @@ step('kubelet stopped → NotReady → NHC creates the CR → fenced → evacuat
   mark('NHC counts the node healthy');
   // The repaired host's nova-compute comes back. Here the test does it (as the operator's manual
   // step of docs/medik8s.md "Delete"); the return-to-service on deletion is issue 31's.
-  sim.state.recoverHost(ctx.node!);
+  await computes.recover();
+  mark(`${computes.failed}'s nova-compute back up and enabled (by the test)`);
   const start = ctx.timeline[0]!.at;
   const lines = ctx.timeline.map((t) => `  +${((t.at - start) / 1000).toFixed(1).padStart(6)} s  ${t.step}`);
-  process.stdout.write(`\nNHC chain timeline (${new Date(start).toISOString()}):\n${lines.join('\n')}\n`);
+  process.stdout.write(
+    `\nNHC chain timeline, ${computes.kind} (${new Date(start).toISOString()}):\n${lines.join('\n')}\n`,
+  );
 });
 
 test.after(async () => {
@@ -418,9 +427,7 @@ test.after(async () => {
   await ctx.remediation?.stop();
   await ctx.engine?.stop();
   await ctx.store?.stop();
-  await ctx.nova?.session.close();
-  ctx.sim?.state.clearTimers();
-  await ctx.sim?.stop();
+  await ctx.computes?.stop();
   await kubectl(['delete', 'namespace', OPERATOR_NS, '--ignore-not-found', '--wait=false']).catch(() => undefined);
 });
 
