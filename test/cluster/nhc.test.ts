@@ -4,7 +4,8 @@
 // node-monitor grace period, NHC creates the MasakariRemediation from our template, the fencing is
 // approved (fencingProof ManualApproval: the person who powered the host off says so), the engine
 // evacuates the host's servers on the Nova simulator, the kubelet resumes, the Node turns Ready, NHC
-// deletes the CR and our finalizer lets it go. The remediator and the engine run in this process
+// deletes the CR, and the remediator returns the host to service (the segment's returnToService policy
+// Restore) before its finalizer lets the CR go. The remediator and the engine run in this process
 // against the cluster's API server (the operator pods of helm.test.ts are not needed for it); NHC
 // runs in the cluster from the image hack/nhc/image.sh builds (Debian base, no registry). The
 // timeline of the run is printed at the end (docs/medik8s.md quotes one).
@@ -246,6 +247,10 @@ step(
         on_maintenance: false,
       });
     }
+    // once NHC deletes the CR, the remediator returns the host to service (src/remediation/return-on-delete.ts)
+    await kube.mergePatch(RESOURCES.segments, OPERATOR_NS, segment.k8sName, {
+      spec: { returnToService: { policy: 'Restore' } },
+    });
     const count = 1 + computes.others.length;
     await waitFor('the hosts', async () => (ctx.store!.listHosts().length === count ? true : undefined), 30_000, 200);
     ctx.stop = new AbortController();
@@ -389,10 +394,28 @@ step('kubelet stopped → NotReady → NHC creates the CR → fenced → evacuat
   );
   assert.equal(nhc.status?.unhealthyNodes ?? [], []);
   mark('NHC counts the node healthy');
-  // The repaired host's nova-compute comes back. Here the test does it (as the operator's manual
-  // step of docs/medik8s.md "Delete"); the return-to-service on deletion is issue 31's.
-  await computes.recover();
-  mark(`${computes.failed}'s nova-compute back up and enabled (by the test)`);
+  // Return to service, by the remediator on the deletion (segment policy Restore): forced_down
+  // cleared, the service enabled, the host out of maintenance.
+  const svc = await waitFor(
+    `${computes.failed}'s nova-compute returned to service`,
+    async () => {
+      const s = await computes.service();
+      const host = ctx.store!.listHosts().find((h) => h.name === computes.failed);
+      return !s.forced_down && s.status === 'enabled' && host && !host.on_maintenance ? s : undefined;
+    },
+    60_000,
+    250,
+  );
+  assert.is(svc.forced_down, false);
+  mark('back in service (forced_down off, service enabled, on_maintenance off: by the remediator)');
+  // and the repaired host's nova-compute runs again
+  await computes.restartCompute();
+  await waitFor(
+    `${computes.failed}'s nova-compute up`,
+    async () => ((await computes.service()).state === 'up' ? true : undefined),
+    180_000,
+  );
+  mark(`${computes.failed}'s nova-compute up`);
   const start = ctx.timeline[0]!.at;
   const lines = ctx.timeline.map((t) => `  +${((t.at - start) / 1000).toFixed(1).padStart(6)} s  ${t.step}`);
   process.stdout.write(

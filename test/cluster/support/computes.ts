@@ -20,8 +20,10 @@ export interface Computes {
   fail(): Promise<void>;
   /** Where each server runs now (server name → compute host). */
   placement(): Promise<Map<string, string>>;
-  /** The repaired host back: nova-compute running, the service up and enabled again. */
-  recover(): Promise<void>;
+  /** The compute service of the failed host as Nova lists it. */
+  service(): Promise<{ status: string; state: string; forced_down: boolean }>;
+  /** The repaired host's nova-compute runs again (once the operator has cleared forced_down). */
+  restartCompute(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -45,7 +47,8 @@ async function simulatorComputes(): Promise<Computes> {
     nova,
     fail: async () => void sim.state.failHost(failed!),
     placement: async () => new Map([...sim.state.servers.values()].map((s) => [s.name, s.host ?? ''])),
-    recover: async () => void sim.state.recoverHost(failed!, { forcedDown: false, enable: true }),
+    service: async () => serviceOf(nova, failed!),
+    restartCompute: async () => void sim.state.recoverHost(failed!),
     stop: async () => {
       await nova.session.close();
       sim.state.clearTimers();
@@ -73,12 +76,6 @@ async function miniCloudComputes(): Promise<Computes> {
     interface: env.OS_INTERFACE ?? null,
   };
   const nova = createNovaClient(creds, { timeoutMs: 30_000, maxRetries: 2 });
-  const service = async () => {
-    const r = await cloud.admin('GET', `/os-services?binary=nova-compute&host=${failed}`);
-    const svc = (r.body as { services: { id: string; state: string }[] }).services[0];
-    if (!svc) throw new Error(`no nova-compute service on ${failed}`);
-    return svc;
-  };
   return {
     kind: 'mini OpenStack (real Nova)',
     failed: failed!,
@@ -94,22 +91,17 @@ async function miniCloudComputes(): Promise<Computes> {
           }),
         ),
       ),
-    recover: async () => {
-      // the operator's steps once the host is repaired (docs/medik8s.md, "Delete"): forced_down
-      // first, or Nova keeps reporting the restarted service down
-      const { id } = await service();
-      const put = async (body: object) => {
-        const r = await cloud.admin('PUT', `/os-services/${id}`, body, '2.53');
-        if (r.status !== 200)
-          throw new Error(`PUT os-services ${JSON.stringify(body)}: ${r.status} ${JSON.stringify(r.body)}`);
-      };
-      await put({ forced_down: false });
-      await cloud.startCompute(failed!);
-      await put({ status: 'enabled' });
-    },
+    service: async () => serviceOf(nova, failed!),
+    restartCompute: () => cloud.startCompute(failed!),
     stop: async () => {
       await nova.session.close();
       await cloud.reset().catch(() => undefined);
     },
   };
+}
+
+async function serviceOf(nova: HttpNovaClient, host: string) {
+  const [svc] = (await nova.listServices({ binary: 'nova-compute', host })).filter((s) => s.host === host);
+  if (!svc) throw new Error(`Nova lists no nova-compute on ${host}`);
+  return { status: svc.status, state: svc.state, forced_down: svc.forced_down };
 }
