@@ -4,9 +4,8 @@
 // node-monitor grace period, NHC creates the MasakariRemediation from our template, the fencing is
 // approved (fencingProof ManualApproval: the person who powered the host off says so), the engine
 // evacuates the host's servers (Nova simulator, or the mini OpenStack: support/computes.ts), the
-// kubelet resumes, the Node turns Ready, NHC
-// deletes the CR, and the remediator returns the host to service (the segment's returnToService policy
-// Restore) before its finalizer lets the CR go. The remediator and the engine run in this process
+// kubelet resumes, the Node turns Ready, NHC deletes the CR, and the remediator returns the host to
+// service (the segment's returnToService policy Restore) before its finalizer lets the CR go. The remediator and the engine run in this process
 // against the cluster's API server (the operator pods of helm.test.ts are not needed for it); NHC
 // runs in the cluster from the image hack/nhc/image.sh builds (Debian base, no registry). The
 // timeline of the run is printed at the end (docs/medik8s.md quotes one).
