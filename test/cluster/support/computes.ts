@@ -5,7 +5,16 @@
 // Either way one compute host stands for the cluster's node, and servers run on it.
 import { createNovaClient } from '../../../src/openstack/index.ts';
 import type { HttpNovaClient, PasswordCredentials } from '../../../src/openstack/index.ts';
-import { bootServer, ensureFlavor, getServer, waitServers } from '../../../src/openstack-cloud/servers.ts';
+import { startOpenStackCloud } from '../../../src/openstack-cloud/cloud.ts';
+import { startCloudControl } from '../../../src/openstack-cloud/control.ts';
+import {
+  bootServer,
+  deleteServers,
+  ensureFlavor,
+  getServer,
+  waitServers,
+} from '../../../src/openstack-cloud/servers.ts';
+import type { NovaCall } from '../../../src/openstack-cloud/servers.ts';
 import { startSimulator } from '../../../src/simulator/server.ts';
 import { useCloud } from '../../openstack/support/cloud.ts';
 
@@ -57,13 +66,49 @@ async function simulatorComputes(): Promise<Computes> {
   };
 }
 
+/**
+ * Boots a server on the host; a NoValidHost right after the cloud's bring-up (the compute has not
+ * reported its inventory to Placement yet) is retried a few times.
+ */
+async function bootOn(admin: NovaCall, flavor: string, name: string, host: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    const id = await bootServer(admin, flavor, { name, host });
+    try {
+      await waitServers(admin, [id], 'ACTIVE');
+      return id;
+    } catch (err) {
+      if (attempt >= 5 || !/No valid host/i.test(String(err))) throw err;
+      await deleteServers(admin, [id]);
+      await new Promise((r) => setTimeout(r, 5_000));
+    }
+  }
+}
+
 async function miniCloudComputes(): Promise<Computes> {
+  // A private cloud (unless the runner's is named), stopped with the computes: a cloud left to
+  // useCloud's beforeExit would keep this process alive.
+  let own: { stop(): Promise<void> } | undefined;
+  if (!process.env.MASAKARI_TEST_OPENSTACK_CONTROL) {
+    const started = await startOpenStackCloud();
+    const control = await startCloudControl(started);
+    own = { stop: () => control.close().then(() => started.stop()) };
+    process.env.MASAKARI_TEST_OPENSTACK_CONTROL = control.url;
+  }
+  try {
+    return await onMiniCloud(own);
+  } catch (err) {
+    await own?.stop();
+    throw err;
+  }
+}
+
+async function onMiniCloud(own: { stop(): Promise<void> } | undefined): Promise<Computes> {
   const cloud = await useCloud();
   await cloud.reset();
   const [failed, ...others] = cloud.desc.computes;
   const flavor = await ensureFlavor(cloud.admin);
-  const ids = await Promise.all(SERVERS.map((name) => bootServer(cloud.admin, flavor, { name, host: failed! })));
-  await waitServers(cloud.admin, ids, 'ACTIVE');
+  const ids: string[] = [];
+  for (const name of SERVERS) ids.push(await bootOn(cloud.admin, flavor, name, failed!));
   const env = cloud.desc.adminEnv;
   const creds: PasswordCredentials = {
     auth_url: env.OS_AUTH_URL!,
@@ -95,7 +140,8 @@ async function miniCloudComputes(): Promise<Computes> {
     restartCompute: () => cloud.startCompute(failed!),
     stop: async () => {
       await nova.session.close();
-      await cloud.reset().catch(() => undefined);
+      if (own) await own.stop();
+      else await cloud.reset().catch(() => undefined);
     },
   };
 }
