@@ -396,16 +396,32 @@ step('kubelet stopped → NotReady → NHC creates the CR → fenced → evacuat
   mark('NHC counts the node healthy');
   // Return to service, by the remediator on the deletion (segment policy Restore): forced_down
   // cleared, the service enabled, the host out of maintenance.
-  const svc = await waitFor(
-    `${computes.failed}'s nova-compute returned to service`,
-    async () => {
-      const s = await computes.service();
-      const host = ctx.store!.listHosts().find((h) => h.name === computes.failed);
-      return !s.forced_down && s.status === 'enabled' && host && !host.on_maintenance ? s : undefined;
-    },
-    60_000,
-    250,
-  );
+  const svc = await (async () => {
+    try {
+      return await waitFor(
+        `${computes.failed}'s nova-compute returned to service`,
+        async () => {
+          const s = await computes.service();
+          const host = ctx.store!.listHosts().find((h) => h.name === computes.failed);
+          return !s.forced_down && s.status === 'enabled' && host && !host.on_maintenance ? s : undefined;
+        },
+        60_000,
+        250,
+      );
+    } catch (err) {
+      // the remediator's own account of the deletion (its RemediationDeleted Event) says what it left
+      const events = await kubectlJson<{ items: { reason?: string; note?: string }[] }>([
+        'get',
+        'events.events.k8s.io',
+        '-n',
+        OPERATOR_NS,
+      ]).catch(() => ({ items: [] }));
+      const notes = events.items.filter((e) => e.reason === 'RemediationDeleted').map((e) => e.note);
+      throw new Error(
+        `${err instanceof Error ? err.message : String(err)}; RemediationDeleted: ${JSON.stringify(notes)}`,
+      );
+    }
+  })();
   assert.is(svc.forced_down, false);
   mark('back in service (forced_down off, service enabled, on_maintenance off: by the remediator)');
   // and the repaired host's nova-compute runs again
