@@ -63,6 +63,11 @@ export interface OpenStackCloud {
   timings: Record<string, number>;
   /** oslo.messaging URL of the cloud's RabbitMQ (for another service's RPC, e.g. Masakari's). */
   transportUrl: string;
+  /**
+   * Starts a helper process (an emulated BMC) owned like the cloud's own: in its own group, logged to
+   * dir/log/<name>.log, guarded by the watchdog (so its command line must name dir) and stopped by stop().
+   */
+  launch(name: string, cmd: string, args: string[], env?: NodeJS.ProcessEnv): ManagedProcess;
   stop(): Promise<void>;
 }
 
@@ -330,6 +335,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
     timings,
     transportUrl: rabbitUrl(ports),
     setMasakariEndpoint: (url) => ks.setEndpoint('instance-ha', 'masakari', url),
+    launch: (name, cmd, args, env) => launch(name, cmd, args, env ?? pyEnv),
     computeRunning: (host) => {
       const p = procs.get(`nova-compute-${host}`);
       return p !== undefined && !p.exit;

@@ -125,6 +125,7 @@ export async function withScenario(
     undone.servicesEnabled.length && `enabled ${undone.servicesEnabled.join(', ')}`,
     undone.serversDeleted && `deleted ${undone.serversDeleted} servers`,
     undone.aggregatesDeleted && `deleted ${undone.aggregatesDeleted} aggregates`,
+    ...(undone.bmcsReset ?? []),
   ].filter(Boolean);
   if (left.length) process.stdout.write(`\n[${prefix}] reset the cloud: ${left.join('; ')}\n`);
   const e: Env = { cloud, ns, venv, flavor: flavorId, operator };
