@@ -8,10 +8,12 @@
 //   GET  /computes                  [{host, running}]
 //   PUT  /endpoints/instance-ha     {"url": …}: the catalog's masakari endpoint
 //   GET  /nova/exchanges?since=N    what went through the nova-api proxy after seq N
+//   PUT  /nova/down                 {"down": true|false}: the proxy closes every connection unanswered (an outage)
 //   GET  /standins/unexpected       requests the Glance/Neutron stand-ins did not serve
 //   POST /reset                     back to the just-started state (reset.ts): computes up and
 //                                   enabled, no servers, no aggregates; answers what it undid
-//                                   (with emulated BMCs: every BMC running, every host powered on)
+//                                   (Nova reachable again; with emulated BMCs: every BMC running, every
+//                                   host powered on)
 // The emulated BMCs (bmc/emulated-bmcs.ts), started by the first POST /bmcs:
 //   POST /bmcs                      start them (once); answers their description (URLs, credentials)
 //   GET  /bmcs/events?since=N       the power changes after seq N, with their times
@@ -83,11 +85,18 @@ export async function startCloudControl(
           await cloud.setMasakariEndpoint(body.url);
           return [200, { url: body.url }];
         }
+        if (req.method === 'PUT' && url.pathname === '/nova/down') {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { down?: unknown };
+          if (typeof body.down !== 'boolean') return [400, { error: 'down (boolean) required' }];
+          cloud.recorder.setDown(body.down);
+          return [200, { down: body.down }];
+        }
         if (req.method === 'GET' && url.pathname === '/nova/exchanges') {
           const since = Number(url.searchParams.get('since') ?? 0) || 0;
           return [200, { last: cloud.recorder.lastSeq(), exchanges: cloud.recorder.since(since) }];
         }
         if (req.method === 'POST' && url.pathname === '/reset') {
+          cloud.recorder.setDown(false);
           // the BMCs first: powering a host on starts its nova-compute, which resetCloud would otherwise start
           const bmcsReset = bmcs ? await (await bmcs).reset() : [];
           return [200, { ...(await resetCloud(cloud, cloud.keystone.nova)), bmcsReset }];
