@@ -32,6 +32,7 @@ import { RESOURCES } from '../src/k8s/resources.ts';
 import { ENGINE_LEASE_NAME } from '../src/engine/engine.ts';
 import { REMEDIATION_LEASE_NAME } from '../src/model/remediation-constants.ts';
 import { STORE_LEASE_NAME } from '../src/reconcilers/component.ts';
+import { DETECTION_LEASE_NAME } from '../src/detection/component.ts';
 import { startSimulator, type Simulator } from '../src/simulator/server.ts';
 import { freePort } from '../src/controlplane/ports.ts';
 import { CERT_FILE, KEY_FILE } from '../src/webhook/tls.ts';
@@ -73,7 +74,7 @@ async function ensureNamespace(kube: KubeClient, name: string): Promise<void> {
 }
 
 /** The Leases every operator process elects its leaders under (src/runtime/manager.ts). */
-const OPERATOR_LEASES = [ENGINE_LEASE_NAME, REMEDIATION_LEASE_NAME, STORE_LEASE_NAME];
+const OPERATOR_LEASES = [ENGINE_LEASE_NAME, REMEDIATION_LEASE_NAME, STORE_LEASE_NAME, DETECTION_LEASE_NAME];
 /** Clock skew allowed between this machine and whoever renewed a Lease. */
 const LEASE_SKEW_MS = 60_000;
 
@@ -268,7 +269,7 @@ async function main(): Promise<number> {
       MASAKARI_LISTEN: env.MASAKARI_LISTEN ?? '127.0.0.1:15868',
       MASAKARI_METRICS_LISTEN: env.MASAKARI_METRICS_LISTEN ?? '127.0.0.1:8081',
       MASAKARI_AUTH_STRATEGY: env.MASAKARI_AUTH_STRATEGY ?? 'noauth2',
-      MASAKARI_COMPONENTS: env.MASAKARI_COMPONENTS ?? 'api,engine,remediation',
+      MASAKARI_COMPONENTS: env.MASAKARI_COMPONENTS ?? 'api,engine,remediation,detection',
     };
     const apiUrl = `http://${operatorEnv.MASAKARI_LISTEN}/v1`;
     // On our own throwaway control plane, also run the validating admission

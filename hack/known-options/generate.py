@@ -8,6 +8,7 @@ path (pip download --no-deps masakari==22.0.0, unzip), e.g.:
   PYTHONPATH=/tmp/masakari python hack/known-options/generate.py > src/config/known-options.ts
 """
 
+import textwrap
 import importlib.metadata
 import warnings
 
@@ -119,15 +120,37 @@ def main():
     out.append("")
     out.append("export type KnownOptionType = 'string' | 'integer' | 'float' | 'boolean' | 'list' | 'dict' | 'multi';")
     out.append("")
-    out.append("export const KNOWN_OPTIONS: Readonly<Record<string, Readonly<Record<string, KnownOptionType>>>> = {")
+    out.append("/** Per group, per type, the option names separated by white space (compact: the table is data). */")
+    out.append("const LISTED: Readonly<Record<string, Partial<Record<KnownOptionType, string>>>> = {")
     for group in sorted(groups, key=lambda g: (g != "DEFAULT", g)):
-        key = group if group.isidentifier() else repr(group)
+        key = group if group.isidentifier() else "'" + group + "'"
         out.append(f"  {key}: {{")
-        for name in sorted(groups[group]):
-            k = name if name.isidentifier() else "'" + name + "'"
-            out.append(f"    {k}: '{groups[group][name]}',")
+        for kind in ("string", "integer", "float", "boolean", "list", "dict", "multi"):
+            names = sorted(n for n, k in groups[group].items() if k == kind)
+            if not names:
+                continue
+            lines = textwrap.wrap(" ".join(names), width=100, break_long_words=False, break_on_hyphens=False)
+            if len(lines) == 1:
+                out.append(f"    {kind}: `{lines[0]}`,")
+            else:
+                out.append(f"    {kind}: `")
+                out.extend(f"      {line}" for line in lines)
+                out.append("    `,")
         out.append("  },")
     out.append("};")
+    out.append("")
+    out.append(
+        "export const KNOWN_OPTIONS: Readonly<Record<string, Readonly<Record<string, KnownOptionType>>>> = Object.fromEntries("
+    )
+    out.append("  Object.entries(LISTED).map(([group, byType]) => [")
+    out.append("    group,")
+    out.append("    Object.fromEntries(")
+    out.append("      Object.entries(byType).flatMap(([type, names]) =>")
+    out.append("        (names ?? '').split(/\\s+/).filter(Boolean).map((name) => [name, type as KnownOptionType]),")
+    out.append("      ),")
+    out.append("    ),")
+    out.append("  ]),")
+    out.append(");")
     print("\n".join(out))
 
 

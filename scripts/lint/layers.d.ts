@@ -17,5 +17,6 @@ export interface Zone {
 export const COMPOSITION_ROOTS: string;
 export const LAYERS: Layer[];
 export const TOOLS: string[];
+export const STORE_DOOR: string;
 export const OUTSIDE_LAYERS: string[];
 export function layerZones(): Zone[];

@@ -15,6 +15,9 @@
 // - TOOLS are the development and test programs that ship in src/ (the Nova
 //   simulator, the throwaway control plane, the mini OpenStack): they may
 //   import the product, the product never imports them.
+// - The store has one door (STORE_DOOR): outside src/store/, product code
+//   and tools import src/store/index.ts and no other file of the store, so
+//   everything else in src/store/ stays private.
 // - Tests (*.test.ts) and test helpers (testing/ folders) are outside the
 //   layers: they may import whatever they exercise.
 
@@ -29,12 +32,19 @@ export const LAYERS = [
   { name: 'runtime', folders: ['runtime', 'config'] },
   { name: 'store', folders: ['store'] },
   { name: 'shared features', folders: ['fencing'] },
-  { name: 'features', folders: ['engine', 'reconcilers', 'remediation', 'webhook', 'api', 'ops'], isolated: true },
+  {
+    name: 'features',
+    folders: ['engine', 'reconcilers', 'remediation', 'webhook', 'api', 'ops', 'detection'],
+    isolated: true,
+  },
   { name: 'app', folders: ['app'], files: [COMPOSITION_ROOTS] },
   { name: 'entry points', folders: ['cli', 'main.ts'] },
 ];
 
 export const TOOLS = ['simulator', 'controlplane', 'openstack-cloud'];
+
+/** The one file of src/store/ that code outside src/store/ may import. */
+export const STORE_DOOR = 'src/store/index.ts';
 
 /** Files of src/ that are not product code, so no layer applies to them. */
 export const OUTSIDE_LAYERS = ['src/**/*.test.ts', 'src/**/testing/**', 'src/testing/**'];
@@ -78,6 +88,12 @@ export function layerZones() {
       });
     }
   }
+  zones.push({
+    target: [...LAYERS.flatMap((l) => paths(l.folders.filter((f) => f !== 'store'))), ...paths(TOOLS)],
+    from: 'src/store',
+    except: ['./index.ts'],
+    message: `Outside src/store/, import the store through its door, ${STORE_DOOR}; its other files are private. ${SEE}`,
+  });
   zones.push({
     target: LAYERS.flatMap((l) => [...paths(l.folders), ...(l.files ?? [])]),
     from: paths(TOOLS),

@@ -5,7 +5,7 @@
 //         → body read (413) → method exists (405) → body (400) → project id (400)
 //         → controller
 // Every filter either answers (answer()) or passes on with next(). The
-// router step uses routes.ts, not express paths: see docs/design.md "The REST
+// router step uses routes.ts, not express paths: see docs/design/api.md "The REST
 // facade's routing".
 
 import type { IncomingMessage, ServerResponse } from 'node:http';

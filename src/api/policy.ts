@@ -8,6 +8,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { load as loadYaml } from 'js-yaml';
 import { PolicyNotAuthorized } from '../domain/errors.ts';
+import { systemClock } from '../time/clock.ts';
 
 export const MASAKARI_API = 'os_masakari_api';
 const ADMIN_API = 'rule:admin_api';
@@ -211,7 +212,7 @@ export class PolicyEnforcer {
   /** oslo.policy reloads a changed policy file; we look at most once a second. */
   private maybeReload(): void {
     if (!this.opts.policyFile) return;
-    const now = Date.now();
+    const now = systemClock.now().getTime();
     if (now - this.lastStat < 1000) return;
     this.lastStat = now;
     if (stamp(this.opts.policyFile) !== this.fileStamp) {

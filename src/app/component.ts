@@ -1,12 +1,13 @@
 // CONTRACT. How main.ts starts the selected components (MASAKARI_COMPONENTS =
-// api, engine, remediation). Each component module exports
+// api, engine, remediation, detection). Each component module exports
 // `createComponent(ctx: AppContext): Promise<Component>`:
 //   api         → src/api/component.ts
 //   engine      → src/engine/component.ts
 //   remediation → src/remediation/component.ts
+//   detection   → src/detection/component.ts
 
 import type { Logger } from 'pino';
-import type { AdmissionSeal } from '../store/admission-seal.ts';
+import type { AdmissionSeal } from '../store/index.ts';
 import type { Registry } from 'prom-client';
 import type { KubeClient } from '../k8s/client.ts';
 import type { Config } from '../config/config.ts';

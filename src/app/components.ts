@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { ComponentName } from '../config/options.ts';
 import type { AppContext, Component, ComponentFactory } from './component.ts';
+import { systemClock } from '../time/clock.ts';
 
 /** Raised for anything that stops the process from starting; main prints the message alone. */
 export class StartupError extends Error {
@@ -23,6 +24,7 @@ export const COMPONENT_MODULES: Record<ComponentName, string> = {
   api: 'api/component',
   engine: 'engine/component',
   remediation: 'remediation/component',
+  detection: 'detection/component',
 };
 
 export type FactoryLoader = (name: ComponentName) => Promise<ComponentFactory>;
@@ -107,10 +109,10 @@ export async function stopComponents(
   timeoutMs: number,
   log: Logger,
 ): Promise<string[]> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = systemClock.now().getTime() + timeoutMs;
   const failed: string[] = [];
   for (const { name, component } of [...started].reverse()) {
-    const left = Math.max(0, deadline - Date.now());
+    const left = Math.max(0, deadline - systemClock.now().getTime());
     let timer: NodeJS.Timeout | undefined;
     const overran = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), left);

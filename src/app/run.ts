@@ -43,8 +43,9 @@ import {
   loadAdmissionSealKey,
   SEAL_SECRET_NAME,
   withSealedNotifications,
-} from '../store/admission-seal.ts';
-import type { InformerDeps } from '../runtime/informer.ts';
+} from '../store/index.ts';
+import type { InformerDeps } from '../runtime/informer-deps.ts';
+import { systemClock } from '../time/clock.ts';
 
 export interface ClosableKube {
   client: KubeClient;
@@ -303,9 +304,9 @@ export async function runOperator(opts: RunOptions): Promise<number> {
 
     const signal = await opts.shutdownRequested;
     log.info({ signal, deadline_s: config.operator.shutdown_timeout }, 'shutting down');
-    const deadline = Date.now() + stopTimeoutMs;
+    const deadline = systemClock.now().getTime() + stopTimeoutMs;
     const failed = await stopComponents(started, stopTimeoutMs, log);
-    if (!(await stopWithin(() => processManager.stop(), deadline - Date.now()))) {
+    if (!(await stopWithin(() => processManager.stop(), deadline - systemClock.now().getTime()))) {
       failed.push('manager');
       log.error({ timeout_ms: stopTimeoutMs }, 'the manager did not stop before the shutdown deadline');
     }

@@ -109,13 +109,20 @@ export interface Config {
     max_validations_in_flight: number; // 20
     max_validations_per_second: number; // 50
   };
+  /** Built-in failure detection (src/detection/), for segments with spec.detection.enabled. */
+  detection: {
+    /** Seconds between two looks at Nova's compute services (one GET /os-services for every host). */
+    poll_interval: number; // 10
+    /** More than this percentage of the watched hosts down at one look (and more than one) is an observation problem. */
+    max_down_percent: number; // 50
+  };
   operator: {
     namespace: string; // MASAKARI_NAMESPACE, default 'masakari'
     /** Namespace of the admission key Secret; null: `namespace` (MASAKARI_ADMISSION_KEY_NAMESPACE). */
     admission_key_namespace: string | null;
     /** ValidatingAdmissionPolicyBinding guarding the safety overrides; null: not checked (MASAKARI_SAFETY_OVERRIDES_POLICY). */
     safety_overrides_policy: string | null;
-    components: Array<'api' | 'engine' | 'remediation'>; // MASAKARI_COMPONENTS
+    components: Array<'api' | 'engine' | 'remediation' | 'detection'>; // MASAKARI_COMPONENTS
     metrics_listen: string; // '127.0.0.1:8081' (healthz, readyz, metrics)
     /** Own address of /metrics; null: served on metrics_listen (MASAKARI_PROMETHEUS_LISTEN). */
     prometheus_listen: string | null;
@@ -130,7 +137,7 @@ export interface Config {
     lease_duration: number; // 15
     renew_deadline: number; // 10
     retry_period: number; // 2
-    /** Integer ids reserved per process at a time (see docs/design.md). */
+    /** Integer ids reserved per process at a time (see docs/design/store.md, "Integer ids"). */
     id_block_size: number; // 20
     /** Days after which finished/failed/ignored notifications are deleted; <= 0 keeps them forever. */
     notification_retention_days: number; // 30

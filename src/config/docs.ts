@@ -20,6 +20,7 @@ const GROUP_INTRO: Record<GroupName, string> = {
   oslo_middleware: "oslo.middleware's options that apply here.",
   wsgi: 'TLS of the API listener (with `[DEFAULT] use_ssl`).',
   keystone_authtoken: 'Keystone token validation by the API (auth_strategy keystone).',
+  detection: 'Built-in failure detection from Nova and Nodes (OpenKeel extension; see "Built-in detection" in operations.md).',
   operator: 'Settings of this operator that masakari.conf does not have.',
 };
 

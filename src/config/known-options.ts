@@ -15,399 +15,192 @@
 
 export type KnownOptionType = 'string' | 'integer' | 'float' | 'boolean' | 'list' | 'dict' | 'multi';
 
-export const KNOWN_OPTIONS: Readonly<Record<string, Readonly<Record<string, KnownOptionType>>>> = {
+/** Per group, per type, the option names separated by white space (compact: the table is data). */
+const LISTED: Readonly<Record<string, Partial<Record<KnownOptionType, string>>>> = {
   DEFAULT: {
-    api_paste_config: 'string',
-    auth_strategy: 'string',
-    backdoor_port: 'string',
-    backdoor_socket: 'string',
-    bindir: 'string',
-    cafile: 'string',
-    certfile: 'string',
-    check_expired_notifications_interval: 'integer',
-    client_socket_timeout: 'integer',
-    'collect-timing': 'boolean',
-    collect_timing: 'boolean',
-    control_exchange: 'string',
-    debug: 'boolean',
-    default_log_levels: 'list',
-    duplicate_notification_detection_interval: 'integer',
-    engine_manager: 'string',
-    executor_thread_pool_size: 'integer',
-    fatal_deprecations: 'boolean',
-    fatal_exception_format_errors: 'boolean',
-    graceful_shutdown_timeout: 'integer',
-    host: 'string',
-    host_failure_recovery_threads: 'integer',
-    insecure: 'boolean',
-    instance_format: 'string',
-    instance_uuid_format: 'string',
-    keyfile: 'string',
-    'log-config-append': 'string',
-    'log-date-format': 'string',
-    'log-dir': 'string',
-    'log-file': 'string',
-    log_color: 'boolean',
-    log_config: 'string',
-    log_config_append: 'string',
-    log_date_format: 'string',
-    log_dir: 'string',
-    log_file: 'string',
-    log_options: 'boolean',
-    log_rotate_interval: 'integer',
-    log_rotate_interval_type: 'string',
-    log_rotation_type: 'string',
-    logdir: 'string',
-    logfile: 'string',
-    logging_context_format_string: 'string',
-    logging_debug_format_suffix: 'string',
-    logging_default_format_string: 'string',
-    logging_exception_prefix: 'string',
-    logging_user_identity_format: 'string',
-    masakari_api_listen: 'string',
-    masakari_api_listen_port: 'integer',
-    masakari_api_workers: 'integer',
-    masakari_topic: 'string',
-    max_header_line: 'integer',
-    max_logfile_count: 'integer',
-    max_logfile_size_mb: 'integer',
-    monkey_patch: 'boolean',
-    monkey_patch_modules: 'list',
-    notification_delay_max: 'integer',
-    notification_driver: 'string',
-    notifications_expired_interval: 'integer',
-    nova_api_insecure: 'boolean',
-    nova_ca_certificates_file: 'string',
-    nova_catalog_admin_info: 'string',
-    os_privileged_user_auth_url: 'string',
-    os_privileged_user_name: 'string',
-    os_privileged_user_password: 'string',
-    os_privileged_user_tenant: 'string',
-    os_project_domain_name: 'string',
-    os_region_name: 'string',
-    os_system_scope: 'string',
-    os_user_domain_name: 'string',
-    osapi_masakari_link_prefix: 'string',
-    osapi_max_limit: 'integer',
-    periodic_enable: 'boolean',
-    periodic_fuzzy_delay: 'integer',
-    periodic_interval_max: 'integer',
-    process_unfinished_notifications_interval: 'integer',
-    publish_errors: 'boolean',
-    pybasedir: 'string',
-    rate_limit_burst: 'integer',
-    rate_limit_except_level: 'string',
-    rate_limit_interval: 'integer',
-    report_interval: 'integer',
-    retry_notification_new_status_interval: 'integer',
-    rpc_ping_enabled: 'boolean',
-    rpc_response_timeout: 'integer',
-    rpc_thread_pool_size: 'integer',
-    run_external_periodic_tasks: 'boolean',
-    service_down_time: 'integer',
-    'split-loggers': 'boolean',
-    split_loggers: 'boolean',
-    state_path: 'string',
-    'syslog-log-facility': 'string',
-    syslog_log_facility: 'string',
-    tcp_keepidle: 'integer',
-    tempdir: 'string',
-    timeout: 'float',
-    'tls-ciphers': 'string',
-    'tls-min-version': 'string',
-    tls_ciphers: 'string',
-    tls_min_version: 'string',
-    transport_url: 'string',
-    'use-journal': 'boolean',
-    'use-json': 'boolean',
-    'use-syslog': 'boolean',
-    use_forwarded_for: 'boolean',
-    use_journal: 'boolean',
-    use_json: 'boolean',
-    use_ssl: 'boolean',
-    use_stderr: 'boolean',
-    use_syslog: 'boolean',
-    verify_interval: 'integer',
-    wait_period_after_evacuation: 'integer',
-    wait_period_after_power_off: 'integer',
-    wait_period_after_power_on: 'integer',
-    wait_period_after_service_update: 'integer',
-    wsgi_default_pool_size: 'integer',
-    wsgi_keep_alive: 'boolean',
-    wsgi_log_format: 'string',
-    wsgi_server_debug: 'boolean',
+    string: `
+      api_paste_config auth_strategy backdoor_port backdoor_socket bindir cafile certfile control_exchange
+      engine_manager host instance_format instance_uuid_format keyfile log-config-append log-date-format
+      log-dir log-file log_config log_config_append log_date_format log_dir log_file
+      log_rotate_interval_type log_rotation_type logdir logfile logging_context_format_string
+      logging_debug_format_suffix logging_default_format_string logging_exception_prefix
+      logging_user_identity_format masakari_api_listen masakari_topic notification_driver
+      nova_ca_certificates_file nova_catalog_admin_info os_privileged_user_auth_url
+      os_privileged_user_name os_privileged_user_password os_privileged_user_tenant os_project_domain_name
+      os_region_name os_system_scope os_user_domain_name osapi_masakari_link_prefix pybasedir
+      rate_limit_except_level state_path syslog-log-facility syslog_log_facility tempdir tls-ciphers
+      tls-min-version tls_ciphers tls_min_version transport_url wsgi_log_format
+    `,
+    integer: `
+      check_expired_notifications_interval client_socket_timeout duplicate_notification_detection_interval
+      executor_thread_pool_size graceful_shutdown_timeout host_failure_recovery_threads
+      log_rotate_interval masakari_api_listen_port masakari_api_workers max_header_line max_logfile_count
+      max_logfile_size_mb notification_delay_max notifications_expired_interval osapi_max_limit
+      periodic_fuzzy_delay periodic_interval_max process_unfinished_notifications_interval
+      rate_limit_burst rate_limit_interval report_interval retry_notification_new_status_interval
+      rpc_response_timeout rpc_thread_pool_size service_down_time tcp_keepidle verify_interval
+      wait_period_after_evacuation wait_period_after_power_off wait_period_after_power_on
+      wait_period_after_service_update wsgi_default_pool_size
+    `,
+    float: `timeout`,
+    boolean: `
+      collect-timing collect_timing debug fatal_deprecations fatal_exception_format_errors insecure
+      log_color log_options monkey_patch nova_api_insecure periodic_enable publish_errors rpc_ping_enabled
+      run_external_periodic_tasks split-loggers split_loggers use-journal use-json use-syslog
+      use_forwarded_for use_journal use_json use_ssl use_stderr use_syslog wsgi_keep_alive
+      wsgi_server_debug
+    `,
+    list: `default_log_levels monkey_patch_modules`,
   },
   coordination: {
-    backend_url: 'string',
+    string: `backend_url`,
   },
   cors: {
-    allow_credentials: 'boolean',
-    allow_headers: 'list',
-    allow_methods: 'list',
-    allowed_origin: 'list',
-    expose_headers: 'list',
-    max_age: 'integer',
+    integer: `max_age`,
+    boolean: `allow_credentials`,
+    list: `allow_headers allow_methods allowed_origin expose_headers`,
   },
   database: {
-    asyncio_connection: 'string',
-    asyncio_slave_connection: 'string',
-    backend: 'string',
-    connection: 'string',
-    connection_debug: 'integer',
-    connection_parameters: 'string',
-    connection_recycle_time: 'integer',
-    connection_trace: 'boolean',
-    db_inc_retry_interval: 'boolean',
-    db_max_retries: 'integer',
-    db_max_retry_interval: 'integer',
-    db_retry_interval: 'integer',
-    max_overflow: 'integer',
-    max_pool_size: 'integer',
-    max_retries: 'integer',
-    mysql_sql_mode: 'string',
-    mysql_wsrep_sync_wait: 'integer',
-    pool_timeout: 'integer',
-    retry_interval: 'integer',
-    slave_connection: 'string',
-    sqlite_synchronous: 'boolean',
-    synchronous_reader: 'boolean',
-    use_db_reconnect: 'boolean',
+    string: `
+      asyncio_connection asyncio_slave_connection backend connection connection_parameters mysql_sql_mode
+      slave_connection
+    `,
+    integer: `
+      connection_debug connection_recycle_time db_max_retries db_max_retry_interval db_retry_interval
+      max_overflow max_pool_size max_retries mysql_wsrep_sync_wait pool_timeout retry_interval
+    `,
+    boolean: `connection_trace db_inc_retry_interval sqlite_synchronous synchronous_reader use_db_reconnect`,
   },
   healthcheck: {
-    allowed_source_ranges: 'list',
-    backends: 'list',
-    detailed: 'boolean',
-    disable_by_file_path: 'string',
-    disable_by_file_paths: 'list',
-    enable_by_file_paths: 'list',
-    ignore_proxied_requests: 'boolean',
+    string: `disable_by_file_path`,
+    boolean: `detailed ignore_proxied_requests`,
+    list: `allowed_source_ranges backends disable_by_file_paths enable_by_file_paths`,
   },
   host_failure: {
-    add_reserved_host_to_aggregate: 'boolean',
-    evacuate_all_instances: 'boolean',
-    ha_enabled_instance_metadata_key: 'string',
-    ignore_instances_in_error_state: 'boolean',
-    service_disable_reason: 'string',
+    string: `ha_enabled_instance_metadata_key service_disable_reason`,
+    boolean: `add_reserved_host_to_aggregate evacuate_all_instances ignore_instances_in_error_state`,
   },
   instance_failure: {
-    ha_enabled_instance_metadata_key: 'string',
-    process_all_instances: 'boolean',
+    string: `ha_enabled_instance_metadata_key`,
+    boolean: `process_all_instances`,
   },
   keystone_authtoken: {
-    application_credential_id: 'string',
-    application_credential_name: 'string',
-    application_credential_secret: 'string',
-    'auth-url': 'string',
-    auth_plugin: 'string',
-    auth_section: 'string',
-    auth_type: 'string',
-    auth_url: 'string',
-    auth_version: 'string',
-    cache: 'string',
-    cafile: 'string',
-    certfile: 'string',
-    'collect-timing': 'boolean',
-    collect_timing: 'boolean',
-    'default-domain-id': 'string',
-    'default-domain-name': 'string',
-    default_domain_id: 'string',
-    default_domain_name: 'string',
-    delay_auth_decision: 'boolean',
-    'domain-id': 'string',
-    'domain-name': 'string',
-    domain_id: 'string',
-    domain_name: 'string',
-    enforce_token_bind: 'string',
-    http_connect_timeout: 'integer',
-    http_request_max_retries: 'integer',
-    include_service_catalog: 'boolean',
-    insecure: 'boolean',
-    interface: 'string',
-    keyfile: 'string',
-    memcache_password: 'string',
-    memcache_pool_conn_get_timeout: 'integer',
-    memcache_pool_dead_retry: 'integer',
-    memcache_pool_maxsize: 'integer',
-    memcache_pool_socket_timeout: 'integer',
-    memcache_pool_unused_timeout: 'integer',
-    memcache_sasl_enabled: 'boolean',
-    memcache_secret_key: 'string',
-    memcache_security_strategy: 'string',
-    memcache_servers: 'list',
-    memcache_tls_allowed_ciphers: 'string',
-    memcache_tls_cafile: 'string',
-    memcache_tls_certfile: 'string',
-    memcache_tls_enabled: 'boolean',
-    memcache_tls_keyfile: 'string',
-    memcache_use_advanced_pool: 'boolean',
-    memcache_username: 'string',
-    memcached_servers: 'list',
-    password: 'string',
-    'project-domain-id': 'string',
-    'project-domain-name': 'string',
-    'project-id': 'string',
-    'project-name': 'string',
-    project_domain_id: 'string',
-    project_domain_name: 'string',
-    project_id: 'string',
-    project_name: 'string',
-    region_name: 'string',
-    service_token_roles: 'list',
-    service_token_roles_required: 'boolean',
-    service_type: 'string',
-    'split-loggers': 'boolean',
-    split_loggers: 'boolean',
-    'system-scope': 'string',
-    system_scope: 'string',
-    tenant_id: 'string',
-    tenant_name: 'string',
-    timeout: 'float',
-    'tls-ciphers': 'string',
-    'tls-min-version': 'string',
-    tls_ciphers: 'string',
-    tls_min_version: 'string',
-    token: 'string',
-    token_cache_time: 'integer',
-    'trust-id': 'string',
-    trust_id: 'string',
-    'user-domain-id': 'string',
-    'user-domain-name': 'string',
-    'user-id': 'string',
-    user_domain_id: 'string',
-    user_domain_name: 'string',
-    user_id: 'string',
-    user_name: 'string',
-    username: 'string',
-    www_authenticate_uri: 'string',
+    string: `
+      application_credential_id application_credential_name application_credential_secret auth-url
+      auth_plugin auth_section auth_type auth_url auth_version cache cafile certfile default-domain-id
+      default-domain-name default_domain_id default_domain_name domain-id domain-name domain_id
+      domain_name enforce_token_bind interface keyfile memcache_password memcache_secret_key
+      memcache_security_strategy memcache_tls_allowed_ciphers memcache_tls_cafile memcache_tls_certfile
+      memcache_tls_keyfile memcache_username password project-domain-id project-domain-name project-id
+      project-name project_domain_id project_domain_name project_id project_name region_name service_type
+      system-scope system_scope tenant_id tenant_name tls-ciphers tls-min-version tls_ciphers
+      tls_min_version token trust-id trust_id user-domain-id user-domain-name user-id user_domain_id
+      user_domain_name user_id user_name username www_authenticate_uri
+    `,
+    integer: `
+      http_connect_timeout http_request_max_retries memcache_pool_conn_get_timeout
+      memcache_pool_dead_retry memcache_pool_maxsize memcache_pool_socket_timeout
+      memcache_pool_unused_timeout token_cache_time
+    `,
+    float: `timeout`,
+    boolean: `
+      collect-timing collect_timing delay_auth_decision include_service_catalog insecure
+      memcache_sasl_enabled memcache_tls_enabled memcache_use_advanced_pool service_token_roles_required
+      split-loggers split_loggers
+    `,
+    list: `memcache_servers memcached_servers service_token_roles`,
   },
   osapi_v1: {
-    extensions_blacklist: 'list',
-    extensions_whitelist: 'list',
-    project_id_regex: 'string',
+    string: `project_id_regex`,
+    list: `extensions_blacklist extensions_whitelist`,
   },
   oslo_concurrency: {
-    disable_process_locking: 'boolean',
-    lock_path: 'string',
+    string: `lock_path`,
+    boolean: `disable_process_locking`,
   },
   oslo_messaging_kafka: {
-    compression_codec: 'string',
-    consumer_group: 'string',
-    enable_auto_commit: 'boolean',
-    kafka_consumer_timeout: 'float',
-    kafka_max_fetch_bytes: 'integer',
-    max_poll_records: 'integer',
-    producer_batch_size: 'integer',
-    producer_batch_timeout: 'float',
-    sasl_mechanism: 'string',
-    security_protocol: 'string',
-    ssl_cafile: 'string',
-    ssl_client_cert_file: 'string',
-    ssl_client_key_file: 'string',
-    ssl_client_key_password: 'string',
+    string: `
+      compression_codec consumer_group sasl_mechanism security_protocol ssl_cafile ssl_client_cert_file
+      ssl_client_key_file ssl_client_key_password
+    `,
+    integer: `kafka_max_fetch_bytes max_poll_records producer_batch_size`,
+    float: `kafka_consumer_timeout producer_batch_timeout`,
+    boolean: `enable_auto_commit`,
   },
   oslo_messaging_notifications: {
-    driver: 'multi',
-    retry: 'integer',
-    topics: 'list',
-    transport_url: 'string',
+    string: `transport_url`,
+    integer: `retry`,
+    list: `topics`,
+    multi: `driver`,
   },
   oslo_messaging_rabbit: {
-    amqp_auto_delete: 'boolean',
-    amqp_durable_queues: 'boolean',
-    conn_pool_min_size: 'integer',
-    conn_pool_ttl: 'integer',
-    direct_mandatory_flag: 'boolean',
-    enable_cancel_on_failover: 'boolean',
-    heartbeat_in_pthread: 'boolean',
-    heartbeat_rate: 'integer',
-    heartbeat_timeout_threshold: 'integer',
-    hostname: 'string',
-    kombu_compression: 'string',
-    kombu_failover_strategy: 'string',
-    kombu_missing_consumer_retry_timeout: 'integer',
-    kombu_reconnect_delay: 'float',
-    kombu_reconnect_splay: 'float',
-    kombu_reconnect_timeout: 'integer',
-    processname: 'string',
-    rabbit_ha_queues: 'boolean',
-    rabbit_interval_max: 'integer',
-    rabbit_login_method: 'string',
-    rabbit_qos_prefetch_count: 'integer',
-    rabbit_quorum_delivery_limit: 'integer',
-    rabbit_quorum_max_memory_bytes: 'integer',
-    rabbit_quorum_max_memory_length: 'integer',
-    rabbit_quorum_queue: 'boolean',
-    rabbit_retry_backoff: 'integer',
-    rabbit_retry_interval: 'integer',
-    rabbit_stream_fanout: 'boolean',
-    rabbit_transient_queues_ttl: 'integer',
-    rabbit_transient_quorum_queue: 'boolean',
-    rpc_conn_pool_size: 'integer',
-    ssl: 'boolean',
-    ssl_ca_file: 'string',
-    ssl_cert_file: 'string',
-    ssl_enforce_fips_mode: 'boolean',
-    ssl_enforce_hostname_verification: 'boolean',
-    ssl_key_file: 'string',
-    ssl_version: 'string',
-    use_queue_manager: 'boolean',
+    string: `
+      hostname kombu_compression kombu_failover_strategy processname rabbit_login_method ssl_ca_file
+      ssl_cert_file ssl_key_file ssl_version
+    `,
+    integer: `
+      conn_pool_min_size conn_pool_ttl heartbeat_rate heartbeat_timeout_threshold
+      kombu_missing_consumer_retry_timeout kombu_reconnect_timeout rabbit_interval_max
+      rabbit_qos_prefetch_count rabbit_quorum_delivery_limit rabbit_quorum_max_memory_bytes
+      rabbit_quorum_max_memory_length rabbit_retry_backoff rabbit_retry_interval
+      rabbit_transient_queues_ttl rpc_conn_pool_size
+    `,
+    float: `kombu_reconnect_delay kombu_reconnect_splay`,
+    boolean: `
+      amqp_auto_delete amqp_durable_queues direct_mandatory_flag enable_cancel_on_failover
+      heartbeat_in_pthread rabbit_ha_queues rabbit_quorum_queue rabbit_stream_fanout
+      rabbit_transient_quorum_queue ssl ssl_enforce_fips_mode ssl_enforce_hostname_verification
+      use_queue_manager
+    `,
   },
   oslo_middleware: {
-    enable_proxy_headers_parsing: 'boolean',
-    http_basic_auth_user_file: 'string',
-    max_request_body_size: 'integer',
+    string: `http_basic_auth_user_file`,
+    integer: `max_request_body_size`,
+    boolean: `enable_proxy_headers_parsing`,
   },
   oslo_middleware_tracing: {
-    enabled: 'boolean',
-    insecure: 'boolean',
-    otlp_endpoint: 'string',
-    otlp_protocol: 'string',
-    sampling_rate: 'float',
-    service_name: 'string',
+    string: `otlp_endpoint otlp_protocol service_name`,
+    float: `sampling_rate`,
+    boolean: `enabled insecure`,
   },
   oslo_policy: {
-    enforce_new_defaults: 'boolean',
-    enforce_scope: 'boolean',
-    policy_default_rule: 'string',
-    policy_dirs: 'multi',
-    policy_file: 'string',
-    remote_content_type: 'string',
-    remote_ssl_ca_crt_file: 'string',
-    remote_ssl_client_crt_file: 'string',
-    remote_ssl_client_key_file: 'string',
-    remote_ssl_verify_server_crt: 'boolean',
-    remote_timeout: 'float',
+    string: `
+      policy_default_rule policy_file remote_content_type remote_ssl_ca_crt_file
+      remote_ssl_client_crt_file remote_ssl_client_key_file
+    `,
+    float: `remote_timeout`,
+    boolean: `enforce_new_defaults enforce_scope remote_ssl_verify_server_crt`,
+    multi: `policy_dirs`,
   },
   process_failure: {
-    service_disable_reason: 'string',
+    string: `service_disable_reason`,
   },
   ssl: {
-    ca_file: 'string',
-    cert_file: 'string',
-    ciphers: 'string',
-    key_file: 'string',
-    version: 'string',
+    string: `ca_file cert_file ciphers key_file version`,
   },
   taskflow: {
-    connection: 'string',
+    string: `connection`,
   },
   taskflow_driver_recovery_flows: {
-    host_auto_failure_recovery_tasks: 'dict',
-    host_rh_failure_recovery_tasks: 'dict',
-    instance_failure_recovery_tasks: 'dict',
-    process_failure_recovery_tasks: 'dict',
+    dict: `
+      host_auto_failure_recovery_tasks host_rh_failure_recovery_tasks instance_failure_recovery_tasks
+      process_failure_recovery_tasks
+    `,
   },
   wsgi: {
-    api_paste_config: 'string',
-    client_socket_timeout: 'integer',
-    default_pool_size: 'integer',
-    keep_alive: 'boolean',
-    max_header_line: 'integer',
-    secure_proxy_ssl_header: 'string',
-    ssl_ca_file: 'string',
-    ssl_cert_file: 'string',
-    ssl_key_file: 'string',
-    tcp_keepidle: 'integer',
-    wsgi_log_format: 'string',
+    string: `api_paste_config secure_proxy_ssl_header ssl_ca_file ssl_cert_file ssl_key_file wsgi_log_format`,
+    integer: `client_socket_timeout default_pool_size max_header_line tcp_keepidle`,
+    boolean: `keep_alive`,
   },
 };
+
+export const KNOWN_OPTIONS: Readonly<Record<string, Readonly<Record<string, KnownOptionType>>>> = Object.fromEntries(
+  Object.entries(LISTED).map(([group, byType]) => [
+    group,
+    Object.fromEntries(
+      Object.entries(byType).flatMap(([type, names]) =>
+        (names ?? '').split(/\s+/).filter(Boolean).map((name) => [name, type as KnownOptionType]),
+      ),
+    ),
+  ]),
+);

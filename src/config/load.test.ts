@@ -101,7 +101,8 @@ test('without a file or variables every option has the Masakari default', () => 
     max_validations_per_second: 50,
   });
   assert.is(config.operator.namespace, 'masakari');
-  assert.equal(config.operator.components, ['api', 'engine', 'remediation']);
+  assert.equal(config.operator.components, ['api', 'engine', 'remediation', 'detection']);
+  assert.equal(config.detection, { poll_interval: 10, max_down_percent: 50 });
   assert.is(config.operator.metrics_listen, '127.0.0.1:8081');
   assert.is(config.operator.nova_api_version, '2.53');
   assert.is(config.operator.log_level, 'info');
@@ -116,7 +117,7 @@ test('each load gets its own copy of the defaults', () => {
   assert.equal(second.taskflow_driver_recovery_flows.host_auto_failure_recovery_tasks.pre, [
     'disable_compute_service_task',
   ]);
-  assert.equal(second.operator.components, ['api', 'engine', 'remediation']);
+  assert.equal(second.operator.components, ['api', 'engine', 'remediation', 'detection']);
 });
 
 test('the YAML file sets options by masakari.conf group and name', () => {
@@ -440,7 +441,7 @@ test('a malformed MASAKARI_LISTEN or MASAKARI_METRICS_LISTEN fails naming it', (
 });
 
 test('MASAKARI_COMPONENTS must name known components, each once, at least one', () => {
-  assert.match(failure({ MASAKARI_COMPONENTS: 'api,scheduler' }), '[operator] components must be a non-empty comma-separated list of api, engine, remediation, got "api,scheduler"');
+  assert.match(failure({ MASAKARI_COMPONENTS: 'api,scheduler' }), '[operator] components must be a non-empty comma-separated list of api, engine, remediation, detection, got "api,scheduler"');
   assert.match(failure({ MASAKARI_COMPONENTS: '' }), '[operator] components must be a non-empty comma-separated list');
   assert.match(failure({ MASAKARI_COMPONENTS: 'api,api' }), 'each named once');
 });

@@ -3,7 +3,6 @@
 // have passed the request schemas (validators.ts); the HTTP layer does the
 // policy check in between, in Masakari's order.
 
-import { pyJsonDumps } from './pyjson.ts';
 import type { HostRecord, NotificationRecord, SegmentRecord, VMoveRecordView } from './records.ts';
 import type { NewHost, NewSegment, Repository } from './repository.ts';
 import {
@@ -14,7 +13,8 @@ import {
 } from './repository.ts';
 import type { NotificationType, RecoveryMethod } from '../model/types.ts';
 import type { ComputeHostChecker } from './compute-host-checker.ts';
-import { boolFromStringStrict, InvalidBooleanString } from './booleans.ts';
+import { HOST_COLUMNS, NOTIFICATION_COLUMNS, SEGMENT_COLUMNS, VMOVE_COLUMNS } from './columns.ts';
+import { bodyBoolean, changes, queryBoolean, text } from './request-values.ts';
 import {
   BadRequest,
   ComputeNotFoundByName,
@@ -35,7 +35,7 @@ import {
 } from './errors.ts';
 import * as msg from './messages.ts';
 import { lastValue, markerId, paginate, parseListParams, processSortParams } from './pagination.ts';
-import type { ColumnSet, ListParams, QueryParams } from './pagination.ts';
+import type { ListParams, QueryParams } from './pagination.ts';
 import { isUuidLike } from './schemas.ts';
 import { normaliseTime, parseIsoTime, toMicros } from '../time/format.ts';
 
@@ -58,109 +58,6 @@ export interface HaServiceConfig {
 
 /** Statuses that make a segment "under recovery" (ha/api.py is_failover_segment_under_recovery). */
 const UNDER_RECOVERY = new Set(['new', 'running', 'error']);
-
-// ------------------------------------------------------------------ sortable columns (db/sqlalchemy/models.py)
-const timestampColumns = <T extends { created_at: string; updated_at: string | null }>() => ({
-  created_at: (r: T) => r.created_at,
-  updated_at: (r: T) => r.updated_at,
-  deleted_at: () => null,
-  deleted: () => 0,
-});
-
-const SEGMENT_COLUMNS: ColumnSet<SegmentRecord> = {
-  id: (r) => r.id,
-  columns: {
-    id: (r) => r.id,
-    uuid: (r) => r.uuid,
-    name: (r) => r.name,
-    service_type: (r) => r.service_type,
-    enabled: (r) => r.enabled,
-    description: (r) => r.description,
-    recovery_method: (r) => r.recovery_method,
-    ...timestampColumns<SegmentRecord>(),
-  },
-};
-
-const HOST_COLUMNS: ColumnSet<HostRecord> = {
-  id: (r) => r.id,
-  columns: {
-    id: (r) => r.id,
-    uuid: (r) => r.uuid,
-    name: (r) => r.name,
-    reserved: (r) => r.reserved,
-    type: (r) => r.type,
-    control_attributes: (r) => r.control_attributes,
-    on_maintenance: (r) => r.on_maintenance,
-    failover_segment_id: (r) => r.failover_segment_id,
-    ...timestampColumns<HostRecord>(),
-  },
-};
-
-const NOTIFICATION_COLUMNS: ColumnSet<NotificationRecord> = {
-  id: (r) => r.id,
-  columns: {
-    id: (r) => r.id,
-    notification_uuid: (r) => r.notification_uuid,
-    generated_time: (r) => r.generated_time,
-    type: (r) => r.type,
-    // Masakari stores the payload as json.dumps text and sorts by that text.
-    payload: (r) => pyJsonDumps(r.payload),
-    status: (r) => r.status,
-    source_host_uuid: (r) => r.source_host_uuid,
-    failover_segment_uuid: (r) => r.failover_segment_uuid,
-    message: (r) => r.message,
-    ...timestampColumns<NotificationRecord>(),
-  },
-};
-
-const VMOVE_COLUMNS: ColumnSet<VMoveRecordView> = {
-  id: (r) => r.id,
-  columns: {
-    id: (r) => r.id,
-    uuid: (r) => r.uuid,
-    notification_uuid: (r) => r.notification_uuid,
-    instance_uuid: (r) => r.instance_uuid,
-    instance_name: (r) => r.instance_name,
-    source_host: (r) => r.source_host,
-    dest_host: (r) => r.dest_host,
-    start_time: (r) => r.start_time,
-    end_time: (r) => r.end_time,
-    type: (r) => r.type,
-    status: (r) => r.status,
-    message: (r) => r.message,
-    ...timestampColumns<VMoveRecordView>(),
-  },
-};
-
-/** Query-string booleans of the hosts filters: strutils strict, worded as hosts.py words it. */
-function queryBoolean(field: string, value: string): boolean {
-  try {
-    return boolFromStringStrict(value);
-  } catch (e) {
-    if (e instanceof InvalidBooleanString) throw new BadRequest(msg.invalidFilterBoolean(field, e.message));
-    throw e;
-  }
-}
-
-/** Body booleans already accepted by the schema. */
-function bodyBoolean(value: unknown): boolean {
-  return boolFromStringStrict(value as string | boolean);
-}
-
-/**
- * The fields of a patch that change something. Masakari's database layer
- * writes nothing (and keeps updated_at) when an update sets equal values.
- */
-function changes<T extends object>(current: T, patch: Partial<T>): Partial<T> {
-  return Object.fromEntries(
-    Object.entries(patch).filter(([k, v]) => v !== undefined && current[k as keyof T] !== v),
-  ) as Partial<T>;
-}
-
-/** Free-text fields the schema lets be null but the database requires; Masakari would fail with a 500 there. */
-function text(value: unknown): string {
-  return value === null || value === undefined ? '' : String(value);
-}
 
 type Body = Record<string, unknown>;
 

@@ -14,7 +14,7 @@ import { managerFor } from '../runtime/manager.ts';
 import { sharedFactoryOf } from '../runtime/shared-informers.ts';
 import { ApprovalGuard } from '../fencing/approval-guard.ts';
 import { NodeDirectory } from '../fencing/node-directory.ts';
-import { createIdAllocator } from '../store/ids.ts';
+import { createIdAllocator } from '../store/index.ts';
 import { createEngine } from './engine.ts';
 import type { EngineEvents } from './processor-deps.ts';
 import { countEvacuation, instrumentNova, registerEngineMetrics } from './metrics.ts';
@@ -37,6 +37,8 @@ const ACTIONS: Record<string, string> = {
   [EVENT_REASONS.unlockFailed]: 'Unlock',
   [EVENT_REASONS.hostOnMaintenance]: 'SetMaintenance',
   [EVENT_REASONS.serviceDisabled]: 'DisableService',
+  [EVENT_REASONS.hostFenced]: 'Fence',
+  [EVENT_REASONS.fencingFailed]: 'Fence',
 };
 
 function eventSink(recorder: EventRecorder): EngineEvents {

@@ -17,11 +17,12 @@ import type { Informer, InformerOptions } from '../runtime/types.ts';
 import { informerReady } from '../runtime/types.ts';
 import { isUnfinishedNotification, UNFINISHED_FIELD_SELECTOR } from '../model/notification-phase.ts';
 import type { LeaseHold } from '../runtime/leaderelection.ts';
-import { slimHost } from '../store/slim-host.ts';
+import { slimHost } from '../store/index.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { Manager } from '../runtime/manager.ts';
 import type { IdSource } from './journal.ts';
+import { bmcForHost } from '../fencing/bmc/factory.ts';
 import { NotificationProcessor } from './notification-processor.ts';
 import type { EngineEvents, FencingPrecondition, ProcessorDeps } from './processor-deps.ts';
 import type { RecoveryDriver } from './recovery-driver.ts';
@@ -58,6 +59,8 @@ export interface EngineOptions {
   vmoveIds: IdSource;
   /** Fencing precondition for requireFencing segments (see ProcessorDeps.fencing). */
   fencing?: FencingPrecondition;
+  /** The BMC of a host with spec.fencing; default bmcForHost with this engine's KubeClient. */
+  bmcFor?: ProcessorDeps['bmcFor'];
   /** Whether a recovery-released-by may be honoured (see ProcessorDeps.approvalGuard). */
   approvalGuard?: ProcessorDeps['approvalGuard'];
 }
@@ -120,6 +123,7 @@ export function createEngine(o: EngineOptions): Engine {
     vmoveIds: o.vmoveIds,
     driver: o.driver,
     ...(o.fencing ? { fencing: o.fencing } : {}),
+    bmcFor: o.bmcFor ?? ((host) => bmcForHost(o.kube, host)),
     ...(o.approvalGuard ? { approvalGuard: o.approvalGuard } : {}),
     enqueue: (key) => controller?.enqueue(key),
   });

@@ -27,6 +27,10 @@ export const EVENT_REASONS = {
   /** A recovery run disabled the host's nova-compute service (new). */
   serviceDisabled: 'ServiceDisabled',
   waitingForFencing: 'WaitingForFencing',
+  /** The engine powered the source host off through its BMC, confirmed Off, and forced its compute service down. */
+  hostFenced: 'HostFenced',
+  /** A BMC fence (or the forced_down after it) failed: held new and retried with backoff, once per reason. */
+  fencingFailed: 'FencingFailed',
   /** A brake on mass failure holds the notification new (src/engine/recovery-brake.ts), once per reason. */
   recoveryHeld: 'RecoveryHeld',
   /** A held notification passes the brakes: back under the limit, or released by a person. */

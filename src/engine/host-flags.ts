@@ -15,12 +15,12 @@ import { INDEX } from '../model/indexes.ts';
 import type { Informer } from '../runtime/types.ts';
 import type { HostFlags } from './workflows/context.ts';
 import { isTransient } from '../k8s/client.ts';
+import { backoffDelay, TRANSIENT_BACKOFF } from '../k8s/retry-on-conflict.ts';
 import type { Clock } from '../time/clock.ts';
 import { rfc3339Seconds } from '../time/format.ts';
 import { newestFirst } from '../domain/created-at.ts';
 
 const MAX_CONFLICTS = 20;
-const MAX_TRANSIENT_ATTEMPTS = 6;
 
 export class HostNotFoundError extends Error {}
 
@@ -103,8 +103,8 @@ export class HaHostFlags implements HostFlags {
           host = await this.deps.kube.get<HaHost>(RESOURCES.hosts, this.deps.namespace, host.metadata.name ?? '');
           continue;
         }
-        if (isTransient(err) && ++transient < MAX_TRANSIENT_ATTEMPTS) {
-          await this.deps.clock.sleep(200 * 2 ** (transient - 1), this.deps.signal);
+        if (isTransient(err) && ++transient < TRANSIENT_BACKOFF.steps) {
+          await this.deps.clock.sleep(backoffDelay(TRANSIENT_BACKOFF, transient - 1), this.deps.signal);
           continue;
         }
         throw err;

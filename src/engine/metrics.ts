@@ -75,7 +75,23 @@ const recoveryHeld = gauge(
   ['segment_uuid', 'reason'] as const,
 );
 
+const fencingAttempts = counter(
+  undefined,
+  'masakari_fencing_attempts_total',
+  'BMC fences of failed hosts (HaHost spec.fencing) by driver (redfish, ipmi) and result (success; unreachable, timeout, refused, error: the BMC failure; force_down_failed: fenced, but Nova refused forced_down).',
+  ['driver', 'result'] as const,
+);
+
+const fencingHeld = gauge(
+  undefined,
+  'masakari_fencing_held_notifications',
+  'Notifications the engine holds new because the BMC fence of their host failed (retried with backoff), by driver and reason (BmcUnreachable, BmcTimeout, BmcRefused, BmcError, ForceDownFailed); alert MasakariFencingFailed.',
+  ['driver', 'reason'] as const,
+);
+
 const ALL: Metric<string>[] = [
+  fencingAttempts,
+  fencingHeld,
   serversLeftLocked,
   notificationsTotal,
   staleTotal,
@@ -121,6 +137,24 @@ export function setHeldNotifications(held: Iterable<{ segmentUuid: string; reaso
   }
   recoveryHeld.reset();
   for (const { n, ...labels } of counts.values()) recoveryHeld.set(labels, n);
+}
+
+/** One BMC fence attempt ended (src/engine/bmc-fence.ts). */
+export function countFencingAttempt(driver: string, result: string): void {
+  fencingAttempts.inc({ driver, result });
+}
+
+/** The notifications held by failed BMC fences now, one (driver, reason) pair per notification. */
+export function setFencingHeld(held: Iterable<{ driver: string; reason: string }>): void {
+  const counts = new Map<string, { driver: string; reason: string; n: number }>();
+  for (const { driver, reason } of held) {
+    const key = `${driver}\t${reason}`;
+    const entry = counts.get(key) ?? { driver, reason, n: 0 };
+    entry.n++;
+    counts.set(key, entry);
+  }
+  fencingHeld.reset();
+  for (const { n, ...labels } of counts.values()) fencingHeld.set(labels, n);
 }
 
 /** Called by the host-failure workflow once per instance it tried to evacuate. */

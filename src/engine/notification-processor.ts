@@ -25,13 +25,13 @@ import { randomUUID } from 'node:crypto';
 import { isConflict, isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification } from '../model/types.ts';
-import { readByUuidInto } from '../store/fresh-reads.ts';
-import { deleteYieldedNotification, sealedIntakeStanding } from '../store/intake.ts';
+import { deleteYieldedNotification, readByUuidInto, sealedIntakeStanding } from '../store/index.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { admitted, phaseOf } from './admitted-notification.ts';
 import type { AdmittedNotification } from './admitted-notification.ts';
 import { planNotification } from './decisions.ts';
 import type { MissingReference, Plan } from './decisions.ts';
+import { BmcFence } from './bmc-fence.ts';
 import { FENCING_RECHECK_MS, FencingWait } from './fencing-wait.ts';
 import { BRAKE_RECHECK_MS, RecoveryBrake } from './recovery-brake.ts';
 import { SourceHostMutex } from './source-host-mutex.ts';
@@ -54,6 +54,7 @@ export class NotificationProcessor {
   private readonly deps: ProcessorDeps;
   private readonly sourceHostMutex = new SourceHostMutex();
   private readonly fencingWait: FencingWait;
+  private readonly bmcFence: BmcFence;
   private readonly brake: RecoveryBrake;
   private readonly runs: RunExecutor;
   /** Keys the periodic task picked for their single last attempt (error retry, stuck new). */
@@ -68,6 +69,7 @@ export class NotificationProcessor {
   constructor(deps: ProcessorDeps) {
     this.deps = { ...deps, log: deps.log.child({ component: 'engine' }) };
     this.fencingWait = new FencingWait(this.deps);
+    this.bmcFence = new BmcFence(this.deps, () => this.term);
     this.runs = new RunExecutor(this.deps, () => this.term);
     this.brake = new RecoveryBrake(this.deps, () => this.runs.inFlight());
     this.tasks = {
@@ -76,6 +78,7 @@ export class NotificationProcessor {
       runs: this.runs,
       lastChance: this.lastChance,
       fencingWait: this.fencingWait,
+      bmcFence: this.bmcFence,
       brake: this.brake,
       attemptSettled: (key) => this.attemptSettled(key),
     };
@@ -112,6 +115,7 @@ export class NotificationProcessor {
     this.sourceHostMutex.clear();
     this.lastChance.clear();
     this.fencingWait.clear();
+    this.bmcFence.clear();
     this.brake.clear();
     for (const waiters of this.attemptWaiters.values()) for (const resolve of waiters) resolve();
     this.attemptWaiters.clear();
@@ -199,6 +203,7 @@ export class NotificationProcessor {
     this.lastChance.delete(key);
     this.sealConfirmed.delete(key);
     this.fencingWait.forget(key);
+    this.bmcFence.forget(key);
     this.brake.forget(key);
     this.runs.forget(key);
     if (this.runs.isRunning(key) && (cached || (await this.deletedOnServer(key)))) {
@@ -267,16 +272,20 @@ export class NotificationProcessor {
         this.lastChance.delete(key);
         return { requeueAfterMs: BRAKE_RECHECK_MS };
       }
-      // requireFencing: a resumed run passed the fencing precondition already. Waiting for proof is not an attempt:
-      // the run that follows is the notification's first, and an error in it still earns the retry.
-      if (
-        plan.kind === 'workflow' &&
-        plan.workflow === 'host' &&
-        mode !== 'resume' &&
-        (await this.fencingWait.holds(n))
-      ) {
-        this.lastChance.delete(key);
-        return { requeueAfterMs: FENCING_RECHECK_MS };
+      // Fencing: a resumed run passed it already. Waiting for it is not an attempt: the run that follows is the
+      // notification's first, and an error in it still earns the retry. A host with a BMC is powered off through
+      // it first (src/engine/bmc-fence.ts), whatever requireFencing says, and that proof is the one
+      // requireFencing waits for; a host without one waits for the requireFencing precondition's proofs.
+      if (plan.kind === 'workflow' && plan.workflow === 'host' && mode !== 'resume') {
+        const bmc = this.bmcFence.gate(n);
+        if (bmc.kind === 'held') {
+          this.lastChance.delete(key);
+          return { requeueAfterMs: bmc.requeueAfterMs };
+        }
+        if (bmc.kind === 'none' && (await this.fencingWait.holds(n))) {
+          this.lastChance.delete(key);
+          return { requeueAfterMs: FENCING_RECHECK_MS };
+        }
       }
       const finalAttempt = mode === 'retry' || (mode === 'new' && this.lastChance.has(key));
       // A cache that missed the host or segment (a watch behind after an API server restart) must not be
@@ -284,6 +293,7 @@ export class NotificationProcessor {
       if (plan.kind === 'error' && (await this.reloadReferences(n))) plan = this.plan(n);
       const stored = await claimRun(this.deps, n, term.token, mode, finalAttempt, released?.release);
       if (!stored) return {};
+      this.bmcFence.claimed(key);
       this.lastChance.delete(key);
       handedToExecutor = true;
       this.runs.start({ n: stored, term, resumed: mode === 'resume', plan, onEnd: () => this.runEnded(hostUuid, key) });

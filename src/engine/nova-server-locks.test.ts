@@ -8,7 +8,7 @@ import {
   unlockWithRetry,
   unreleasedServerLocks,
 } from './nova-server-locks.ts';
-import { FakeClock } from '../time/fake-clock.ts';
+import { FakeClock } from '../testing/fake-clock.ts';
 import type { EffectRecord } from './status-writer.ts';
 import { FakeNova, makeServer } from '../testing/fake-nova.ts';
 import { notification, quietLog } from './testing/fixtures.ts';

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runPeriodic } from './periodic.ts';
 import { quietLog } from './testing/fixtures.ts';
-import { FakeClock } from '../time/fake-clock.ts';
+import { FakeClock } from '../testing/fake-clock.ts';
 
 test('runs after each spacing, survives a failing pass, stops on abort', async () => {
   const clock = new FakeClock();

@@ -15,6 +15,7 @@ import type { AdmittedNotification } from './admitted-notification.ts';
 import { dropManagedFields } from './drop-managed-fields.ts';
 import { EVENT_REASONS } from './event-reasons.ts';
 import type { FencingWait } from './fencing-wait.ts';
+import type { BmcFence } from './bmc-fence.ts';
 import type { RecoveryBrake } from './recovery-brake.ts';
 import { countFinalStatus, countStale } from './metrics.ts';
 import { staleness } from '../domain/freshness.ts';
@@ -68,6 +69,7 @@ export interface NotificationTaskScope {
   /** Keys picked for their single last attempt (error retry, stuck new); the processor consumes them. */
   lastChance: Set<string>;
   fencingWait: FencingWait;
+  bmcFence: BmcFence;
   brake: RecoveryBrake;
   /** Resolves once the last attempt of `key` is over: its run ended, or the processor decided without one. */
   attemptSettled(key: string): Promise<void>;
@@ -79,11 +81,10 @@ export const LAST_ATTEMPT_WAIT_MS = 600_000;
 /**
  * The least time between the starts of two retries of one pass: at most one
  * a second. A retry whose Nova call fails at once (an instance Nova does not
- * know) ends in about 50 ms, after nine API requests (four status writes,
- * four Events, a read), so back to back a pass over a storm's notifications
- * in error kept the API server busy with 120-190 requests a second for as
- * long as it ran, and new notifications waited behind them; four a second
- * still cost about 40 (docs/benchmarks.md, Scale). A retry is background work (a
+ * know) ends at once, after nine API requests (four status writes, four
+ * Events, a read), so back to back a pass over a storm's notifications in
+ * error kept the API server busy for as long as it ran, and new
+ * notifications waited behind them (docs/benchmarks.md, "Scale"). A retry is background work (a
  * pass runs every two minutes, and Masakari's own retries each wait for
  * Nova); intake is not.
  */
@@ -140,7 +141,10 @@ function isRetryCandidate(x: NotificationTaskScope, n: AdmittedNotification, now
   if (n.metadata.deletionTimestamp || x.runs.isRunning(n.metadata.name)) return false;
   const phase = phaseOf(n);
   if (phase === 'error') return true;
-  if (phase !== 'new' || x.fencingWait.isWaiting(n.metadata.name) || x.brake.isHolding(n.metadata.name)) return false;
+  const key = n.metadata.name;
+  if (phase !== 'new' || x.fencingWait.isWaiting(key) || x.bmcFence.isHolding(key) || x.brake.isHolding(key)) {
+    return false;
+  }
   const generated = parseGeneratedTime(n.spec.generatedTime);
   const newAge = x.d.config.DEFAULT.retry_notification_new_status_interval * 1000;
   return !Number.isNaN(generated) && now - generated > newAge;

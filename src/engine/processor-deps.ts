@@ -4,6 +4,7 @@
 // writers, source-host lookups), so none of them builds its own.
 
 import type { Logger } from 'pino';
+import type { Bmc } from '../fencing/bmc/bmc.ts';
 import type { Config } from '../config/config.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
@@ -52,6 +53,11 @@ export interface ProcessorDeps {
    * the engine component; absent means no precondition.
    */
   fencing?: FencingPrecondition;
+  /**
+   * The BMC of a host with spec.fencing (src/fencing/bmc/factory.ts bmcForHost, wired by createEngine);
+   * rejects with a BmcError when its Secrets cannot be used. Absent: such a host is held, never evacuated.
+   */
+  bmcFor?: (host: HaHost) => Promise<Bmc>;
   /**
    * Why a safety override (recovery-released-by) may not be honoured now: the policy that lets only approvers
    * write it is missing (src/fencing/approval-guard.ts, wired by the engine component); absent: always honoured.

@@ -8,7 +8,7 @@ import type { Plan } from './decisions.ts';
 import { FIELD_MANAGERS } from '../model/constants.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
-import { syncNotificationConditions } from '../store/conditions.ts';
+import { syncNotificationConditions } from '../store/index.ts';
 import { setCondition } from '../runtime/conditions.ts';
 import type { ConditionInput } from '../runtime/conditions.ts';
 import { phaseOf, writtenBack } from './admitted-notification.ts';

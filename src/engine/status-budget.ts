@@ -6,12 +6,13 @@
 //
 // The budget is small on purpose: etcd stores the whole object at every
 // write, so the bytes written per recovery are about (number of writes) ×
-// (object size). A 32 KiB ceiling keeps a 1,000-VM recovery in the tens of
-// MiB, where an unbounded status reached hundreds.
+// (object size). A small ceiling keeps a large recovery's etcd writes an
+// order of magnitude below those of an unbounded status (docs/benchmarks.md,
+// "Journal write volume").
 
 import type { NotificationStatusBlock, VMoveRecord, WorkflowTaskRecord } from '../model/types.ts';
-import type { JournalPage, PageLines } from '../store/journal-pages.ts';
-import { countedPages } from '../store/journal-pages.ts';
+import type { JournalPage, PageLines } from '../store/index.ts';
+import { countedPages } from '../store/index.ts';
 
 export interface StatusBudget {
   /** Above this (whole object, JSON bytes) history moves to pages before the write. */

@@ -15,7 +15,7 @@
 
 import type { JsonPatchOp } from '../k8s/client.ts';
 import type { NotificationStatusBlock } from '../model/types.ts';
-import { statusAsStored, withoutSealMarker } from '../store/admission-seal.ts';
+import { statusAsStored, withoutSealMarker } from '../store/index.ts';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -29,30 +29,36 @@
 import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
 import { isAlreadyExists, isNotFound, isTransient } from '../k8s/client.ts';
-import { CONFLICT_BACKOFF, isStaleWrite, lostRace, retryOnConflictOr } from '../k8s/retry-on-conflict.ts';
+import {
+  backoffDelay,
+  CONFLICT_BACKOFF,
+  isStaleWrite,
+  lostRace,
+  retryOnConflictOr,
+  retryOnError,
+  TRANSIENT_BACKOFF,
+} from '../k8s/retry-on-conflict.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { FIELD_MANAGERS } from '../model/constants.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
-import type { JournalPage } from '../store/journal-pages.ts';
+import type { JournalPage } from '../store/index.ts';
 import {
   assembleNotification,
   countedPages,
+  notificationUuidOf,
   pageObject,
   readPages,
-  notificationUuidOf,
-} from '../store/journal-pages.ts';
+  syncNotificationConditions,
+} from '../store/index.ts';
 import type { PageIndex, StatusBudget } from './status-budget.ts';
 import { HARD_OBJECT_LIMIT, jsonBytes, pageIndex, spill, STATUS_BUDGET, storedStatus } from './status-budget.ts';
 import { statusPatch } from './status-patch.ts';
-import { syncNotificationConditions } from '../store/conditions.ts';
 import type { Clock } from '../time/clock.ts';
 
 /** Window in which separate mutations are merged into one write. */
 export const COALESCE_MS = 5;
 /** The longest a mutateLater mutation waits for a write to carry it before it gets its own. */
 export const DEFERRED_WRITE_MS = 1_000;
-/** Attempts for transport errors, 429 and 5xx, with exponential backoff from 200 ms (about 6 s in all). */
-const MAX_TRANSIENT_ATTEMPTS = 6;
 
 /** The engine bookkeeping kept in status.engine (typed view of an open record). */
 export interface EngineBookkeeping {
@@ -332,9 +338,9 @@ export class NotificationStatusWriter {
       } catch (err) {
         if (err instanceof JournalWriteError || isStaleWrite(err)) throw err;
         if (isNotFound(err)) throw new NotOwnerError(`${this.name}: notification was deleted`);
-        if (isTransient(err) && ++transient < MAX_TRANSIENT_ATTEMPTS) {
+        if (isTransient(err) && ++transient < TRANSIENT_BACKOFF.steps) {
           this.options.log.warn({ err, attempt: transient }, 'status write failed; retrying');
-          await this.options.clock.sleep(200 * 2 ** (transient - 1), this.options.signal);
+          await this.options.clock.sleep(backoffDelay(TRANSIENT_BACKOFF, transient - 1), this.options.signal);
           continue;
         }
         throw new JournalWriteError(
@@ -402,16 +408,13 @@ export class NotificationStatusWriter {
   }
 
   private async withTransientRetries<T>(what: string, call: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await call();
-      } catch (err) {
-        if (isNotFound(err)) throw err;
-        if (!isTransient(err) || attempt >= MAX_TRANSIENT_ATTEMPTS) {
-          throw new JournalWriteError(`could not ${what} notification ${this.name}: ${(err as Error).message}`, err);
-        }
-        await this.options.clock.sleep(200 * 2 ** (attempt - 1), this.options.signal);
-      }
+    try {
+      return await retryOnError(TRANSIENT_BACKOFF, (e) => isTransient(e) && !isNotFound(e), call, {
+        sleep: (ms) => this.options.clock.sleep(ms, this.options.signal),
+      });
+    } catch (err) {
+      if (isNotFound(err)) throw err;
+      throw new JournalWriteError(`could not ${what} notification ${this.name}: ${(err as Error).message}`, err);
     }
   }
 }

@@ -14,6 +14,7 @@ import type { KubeClient } from '../k8s/client.ts';
 import { isNotFound, KubeError } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { gauge } from '../runtime/metric-registry.ts';
+import { systemNowMs } from '../time/clock.ts';
 
 /** How long one answer about the binding is reused. */
 export const APPROVAL_GUARD_RECHECK_MS = 60_000;
@@ -41,7 +42,7 @@ export class ApprovalGuard {
   private readonly guarded;
 
   constructor(private readonly o: ApprovalGuardOptions) {
-    this.now = o.now ?? Date.now;
+    this.now = o.now ?? systemNowMs;
     this.guarded = gauge(
       o.metrics,
       APPROVAL_GUARD_METRIC,

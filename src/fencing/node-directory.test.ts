@@ -79,7 +79,7 @@ test('the fencing gate makes no Node list: it reads a watched Node cache, listed
   c.nodes.stop();
 });
 
-test('the Node cache keeps only the name and the compute-host annotation', () => {
+test('the Node cache keeps only the name, the compute-host annotation and the Ready condition', () => {
   const slim = slimNode({
     metadata: {
       name: 'worker-1',
@@ -87,7 +87,13 @@ test('the Node cache keeps only the name and the compute-host annotation', () =>
       labels: { a: 'b' },
       annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001', other: 'x' },
     },
-    status: { images: [] },
+    status: {
+      images: [],
+      conditions: [
+        { type: 'MemoryPressure', status: 'False' },
+        { type: 'Ready', status: 'False', lastTransitionTime: '2026-11-29T12:00:00Z' },
+      ],
+    },
   } as NodeLike);
   assert.equal(slim, {
     metadata: {
@@ -95,7 +101,42 @@ test('the Node cache keeps only the name and the compute-host annotation', () =>
       resourceVersion: '3',
       annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001' },
     },
+    status: { conditions: [{ type: 'Ready', status: 'False' }] },
   });
+});
+
+test("nodeReadiness: the one mapped Node's Ready from the cache, never a list; none when not exactly one Node maps", async () => {
+  const c = cluster();
+  assert.is(c.nodes.nodeReadiness('cmp-001'), undefined, 'not synced yet: no answer');
+  await c.nodes.hostNodes('cmp-001');
+  assert.is(c.nodes.nodeReadiness('cmp-001'), 'Unknown', 'no Ready condition yet');
+  c.push({
+    type: 'MODIFIED',
+    object: {
+      metadata: {
+        name: 'worker-1',
+        resourceVersion: '12',
+        annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001' },
+      },
+      status: { conditions: [{ type: 'Ready', status: 'False' }] },
+    },
+  });
+  assert.is(c.nodes.nodeReadiness('cmp-001'), 'False');
+  c.push({
+    type: 'MODIFIED',
+    object: {
+      metadata: {
+        name: 'worker-1',
+        resourceVersion: '13',
+        annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001' },
+      },
+      status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    },
+  });
+  assert.is(c.nodes.nodeReadiness('cmp-001'), 'True');
+  assert.is(c.nodes.nodeReadiness('nowhere'), undefined, 'not a Node');
+  assert.is(c.kube.callsOf('list').length, 1);
+  c.nodes.stop();
 });
 
 test.run();

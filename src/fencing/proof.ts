@@ -31,6 +31,7 @@ import type {
 import type { ObjectMeta } from '../model/types.ts';
 import type { HostNodes } from './node.ts';
 import { hostNodes, nodeNameOf } from './node.ts';
+import { systemNowMs } from '../time/clock.ts';
 
 export interface FencingProof {
   kind: FencingProofKind;
@@ -271,7 +272,7 @@ export function remediationProof(remediations: MasakariRemediation[], node: stri
  */
 export async function fencingProofFor(hostName: string, opts: FencingProofForOptions): Promise<FencingVerdict> {
   const { kube } = opts;
-  const nowMs = (opts.now ?? Date.now)();
+  const nowMs = (opts.now ?? systemNowMs)();
   const mapped = opts.hostNodes
     ? await opts.hostNodes(hostName)
     : hostNodes((await kube.list<NodeLike>(RESOURCES.nodes, undefined)).items, hostName);

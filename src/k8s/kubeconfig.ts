@@ -2,7 +2,7 @@
 // options and headers.
 //
 // Why not @kubernetes/client-node's KubeConfig: importing it loads the whole
-// generated API (about 85 MiB of resident memory per process) and we need
+// generated API (a large share of a process's resident memory) and we need
 // only its loader. This module reads kubeconfig files and the in-cluster
 // service account itself, which covers tokens, token files, client
 // certificates and basic auth. Exec plugins and auth providers (cloud

@@ -6,10 +6,8 @@
 // together until the last item is reduced, and the caller's async paging loop
 // may keep the last page reachable while the next request is in flight. Read
 // this way, one full object at a time is alive, whatever the page size.
-// Measured at 100,000 notifications (docs/benchmarks.md, Scale): the engine's
-// peak resident set was 135-149 MiB in four runs after, 143-166 in four
-// before, a few MiB within the runs' spread; the api's did not change
-// measurably (its peak is set by what it keeps, not by the pages).
+// The gain is small and measured in docs/benchmarks.md ("Scale"): the api's
+// peak is set by what it keeps, not by the pages.
 //
 // The scanner only finds where the top-level "items" array and each of its
 // elements start and end (strings skipped with their escapes); JSON.parse

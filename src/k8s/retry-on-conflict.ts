@@ -53,17 +53,32 @@ export interface RetryOptions {
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The delay before retry `n` (0 for the first) of `backoff`, as wait.Backoff's
+ * Step computes it: Duration × Factor^n, capped, then stretched by the jitter.
+ */
+export function backoffDelay(backoff: Backoff, n: number, random: () => number = Math.random): number {
+  const capped = Math.min(backoff.delayMs * backoff.factor ** Math.min(n, 64), backoff.capMs);
+  return Math.round(capped * (1 + backoff.jitter * random()));
+}
+
 /** The delays between runs of `backoff`, jitter applied (steps - 1 of them). */
 export function backoffDelays(backoff: Backoff, random: () => number = Math.random): number[] {
-  const delays: number[] = [];
-  let base = backoff.delayMs;
-  for (let i = 1; i < backoff.steps; i++) {
-    const capped = Math.min(base, backoff.capMs);
-    delays.push(Math.round(capped * (1 + backoff.jitter * random())));
-    base *= backoff.factor;
-  }
-  return delays;
+  return Array.from({ length: Math.max(0, backoff.steps - 1) }, (_, n) => backoffDelay(backoff, n, random));
 }
+
+/**
+ * One write's transport errors, 429 and 5xx (the engine's status and host
+ * writes): six runs, 200 ms doubling, no jitter (one writer per object, so
+ * nothing to fall out of step with), about 6 s of waiting in all.
+ */
+export const TRANSIENT_BACKOFF: Readonly<Backoff> = Object.freeze({
+  steps: 6,
+  delayMs: 200,
+  factor: 2,
+  jitter: 0,
+  capMs: 3_200,
+});
 
 /** client-go's retry.OnError: retries `fn` while `retriable` accepts its error, up to backoff.steps runs. */
 export async function retryOnError<T>(

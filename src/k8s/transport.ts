@@ -12,6 +12,12 @@ import type { KubeConnectionConfig } from './kubeconfig.ts';
 import { KubeError } from './client.ts';
 import { neverReachedServer } from '../net/connect.ts';
 import { errorFromResponse, errorFromTransport } from './errors.ts';
+import { systemClock } from '../time/clock.ts';
+import { backoffDelay } from './retry-on-conflict.ts';
+import type { Backoff } from './retry-on-conflict.ts';
+
+/** Between attempts of one request: 50-150 ms, doubling (the attempts are few: maxAttempts). */
+const TRANSPORT_BACKOFF: Readonly<Backoff> = { steps: Infinity, delayMs: 50, factor: 2, jitter: 2, capMs: Infinity };
 
 export interface TransportOptions {
   /** Per-attempt timeout of a request (headers and body); default 30 s. */
@@ -193,7 +199,7 @@ export class KubeTransport {
           continue;
         }
         if (attempt >= this.maxAttempts || !this.retryable(call, e)) throw e;
-        const backoff = 100 * 2 ** (attempt - 1) * (0.5 + Math.random());
+        const backoff = backoffDelay(TRANSPORT_BACKOFF, attempt - 1);
         await sleep(Math.min(e.retryAfterMs ?? backoff, MAX_RETRY_AFTER_MS));
       }
     }
@@ -277,7 +283,7 @@ export class KubeTransport {
   }
 
   private authHeaders(): Promise<Record<string, string>> {
-    const now = Date.now();
+    const now = systemClock.now().getTime();
     if (!this.auth || now - this.auth.at > AUTH_TTL_MS) {
       const headers = this.resolveAuth();
       this.auth = { headers, at: now };

@@ -100,4 +100,11 @@ export const CONDITIONS = {
    * started or left new.
    */
   recoveryHeld: 'RecoveryHeld',
+  /**
+   * On a COMPUTE_HOST Notification whose source HaHost has spec.fencing: True
+   * once the engine powered the host off through its BMC in this recovery and
+   * the BMC confirmed it (status.fencing), False while a fence fails (the
+   * reason says how: src/engine/bmc-fence.ts BMC_FENCE_REASONS).
+   */
+  fencingVerified: 'FencingVerified',
 } as const;

@@ -19,3 +19,11 @@ export const MASAKARI_TASK_NAMES: Readonly<Record<string, RecoveryFlow | 'any'>>
   confirm_compute_node_disabled_task: 'process failure',
   no_op: 'any',
 };
+
+/**
+ * OpenKeel extension: the record, in recovery_workflow_details, of the
+ * engine's BMC power-off of a host before its recovery (one progress line per
+ * attempt; src/engine/bmc-fence.ts). Not a Masakari task: never configured,
+ * never reverted.
+ */
+export const BMC_POWER_OFF_TASK = 'BmcPowerOffTask';

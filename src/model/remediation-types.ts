@@ -76,7 +76,8 @@ export interface LeaseLike {
   };
 }
 
-/** core/v1 Node: only metadata is read. */
+/** core/v1 Node: metadata, and the Ready condition (built-in detection, return to service). */
 export interface NodeLike {
   metadata: ObjectMeta;
+  status?: { conditions?: Array<{ type: string; status: string; lastTransitionTime?: string }> };
 }

@@ -18,6 +18,7 @@ import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import { neverReachedServer } from '../net/connect.ts';
 import { abortableSleep } from '../time/clock.ts';
+import { backoffDelay } from '../k8s/retry-on-conflict.ts';
 
 export type HttpMethod = 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE';
 
@@ -187,7 +188,10 @@ export class HttpTransport {
 
   /** Full-jitter exponential backoff; a Retry-After (seconds) raises the floor, still capped. */
   private backoff(attempt: number, res?: HttpResponse): number {
-    const ceiling = Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** attempt);
+    const ceiling = backoffDelay(
+      { steps: Infinity, delayMs: this.backoffBaseMs, factor: 2, jitter: 0, capMs: this.backoffMaxMs },
+      attempt,
+    );
     let delay = Math.round(this.random() * ceiling);
     const retryAfter = res ? Number(res.headers['retry-after']) : NaN;
     if (Number.isFinite(retryAfter) && retryAfter > 0) delay = Math.max(delay, retryAfter * 1000);

@@ -4,8 +4,8 @@
 
 import type { OpenStackCredentials } from './credentials.ts';
 import type { OnCall, OpenStackLogger } from './http.ts';
-import { TokenValidator } from './keystone.ts';
-import type { TokenValidationObserver } from './keystone.ts';
+import { TokenValidator } from './token-validator.ts';
+import type { TokenValidationObserver } from './token-validator.ts';
 import { normalizeInterface } from './catalog.ts';
 import { HttpNovaClient } from './nova.ts';
 import { OpenStackSession } from './session.ts';
@@ -15,8 +15,9 @@ export type { OpenStackCredentials, PasswordCredentials, ApplicationCredentials 
 export type { CallRecord, OnCall, OpenStackLogger } from './http.ts';
 export type { TokenInfo, KeystoneToken } from './keystone.ts';
 export type { CatalogEntry, EndpointFilter, EndpointInterface } from './catalog.ts';
-export { KeystoneError, TokenValidator, KeystoneAuth, ValidationRefused } from './keystone.ts';
-export type { TokenLookup, TokenValidationObserver, TokenValidationResult } from './keystone.ts';
+export { KeystoneError, KeystoneAuth } from './keystone.ts';
+export { TokenValidator, ValidationRefused } from './token-validator.ts';
+export type { TokenLookup, TokenValidationObserver, TokenValidationResult } from './token-validator.ts';
 export { EndpointNotFound, parseCatalogInfo, normalizeInterface, selectEndpoint } from './catalog.ts';
 export { HttpNovaClient, MIN_NOVA_MICROVERSION } from './nova.ts';
 export { OpenStackSession } from './session.ts';

@@ -2,12 +2,14 @@
 // validated Keystone tokens: the number of entries is bounded by maxEntries and
 // each entry's life by min(maxTtl, the token's own expiry).
 
+import { systemNowMs } from '../time/clock.ts';
+
 export class ExpiringLru<V> {
   private readonly entries = new Map<string, { value: V; expiresAtMs: number }>();
 
   constructor(
     private readonly maxEntries: number,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = systemNowMs,
   ) {
     if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError('maxEntries must be a positive integer');
   }

@@ -8,13 +8,9 @@ import { isNotFound } from '../k8s/client.ts';
 import { CONDITIONS, FIELD_MANAGERS, LABELS } from '../model/constants.ts';
 import type { Condition, FailoverSegment, HaHost, MasakariObject, OwnerReference } from '../model/types.ts';
 import { NameTakenError } from '../domain/repository.ts';
-import type { ClaimKind } from '../store/names.ts';
+import type { ClaimKind, IdAllocator, StoreDeps } from '../store/index.ts';
+import { admissionStatus, objectId, withReady, writeStatus } from '../store/index.ts';
 import type { Informer } from '../runtime/types.ts';
-import type { IdAllocator } from '../store/ids.ts';
-import { withReady } from '../store/conditions.ts';
-import type { StoreDeps } from '../store/admission.ts';
-import { admissionStatus, writeStatus } from '../store/admission.ts';
-import { objectId } from '../store/mapping.ts';
 import { removeCondition, sameConditions, setCondition } from '../runtime/conditions.ts';
 import type { SpecValidators } from '../domain/spec-validators.ts';
 import type { NameClaimSnapshot } from './name-claim-snapshot.ts';
@@ -151,7 +147,7 @@ export async function patchStatus<T extends MasakariObject>(
 /**
  * kstatus (Flux's health checks and `wait`, kpt, cli-utils) does not read
  * Ready; it reads the "abnormal-true" conditions. Added with the GitOps work
- * (docs/design.md, "kubectl and GitOps"): a refused object also gets
+ * (docs/design/kubectl-gitops.md): a refused object also gets
  * Reconciling=True while it waits for another object (its segment or host
  * may simply not be applied yet), or Stalled=True when a person must act
  * (name taken, invalid spec, host on maintenance, duplicate). An admitted

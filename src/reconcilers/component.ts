@@ -11,22 +11,21 @@ import { Controller } from '../runtime/controller.ts';
 import type { ControllerFactory } from '../runtime/controller.ts';
 import type { Manager } from '../runtime/manager.ts';
 import type { StoreParts } from '../store/index.ts';
-import { sweepNotificationClaims } from '../store/intake.ts';
-import { Lifecycle } from '../store/lifecycle.ts';
-import { runRetention } from '../store/retention.ts';
+import { Lifecycle, runRetention, sweepNotificationClaims } from '../store/index.ts';
 import { StoreReconcilers } from './index.ts';
 import { NameClaimSnapshot } from './name-claim-snapshot.ts';
 import { MASAKARI_VALIDATORS } from '../domain/spec-validators.ts';
 import type { SpecValidators } from '../domain/spec-validators.ts';
+import { systemClock } from '../time/clock.ts';
 
 /** Lease held by the replica that runs the store reconcilers. */
 export const STORE_LEASE_NAME = 'masakari-store-reconcilers';
 /**
  * Orphan sweep every five minutes: it reads every name claim (one per segment
- * and host, 10,000 at 10,000 hosts) to find the rare one a crash left, and a
+ * and host) to find the rare one a crash left, and a
  * create that meets a stale claim removes it itself, so nothing waits for
- * the sweep; every minute, its pages were a steady share of the API server's
- * work and garbage (docs/benchmarks.md, Scale). Retention every hour, the
+ * the sweep; run every minute, its pages were a steady share of the API
+ * server's work and garbage (docs/benchmarks.md, "Scale"). Retention every hour, the
  * first pass a minute after leading starts; two workers per controller
  * (admission is a handful of small API calls).
  */
@@ -64,14 +63,15 @@ export function createStoreReconcilers(store: StoreParts, opts: StoreReconcilerO
       validators: opts.validators ?? MASAKARI_VALIDATORS,
       duplicateWindowSeconds: windowSeconds,
       pendingClaimMs: store.pendingClaimMs,
-      now: () => new Date(),
+      now: () => systemClock.now(),
       confirmedClaims: new Map(),
       nameClaimSnapshot: new NameClaimSnapshot((keep) => claims.listAll(keep), log),
     },
     makeController:
       opts.makeController ??
       ((name, reconcile) => new Controller({ name, reconcile, workers: DEFAULTS.workers, log, metrics: opts.metrics })),
-    sweep: async () => (await store.sweepOrphans()) + (await sweepNotificationClaims(kube, namespace, new Date(), log)),
+    sweep: async () =>
+      (await store.sweepOrphans()) + (await sweepNotificationClaims(kube, namespace, systemClock.now(), log)),
     sweepIntervalMs: opts.sweepIntervalMs ?? DEFAULTS.sweepIntervalMs,
     retention: {
       run: (signal) =>

@@ -10,7 +10,7 @@ import { API_VERSION, FINALIZERS, KINDS, LABELS } from '../model/constants.ts';
 import type { FailoverSegment } from '../model/types.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { hostExists } from '../domain/messages.ts';
-import { objectUuid } from '../store/mapping.ts';
+import { objectUuid } from '../store/index.ts';
 import { isAdmitted, readyCondition, REASONS } from '../domain/admitted.ts';
 import type { AdmissionDeps } from './admission.ts';
 import { admitFound, finishedDeleting, flagNotReady } from './admission.ts';

@@ -3,11 +3,10 @@
 //
 // A reconciler confirms each segment's and host's name claim once per
 // generation (admission.ts holdNameClaim). When leadership starts, every
-// object is reconciled, so without this a store of 10,000 hosts cost 10,000
-// claim takes (a create answered 409 and a GET each: 20,000 API calls), run
-// while the API was already serving: in bench/scale at 100k they were 90 of
-// every intake's neighbours in the API server's queue (docs/benchmarks.md,
-// Scale).
+// object is reconciled, so without this every host cost a claim take (a
+// create answered 409 and a GET: two API calls each), run while the API was
+// already serving, and those calls crowded every intake in the API server's
+// queue (docs/benchmarks.md, "Scale").
 //
 // Why a listed claim confirms as well as a take would. A claim is removed
 // only by its owner (release on rename or delete) or as stale (its owner is
@@ -21,11 +20,11 @@
 // claims.take().
 import type { Logger } from 'pino';
 import type { KubeList } from '../k8s/client.ts';
-import type { ConfigMap } from '../store/configmap.ts';
-import type { ClaimKind } from '../store/names.ts';
-import { claimObjectName } from '../store/names.ts';
+import type { ClaimKind, ConfigMap } from '../store/index.ts';
+import { claimObjectName } from '../store/index.ts';
 import type { FailoverSegment, HaHost } from '../model/types.ts';
 import { isNotNewer } from '../runtime/resource-version.ts';
+import { systemNowMs } from '../time/clock.ts';
 
 /** How long after its list a snapshot is used; by then the first reconcile of every object is long done. */
 export const SNAPSHOT_USE_MS = 600_000;
@@ -60,7 +59,7 @@ export class NameClaimSnapshot {
   constructor(
     private readonly listClaims: ListClaims,
     private readonly log: Logger,
-    private readonly nowMs: () => number = Date.now,
+    private readonly nowMs: () => number = systemNowMs,
   ) {}
 
   /** Starts over: the next question lists the claims again (a new leadership term). */

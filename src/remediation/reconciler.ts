@@ -6,7 +6,8 @@
 //   gate    Node (not excluded) → host, medik8s node lease, fencing proof, force-down, notification
 //   follow  the Notification's phase → Succeeded=True|False
 //   finish  Succeeded=True|False, Processing=False; nothing more happens
-//   delete  drop the finalizer (nothing is undone in Nova; see docs/medik8s.md)
+//   delete  undo what the remediation caused, as the segment's returnToService
+//           says (return-on-delete.ts), then drop the finalizer
 // The rules themselves are in decide.ts, fencing.ts, lease.ts and notify.ts.
 import type { Logger } from 'pino';
 import type { HaService } from '../domain/ha-service.ts';
@@ -42,6 +43,8 @@ import { leaseBlocker, NodeLeaseUnreadable, readNodeLease } from './lease.ts';
 import { computeHostOf, excludedFromRemediation, hostNodes, nodeNameOf } from '../fencing/node.ts';
 import { fileHostNotification, findOwnNotification } from './notify.ts';
 import { rfc3339Seconds } from '../time/format.ts';
+import type { BmcFactory } from '../fencing/return-to-service.ts';
+import { returnOnDelete } from './return-on-delete.ts';
 
 /** The cache the reconciler reads from and writes its results back into (read-your-writes). */
 export interface RemediationCache {
@@ -67,6 +70,8 @@ export interface RemediationReconcilerOptions {
   followIntervalMs?: number;
   /** Why a fencing-approved-by may not be honoured now (ApprovalGuard); absent: always honoured. */
   approvalGuard?: { unguardedReason(): Promise<string | undefined> };
+  /** Builds the Bmc of a host with spec.fencing, for the return to service on delete. */
+  bmcFor?: BmcFactory;
   now?: () => number;
 }
 
@@ -360,14 +365,23 @@ export class RemediationReconciler {
 
   /**
    * NodeHealthCheck deletes the CR once the node is healthy (or the NHC is
-   * gone). Nothing is undone in Nova: a forced-down service stays down until
-   * an operator brings the repaired host back, and a running notification
-   * is the engine's to finish.
+   * gone). What the remediation caused in Nova is undone only as the
+   * segment's returnToService policy says, and only after its recovery
+   * finished (return-on-delete.ts); a running notification is the engine's
+   * to finish. The finalizer goes either way: the Event says what was left.
    */
   private async onDelete(r: MasakariRemediation): Promise<void> {
     if (!hasFinalizer(r, REMEDIATION_FINALIZER)) return;
     const open = r.status?.notificationUuid && !r.status.finishedAt;
-    const note = `deleted; finalizer removed${open ? `; notification ${r.status!.notificationUuid} continues in the engine` : ''}${r.status?.fencedAt ? `; the nova-compute service of ${r.status.hostName ?? 'the host'} stays as it is (bring it back with: openstack compute service set --up <host> nova-compute)` : ''}`;
+    const returned = await returnOnDelete(
+      this.options,
+      r,
+      effectiveSpec(r.spec, this.options.namespace).segmentNamespace,
+    ).catch(
+      (e: unknown) =>
+        `host ${r.status?.hostName ?? ''} could not be returned to service: ${e instanceof Error ? e.message : String(e)}`,
+    );
+    const note = `deleted; finalizer removed${open ? `; notification ${r.status!.notificationUuid} continues in the engine` : ''}${returned ? `; ${returned}` : ''}`;
     const updated = await removeFinalizer(this.options.kube, RESOURCE, r, REMEDIATION_FINALIZER, MANAGER);
     if (updated) this.options.cache.upsertLocal(updated);
     this.event(r, 'Normal', 'RemediationDeleted', 'Cleanup', note);

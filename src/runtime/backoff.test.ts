@@ -1,23 +1,34 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Backoff, sleepUnlessAborted } from './backoff.ts';
+import { BackoffManager, RECONNECT_BACKOFF, sleepUnlessAborted } from './backoff.ts';
 
-test('delays double from the initial value up to the cap', () => {
-  const b = new Backoff({ initialMs: 200, maxMs: 30_000, jitter: 0 });
+const steady = { steps: Infinity, delayMs: 200, factor: 2, jitter: 0, capMs: 30_000 };
+
+test('delays double from the first delay up to the cap', () => {
+  const b = new BackoffManager(steady);
   const delays = Array.from({ length: 10 }, () => b.next());
   assert.equal(delays, [200, 400, 800, 1600, 3200, 6400, 12_800, 25_600, 30_000, 30_000]);
   assert.is(b.attempts, 10);
 });
 
-test('jitter draws each delay from the lower part of the range', () => {
-  const b = new Backoff({ initialMs: 1000, jitter: 0.5, random: () => 1 });
-  assert.is(b.next(), 500);
-  const c = new Backoff({ initialMs: 1000, jitter: 0.5, random: () => 0 });
-  assert.is(c.next(), 1000);
+test('jitter stretches each delay by up to itself times the jitter, as wait.Backoff does', () => {
+  assert.is(new BackoffManager({ ...steady, delayMs: 1000, jitter: 0.5 }, () => 1).next(), 1500);
+  assert.is(new BackoffManager({ ...steady, delayMs: 1000, jitter: 0.5 }, () => 0).next(), 1000);
+});
+
+test('a reconnect waits 100-200 ms first and 15-30 s at most', () => {
+  const low = new BackoffManager(RECONNECT_BACKOFF, () => 0);
+  const high = new BackoffManager(RECONNECT_BACKOFF, () => 1);
+  assert.equal([low.next(), high.next()], [100, 200]);
+  for (let i = 0; i < 20; i++) {
+    low.next();
+    high.next();
+  }
+  assert.equal([low.next(), high.next()], [15_000, 30_000]);
 });
 
 test('reset starts over after a healthy period', () => {
-  const b = new Backoff({ initialMs: 100, jitter: 0 });
+  const b = new BackoffManager({ ...steady, delayMs: 100 });
   b.next();
   b.next();
   b.reset();

@@ -1,37 +1,36 @@
-// Jittered exponential backoff for reconnect loops (informer watches, leader
-// election renewals): each failure doubles the delay up to a cap; a healthy
-// period resets it, so one blip after hours of health retries quickly.
+// The backoff of reconnect loops (informer watches, the admission key's
+// load): each failure moves one step further along a `Backoff` (the one
+// shape, src/k8s/retry-on-conflict.ts); a healthy period resets it, so one
+// blip after hours of health retries quickly. client-go's
+// wait.BackoffManager, without its own clock: callers sleep the delay.
+import type { Backoff } from '../k8s/retry-on-conflict.ts';
+import { backoffDelay } from '../k8s/retry-on-conflict.ts';
 
-export interface BackoffOptions {
-  /** First delay; default 200 ms. */
-  initialMs?: number;
-  /** Cap; default 30 s. */
-  maxMs?: number;
-  /** Delays are drawn uniformly from [d*(1-jitter), d]; default 0.5. */
-  jitter?: number;
-  /** Injectable for tests; default Math.random. */
-  random?: () => number;
-}
+/**
+ * Reconnects: from 100-200 ms doubling to a cap of 15-30 s, each delay
+ * stretched by up to 100 % so that replicas that lost one API server do not
+ * come back in lockstep. Never gives up (steps is unbounded): a cache retries
+ * for as long as the process runs, and says so in its readiness.
+ */
+export const RECONNECT_BACKOFF: Readonly<Backoff> = Object.freeze({
+  steps: Infinity,
+  delayMs: 100,
+  factor: 2,
+  jitter: 1,
+  capMs: 15_000,
+});
 
-export class Backoff {
+export class BackoffManager {
   private failures = 0;
-  private readonly initialMs: number;
-  private readonly maxMs: number;
-  private readonly jitter: number;
-  private readonly random: () => number;
 
-  constructor(opts: BackoffOptions = {}) {
-    this.initialMs = opts.initialMs ?? 200;
-    this.maxMs = opts.maxMs ?? 30_000;
-    this.jitter = Math.min(1, Math.max(0, opts.jitter ?? 0.5));
-    this.random = opts.random ?? Math.random;
-  }
+  constructor(
+    private readonly backoff: Readonly<Backoff> = RECONNECT_BACKOFF,
+    private readonly random: () => number = Math.random,
+  ) {}
 
   /** Delay before the next attempt; each call counts one more failure. */
   next(): number {
-    const base = Math.min(this.maxMs, this.initialMs * 2 ** Math.min(this.failures, 30));
-    this.failures++;
-    return Math.round(base * (1 - this.jitter * this.random()));
+    return backoffDelay(this.backoff, this.failures++, this.random);
   }
 
   reset(): void {

@@ -3,6 +3,7 @@
 // flips (a new reason or message is not a transition).
 import type { Condition } from '../model/types.ts';
 import { rfc3339Seconds } from '../time/format.ts';
+import { systemClock } from '../time/clock.ts';
 
 export interface ConditionInput {
   type: string;
@@ -17,7 +18,7 @@ export interface ConditionInput {
 export function setCondition(
   conditions: Condition[] | undefined,
   c: ConditionInput,
-  now: Date = new Date(),
+  now: Date = systemClock.now(),
 ): Condition[] {
   const list = conditions ?? [];
   const previous = list.find((x) => x.type === c.type);

@@ -7,7 +7,7 @@ import { ItemExponentialRateLimiter } from './ratelimiter.ts';
 import { TerminalError } from './types.ts';
 import type { ReconcileResult } from './types.ts';
 import { WorkQueue } from './workqueue.ts';
-import { FakeClock } from '../time/fake-clock.ts';
+import { FakeClock } from '../testing/fake-clock.ts';
 
 const log = pino({ level: 'silent' });
 const tick = async (n = 5) => {

@@ -13,6 +13,7 @@ import { isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { MANAGED_BY } from '../model/constants.ts';
 import { rfc3339Micro } from '../time/format.ts';
+import { systemNowMs } from '../time/clock.ts';
 
 export interface ObjectReference {
   apiVersion?: string;
@@ -107,7 +108,7 @@ export class EventRecorder {
     this.windowMs = options.dedupeWindowMs ?? 6 * 60_000;
     this.qps = options.qps ?? 5;
     this.burst = options.burst ?? 25;
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? systemNowMs;
     this.controller = (options.reportingController ?? MANAGED_BY).slice(0, FIELD_MAX);
     this.instance = options.reportingInstance.slice(0, FIELD_MAX);
     this.log = options.log.child({ component: 'events' });

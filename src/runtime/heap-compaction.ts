@@ -2,16 +2,15 @@
 // list, before its runnables start.
 //
 // Why: the first list of every cache fills the V8 heap in a few seconds
-// (at 100,000 notifications, about 100 MiB kept plus as much again of
-// parsed pages and grown-out map storage), and V8 schedules its next full
+// (what the caches keep plus as much again of parsed pages and grown-out map
+// storage), and V8 schedules its next full
 // collection from that peak. An ordinary full collection then frees the
 // garbage but keeps the emptied pages committed, so the resident set stays
 // near the start-up peak for the life of the process; only a collection made
 // for memory returns them (docs/benchmarks.md, Scale). This is that
 // collection, once, at the one moment the process knows it has just loaded
-// everything and serves nothing yet: one pause before the first Ready (71 ms
-// for a synthetic 120 MiB heap here; the log line gives its duration)
-// instead of tens of MiB for good.
+// everything and serves nothing yet: one short pause before the first Ready
+// (the log line gives its duration) instead of a start-up peak kept for good.
 //
 // How: the inspector protocol's HeapProfiler.collectGarbage, in process
 // (node:inspector), which V8 runs as it does under memory pressure. Unlike

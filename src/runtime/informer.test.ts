@@ -5,7 +5,7 @@ import { KubeError } from '../k8s/client.ts';
 import type { KubeList, WatchEvent, WatchOptions } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { KubeInformer } from './informer.ts';
-import type { InformerDeps } from './informer.ts';
+import type { InformerDeps } from './informer-deps.ts';
 import { scriptedKube } from '../testing/fake-kube.ts';
 import { until } from '../testing/until.ts';
 import type { InformerOptions } from './types.ts';
@@ -70,7 +70,7 @@ function setup(
   const informer = new KubeInformer<Obj>(
     RESOURCES.configMaps,
     { namespace: 'ns', ...opts },
-    { kube, log, backoff: { initialMs: 1, maxMs: 5 }, healthyAfterMs: 0, ...deps },
+    { kube, log, backoff: { delayMs: 1, capMs: 5 }, healthyAfterMs: 0, ...deps },
   );
   const events: string[] = [];
   informer.on('add', (o) => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`));
@@ -361,7 +361,7 @@ test('a 410 after an API server restart relists at once: the backoff the outage 
   const h = setup(
     [list(10), list(12, obj('a', 11))],
     {},
-    { backoff: { initialMs: 1_000, maxMs: 60_000, random: () => 0 } },
+    { backoff: { delayMs: 1_000, capMs: 60_000, random: () => 0 } },
   );
   await h.informer.start();
   await until(() => h.sessions.length === 1);

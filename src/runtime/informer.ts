@@ -10,36 +10,16 @@
 // The first sync is retried for as long as it takes (start() resolves once it
 // succeeds); health() tells readiness when the list/watch keeps failing, and
 // liveness when the loop itself has died (the one case a restart can fix).
-import type { Logger } from 'pino';
-import type { KubeClient, ResourceRef, WatchEvent } from '../k8s/client.ts';
+import type { ResourceRef, WatchEvent } from '../k8s/client.ts';
+import type { InformerDeps } from './informer-deps.ts';
 import { KubeError } from '../k8s/client.ts';
 import { listAllPages } from '../k8s/list-pages.ts';
-import { Backoff, sleepUnlessAborted } from './backoff.ts';
-import type { BackoffOptions } from './backoff.ts';
-import { compareResourceVersions, isOlder, maxResourceVersion } from './resource-version.ts';
-import { ObjectStore } from './store.ts';
-import type { StoreChange } from './store.ts';
-import type { IndexFunc, Informer, InformerEvent, InformerHealth, InformerOptions, KubeObjectLike } from './types.ts';
-
-export interface InformerDeps {
-  kube: KubeClient;
-  log: Logger;
-  /** Server-side watch timeout; each watch gets this ±10% so replicas do not reconnect in lockstep. Default 300. */
-  watchTimeoutSeconds?: number;
-  /** A watch that stayed up this long counts as healthy: the backoff and the failure run reset. Default 30 s. */
-  healthyAfterMs?: number;
-  /** Log a warning (once) when the first sync has not succeeded after this long; it keeps retrying. Default 2 min. */
-  slowSyncWarnMs?: number;
-  /**
-   * A list/watch that has kept failing this long makes the cache not serving
-   * (readiness false): its data may be stale (e.g. 403 after an RBAC change).
-   * Default 60 s: longer than an API server restart, shorter than a human
-   * would trust stale data for.
-   */
-  staleAfterMs?: number;
-  backoff?: BackoffOptions;
-  pageSize?: number;
-}
+import { BackoffManager, RECONNECT_BACKOFF, sleepUnlessAborted } from './backoff.ts';
+import { isOlder } from './resource-version.ts';
+import { InformerCache } from './informer-cache.ts';
+import type { Informer, InformerHealth, InformerOptions, KubeObjectLike } from './types.ts';
+import { systemClock } from '../time/clock.ts';
+import type { Clock } from '../time/clock.ts';
 
 const DEFAULT_RESYNC_MS = 10 * 60_000;
 const DEFAULT_WATCHDOG_MS = 5 * 60_000;
@@ -49,28 +29,17 @@ export const DEFAULT_STALE_AFTER_MS = 60_000;
 /** A 410 this soon after the previous one is paced by the backoff instead of relisting at once. */
 const EXPIRED_AGAIN_MS = 10_000;
 
-type Handler<T> = (obj: T, old?: T) => void;
+export { withoutManagedFields } from './informer-cache.ts';
 
-/** Drops metadata.managedFields (server-side-apply bookkeeping): no cache keeps them. */
-export function withoutManagedFields<T extends KubeObjectLike>(obj: T): T {
-  const meta = obj.metadata as T['metadata'] & { managedFields?: unknown };
-  if (!meta || meta.managedFields === undefined) return obj;
-  const { managedFields: _dropped, ...metadata } = meta;
-  return { ...obj, metadata };
-}
+export class KubeInformer<T extends KubeObjectLike> extends InformerCache<T> implements Informer<T> {
+  private readonly backoff: BackoffManager;
+  private readonly clock: Clock;
 
-export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
-  private readonly store: ObjectStore<T>;
-  private readonly handlers: Record<InformerEvent, Handler<T>[]> = { add: [], update: [], delete: [] };
-  private readonly backoff: Backoff;
-  private readonly log: Logger;
   private readonly stopper = new AbortController();
   private synced = false;
   private started: Promise<void> | undefined;
   /** Where the next watch resumes: the last list, watch event or bookmark. Never a local write. */
   private watchRv: string | undefined;
-  /** Highest version seen including local writes (lastResourceVersion, waitForResourceVersion). */
-  private seenRv: string | undefined;
   private needRelist = true;
   /**
    * The last list/watch failed: the API server may have restarted. The next
@@ -87,7 +56,6 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   private afterFailure = false;
   /** When the last watch answered 410 (its resourceVersion expired). */
   private lastExpiredAt: number | undefined;
-  private rvWaiters: Array<{ rv: string; resolve: (ok: boolean) => void }> = [];
   private failingSince: number | undefined;
   private lastError: string | undefined;
   private crashed = false;
@@ -96,25 +64,17 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   private fieldSelectorRefused = false;
 
   constructor(
-    readonly ref: ResourceRef,
-    private readonly opts: InformerOptions<T>,
+    ref: ResourceRef,
+    opts: InformerOptions<T>,
     private readonly deps: InformerDeps,
   ) {
-    this.log = deps.log.child({ informer: ref.plural, namespace: opts.namespace, fieldSelector: opts.fieldSelector });
-    this.store = new ObjectStore<T>(opts.indexes ?? {}, (index, name, err) =>
-      this.log.error({ err, index, name }, 'index function threw; object left out of that index'),
+    super(
+      ref,
+      opts,
+      deps.log.child({ informer: ref.plural, namespace: opts.namespace, fieldSelector: opts.fieldSelector }),
     );
-    this.backoff = new Backoff(deps.backoff);
-  }
-
-  /** managedFields dropped, then the options' transform (objects are cached as this returns them). */
-  private shape(obj: T): T {
-    const slim = withoutManagedFields(obj);
-    return this.opts.transform ? this.opts.transform(slim) : slim;
-  }
-
-  private kept(obj: T): boolean {
-    return this.opts.keep ? this.opts.keep(obj) : true;
+    this.clock = deps.clock ?? systemClock;
+    this.backoff = new BackoffManager({ ...RECONNECT_BACKOFF, ...deps.backoff }, deps.backoff?.random);
   }
 
   start(): Promise<void> {
@@ -157,8 +117,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     if (this.stopper.signal.aborted) return;
     this.stopper.abort();
     clearInterval(this.resyncTimer);
-    for (const w of this.rvWaiters) w.resolve(false);
-    this.rvWaiters = [];
+    this.versions.stop();
   }
 
   isStopped(): boolean {
@@ -169,7 +128,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     return this.synced;
   }
 
-  health(now = Date.now()): InformerHealth {
+  health(now = this.nowMs()): InformerHealth {
     const staleAfter = this.deps.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
     const stale = this.failingSince !== undefined && now - this.failingSince >= staleAfter;
     return {
@@ -181,125 +140,15 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     };
   }
 
-  get(name: string): T | undefined {
-    return this.store.get(name);
-  }
-
-  list(): T[] {
-    return this.store.list();
-  }
-
-  /** Objects cached now. */
-  size(): number {
-    return this.store.size;
-  }
-
-  byIndex(index: string, value: string): T[] {
-    return this.store.byIndex(index, value);
-  }
-
-  /** More secondary indexes, e.g. from a second component sharing this cache. */
-  addIndexes(indexes: Record<string, IndexFunc<T>>): void {
-    this.store.addIndexes(indexes);
-  }
-
-  /**
-   * Adds index `name` (or finds it, when the same function is already there)
-   * and returns the name it is stored under: another caller's different
-   * index of the same name keeps its own, and this one gets a suffix.
-   */
-  addIndexAs(name: string, fn: IndexFunc<T>): string {
-    for (let n = 1; ; n++) {
-      const candidate = n === 1 ? name : `${name}#${n}`;
-      const existing = this.store.indexer(candidate);
-      if (existing === fn) return candidate;
-      if (!existing) {
-        this.store.addIndexes({ [candidate]: fn });
-        return candidate;
-      }
-    }
-  }
-
-  on(event: InformerEvent, handler: Handler<T>): void {
-    this.handlers[event].push(handler);
-  }
-
-  off(event: InformerEvent, handler: Handler<T>): void {
-    this.handlers[event] = this.handlers[event].filter((h) => h !== handler);
-  }
-
-  lastResourceVersion(): string | undefined {
-    return this.seenRv;
-  }
-
-  upsertLocal(obj: T): void {
-    const shaped = this.shape(obj);
-    const name = shaped.metadata.name ?? '';
-    if (this.kept(shaped)) this.emit(this.store.upsert(shaped, { local: true }));
-    else if (name) this.emit(this.store.removeLocal(name, shaped.metadata.resourceVersion));
-    this.observe(obj.metadata.resourceVersion, false);
-  }
-
-  deleteLocal(name: string, resourceVersion?: string): void {
-    this.emit(this.store.removeLocal(name, resourceVersion));
-    this.observe(resourceVersion, false);
-  }
-
-  /**
-   * Resolves true once lastResourceVersion() >= rv (numeric etcd revisions,
-   * see resource-version.ts), false after timeoutMs or on stop. A version
-   * that does not parse as an integer is reached only when seen exactly.
-   */
-  waitForResourceVersion(rv: string, timeoutMs: number): Promise<boolean> {
-    if (this.reached(rv)) return Promise.resolve(true);
-    if (this.stopper.signal.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const waiter = {
-        rv,
-        resolve: (ok: boolean) => {
-          clearTimeout(timer);
-          resolve(ok);
-        },
-      };
-      const timer = setTimeout(() => {
-        this.rvWaiters = this.rvWaiters.filter((w) => w !== waiter);
-        resolve(false);
-      }, timeoutMs);
-      this.rvWaiters.push(waiter);
-    });
-  }
-
-  private reached(rv: string): boolean {
-    const c = compareResourceVersions(this.seenRv, rv);
-    return c === 0 || c === 1;
-  }
-
-  private observe(rv: string | undefined, fromServer: boolean): void {
+  /** A version the server sent: where the next watch resumes. */
+  private observe(rv: string | undefined): void {
     if (rv === undefined) return;
-    if (fromServer) this.watchRv = rv;
-    this.seenRv = maxResourceVersion(this.seenRv, rv);
-    this.wakeWaiters();
+    this.watchRv = rv;
+    this.versions.observe(rv);
   }
 
-  private wakeWaiters(): void {
-    if (this.rvWaiters.length === 0) return;
-    const still: typeof this.rvWaiters = [];
-    for (const w of this.rvWaiters) {
-      if (this.reached(w.rv)) w.resolve(true);
-      else still.push(w);
-    }
-    this.rvWaiters = still;
-  }
-
-  private emit(change: StoreChange<T> | undefined): void {
-    if (!change) return;
-    for (const handler of this.handlers[change.type]) {
-      try {
-        handler(change.obj, change.old);
-      } catch (err) {
-        this.log.error({ err, event: change.type, name: change.obj.metadata.name }, 'informer handler threw');
-      }
-    }
+  private nowMs(): number {
+    return this.clock.now().getTime();
   }
 
   /** client-go resync: every cached object is re-announced as an update with old === obj; no API request. */
@@ -309,7 +158,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
   }
 
   private failed(err: unknown): void {
-    this.failingSince ??= Date.now();
+    this.failingSince ??= this.nowMs();
     this.lastError = errorText(err);
   }
 
@@ -370,7 +219,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
           // Only a 410 soon after another is paced, so a server that keeps
           // answering 410 is not listed in a tight loop.
           this.log.info({ rv: this.watchRv }, 'watch resourceVersion expired; relisting');
-          const now = Date.now();
+          const now = this.nowMs();
           const repeated = this.lastExpiredAt !== undefined && now - this.lastExpiredAt < EXPIRED_AGAIN_MS;
           this.lastExpiredAt = now;
           if (!repeated) {
@@ -422,10 +271,9 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     this.healthy();
     if (historyRewound) {
       this.watchRv = rv;
-      this.seenRv = rv;
-      this.wakeWaiters();
+      this.versions.rewind(rv);
     } else {
-      this.observe(rv, true);
+      this.observe(rv);
     }
     this.log.debug({ rv, items: items.length, changes: changes.length }, 'listed');
   }
@@ -439,11 +287,11 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     const signal = AbortSignal.any([stop, local.signal]);
     const watchdogMs = this.opts.watchdogMs ?? DEFAULT_WATCHDOG_MS;
     const healthyAfterMs = this.deps.healthyAfterMs ?? 30_000;
-    let lastHeard = Date.now();
+    let lastHeard = this.nowMs();
     let silent = false;
     const watchdog = setInterval(
       () => {
-        if (Date.now() - lastHeard > watchdogMs) {
+        if (this.nowMs() - lastHeard > watchdogMs) {
           silent = true;
           local.abort();
         }
@@ -460,7 +308,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
     const timeoutSeconds = short
       ? Math.min(base, SHORT_WATCH_SECONDS)
       : Math.max(1, Math.round(base * (0.9 + 0.2 * Math.random())));
-    const startedAt = Date.now();
+    const startedAt = this.nowMs();
     try {
       await this.deps.kube.watch<T>(
         this.ref,
@@ -473,7 +321,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
           fieldSelector: this.fieldSelector(),
         },
         (e) => {
-          lastHeard = Date.now();
+          lastHeard = this.nowMs();
           this.onWatchEvent(e);
         },
         signal,
@@ -492,7 +340,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
       this.healthy();
       return;
     }
-    if (Date.now() - startedAt >= healthyAfterMs) {
+    if (this.nowMs() - startedAt >= healthyAfterMs) {
       this.backoff.reset();
       this.healthy();
     } else if (!stop.aborted) {
@@ -522,7 +370,7 @@ export class KubeInformer<T extends KubeObjectLike> implements Informer<T> {
         // KubeClient.watch rejects right after delivering this; the run loop handles it.
         return;
     }
-    this.observe(rv, true);
+    this.observe(rv);
   }
 }
 

@@ -23,6 +23,7 @@ import { RESOURCES } from '../k8s/resources.ts';
 import { sleepUnlessAborted } from './backoff.ts';
 import { leaderMetrics } from './metrics.ts';
 import { rfc3339Micro } from '../time/format.ts';
+import { systemNowMs } from '../time/clock.ts';
 
 export interface LeaderElectionOptions {
   kube: KubeClient;
@@ -108,7 +109,7 @@ class LeaderElector {
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryMs = options.retryPeriodMs ?? 2_000;
     this.jitter = options.jitterFactor ?? 1.2;
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? systemNowMs;
     this.mono = options.monotonicNow ?? (() => performance.now());
     if (this.renewDeadlineMs >= this.leaseMs) throw new Error('leader election: renewDeadline must be < leaseDuration');
     if (this.retryMs * this.jitter >= this.renewDeadlineMs) {

@@ -18,7 +18,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { KubeClient, ResourceRef } from '../k8s/client.ts';
-import type { InformerDeps } from './informer.ts';
+import type { InformerDeps } from './informer-deps.ts';
 import { compactHeap } from './heap-compaction.ts';
 import { runLeaderElection } from './leaderelection.ts';
 import type { LeaseHold } from './leaderelection.ts';

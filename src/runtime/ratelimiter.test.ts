@@ -6,7 +6,7 @@ import {
   MaxOfRateLimiter,
   defaultControllerRateLimiter,
 } from './ratelimiter.ts';
-import { FakeClock } from '../time/fake-clock.ts';
+import { FakeClock } from '../testing/fake-clock.ts';
 
 test('item exponential limiter doubles per failure from the base', () => {
   const l = new ItemExponentialRateLimiter(5, 1_000_000);

@@ -1,4 +1,5 @@
 import { type Clock, systemClock } from '../time/clock.ts';
+import { backoffDelay } from '../k8s/retry-on-conflict.ts';
 // Rate limiters for the work queue, after client-go's workqueue package.
 // when(key) answers "how long should this key wait before its next try".
 
@@ -27,7 +28,7 @@ export class ItemExponentialRateLimiter implements RateLimiter {
   when(key: string): number {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
-    return Math.min(this.maxMs, this.baseMs * 2 ** Math.min(n, 60));
+    return backoffDelay({ steps: Infinity, delayMs: this.baseMs, factor: 2, jitter: 0, capMs: this.maxMs }, n);
   }
 
   forget(key: string): void {

@@ -10,7 +10,7 @@
 // caller are added to the one store.
 import type { ResourceRef } from '../k8s/client.ts';
 import { KubeInformer } from './informer.ts';
-import type { InformerDeps } from './informer.ts';
+import type { InformerDeps } from './informer-deps.ts';
 import type { Informer, InformerEvent, InformerHealth, InformerOptions, KubeObjectLike } from './types.ts';
 
 export interface SharedInformerInfo {

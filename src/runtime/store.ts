@@ -4,6 +4,7 @@
 // them. Pure and synchronous; the informer feeds it list and watch results.
 import type { IndexFunc, InformerEvent, KubeObjectLike } from './types.ts';
 import { isNotNewer, isOlder } from './resource-version.ts';
+import { systemNowMs } from '../time/clock.ts';
 
 export interface StoreChange<T> {
   type: InformerEvent;
@@ -42,7 +43,7 @@ export class ObjectStore<T extends KubeObjectLike> {
   constructor(
     indexers: Record<string, IndexFunc<T>> = {},
     private readonly onIndexError: (index: string, name: string, err: unknown) => void = () => undefined,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = systemNowMs,
   ) {
     this.indexers = { ...indexers };
     for (const index of Object.keys(indexers)) this.indexed.set(index, new Map());

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ItemExponentialRateLimiter } from './ratelimiter.ts';
 import { WorkQueue } from './workqueue.ts';
-import { FakeClock } from '../time/fake-clock.ts';
+import { FakeClock } from '../testing/fake-clock.ts';
 
 const tick = () => new Promise((r) => setImmediate(r));
 

@@ -2,9 +2,8 @@
 //
 // Why: a notification used to take three writes at intake (its duplicate
 // claim, the Notification, then the status that admits it). The status write
-// was the dearest of the three: in a storm of 6,000 notifications it was
-// about 28 % of kube-apiserver's CPU, and without it the facade took 190
-// notifications a second instead of 110-125 (docs/benchmarks.md, Storm).
+// was the dearest of the three in kube-apiserver's CPU, and without it the
+// facade takes notifications markedly faster (docs/benchmarks.md, "Storm").
 //
 // Why status was the trust anchor: a kubectl author may create a
 // Notification but may not write notifications/status, so "status carries
@@ -47,11 +46,11 @@ import type {
 } from '../k8s/client.ts';
 import { isAlreadyExists, isTransient, KubeError } from '../k8s/client.ts';
 import { getIfExists } from '../k8s/get-if-exists.ts';
-import { Backoff, sleepUnlessAborted } from '../runtime/backoff.ts';
+import { BackoffManager, sleepUnlessAborted } from '../runtime/backoff.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { ANNOTATIONS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { Notification, NotificationStatusBlock } from '../model/types.ts';
-import { admissionStatus } from './admission.ts';
+import { admissionStatus } from './conditions.ts';
 import { canonicalJson } from './fingerprints.ts';
 
 /**
@@ -128,7 +127,7 @@ function sealedText(n: Notification, second: number): string {
 export function createAdmissionSeal(key: Buffer): AdmissionSeal {
   if (key.length < KEY_BYTES) throw new Error(`admission seal key must be at least ${KEY_BYTES} bytes`);
   // One KeyObject for every MAC: given the raw Buffer, createHmac imports the key again on each call,
-  // which costs five times the MAC itself (about 40 µs against 8; every intake and every cached view pays it).
+  // which costs several times the MAC itself, and every intake and every cached view pays it.
   const keyObject = createSecretKey(key);
   const mac = (n: Notification, second: number): Buffer =>
     createHmac('sha256', keyObject).update(sealedText(n, second)).digest();
@@ -296,7 +295,13 @@ export async function loadAdmissionSealKey(
   log: Logger,
   signal: AbortSignal,
 ): Promise<Buffer | undefined> {
-  const backoff = new Backoff({ initialMs: 500, maxMs: KEY_LOAD_MAX_BACKOFF_MS, jitter: 0 });
+  const backoff = new BackoffManager({
+    steps: Infinity,
+    delayMs: 500,
+    factor: 2,
+    jitter: 0,
+    capMs: KEY_LOAD_MAX_BACKOFF_MS,
+  });
   for (;;) {
     try {
       return await readOrCreateKey(kube, namespace);

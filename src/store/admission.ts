@@ -3,7 +3,8 @@
 // uuid and id with Ready=True; until then every read skips it. Three writers
 // admit objects and all use this module:
 //
-//   - the REST path (src/store/spec-writes.ts, notification-writes.ts), which
+//   - the REST path (src/store/spec-writes.ts for segments and hosts;
+//     src/store/intake.ts with admission-seal.ts for notifications), which
 //     creates the object and admits it at once;
 //   - `masakari-operator import` (src/store/import.ts), which does the same
 //     with the uuid and, when free, the id of a running Masakari's object;
@@ -24,14 +25,12 @@ import type { KubeClient, ResourceRef } from '../k8s/client.ts';
 import { KubeError, isAlreadyExists } from '../k8s/client.ts';
 import { getIfExists } from '../k8s/get-if-exists.ts';
 import { CONFLICT_BACKOFF, retryOnConflict } from '../k8s/retry-on-conflict.ts';
-import { CONDITIONS } from '../model/constants.ts';
-import type { FailoverSegment, HaHost, MasakariObject, NotificationStatus } from '../model/types.ts';
-import { removeCondition } from '../runtime/conditions.ts';
+import type { FailoverSegment, HaHost, MasakariObject } from '../model/types.ts';
 import type { StoreCaches } from './caches.ts';
 import type { NameClaims } from './claims.ts';
 import type { IdAllocator } from './ids.ts';
 import type { Lifecycle } from './lifecycle.ts';
-import { admittedConditions, notificationConditions } from './conditions.ts';
+import { admissionStatus } from './conditions.ts';
 import type { ClaimKind } from './names.ts';
 import type { AdmissionSeal } from './admission-seal.ts';
 import type { SealedVisibility } from './sealed-visibility.ts';
@@ -58,33 +57,6 @@ export interface AdmissionWriter {
   /** Field manager of every write (api, import, reconciler). */
   fieldManager: string;
   now: () => Date;
-}
-
-/**
- * The status that admits `obj`: the caller's fields (uuid, id, and what else
- * its kind needs), observedGeneration, createdAt once (status survives a backup
- * and restore, creationTimestamp does not) and the conditions: Ready=True for a
- * segment or host, without kstatus' Stalled or Reconciling left from a refusal;
- * a notification's conditions follow its phase.
- */
-export function admissionStatus(
-  obj: MasakariObject,
-  fields: Record<string, unknown>,
-  now: Date,
-): Record<string, unknown> {
-  const generation = obj.metadata.generation;
-  const previous = obj.status?.conditions;
-  const phase = fields.phase as NotificationStatus | undefined;
-  const conditions =
-    phase !== undefined
-      ? notificationConditions(previous, phase, generation, now)
-      : removeCondition(
-          removeCondition(admittedConditions(previous, generation, now), CONDITIONS.stalled),
-          CONDITIONS.reconciling,
-        );
-  const status: Record<string, unknown> = { ...fields, observedGeneration: generation, conditions };
-  if (!obj.status?.createdAt && obj.metadata.creationTimestamp) status.createdAt = obj.metadata.creationTimestamp;
-  return status;
 }
 
 /** Merge-patches status; with `resourceVersion` only onto that version (409 otherwise). Errors pass through. */

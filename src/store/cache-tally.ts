@@ -7,9 +7,8 @@
 //
 // The informer hands every handler the object a change replaces (old), so
 // a change is "uncount old, count new". A resync re-announces every object
-// unchanged (old === obj) and is skipped: at 100,000 notifications the
-// periodic resync held the event loop for about 90 ms while the index and
-// these counts refiled every one of them.
+// unchanged (old === obj) and is skipped: otherwise the periodic resync
+// held the event loop while the index and these counts refiled every one.
 import type { Informer, KubeObjectLike } from '../runtime/types.ts';
 
 type TalliedCache<T extends KubeObjectLike> = Pick<Informer<T>, 'list' | 'on'>;

@@ -28,24 +28,23 @@ import type { ConfigMap } from './configmap.ts';
 import { deleteExactly, ROLES } from './configmap.ts';
 import type { ClaimKind } from './names.ts';
 import { claimObjectName } from './names.ts';
+import { systemClock } from '../time/clock.ts';
 
 /**
  * Claims per page when listing them all. A claim is about 1 KB of JSON, so a
  * page stays under V8's large-object size (128 KiB): a page's text that is
  * still being read when the young generation is collected is then copied
  * like any young object, instead of being moved to the large-object space at
- * once, where it stays until the next full collection. Two lists of 10,000
- * claims at the start of a leadership term left 23 MiB of page text there
- * (docs/benchmarks.md, Scale).
+ * once, where it stays until the next full collection (docs/benchmarks.md,
+ * "Scale").
  */
 const CLAIM_PAGE_SIZE = 100;
 
 /**
- * The periodic sweep waits this long between pages. Listing 10,000 claims
- * back to back (100 pages, about 0.8 s of API server and parsing) every
- * minute put the slowest POSTs of bench/scale at 76-121 ms against a p50 of
- * 9 (docs/benchmarks.md, Scale); paced, a sweep takes about 6 s and uses
- * about a sixth of a core while it runs.
+ * The periodic sweep waits this long between pages. Listing every claim back
+ * to back made the slowest POSTs of a busy API an order of magnitude slower
+ * than the median while it ran (docs/benchmarks.md, "Scale"); paced, a sweep
+ * takes longer and uses a fraction of a core.
  */
 const SWEEP_PAGE_GAP_MS = 50;
 
@@ -85,7 +84,7 @@ export class NameClaims {
 
   constructor(private readonly opts: NameClaimsOptions) {
     this.graceMs = opts.graceMs ?? DEFAULT_CLAIM_GRACE_MS;
-    this.now = opts.now ?? (() => new Date());
+    this.now = opts.now ?? (() => systemClock.now());
   }
 
   /**

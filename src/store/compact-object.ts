@@ -1,9 +1,9 @@
 // Plain objects as small as V8 makes them. An object literal written in code
 // gets exactly its properties in the object itself; an object built by spread,
 // rest destructuring or assignment starts with room for four and keeps the
-// rest in a second array, about 24 bytes more each. The caches hold five or
-// six objects per notification, so at 100,000 notifications that is over
-// 10 MiB of the api's heap (docs/benchmarks.md, Scale).
+// rest in a second array, a few words more each. The caches hold several
+// objects per notification, so that grows with the stored notifications
+// (docs/benchmarks.md, "Scale").
 //
 // compact() copies an object through a literal made once per set of keys:
 // same keys, same order, same values, a plain object (deep-equal to the

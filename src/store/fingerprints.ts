@@ -28,8 +28,8 @@ export function payloadHash(payload: Record<string, string>): string {
 
 /**
  * Recently hashed cached payloads. Bounded, not one entry per cached payload:
- * a VM payload names its instance, so at 100,000 notifications a hash kept
- * for each would be 10 MiB; the repeats worth catching are close together.
+ * a VM payload names its instance, so a hash kept for each would grow with
+ * the stored notifications; the repeats worth catching are close together.
  */
 const RECENT_HASHES_LIMIT = 4_096;
 const recentHashes = new Map<Record<string, string>, string>();
@@ -59,8 +59,8 @@ const FINGERPRINT_KEY_CHARS = 12;
  * only; the duplicate check compares the host, and isDuplicateOf the type,
  * the full hash and the times. Kept by the cache for every notification, so
  * short and flat: V8 would keep a concatenation as a tree of its parts and a
- * long slice as a view of its whole source (a host/type/hash text was about
- * 190 bytes a key; this is 32, 16 MiB less at 100,000 notifications).
+ * long slice as a view of its whole source (a host/type/hash text was several
+ * times this digest's size per key).
  * normalize() returns the flat string (ASCII is normal).
  */
 export function fingerprintKey(hostUuid: string, type: string, payloadDigest: string): string {

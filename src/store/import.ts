@@ -21,7 +21,8 @@ import { RESOURCES } from '../k8s/resources.ts';
 import { ANNOTATIONS, API_VERSION, FIELD_MANAGERS, FINALIZERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, MasakariObject } from '../model/types.ts';
 import type { AdmissionPlan, AdmissionWriter } from './admission.ts';
-import { admissionStatus, createAdmitted, NoFreeNameError, writeStatus } from './admission.ts';
+import { createAdmitted, NoFreeNameError, writeStatus } from './admission.ts';
+import { admissionStatus } from './conditions.ts';
 import { NameClaims } from './claims.ts';
 import { reserveImportedId } from './ids.ts';
 import type { ImportCreated, SourceHost, SourceSegment } from './import-mapping.ts';
@@ -32,6 +33,7 @@ import type { ClaimKind, IdKind } from './names.ts';
 import { restObjectName, slugify } from './names.ts';
 import { replaceSpec } from './replace-spec.ts';
 import { rfc3339Seconds } from '../time/format.ts';
+import { systemClock } from '../time/clock.ts';
 
 export class ImportError extends Error {}
 
@@ -64,7 +66,7 @@ export class StoreImporter {
 
   constructor(private readonly opts: StoreImporterOptions) {
     this.claims = new NameClaims({ kube: opts.kube, namespace: opts.namespace, log: opts.log });
-    this.now = opts.now ?? (() => new Date());
+    this.now = opts.now ?? (() => systemClock.now());
     this.writer = { ...opts, fieldManager: FIELD_MANAGERS.import, now: this.now, claims: this.claims };
   }
 

@@ -1,162 +1,57 @@
-// Entry point of the CR store: `createCrRepository` builds the Repository the
-// REST facade uses (src/domain/repository.ts) over FailoverSegment, HaHost and
-// Notification custom resources. The store only stores: the kubectl/GitOps
-// reconcilers that admit objects written by others run beside it, as their
-// own runnable of the process's manager (src/reconcilers/component.ts), over
-// the parts the handle exposes. See docs/design.md, "Store: how SQL
-// guarantees are kept".
-import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
-import type { Config } from '../config/config.ts';
-import type { KubeClient } from '../k8s/client.ts';
-import { FIELD_MANAGERS } from '../model/constants.ts';
-import type { Repository } from '../domain/repository.ts';
-import { createInformerFactory } from '../runtime/informer.ts';
-import { informerReady } from '../runtime/types.ts';
-import type { InformerFactory, NotificationScope, StoreCaches } from './caches.ts';
-import { createStoreCaches } from './caches.ts';
-import { sweepOrphanPages } from './journal-pages.ts';
-import { registerStateMetrics } from './state-metrics.ts';
-import { DEFAULT_CLAIM_GRACE_MS, NameClaims } from './claims.ts';
-import { createIdAllocator } from './ids.ts';
-import type { IdAllocator } from './ids.ts';
-import { Lifecycle } from './lifecycle.ts';
-import { CrRepository, DEFAULT_PENDING_CLAIM_MS } from './repository.ts';
-import { INDEX } from '../model/indexes.ts';
-import type { AdmissionSeal } from './admission-seal.ts';
-import { sharedSealedVisibility } from './sealed-visibility.ts';
+// The store's door: everything outside src/store/ imports the store from here
+// and from nowhere else (make lint: scripts/lint/layers.js, STORE_DOOR;
+// src/lint/layers.test.ts puts a bypass back and sees it fail). The rest of
+// src/store/ is private, so its files can change without a reader noticing.
+//
+// Masakari keeps its state in SQL; the store rebuilds its guarantees (unique
+// names, integer ids, duplicate detection, soft deletes) on the Kubernetes
+// API. See docs/design/store.md. The exports below are grouped by who reads
+// them, one port each.
 
+// The process's store and the REST facade's Repository (src/api/, src/app/).
+export { createCrRepository } from './handle.ts';
+export type { CrRepositoryHandle, CrRepositoryOptions, StoreParts } from './handle.ts';
 export { createIdAllocator } from './ids.ts';
 export type { IdAllocator } from './ids.ts';
 
-/** A journal page is created before its notification's status counts it; younger ones are never orphans. */
-const ORPHAN_PAGE_GRACE_MS = 10 * 60_000;
+// The admission seal: the key the app loads and hands to the API and engine.
+export {
+  SEAL_SECRET_NAME,
+  createAdmissionSeal,
+  loadAdmissionSealKey,
+  statusAsStored,
+  withSealedNotifications,
+  withoutSealMarker,
+} from './admission-seal.ts';
+export type { AdmissionSeal } from './admission-seal.ts';
 
-export interface CrRepositoryOptions {
-  kube: KubeClient;
-  namespace: string;
-  config: Config;
-  log: Logger;
-  /** Registers the state metrics (src/store/state-metrics.ts) over these caches; only with the full notification scope. */
-  metrics?: Registry;
-  /** Age before an orphaned name claim may be removed; default 120 s. */
-  claimGraceMs?: number;
-  pendingClaimMs?: number;
-  /** Default: private list+watch informers (src/runtime/informer.ts); processes pass their manager's. */
-  informerFactory?: InformerFactory;
-  /** Which notifications the cache holds; default 'all' (see NotificationScope). */
-  notifications?: NotificationScope;
-  /** Seals REST-created notifications instead of writing their admission status (admission-seal.ts). */
-  seal?: AdmissionSeal;
-}
+// The engine's notification store: the intake protocol's end (a sealed
+// notification's standing, a yielded duplicate's delete), fresh reads past
+// the cache, the journal's pages and the Ready condition it keeps in step.
+export { deleteYieldedNotification, sealedIntakeStanding } from './intake.ts';
+export { readByUuidInto } from './fresh-reads.ts';
+export { assembleNotification, countedPages, notificationUuidOf, pageObject, readPages } from './journal-pages.ts';
+export type { JournalPage, PageLines } from './journal-pages.ts';
+export { syncNotificationConditions, withReady } from './conditions.ts';
+export { slimHost } from './slim-host.ts';
 
-/** What the kubectl/GitOps reconcilers (src/reconcilers/) work with: the very caches, claims and ids of this store. */
-export interface StoreParts {
-  kube: KubeClient;
-  namespace: string;
-  config: Config;
-  log: Logger;
-  caches: StoreCaches;
-  claims: NameClaims;
-  ids: { segments: IdAllocator; hosts: IdAllocator; notifications: IdAllocator };
-  pendingClaimMs: number;
-  /** Name claims with no owner past their grace, and journal pages of deleted notifications; returns how many it removed. */
-  sweepOrphans(opts?: { pageGraceMs?: number }): Promise<number>;
-}
+// The kubectl/GitOps reconcilers (src/reconcilers/): admission of objects
+// others wrote, over the store's own caches, claims and ids.
+export { writeStatus } from './admission.ts';
+export { admissionStatus } from './conditions.ts';
+export type { StoreDeps } from './admission.ts';
+export { claimNotification, findCachedDuplicate, sweepNotificationClaims } from './intake.ts';
+export { payloadHash } from './fingerprints.ts';
+export { Lifecycle } from './lifecycle.ts';
+export { hostSegmentUuid, objectId, objectUuid } from './mapping.ts';
+export { claimObjectName, restObjectName } from './names.ts';
+export type { ClaimKind } from './names.ts';
+export type { ConfigMap } from './configmap.ts';
+export { runRetention } from './retention.ts';
 
-export type CrRepositoryHandle = Repository & {
-  /** Starts the caches; resolves once every cache has synced. */
-  start(): Promise<void>;
-  /** Stops the caches. */
-  stop(): Promise<void>;
-  /** Resolves once the background status writes of recent creates have settled (call before stop). */
-  settle(): Promise<void>;
-  /** True while every cache is serving: synced, and its watch not failing for long (runtime informerReady). */
-  ready(): boolean;
-  /**
-   * Removes stale name claims and the journal pages of deleted notifications
-   * now (the reconcilers also do it periodically); returns how many. Duplicate
-   * claims are swept by the reconcilers only.
-   */
-  sweepOrphans(opts?: { pageGraceMs?: number }): Promise<number>;
-  readonly parts: StoreParts;
-};
-
-export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandle {
-  const { kube, namespace, config } = opts;
-  const log = opts.log.child({ component: 'store' });
-  const scope = opts.notifications ?? 'all';
-  const caches = createStoreCaches(opts.informerFactory ?? createInformerFactory({ kube, log }), namespace, scope);
-  // A narrowed notification cache would count only part of them.
-  if (opts.metrics && scope === 'all') registerStateMetrics(opts.metrics, caches);
-  const claims = new NameClaims({
-    kube,
-    namespace,
-    log,
-    graceMs: opts.claimGraceMs ?? DEFAULT_CLAIM_GRACE_MS,
-    cachedOwner: (kind, name) => (kind === 'segment' ? caches.segments.get(name) : caches.hosts.get(name)),
-  });
-  const blockSize = config.operator.id_block_size;
-  const ids = {
-    segments: createIdAllocator(kube, namespace, 'segments', blockSize),
-    hosts: createIdAllocator(kube, namespace, 'hosts', blockSize),
-    notifications: createIdAllocator(kube, namespace, 'notifications', blockSize),
-  };
-  const pendingClaimMs = opts.pendingClaimMs ?? DEFAULT_PENDING_CLAIM_MS;
-  // Sealed notifications exist (with a key, any process may have created some) only when this one has the key too.
-  const sealed =
-    opts.seal &&
-    sharedSealedVisibility({
-      kube,
-      namespace,
-      cache: caches.notifications,
-      windowSeconds: config.DEFAULT.duplicate_notification_detection_interval,
-      now: () => new Date(),
-      log,
-    });
-  const sealedVisibility = sealed && sealed.visibility;
-  const apiLifecycle = new Lifecycle({ kube, namespace, claims, caches, log, fieldManager: FIELD_MANAGERS.api });
-  const repo = new CrRepository({
-    kube,
-    namespace,
-    log,
-    caches,
-    claims,
-    lifecycle: apiLifecycle,
-    ids,
-    pendingClaimMs,
-    ...(opts.seal ? { seal: opts.seal } : {}),
-    ...(sealedVisibility ? { sealedVisibility } : {}),
-  });
-
-  // Journal pages of deleted notifications (no garbage collector in every cluster): the sweep's second half.
-  const sweepPages = (graceMs: number) =>
-    sweepOrphanPages(
-      kube,
-      namespace,
-      (uuid) => caches.notifications.byIndex(INDEX.uuid, uuid).length > 0,
-      new Date(),
-      graceMs,
-    );
-  const sweepOrphans = async (o: { pageGraceMs?: number } = {}) => {
-    // With part of the notifications cached, every other notification's pages would look orphaned.
-    if (scope !== 'all') throw new Error(`store ${namespace}: orphan sweep needs every notification cached`);
-    return (await claims.sweep()) + (await sweepPages(o.pageGraceMs ?? ORPHAN_PAGE_GRACE_MS));
-  };
-
-  const informers = [caches.segments, caches.hosts, caches.notifications];
-  const parts: StoreParts = { kube, namespace, config, log, caches, claims, ids, pendingClaimMs, sweepOrphans };
-
-  return Object.assign(repo, {
-    async start(): Promise<void> {
-      await Promise.all(informers.map((i) => i.start()));
-    },
-    async stop(): Promise<void> {
-      if (sealed) sealed.release();
-      for (const i of informers) i.stop();
-    },
-    ready: () => informers.every(informerReady),
-    sweepOrphans,
-    parts,
-  });
-}
+// The import and purge commands (src/cli/).
+export { StoreImporter } from './import.ts';
+export { byUuid, hostChanges, listImportTarget, segmentChanges } from './import-mapping.ts';
+export type { ImportTarget, SourceHost, SourceSegment } from './import-mapping.ts';
+export { purgeNotifications } from './retention.ts';
+export type { PurgeResult } from './retention.ts';

@@ -83,9 +83,8 @@ export function notificationListColumns(
 
 /**
  * Not memoised: a memo keeps a record for every notification any client ever
- * listed, for as long as the notification lives (tens of MiB for 100,000
- * notifications), while building the 100 records of a page takes well under a
- * millisecond.
+ * listed, for as long as the notification lives, while building the records
+ * of one page is cheap.
  */
 export function toNotificationRecord(n: Notification): NotificationRecord {
   const st = n.status;

@@ -24,8 +24,8 @@ const UNDER_RECOVERY = new Set(['new', 'running', 'error']);
  * One admitted notification in the index: its place in the order (id, and
  * created_at in whole seconds, Masakari's precision) and the cached object.
  * The filter columns are read from the object when asked, so an entry is
- * three fields: at 100,000 notifications every field here is about a MiB of
- * the api's heap, and a formatted created_at string was four.
+ * three fields: every field here is paid once per stored notification, and a
+ * formatted created_at string cost several times a number.
  */
 export class NotificationIndexEntry {
   constructor(
@@ -105,8 +105,8 @@ export class NotificationIndex {
   // No map by name or id: an entry is found by binary search on the key of
   // the cached object it was filed from (the informer hands every handler the
   // object it replaces), and a marker's id through the cache's own id index.
-  // At 100,000 notifications each such map is some 4 MiB, and as much again
-  // of garbage while it grows during the first list.
+  // Each such map grows with the stored notifications, and makes as much
+  // again of garbage while it grows during the first list.
   constructor(
     private readonly cache: Pick<Informer<Notification>, 'list' | 'on' | 'byIndex'>,
     /**

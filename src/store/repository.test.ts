@@ -190,6 +190,23 @@ test('host flags: engine latch effective; unrelated PUT keeps it; PUT on_mainten
   assert.is(stored.status?.flagsGeneration, stored.metadata.generation);
 });
 
+test('a REST PUT of a host keeps its spec.fencing (a kubectl/GitOps field the Masakari API does not show)', async () => {
+  const { kube, repo } = await storeFixture();
+  const s = await repo.createSegment(segmentInput('s'));
+  const h = await repo.createHost(s.uuid, hostInput('compute-1'));
+  const fencing = {
+    driver: 'redfish' as const,
+    address: 'https://10.0.0.5:8000',
+    systemId: '1',
+    credentialsSecretRef: { name: 'bmc-compute-1' },
+  };
+  await kube.mergePatch(RESOURCES.hosts, NS, h.k8sName, { spec: { fencing } });
+  const updated = await repo.updateHost(h.uuid, { name: 'compute-1b', reserved: true, on_maintenance: true });
+  assert.is(updated.name, 'compute-1b');
+  assert.not.ok('fencing' in updated, 'not in the Masakari view');
+  assert.equal(kube.peek<HaHost>(RESOURCES.hosts, NS, h.k8sName)!.spec.fencing, fencing);
+});
+
 test('segment delete cascades to hosts (and their claims), then releases its own claim', async () => {
   const { kube, repo } = await storeFixture();
   const s = await repo.createSegment(segmentInput('s'));

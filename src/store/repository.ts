@@ -6,7 +6,7 @@
 // spec-writes.ts; the notification intake is here: the duplicate check
 // (intake.ts claims), the create, and the admission (admission.ts), whose
 // status write completes in the background. How each SQL guarantee is
-// rebuilt is explained in docs/design.md, "Store: how SQL guarantees are kept".
+// rebuilt is explained in docs/design/store.md.
 import { randomUUID } from 'node:crypto';
 import { isAlreadyExists } from '../k8s/client.ts';
 import { STORE_RETRY_AFTER_SECONDS, storeUnavailable } from './repository-reads.ts';
@@ -24,6 +24,7 @@ import { claimNotification, deleteYieldedNotification, findCachedDuplicate, Inta
 import { toNotificationRecord } from './mapping.ts';
 import { notificationObjectName } from './names.ts';
 import { SpecWrites } from './spec-writes.ts';
+import { systemClock } from '../time/clock.ts';
 
 /**
  * How long an accepted duplicate claim whose Notification does not exist
@@ -54,7 +55,7 @@ export class CrRepository extends SpecWrites implements Repository {
   private readonly pendingAdmissions = new Set<Promise<unknown>>();
 
   constructor(deps: CrRepositoryDeps) {
-    super({ ...deps, fieldManager: FIELD_MANAGERS.api, now: deps.now ?? (() => new Date()) });
+    super({ ...deps, fieldManager: FIELD_MANAGERS.api, now: deps.now ?? (() => systemClock.now()) });
     this.pendingClaimMs = deps.pendingClaimMs ?? DEFAULT_PENDING_CLAIM_MS;
   }
 

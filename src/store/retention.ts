@@ -24,6 +24,7 @@ import type { Notification } from '../model/types.ts';
 import { deleteClaimOf } from './intake.ts';
 import { countedPages, deletePages, notificationUuidOf, statusWithoutHistory } from './journal-pages.ts';
 import { createdAtMs } from '../domain/created-at.ts';
+import { systemClock } from '../time/clock.ts';
 
 const DAY_MS = 86_400_000;
 const DEFAULT_PAGE_SIZE = 200;
@@ -190,7 +191,7 @@ export async function runRetention(opts: RetentionTaskOptions, signal?: AbortSig
     kube: opts.kube,
     namespace: opts.namespace,
     ageInDays: opts.retentionDays,
-    now: (opts.now ?? (() => new Date()))(),
+    now: (opts.now ?? (() => systemClock.now()))(),
     log: opts.log,
     signal,
     ...(opts.cached ? { cached: opts.cached } : {}),

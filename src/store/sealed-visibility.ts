@@ -27,11 +27,18 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
 import type { Notification } from '../model/types.ts';
 import type { Informer } from '../runtime/types.ts';
+import type { Backoff } from '../k8s/retry-on-conflict.ts';
+import { BackoffManager } from '../runtime/backoff.ts';
 import { sealedIntakeStanding, withinSealedClaimGrace } from './intake.ts';
 
-/** First wait before probing an undecided claim again; doubles up to PROBE_MAX_DELAY_MS. */
-const PROBE_FIRST_DELAY_MS = 50;
-const PROBE_MAX_DELAY_MS = 1_000;
+/** Waits between probes of an undecided claim: 50 ms doubling to 1 s, for as long as the notification is young. */
+const PROBE_BACKOFF: Readonly<Backoff> = Object.freeze({
+  steps: Infinity,
+  delayMs: 50,
+  factor: 2,
+  jitter: 0,
+  capMs: 1_000,
+});
 
 type Decision = 'accepted' | 'yielded';
 
@@ -138,7 +145,7 @@ export class SealedVisibility {
   private async probeLoop(n: Notification, background: boolean): Promise<void> {
     const { kube, namespace, windowSeconds, now, log } = this.deps;
     const name = n.metadata.name ?? '';
-    let delayMs = PROBE_FIRST_DELAY_MS;
+    const backoff = new BackoffManager(PROBE_BACKOFF);
     for (let attempt = 1; !this.stopped; attempt++) {
       if (this.ownIntakes.has(name) || this.decided.has(name) || !this.young(n)) return;
       try {
@@ -153,8 +160,7 @@ export class SealedVisibility {
         log.debug({ err, notification: name }, 'could not read the claim behind a sealed notification');
       }
       if (!background && attempt >= 2) return;
-      await this.sleep(delayMs);
-      delayMs = Math.min(delayMs * 2, PROBE_MAX_DELAY_MS);
+      await this.sleep(backoff.next());
     }
   }
 

@@ -1,8 +1,8 @@
 // What the store's host cache holds of an HaHost: the object as stored, with
 // the strings and condition lists hosts repeat shared (string-pool.ts). A
 // host repeats its segment's name, uuid and uid, the api version, kind,
-// finalizer, managed-by label and its Ready condition's texts: at 10,000 hosts
-// about 5 MiB of the api's heap (docs/benchmarks.md, Scale). Nothing is
+// finalizer, managed-by label and its Ready condition's texts, which add up
+// in the api's heap for many hosts (docs/benchmarks.md, "Scale"). Nothing is
 // dropped: the reconcilers write hosts from this cache. Its objects are
 // literal-shaped (compact-object.ts).
 import { LABELS } from '../model/constants.ts';

@@ -1,8 +1,8 @@
 // What the store's notification cache holds of a Notification: everything its
 // readers use, in as few bytes as the JavaScript heap allows. The api process
 // caches every notification (lists, the duplicate check, the reconcilers),
-// so its memory is this record times their number: at 100,000 notifications,
-// each kilobyte here is about 100 MiB (docs/benchmarks.md, Scale).
+// so its memory is this record times their number (docs/benchmarks.md,
+// "Scale").
 //
 // 1. No history. The workflow details, the vmoves and the engine's
 //    bookkeeping (but for its journal page count, which retention reads)
@@ -26,7 +26,7 @@
 //
 // 4. Literal-shaped objects (compact-object.ts): every object of the copy is
 //    built as an object literal would be, without the spill array that
-//    spreads leave, about 24 bytes less per object.
+//    spreads leave, a few words less per object.
 //
 // Objects are only ever replaced, never changed in place (informer.ts), so
 // sharing strings between them is safe.

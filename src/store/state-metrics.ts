@@ -15,6 +15,7 @@ import { hostSegmentUuid } from './mapping.ts';
 import { isAdmitted } from '../domain/admitted.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
 import { createdAtMs } from '../domain/created-at.ts';
+import { systemClock } from '../time/clock.ts';
 
 export const STATE_METRICS = {
   hosts: 'masakari_hosts',
@@ -54,7 +55,7 @@ const isRunning = (n: Notification): boolean => n.status?.phase === 'running' &&
 export function registerStateMetrics(
   registry: Registry,
   caches: Pick<StoreCaches, 'hosts' | 'notifications'>,
-  now: () => Date = () => new Date(),
+  now: () => Date = () => systemClock.now(),
 ): void {
   if (registry.getSingleMetric(STATE_METRICS.hosts)) return;
   const hosts = new CacheTally(caches.hosts, hostKey);

@@ -26,7 +26,7 @@ export class FakeInformers {
     const informer = new KubeInformer<T>(ref, opts, {
       kube: this.kube,
       log: this.log,
-      backoff: { initialMs: 1, maxMs: 50 },
+      backoff: { delayMs: 1, capMs: 50 },
     });
     this.made.push(informer as unknown as KubeInformer<KubeObjectLike>);
     return informer;

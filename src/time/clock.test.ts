@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { systemClock } from './clock.ts';
-import { FakeClock } from './fake-clock.ts';
+import { FakeClock } from '../testing/fake-clock.ts';
 
 test('systemClock.sleep rejects with the abort reason', async () => {
   const ac = new AbortController();

@@ -37,3 +37,6 @@ export const systemClock: Clock = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
+
+/** systemClock's now in epoch milliseconds, the default of the components that keep time as numbers. */
+export const systemNowMs = (): number => systemClock.now().getTime();

@@ -11,6 +11,8 @@
 // fraction digits, since the API server parses it with a fixed layout.
 // JavaScript clocks have milliseconds, so written microseconds are ms * 1000.
 
+import { systemClock } from './clock.ts';
+
 /** The iso8601 library's grammar (YYYY, YYYY-MM, YYYY-MM-DD, then [ T]hh[:mm[:ss[.f]]][zone]). */
 const ISO8601 =
   /^(?<year>[0-9]{4})(?:(?:-(?<monthdash>[0-9]{1,2})|(?<month>[0-9]{2})(?!$))(?:(?:-(?<daydash>[0-9]{1,2})|(?<day>[0-9]{2}))(?:[ T](?<hour>[0-9]{2})(?::?(?<minute>[0-9]{2}))?(?::?(?<second>[0-9]{1,2})(?:[.,](?<fraction>[0-9]+))?)?(?<timezone>Z|(?<tzsign>[-+])(?<tzhour>[0-9]{2}):?(?<tzminute>[0-9]{2})?)?)?)?)?(?:\n)?$/;
@@ -154,7 +156,7 @@ export function normaliseTime(text: string): string | undefined {
 }
 
 /** Now, as a record time: UTC, second precision (Masakari strips microseconds from created_at/updated_at). */
-export function nowRecordTime(now: Date = new Date()): string {
+export function nowRecordTime(now: Date = systemClock.now()): string {
   return dateAndTime(now);
 }
 
@@ -209,7 +211,7 @@ export function toMicros(stored: string): bigint {
  * RFC 3339 in UTC at second precision, '2026-01-02T03:04:05Z': metav1.Time,
  * and status createdAt/updatedAt (Masakari's models strip the fraction).
  */
-export function rfc3339Seconds(d: Date = new Date()): string {
+export function rfc3339Seconds(d: Date = systemClock.now()): string {
   return `${dateAndTime(d)}Z`;
 }
 

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FakeClock } from './fake-clock.ts';
+import { FakeClock } from '../testing/fake-clock.ts';
 import { fixedSchedule, pollUntil, PollTimeout } from './poll.ts';
 
 /** verify_interval 1 s, timeout 3 s, as the instance and process workflows poll. */

@@ -1,6 +1,6 @@
 // The validating admission webhook for FailoverSegment, HaHost and
 // Notification (kubectl/GitOps writes), served by the api component next to
-// the Masakari API and reading the same caches. See docs/design.md, "kubectl
+// the Masakari API and reading the same caches. See docs/design/kubectl-gitops.md, "kubectl
 // and GitOps".
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';

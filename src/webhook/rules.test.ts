@@ -275,6 +275,24 @@ test('update and delete of a host in use are denied with Masakari’s messages',
   );
 });
 
+test('in use: a change of spec.fencing alone passes (fixing a BMC while its fence holds the recovery)', async () => {
+  const { rules, hostObj } = await inUse();
+  const fenced = structuredClone(hostObj);
+  fenced.spec.fencing = {
+    driver: 'redfish',
+    address: 'https://10.0.0.5',
+    systemId: '1',
+    credentialsSecretRef: { name: 'bmc' },
+  };
+  assert.ok((await rules.review(request('UPDATE', fenced, hostObj))).allowed, 'fencing added');
+  const moved = structuredClone(fenced);
+  moved.spec.fencing!.address = 'https://10.0.0.6';
+  assert.ok((await rules.review(request('UPDATE', moved, fenced))).allowed, 'fencing changed');
+  const both = structuredClone(moved);
+  both.spec.reserved = true;
+  assert.is((await rules.review(request('UPDATE', both, fenced))).allowed, false, 'a Masakari field too: in use');
+});
+
 test('in use: metadata-only edits, deletions in progress and the operator’s own writes pass', async () => {
   const { repo, rules, segObj, hostObj, s } = await inUse();
   const labelled = structuredClone(segObj);

@@ -111,6 +111,13 @@ function canonical(v: unknown): string {
 const sameSpec = (a: MasakariObject | undefined, b: MasakariObject | undefined): boolean =>
   canonical(a?.spec) === canonical(b?.spec);
 
+/** A host's spec without spec.fencing (an OpenKeel extension: kubectl/GitOps only, no Masakari rule applies). */
+const masakariHostSpec = (h: HaHost | undefined): unknown => {
+  if (!h?.spec) return h?.spec;
+  const { fencing: _fencing, ...rest } = h.spec;
+  return rest;
+};
+
 /** The Masakari uuid of an object visible through the API; hidden objects have no notifications to protect. */
 const admittedUuid = (obj: MasakariObject | undefined): string | undefined =>
   obj && isAdmitted(obj) ? obj.status?.uuid : undefined;
@@ -194,6 +201,11 @@ export class AdmissionRules {
     }
     if (!host?.spec) return refuse(BAD_REQUEST, msg.missingSpec(KINDS.host.kind));
     if (req.operation === 'UPDATE' && sameSpec(host, old)) return allow();
+    // A change of spec.fencing alone (the schema validates it) passes even while the host is in use: a BMC
+    // address fixed while a failing fence holds the host's recovery is what lets that recovery go on.
+    if (req.operation === 'UPDATE' && canonical(masakariHostSpec(host)) === canonical(masakariHostSpec(old))) {
+      return allow();
+    }
     if (req.operation === 'UPDATE' && canonical(host.spec.segmentRef) !== canonical(old?.spec?.segmentRef)) {
       return refuse(INVALID, msg.segmentRefImmutable());
     }

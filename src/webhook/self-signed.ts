@@ -7,6 +7,7 @@ import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import type { KeyPair } from './tls.ts';
+import { systemClock } from '../time/clock.ts';
 
 const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const VALID_DAYS = 365;
@@ -28,8 +29,8 @@ function serialNumber(): string {
 /** The CA (its PEM is the caBundle to register) and a loopback serving pair it signed; valid one year. */
 export async function selfSignedKeyPair(): Promise<KeyPair & { caPem: string }> {
   // Backdated an hour so a clock a little behind still accepts the certificate.
-  const notBefore = new Date(Date.now() - 3600_000);
-  const notAfter = new Date(Date.now() + VALID_DAYS * 86400_000);
+  const notBefore = new Date(systemClock.now().getTime() - 3600_000);
+  const notAfter = new Date(systemClock.now().getTime() + VALID_DAYS * 86400_000);
   const caKeys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serialNumber(),

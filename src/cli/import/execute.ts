@@ -5,8 +5,8 @@
 // segment that failed fail with it.
 import { KubeError } from '../../k8s/client.ts';
 import type { FailoverSegment, HaHost } from '../../model/types.ts';
-import { objectId } from '../../store/mapping.ts';
-import type { StoreImporter } from '../../store/import.ts';
+import type { StoreImporter } from '../../store/index.ts';
+import { objectId } from '../../store/index.ts';
 import { executionOrder } from './plan.ts';
 import type { HostItem, ImportPlan, PlanItem, SegmentItem } from './plan.ts';
 import { targetMissing } from './validate.ts';

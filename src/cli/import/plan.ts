@@ -7,9 +7,8 @@
 // skipped); anything else is created; objects only the namespace has are left
 // alone and reported.
 import type { FailoverSegment, HaHost } from '../../model/types.ts';
-import { hostSegmentUuid, objectId, objectUuid } from '../../store/mapping.ts';
-import { byUuid, hostChanges, segmentChanges } from '../../store/import-mapping.ts';
-import type { ImportTarget, SourceHost, SourceSegment } from '../../store/import-mapping.ts';
+import type { ImportTarget, SourceHost, SourceSegment } from '../../store/index.ts';
+import { byUuid, hostChanges, hostSegmentUuid, objectId, objectUuid, segmentChanges } from '../../store/index.ts';
 import { isInvalid } from './source.ts';
 import type { SourceSnapshot } from './source.ts';
 import { isAdmitted } from '../../domain/admitted.ts';

@@ -12,7 +12,7 @@ import { HttpTransport } from '../../openstack/http.ts';
 import type { HttpResponse } from '../../openstack/http.ts';
 import type { OpenStackSession } from '../../openstack/session.ts';
 import type { RecoveryMethod } from '../../model/types.ts';
-import type { SourceHost, SourceSegment } from '../../store/import-mapping.ts';
+import type { SourceHost, SourceSegment } from '../../store/index.ts';
 import type { Microversion } from './args.ts';
 
 /** More pages than this for one collection means the server ignores the marker; stop rather than loop. */

@@ -3,8 +3,8 @@
 // object Masakari accepted but the CRDs refuse shows up as an error in the
 // plan instead of failing the real run.
 import { KubeError } from '../../k8s/client.ts';
-import type { StoreImporter } from '../../store/import.ts';
-import { restObjectName } from '../../store/names.ts';
+import type { StoreImporter } from '../../store/index.ts';
+import { restObjectName } from '../../store/index.ts';
 import type { ImportPlan } from './plan.ts';
 
 /** The namespace (or a CRD) is missing: every write would fail the same way, so the whole run stops. */

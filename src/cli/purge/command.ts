@@ -14,9 +14,10 @@ import type { KubeClient } from '../../k8s/client.ts';
 import { KubeError } from '../../k8s/client.ts';
 import { createKubeClient } from '../../k8s/kube-client.ts';
 import { loadKubeConfig } from '../../k8s/kubeconfig.ts';
-import type { PurgeResult } from '../../store/retention.ts';
+import type { PurgeResult } from '../../store/index.ts';
+import { purgeNotifications } from '../../store/index.ts';
 import { FINISHED_PHASES } from '../../model/notification-phase.ts';
-import { purgeNotifications } from '../../store/retention.ts';
+import { systemClock } from '../../time/clock.ts';
 
 export const PURGE_USAGE = `usage: masakari-operator purge [--age-in-days N] [--max-rows M] [--dry-run]
 
@@ -58,7 +59,7 @@ function integerOption(name: string, value: string | undefined, fallback: number
   return Number(value);
 }
 
-export function parsePurgeArgs(argv: string[], now: Date = new Date()): PurgeArgs {
+export function parsePurgeArgs(argv: string[], now: Date = systemClock.now()): PurgeArgs {
   let values;
   try {
     ({ values } = parseArgs({
@@ -125,7 +126,7 @@ export async function runPurgeCommand(argv: string[], io: PurgeIo = {}): Promise
   const env = io.env ?? process.env;
   const out = io.stdout ?? ((t: string) => void process.stdout.write(t));
   const err = io.stderr ?? ((t: string) => void process.stderr.write(t));
-  const now = (io.now ?? (() => new Date()))();
+  const now = (io.now ?? (() => systemClock.now()))();
   let args: PurgeArgs;
   try {
     args = parsePurgeArgs(argv, now);

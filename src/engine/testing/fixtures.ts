@@ -15,7 +15,7 @@ import { HaHostFlags } from '../host-flags.ts';
 import { INDEX } from '../../model/indexes.ts';
 import { createRunJournal } from '../journal.ts';
 import { NotificationStatusWriter, ownsRun } from '../status-writer.ts';
-import { FakeClock } from '../../time/fake-clock.ts';
+import { FakeClock } from '../../testing/fake-clock.ts';
 import { FakeKube } from '../../testing/fake-kube.ts';
 import { FakeInformers } from '../../testing/informers.ts';
 import type { KubeInformer } from '../../runtime/informer.ts';

@@ -43,6 +43,7 @@
 
 import { isTransient } from '../../k8s/client.ts';
 import type { RecoveryMethod } from '../../model/types.ts';
+import { BMC_POWER_OFF_TASK } from '../../model/recovery-tasks.ts';
 import type { StartFallbackRun, WorkflowContext } from './context.ts';
 import { RecoveryFailed, ReservedHostsUnavailable, SkipRecovery } from './context.ts';
 import type { EvacuationHooks } from './evacuate-instance.ts';
@@ -169,7 +170,8 @@ async function runFlow(ctx: WorkflowContext, flow: HostFlow, options: HostFailur
     else await runReservedHostFlow(ctx, options);
   } catch (err) {
     const resolved = typeof err === 'object' && err !== null && revertedByRetry.has(err);
-    if (!ctx.signal.aborted && !resolved) await revert(ctx, () => true);
+    // The BMC power-off before the run (src/engine/bmc-fence.ts) is not the flow's to revert.
+    if (!ctx.signal.aborted && !resolved) await revert(ctx, (name) => name !== BMC_POWER_OFF_TASK);
     throw err;
   }
 }

@@ -15,7 +15,7 @@ export interface Cr {
 export class Kube {
   private readonly core: CoreV1Api;
   private readonly custom: CustomObjectsApi;
-  constructor(kubeconfigPath: string) {
+  constructor(readonly kubeconfigPath: string) {
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfigPath);
     this.core = kc.makeApiClient(CoreV1Api);

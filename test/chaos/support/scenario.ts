@@ -3,6 +3,7 @@
 // notifications sent through the REST API while the seed's faults are
 // injected; then the invariants (invariants.ts, process-checks.ts). The
 // replicas and the namespace are the session's.
+import { armBmc, type ChaosBmc } from './bmc.ts';
 import type { Fleet } from './fleet.ts';
 import { LEASE } from './fleet.ts';
 import { runSchedule, skewEngineClock, type ApiServerHandle, type FaultReport } from './faults.ts';
@@ -141,9 +142,12 @@ export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult>
   let tally: EvacuationTally | undefined;
   const rest = new MasakariRest(ctx.fleet.apiUrls);
   let faultsDone: Promise<{ report?: FaultReport; error?: unknown }> | undefined;
+  let bmc: ChaosBmc | undefined;
   try {
     await seedNova(ctx.sim, t);
     await registerHosts(rest, t);
+    // every failed host is fenced through a misbehaving BMC first (bmc.ts)
+    bmc = await armBmc(seed, t, ctx);
     for (const h of t.failed) await ctx.sim.call('POST', `/hosts/${h}/fail`);
     clock = await skewEngineClock(ctx.fleet, clockSkewFor(seed));
     ctx.log(`  registered ${since(started)}; ${clock}`);
@@ -169,11 +173,13 @@ export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult>
       faultsSeen: faultsSeen(),
     });
     violations.push(...checked.violations);
+    violations.push(...(await bmc.check()));
     tally = checked.tally;
   } catch (e) {
     violations.push(`run aborted: ${(e as Error).message}`);
   } finally {
     await faultsDone; // never leave a fault running into the next run
+    await bmc?.stop().catch(() => undefined);
     await ctx.sim.call('DELETE', '/faults').catch(() => undefined);
     await ctx.sim.call('DELETE', '/holds').catch(() => undefined);
     violations.push(...checkProcesses(ctx.fleet));

@@ -53,11 +53,39 @@ test('segment recoveryLimits: a count >= 0 or a percentage 0%..100%, anything el
   await accepted(ns, limits({ maxUnhealthyHosts: '0%' }));
 });
 
+test('segment detection and returnToService: bounded grace period, a known policy, enabled and policy required', async ({ ns }) => {
+  await rejected(ns, segment('s', { detection: { gracePeriodSeconds: 30 } }), 'spec.detection.enabled: Required value');
+  await rejected(ns, segment('s', { detection: { enabled: true, gracePeriodSeconds: -1 } }), 'spec.detection.gracePeriodSeconds');
+  await rejected(ns, segment('s', { detection: { enabled: true, gracePeriodSeconds: 86401 } }), 'spec.detection.gracePeriodSeconds');
+  await rejected(ns, segment('s', { returnToService: { policy: 'Always' } }), 'spec.returnToService.policy: Unsupported value: "Always"');
+  await rejected(ns, segment('s', { returnToService: {} }), 'spec.returnToService.policy: Required value');
+  await accepted(ns, segment('s', { detection: { enabled: true }, returnToService: { policy: 'Restore' } }));
+  await accepted(ns, segment('s', { detection: { enabled: false, gracePeriodSeconds: 0 }, returnToService: { policy: 'LeaveDisabled' } }));
+});
+
 test('host name, type and segmentRef follow their patterns', async ({ ns }) => {
   await rejected(ns, host('h', 'seg', { type: 'COMPUTE-1' }), "spec.type in body should match '^[a-zA-Z0-9]*$'");
   await rejected(ns, host('h', 'seg', { name: 'trailing ' }), 'spec.name in body should match');
   await rejected(ns, host('h', 'Not_A_Name'), 'spec.segmentRef.name in body should match');
   await accepted(ns, host('h', 'seg', { type: '' }));
+});
+
+test('host spec.fencing: driver enum, redfish needs systemId and an http(s) URL, tls for redfish only, bounded timeouts', async ({
+  ns,
+}) => {
+  const fenced = (fencing: Record<string, unknown>) => host('h', 'seg', { fencing });
+  const cred = { credentialsSecretRef: { name: 'bmc' } };
+  const redfish = { driver: 'redfish', address: 'https://10.0.0.5:8000', systemId: '1', ...cred };
+  await rejected(ns, fenced({ ...redfish, driver: 'wol' }), 'spec.fencing.driver: Unsupported value: "wol"');
+  await rejected(ns, fenced({ driver: 'redfish', address: 'https://10.0.0.5', ...cred }), 'the redfish driver needs systemId');
+  await rejected(ns, fenced({ ...redfish, address: '10.0.0.5' }), 'the redfish address is the BMC');
+  await rejected(ns, fenced({ driver: 'ipmi', address: '10.0.0.5', ...cred, tls: { insecure: true } }), 'tls applies to the redfish driver only');
+  await rejected(ns, fenced({ ...redfish, tls: { insecure: true, caSecretRef: { name: 'ca' } } }), 'not both');
+  await rejected(ns, fenced({ ...redfish, timeoutSeconds: 0 }), 'spec.fencing.timeoutSeconds: Invalid value');
+  await rejected(ns, fenced({ ...redfish, powerOffTimeoutSeconds: 3600 }), 'spec.fencing.powerOffTimeoutSeconds: Invalid value');
+  await rejected(ns, fenced({ driver: 'ipmi', address: '10.0.0.5' }), 'spec.fencing.credentialsSecretRef: Required value');
+  await accepted(ns, fenced({ ...redfish, tls: { caSecretRef: { name: 'ca', key: 'bundle.pem' } } }));
+  await accepted(ns, fenced({ driver: 'ipmi', address: '10.0.0.5:623', ...cred, timeoutSeconds: 5 }));
 });
 
 test('notification type, hostname and generatedTime are checked', async ({ ns }) => {

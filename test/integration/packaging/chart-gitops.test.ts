@@ -266,6 +266,8 @@ test('every alert has a severity by impact and a runbook_url whose anchor is a h
     'MasakariServerLeftLocked',
     'MasakariRecoveryHeld',
     'MasakariRemediationLeaseUnreadable',
+    'MasakariDetectionBlind',
+    'MasakariFencingFailed',
   ];
   // GitHub's heading anchors: lower case, spaces to dashes, punctuation dropped
   const anchors = new Set(

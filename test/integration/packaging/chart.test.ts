@@ -121,7 +121,7 @@ test('default values: an api Deployment and an engine + remediation Deployment, 
   assert.is((api.spec as { replicas: number }).replicas, 2);
   assert.is((engine.spec as { replicas: number }).replicas, 2);
   assert.is(envValue(container(api), 'MASAKARI_COMPONENTS'), 'api');
-  assert.is(envValue(container(engine), 'MASAKARI_COMPONENTS'), 'engine,remediation');
+  assert.is(envValue(container(engine), 'MASAKARI_COMPONENTS'), 'engine,remediation,detection');
   assert.is(podSpec(api).serviceAccountName, `${FULLNAME}-api`);
   assert.is(podSpec(engine).serviceAccountName, `${FULLNAME}-controller`);
   for (const d of [api, engine]) {
@@ -212,7 +212,7 @@ test('default values: every namespaced object is in the release namespace, excep
 test('default values: the process accepts the rendered environment', async ({ ns }) => {
   const m = await render(ns);
   const loaded = loadRenderedConfig(find(m, 'Deployment', `${FULLNAME}-engine`), m);
-  assert.equal(loaded.config.operator.components, ['engine', 'remediation']);
+  assert.equal(loaded.config.operator.components, ['engine', 'remediation', 'detection']);
   assert.is(loaded.config.operator.namespace, ns.namespace);
 });
 

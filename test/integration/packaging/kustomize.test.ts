@@ -56,7 +56,7 @@ test('config/default: the api and the engine + remediation Deployments, restrict
   const api = find(m, 'Deployment', `${PREFIX}api`);
   const engine = find(m, 'Deployment', `${PREFIX}engine`);
   assert.is(envValue(container(api), 'MASAKARI_COMPONENTS'), 'api');
-  assert.is(envValue(container(engine), 'MASAKARI_COMPONENTS'), 'engine,remediation');
+  assert.is(envValue(container(engine), 'MASAKARI_COMPONENTS'), 'engine,remediation,detection');
   assert.is(podSpec(api).serviceAccountName, `${PREFIX}api`);
   assert.is(podSpec(engine).serviceAccountName, `${PREFIX}controller`);
   for (const d of [api, engine]) {

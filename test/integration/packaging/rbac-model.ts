@@ -97,6 +97,16 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
   {
     subjects: ['controller'],
     scope: 'crNamespace',
+    apiGroup: '',
+    resource: 'secrets',
+    verbs: ['get'],
+    why:
+      'the BMC credentials (and CA) of HaHost spec.fencing, read by the engine at each fence attempt ' +
+      '(src/fencing/bmc/factory.ts bmcForHost); Secret names are chosen per host, so not limited by name',
+  },
+  {
+    subjects: ['controller'],
+    scope: 'crNamespace',
     apiGroup: 'events.k8s.io',
     resource: 'events',
     verbs: ['create', 'patch'],

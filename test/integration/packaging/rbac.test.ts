@@ -294,6 +294,8 @@ test('RBAC applied for real: kubectl auth can-i allows what the code needs and d
       ['api', ['get', 'secrets/masakari-admission-seal']],
       ['controller', ['get', 'secrets/masakari-admission-seal']],
       ['api', ['create', 'secrets']],
+      // the BMC credentials of HaHost spec.fencing, in the objects' namespace (the engine)
+      ['controller', ['get', 'secrets/bmc-compute-1']],
     ];
     const denied: [string, string[], string?][] = [
       ['api', ['list', 'nodes']],
@@ -302,7 +304,9 @@ test('RBAC applied for real: kubectl auth can-i allows what the code needs and d
       ['api', ['list', 'secrets']],
       ['api', ['patch', `masakariremediations.${G}`]],
       ['api', ['get', `failoversegments.${G}`], 'default'],
-      ['controller', ['get', 'secrets']],
+      ['controller', ['list', 'secrets']],
+      ['controller', ['watch', 'secrets']],
+      ['controller', ['get', 'secrets'], 'default'],
       ['controller', ['list', 'pods']],
       ['controller', ['delete', 'nodes']],
       ['controller', ['patch', 'nodes']],

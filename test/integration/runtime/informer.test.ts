@@ -119,7 +119,7 @@ t('after 410 Gone it relists and announces what changed while the watch was down
   const informer = new KubeInformer<Seg>(
     SEG,
     { namespace, labelSelector: 'group=gone' },
-    { kube: partitionable.client, log, backoff: { initialMs: 10, maxMs: 50 } },
+    { kube: partitionable.client, log, backoff: { delayMs: 10, capMs: 50 } },
   );
   const seen: string[] = [];
   informer.on('add', (o) => seen.push(`add ${o.metadata.name}`));

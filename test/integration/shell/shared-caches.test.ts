@@ -100,7 +100,7 @@ t('one watch per kind in the all-in-one process; readiness follows failing syncs
     // Kept, and printed only when the test fails.
     logDestination: { write: (line: string) => void logs.push(line) },
     connectKube: () => ({ client: kube.client, close: () => real.close() }),
-    informerDeps: { staleAfterMs: 1_500, healthyAfterMs: 1_000, backoff: { initialMs: 50, maxMs: 500 } },
+    informerDeps: { staleAfterMs: 1_500, healthyAfterMs: 1_000, backoff: { delayMs: 50, capMs: 500 } },
   });
   const ops = `http://127.0.0.1:${opsPort}`;
   try {

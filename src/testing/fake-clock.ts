@@ -2,7 +2,7 @@
 // that come due, in due order, and sleep() advances virtual time at once, so
 // a 180 s poll timeout takes microseconds and the number of polls is exact.
 
-import type { Clock, TimerHandle } from './clock.ts';
+import type { Clock, TimerHandle } from '../time/clock.ts';
 
 export class FakeClock implements Clock {
   private current: number;

@@ -1,0 +1,262 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { NovaError } from '../openstack/types.ts';
+import { world } from './testing/world.ts';
+
+const DETECT = { enabled: true, gracePeriodSeconds: 30 };
+
+test('a host down past its grace period becomes one COMPUTE_HOST notification with the hostmonitor payload, through the REST intake', async () => {
+  const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: DETECT });
+  w.nova.service('cmp1').state = 'down';
+  const looks = await w.lookFor(20);
+  assert.equal(
+    looks.flatMap((l) => l.raised),
+    [],
+    'nothing before 30 s',
+  );
+  w.clock.advance(10_000); // t = 40 s since the first look that saw it down
+  assert.equal((await w.look()).raised, ['cmp1']);
+  const [n, ...more] = w.repo.listNotifications();
+  assert.is(more.length, 0);
+  assert.is(n!.type, 'COMPUTE_HOST');
+  assert.is(n!.status, 'new');
+  assert.equal(n!.payload, { event: 'STOPPED', cluster_status: 'OFFLINE', host_status: 'NORMAL' });
+  assert.match(n!.generated_time, /^2026-12-04T12:00:40/, 'generated now');
+  assert.ok(w.events.some((e) => e.reason === 'HostFailureDetected' && e.regarding.kind === 'HaHost'));
+  // Raised once: later looks leave it to the engine.
+  assert.equal(
+    (await w.lookFor(60)).flatMap((l) => l.raised),
+    [],
+  );
+  assert.is(w.repo.listNotifications().length, 1);
+  assert.is(await w.metric('masakari_detection_notifications_total', { outcome: 'raised' }), 1);
+  assert.is(await w.metric('masakari_detection_observation_healthy'), 1);
+});
+
+test('a host back up within its grace period raises nothing, and its next failure starts a new grace period', async () => {
+  const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: DETECT });
+  w.nova.service('cmp1').state = 'down';
+  await w.lookFor(20);
+  w.nova.service('cmp1').state = 'up';
+  await w.lookFor(10);
+  w.nova.service('cmp1').state = 'down';
+  assert.equal(
+    (await w.lookFor(20)).flatMap((l) => l.raised),
+    [],
+  );
+  assert.is(w.repo.listNotifications().length, 0);
+});
+
+test('one GET /os-services per look for all the hosts, never one per host', async () => {
+  const names = Array.from({ length: 40 }, (_, i) => `cmp${i}`);
+  const w = await world({ hosts: names, detection: DETECT });
+  await w.lookFor(50);
+  assert.is(w.nova.count('listServices'), 6);
+  for (const c of w.nova.calls) assert.equal(c.args, [undefined, { binary: 'nova-compute' }]);
+});
+
+test('segments without detection (or disabled) are not watched: Nova is not even asked', async () => {
+  const w = await world({ hosts: ['cmp1'], detection: { enabled: false } });
+  w.nova.service('cmp1').state = 'down';
+  const looks = await w.lookFor(120);
+  assert.ok(looks.every((l) => l.look === 'idle'));
+  assert.is(w.nova.count('listServices'), 0);
+  assert.is(await w.metric('masakari_detection_observation_healthy'), undefined, 'no series, not a 0 that would alert');
+  assert.is(w.repo.listNotifications().length, 0);
+});
+
+test('Nova unreachable: nothing raised, the observation gauge goes 0, an Event on the segment, and grace periods start afresh', async () => {
+  const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: DETECT });
+  w.nova.service('cmp1').state = 'down';
+  await w.lookFor(20); // cmp1 down for 20 s of its 30
+  w.nova.failNext('listServices', new NovaError(0, 'connect ECONNREFUSED'), new NovaError(503, 'unavailable'));
+  const blind = await w.lookFor(10);
+  assert.equal(
+    blind.map((l) => l.look),
+    ['blind', 'blind'],
+  );
+  assert.is(await w.metric('masakari_detection_observation_healthy', { segment_uuid: w.segmentUuid }), 0);
+  assert.is(await w.metric('masakari_detection_polls_total', { result: 'nova_unreachable' }), 2);
+  const ev = w.events.filter((e) => e.reason === 'DetectionBlind');
+  assert.is(ev.length, 1, 'one Event when it goes blind, not one per look');
+  assert.is(ev[0]!.regarding.kind, 'FailoverSegment');
+  assert.match(ev[0]!.note!, /ECONNREFUSED/);
+  // Seeing again: cmp1 was down for 40 s of wall time, but its grace period starts afresh.
+  assert.equal(
+    (await w.lookFor(20)).flatMap((l) => l.raised),
+    [],
+  );
+  assert.is(await w.metric('masakari_detection_observation_healthy'), 1);
+  assert.ok(w.events.some((e) => e.reason === 'DetectionRestored'));
+  w.clock.advance(10_000);
+  assert.equal((await w.look()).raised, ['cmp1']);
+});
+
+test('most hosts down at once is an observation problem: nothing raised while it lasts', async () => {
+  const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3', 'cmp4'], detection: DETECT });
+  for (const h of ['cmp1', 'cmp2', 'cmp3']) w.nova.service(h).state = 'down';
+  const looks = await w.lookFor(300);
+  assert.ok(looks.every((l) => l.look === 'blind'));
+  assert.is(w.repo.listNotifications().length, 0);
+  assert.is(await w.metric('masakari_detection_polls_total', { result: 'most_hosts_down' }), looks.length);
+  assert.match(w.events.find((e) => e.reason === 'DetectionBlind')!.note!, /3 of 4 watched hosts look down at once/);
+  // Two of four is not "most": those are raised after their grace period.
+  w.nova.service('cmp3').state = 'up';
+  const after = await w.lookFor(40);
+  assert.equal(after.flatMap((l) => l.raised).sort(), ['cmp1', 'cmp2']);
+});
+
+test('a single watched host can still be raised: the limit is never below one host', async () => {
+  const w = await world({ hosts: ['cmp1'], detection: DETECT });
+  w.nova.service('cmp1').state = 'down';
+  assert.equal(
+    (await w.lookFor(30)).flatMap((l) => l.raised),
+    ['cmp1'],
+  );
+});
+
+test('a Node that is not Ready counts as down even while Nova still shows the service up', async () => {
+  const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: DETECT });
+  w.readiness.set('cmp2', 'Unknown');
+  assert.equal(
+    (await w.lookFor(30)).flatMap((l) => l.raised),
+    ['cmp2'],
+  );
+  assert.match(w.events.find((e) => e.reason === 'HostFailureDetected')!.note!, /Node is Ready=Unknown/);
+});
+
+test('a duplicate or a host on maintenance is already handled, not an error, and not retried every look', async () => {
+  const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: DETECT });
+  // A monitor (or the remediator) filed the same event first.
+  await w.service.createNotification({
+    notification: {
+      type: 'COMPUTE_HOST',
+      hostname: 'cmp1',
+      generated_time: w.clock.now().toISOString(),
+      payload: { event: 'STOPPED', cluster_status: 'OFFLINE', host_status: 'NORMAL' },
+    },
+  });
+  w.nova.service('cmp1').state = 'down';
+  await w.lookFor(90);
+  assert.is(w.repo.listNotifications().length, 1);
+  assert.is(await w.metric('masakari_detection_notifications_total', { outcome: 'already_handled' }), 1);
+  assert.is(await w.metric('masakari_detection_notifications_total', { outcome: 'failed' }), undefined);
+
+  // On maintenance by a person: not watched at all.
+  w.personMaintenance.add('cmp2');
+  w.repo.setHostFlags(w.repo.getHostByName('cmp2')!.uuid, { on_maintenance: true });
+  w.nova.service('cmp2').state = 'down';
+  await w.lookFor(90);
+  assert.is(w.repo.listNotifications().length, 1);
+});
+
+test('return to service, Restore: once nova-compute reports again and the BMC says On, forced_down, disabled and on_maintenance are undone', async () => {
+  const w = await world({
+    hosts: ['cmp1', 'cmp2', 'cmp3'],
+    detection: DETECT,
+    returnToService: { policy: 'Restore' },
+    fenced: ['cmp1'],
+  });
+  await w.recovered('cmp1');
+  w.power.set('cmp1', 'Off');
+  // Still dead: updated_at does not move, forced_down keeps it down; nothing happens, the BMC is not even asked.
+  assert.equal(
+    (await w.lookFor(30)).flatMap((l) => l.returned),
+    [],
+  );
+  assert.equal(w.bmcCalls, []);
+  assert.is(w.nova.count('updateService'), 0);
+  // nova-compute reports again (its row's updated_at advances) but the BMC still says Off: not back.
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:05:00.000000';
+  assert.equal((await w.look()).returned, []);
+  assert.equal(w.bmcCalls, ['cmp1']);
+  assert.is(w.nova.count('updateService'), 0);
+  assert.ok(w.repo.getHostByName('cmp1')!.on_maintenance);
+  // Powered on and reporting: returned.
+  w.power.set('cmp1', 'On');
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:05:10.000000';
+  assert.equal((await w.look()).returned, ['cmp1']);
+  const svc = w.nova.service('cmp1');
+  assert.is(svc.forced_down, false);
+  assert.is(svc.status, 'enabled');
+  assert.is(w.repo.getHostByName('cmp1')!.on_maintenance, false);
+  const ev = w.events.find((e) => e.reason === 'HostReturnedToService')!;
+  assert.match(ev.note!, /forced_down cleared, nova-compute service enabled, on_maintenance cleared/);
+  assert.is(await w.metric('masakari_return_to_service_total', { outcome: 'restored' }), 1);
+  assert.equal(
+    w.nova.calls.filter((c) => c.method === 'updateService').map((c) => c.args),
+    [[svc.id, { forced_down: false, status: 'enabled' }]],
+  );
+});
+
+test('return to service: a BMC that cannot be read never counts as On', async () => {
+  const w = await world({ hosts: ['cmp1', 'cmp2'], returnToService: { policy: 'Restore' }, fenced: ['cmp1'] });
+  await w.recovered('cmp1');
+  w.power.set('cmp1', new Error('connect ETIMEDOUT'));
+  w.nova.service('cmp1').state = 'up';
+  w.nova.service('cmp1').forced_down = false;
+  assert.equal(
+    (await w.lookFor(60)).flatMap((l) => l.returned),
+    [],
+  );
+  assert.ok(w.repo.getHostByName('cmp1')!.on_maintenance);
+  assert.is(w.nova.count('updateService'), 0);
+});
+
+test('return to service, LeaveDisabled: the host stays out of service, with one Event that says so', async () => {
+  const w = await world({ hosts: ['cmp1', 'cmp2'], detection: DETECT, fenced: ['cmp1'] });
+  await w.recovered('cmp1');
+  Object.assign(w.nova.service('cmp1'), { forced_down: false, state: 'up' });
+  await w.lookFor(120);
+  assert.equal(w.bmcCalls, ['cmp1'], 'its BMC asked once, not at every look after the Event');
+  assert.is(w.nova.count('updateService'), 0);
+  assert.ok(w.repo.getHostByName('cmp1')!.on_maintenance);
+  const ev = w.events.filter((e) => e.reason === 'HostLeftDisabled');
+  assert.is(ev.length, 1);
+  assert.match(ev[0]!.note!, /openstack compute service set --enable --up cmp1 nova-compute/);
+  assert.is(await w.metric('masakari_return_to_service_total', { outcome: 'left_disabled' }), 1);
+});
+
+test("return to service never undoes a person's maintenance, nor a recovery that did not finish", async () => {
+  const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], returnToService: { policy: 'Restore' } });
+  const rec = await w.recovered('cmp1');
+  w.repo.setNotificationState(rec.notification_uuid, { status: 'failed' });
+  w.personMaintenance.add('cmp2');
+  w.repo.setHostFlags(w.repo.getHostByName('cmp2')!.uuid, { on_maintenance: true });
+  for (const h of ['cmp1', 'cmp2']) Object.assign(w.nova.service(h), { state: 'up', forced_down: false });
+  await w.lookFor(60);
+  assert.is(w.nova.count('updateService'), 0);
+  assert.ok(w.repo.getHostByName('cmp1')!.on_maintenance);
+  assert.ok(w.repo.getHostByName('cmp2')!.on_maintenance);
+});
+
+test('return to service waits while another recovery of the segment runs, without touching Nova', async () => {
+  const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], returnToService: { policy: 'Restore' } });
+  await w.recovered('cmp1');
+  Object.assign(w.nova.service('cmp1'), { state: 'up', forced_down: false });
+  const other = await w.service.createNotification({
+    notification: {
+      type: 'COMPUTE_HOST',
+      hostname: 'cmp2',
+      generated_time: w.clock.now().toISOString(),
+      payload: { event: 'STOPPED', cluster_status: 'OFFLINE', host_status: 'NORMAL' },
+    },
+  });
+  w.repo.setNotificationState(other.notification_uuid, { status: 'running' });
+  assert.equal((await w.look()).returned, []);
+  assert.is(w.nova.count('updateService'), 0);
+  assert.ok(w.events.some((e) => e.reason === 'ReturnToServiceDeferred'));
+  w.repo.setNotificationState(other.notification_uuid, { status: 'finished' });
+  assert.equal((await w.look()).returned, ['cmp1']);
+});
+
+test('a blind look returns nothing to service either', async () => {
+  const w = await world({ hosts: ['cmp1', 'cmp2'], returnToService: { policy: 'Restore' } });
+  await w.recovered('cmp1');
+  Object.assign(w.nova.service('cmp1'), { state: 'up', forced_down: false });
+  w.nova.failNext('listServices', new NovaError(500, 'boom'));
+  assert.equal(await w.look(), { look: 'blind', raised: [], returned: [] });
+  assert.ok(w.repo.getHostByName('cmp1')!.on_maintenance);
+});
+
+test.run();

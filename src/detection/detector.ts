@@ -1,0 +1,391 @@
+// One look of the built-in detection (docs/operations.md "Built-in detection"
+// and "Return to service"), run by the leader every [detection] poll_interval:
+//
+//   1. the watched hosts: every admitted host of a segment with
+//      spec.detection.enabled (and the segment enabled), not on maintenance;
+//      the return candidates: hosts a finished recovery left on maintenance,
+//      in segments with detection or a returnToService policy;
+//   2. one GET /os-services?binary=nova-compute for all of them, and the
+//      Ready condition of their Nodes from the watched Node cache;
+//   3. a blind look (Nova unreachable, most hosts down at once) raises
+//      nothing, returns nothing, forgets every grace period and says so;
+//   4. a host down past its segment's grace period is filed as a COMPUTE_HOST
+//      notification through HaService.createNotification, the intake of
+//      POST /v1/notifications, with masakari-monitors' hostmonitor payload;
+//   5. a return candidate that is back is returned to service or left
+//      disabled, as its segment's policy says (src/fencing/return-to-service.ts).
+import type { Logger } from 'pino';
+import type { HaService } from '../domain/ha-service.ts';
+import { DuplicateNotification, HostNotFoundByName, HostOnMaintenance, MasakariError } from '../domain/errors.ts';
+import { effectiveFlags } from '../domain/host-flags.ts';
+import type { NodeReadiness } from '../fencing/node-directory.ts';
+import type { BmcFactory } from '../fencing/return-to-service.ts';
+import {
+  finishedRecovery,
+  hostPower,
+  leftDisabledNote,
+  notBackBecause,
+  onMaintenanceByRecovery,
+  restoreHost,
+  RETURN_REASONS,
+  returnPolicyOf,
+} from '../fencing/return-to-service.ts';
+import { API_VERSION } from '../model/constants.ts';
+import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
+import type { NovaClient, NovaService } from '../openstack/types.ts';
+import type { EventInput } from '../runtime/events.ts';
+import type { Clock } from '../time/clock.ts';
+import { rfc3339Seconds } from '../time/format.ts';
+import { DownTracker } from './down-tracker.ts';
+import type { Due } from './down-tracker.ts';
+import { Heartbeats } from './heartbeat.ts';
+import type { DetectionMetrics } from './metrics.ts';
+import type { WatchedHost } from './observe.ts';
+import { look } from './observe.ts';
+
+/** What masakari-monitors' hostmonitor sends for a host pacemaker lost (masakarimonitors/hostmonitor/host_handler). */
+export const DETECTION_PAYLOAD: Readonly<Record<string, string>> = {
+  event: 'STOPPED',
+  cluster_status: 'OFFLINE',
+  host_status: 'NORMAL',
+};
+
+export const DETECTION_REASONS = {
+  /** On the HaHost: its notification was raised. */
+  hostFailureDetected: 'HostFailureDetected',
+  /** On the HaHost: the API refused the notification for a reason other than a duplicate or maintenance. */
+  notificationRefused: 'DetectionNotificationRefused',
+  /** On each detection segment: looks cannot be trusted, nothing is raised. */
+  blind: 'DetectionBlind',
+  /** On each detection segment: looks can be trusted again. */
+  restored: 'DetectionRestored',
+} as const;
+
+/** notifications.py's hostname rule; a host name outside it would be refused with a 400. */
+const NOTIFICATION_HOSTNAME = /^[a-zA-Z0-9-._]{1,255}$/;
+const DEFAULT_GRACE_SECONDS = 60;
+
+export interface DetectorDeps {
+  /** Undefined when no OpenStack is configured: every look is blind. */
+  nova: NovaClient | undefined;
+  /** The HaService of the namespace: the REST intake and host update. */
+  service: HaService;
+  segments(): FailoverSegment[];
+  hosts(): HaHost[];
+  /** COMPUTE_HOST notifications at least (the store's cache). */
+  notifications(): Notification[];
+  nodeReadiness(host: string): NodeReadiness | undefined;
+  bmcFor?: BmcFactory;
+  events: { record(e: EventInput): void };
+  metrics: DetectionMetrics;
+  clock: Clock;
+  log: Logger;
+  maxDownPercent: number;
+  /** Bound of the one Nova call of a look, retries included. */
+  novaTimeoutMs: number;
+}
+
+export interface LookSummary {
+  /** idle: nothing to watch, Nova was not asked. */
+  look: 'ok' | 'blind' | 'idle';
+  raised: string[];
+  returned: string[];
+}
+
+const admitted = <T extends FailoverSegment | HaHost>(o: T): boolean =>
+  !!o.status?.uuid && !o.metadata.deletionTimestamp;
+
+export class Detector {
+  private readonly tracker = new DownTracker();
+  private readonly heartbeats = new Heartbeats();
+  /** Recoveries (notification uuids) whose LeaveDisabled Event was recorded: one per recovery. */
+  private readonly leftNoted = new Set<string>();
+  private blind: string | undefined;
+
+  constructor(private readonly deps: DetectorDeps) {}
+
+  async look(signal: AbortSignal): Promise<LookSummary> {
+    const d = this.deps;
+    const segments = d.segments().filter(admitted);
+    const detecting = new Map<string, FailoverSegment>();
+    const returning = new Map<string, FailoverSegment>();
+    for (const s of segments) {
+      const uuid = s.status!.uuid!;
+      const detects = s.spec.detection?.enabled === true && s.spec.enabled !== false;
+      if (detects) detecting.set(uuid, s);
+      if (detects || s.spec.returnToService) returning.set(uuid, s);
+    }
+    const hosts = d.hosts().filter((h) => admitted(h) && h.status?.segmentUuid);
+    const watched: Array<WatchedHost & { host: HaHost }> = [];
+    const candidates: Array<{ host: HaHost; segment: FailoverSegment; recovery: Notification }> = [];
+    let notifications: Notification[] | undefined;
+    for (const h of hosts) {
+      const seg = detecting.get(h.status!.segmentUuid!);
+      if (seg && !effectiveFlags(h).onMaintenance) {
+        watched.push({
+          name: h.spec.name,
+          graceSeconds: seg.spec.detection?.gracePeriodSeconds ?? DEFAULT_GRACE_SECONDS,
+          host: h,
+        });
+      }
+      const rseg = returning.get(h.status!.segmentUuid!);
+      if (rseg && onMaintenanceByRecovery(h)) {
+        notifications ??= d.notifications();
+        const recovery = finishedRecovery(h.status!.uuid!, notifications);
+        if (recovery) candidates.push({ host: h, segment: rseg, recovery });
+      }
+    }
+    this.heartbeats.retain(new Set(candidates.map((c) => c.host.spec.name)));
+    const recoveries = new Set(candidates.map((c) => c.recovery.status?.uuid ?? c.recovery.metadata.name ?? ''));
+    for (const uuid of [...this.leftNoted]) if (!recoveries.has(uuid)) this.leftNoted.delete(uuid);
+    if (watched.length === 0 && candidates.length === 0) {
+      this.tracker.forget();
+      this.seeing([...detecting.values()]);
+      d.metrics.hostsDown(0);
+      return { look: 'idle', raised: [], returned: [] };
+    }
+
+    const services = await this.services(signal);
+    const l = look({
+      hosts: watched,
+      services,
+      nodeReadiness: (h) => d.nodeReadiness(h),
+      maxDownPercent: d.maxDownPercent,
+    });
+    if (!l.healthy) {
+      this.tracker.forget();
+      d.metrics.poll(l.reason === 'NovaUnreachable' ? 'nova_unreachable' : 'most_hosts_down');
+      this.goBlind(l.message, [...detecting.values()]);
+      return { look: 'blind', raised: [], returned: [] };
+    }
+    d.metrics.poll('ok');
+    this.seeing([...detecting.values()]);
+
+    const due = this.tracker.observe(d.clock.now().getTime(), watched, l.states);
+    d.metrics.hostsDown(l.down);
+    const raised: string[] = [];
+    for (const item of due) {
+      if (signal.aborted) break;
+      const host = watched.find((w) => w.name === item.host)!.host;
+      if (await this.raise(item, host)) raised.push(item.host);
+    }
+
+    const byHost = new Map<string, NovaService>();
+    for (const s of services as NovaService[]) if (s.binary === 'nova-compute') byHost.set(s.host, s);
+    const returned: string[] = [];
+    for (const c of candidates) {
+      if (signal.aborted) break;
+      if (await this.returnIfBack(c, byHost.get(c.host.spec.name), signal)) returned.push(c.host.spec.name);
+    }
+    return { look: 'ok', raised, returned };
+  }
+
+  /** The leader stopped: what this replica saw is not handed on, the next leader looks afresh. */
+  reset(): void {
+    this.tracker.forget();
+    this.blind = undefined;
+    this.deps.metrics.clear();
+  }
+
+  private async services(signal: AbortSignal): Promise<NovaService[] | { error: string }> {
+    const nova = this.deps.nova;
+    if (!nova) return { error: 'no OpenStack credentials are configured' };
+    try {
+      return await nova.listServices(
+        { binary: 'nova-compute' },
+        { signal: AbortSignal.any([signal, AbortSignal.timeout(this.deps.novaTimeoutMs)]) },
+      );
+    } catch (err) {
+      if (signal.aborted) throw err;
+      return { error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  /** Files the notification; true when raised now. Already handled (duplicate, maintenance) is no error. */
+  private async raise(due: Due, host: HaHost): Promise<boolean> {
+    const d = this.deps;
+    const name = due.host;
+    if (!NOTIFICATION_HOSTNAME.test(name)) {
+      this.tracker.markHandled(name);
+      d.metrics.raised('refused');
+      this.hostEvent(
+        host,
+        'Warning',
+        DETECTION_REASONS.notificationRefused,
+        'Detect',
+        `host ${name} is down (${due.why}), but its name is not a valid notification hostname (^[a-zA-Z0-9-._]*$, 1..255 characters); no notification can be raised for it`,
+      );
+      return false;
+    }
+    try {
+      const record = await d.service.createNotification({
+        notification: {
+          type: 'COMPUTE_HOST',
+          hostname: name,
+          generated_time: rfc3339Seconds(d.clock.now()),
+          payload: { ...DETECTION_PAYLOAD },
+        },
+      });
+      this.tracker.markHandled(name);
+      d.metrics.raised('raised');
+      const note = `host ${name} has been down for ${due.downForSeconds} s (${due.why}): raised COMPUTE_HOST notification ${record.notification_uuid} (${record.k8sName})`;
+      d.log.warn({ host: name, notification: record.notification_uuid }, note);
+      this.hostEvent(host, 'Warning', DETECTION_REASONS.hostFailureDetected, 'Detect', note);
+      return true;
+    } catch (err) {
+      if (err instanceof DuplicateNotification || err instanceof HostOnMaintenance) {
+        this.tracker.markHandled(name);
+        d.metrics.raised('already_handled');
+        d.log.info({ host: name }, `host ${name} is down and already handled: ${err.message}`);
+        return false;
+      }
+      if (err instanceof HostNotFoundByName || (err instanceof MasakariError && err.status < 500)) {
+        this.tracker.markHandled(name);
+        d.metrics.raised('refused');
+        this.hostEvent(
+          host,
+          'Warning',
+          DETECTION_REASONS.notificationRefused,
+          'Detect',
+          `host ${name} is down (${due.why}), but its notification was refused: ${err.message}`,
+        );
+        return false;
+      }
+      // The API server (or the store) failed: not handled, so the next look tries again.
+      d.metrics.raised('failed');
+      d.log.warn(
+        { err, host: name },
+        `host ${name} is down, but its notification could not be stored; trying again at the next look`,
+      );
+      return false;
+    }
+  }
+
+  /** True when the host was returned to service now. */
+  private async returnIfBack(
+    c: { host: HaHost; segment: FailoverSegment; recovery: Notification },
+    compute: NovaService | undefined,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const d = this.deps;
+    const name = c.host.spec.name;
+    const recovery = c.recovery.status?.uuid ?? c.recovery.metadata.name ?? '';
+    const policy = returnPolicyOf(c.segment.spec);
+    // Left disabled and said so: nothing more to look at (nor a BMC to ask every look) for this recovery.
+    if (policy === 'LeaveDisabled' && this.leftNoted.has(recovery)) return false;
+    const readiness = d.nodeReadiness(name);
+    const evidence = {
+      compute,
+      reporting: compute ? this.heartbeats.reporting(name, recovery, compute) : false,
+      ...(readiness !== undefined ? { nodeReady: readiness === 'True' } : {}),
+    };
+    // The BMC is asked last, and only when everything else says the host is back.
+    if (notBackBecause(name, evidence)) return false;
+    const power = await hostPower(c.host, d.bmcFor, signal);
+    const why = notBackBecause(name, { ...evidence, ...(power !== undefined ? { power } : {}) });
+    if (why) {
+      d.log.info({ host: name }, `recovered host ${name} is not back yet: ${why}`);
+      return false;
+    }
+    const seen = `host ${name} is back after recovery ${recovery} (${power !== undefined ? 'BMC power On, ' : ''}nova-compute reporting${evidence.nodeReady ? ', Node Ready' : ''})`;
+    if (policy === 'LeaveDisabled') {
+      this.leftNoted.add(recovery);
+      d.metrics.returned('left_disabled');
+      this.hostEvent(
+        c.host,
+        'Normal',
+        RETURN_REASONS.leftDisabled,
+        'LeaveDisabled',
+        `${seen}; ${leftDisabledNote(name)}`,
+      );
+      return false;
+    }
+    const record = d.service.repo.getHostByName(name);
+    if (!record || !d.nova || !compute) return false;
+    try {
+      const outcome = await restoreHost({ nova: d.nova, service: d.service, signal }, record, compute);
+      if (!outcome.done) {
+        d.metrics.returned('deferred');
+        this.hostEvent(
+          c.host,
+          'Warning',
+          outcome.reason,
+          'ReturnToService',
+          `${seen}, but not returned to service yet: ${outcome.message}`,
+        );
+        return false;
+      }
+      this.heartbeats.forget(name);
+      d.metrics.returned('restored');
+      const note = `${seen}: returned to service (${outcome.steps.join(', ') || 'nothing left to change'}), segment returnToService policy Restore`;
+      d.log.info({ host: name }, note);
+      this.hostEvent(c.host, 'Normal', RETURN_REASONS.returned, 'ReturnToService', note);
+      return true;
+    } catch (err) {
+      if (signal.aborted) throw err;
+      d.metrics.returned('failed');
+      d.log.warn(
+        { err, host: name },
+        `host ${name} is back, but could not be returned to service; trying again at the next look`,
+      );
+      return false;
+    }
+  }
+
+  private goBlind(message: string, segments: FailoverSegment[]): void {
+    this.deps.metrics.observationHealthy(
+      false,
+      segments.map((s) => s.status?.uuid ?? ''),
+    );
+    if (this.blind === message) return;
+    const first = this.blind === undefined;
+    this.blind = message;
+    this.deps.log.warn(`built-in detection is blind, nothing is raised: ${message}`);
+    if (first) {
+      for (const s of segments) {
+        this.segmentEvent(
+          s,
+          'Warning',
+          DETECTION_REASONS.blind,
+          `no host failure is raised for this segment while: ${message}`,
+        );
+      }
+    }
+  }
+
+  private seeing(segments: FailoverSegment[]): void {
+    this.deps.metrics.observationHealthy(
+      true,
+      segments.map((s) => s.status?.uuid ?? ''),
+    );
+    if (this.blind === undefined) return;
+    this.blind = undefined;
+    this.deps.log.info('built-in detection sees again; every grace period starts afresh');
+    for (const s of segments) {
+      this.segmentEvent(
+        s,
+        'Normal',
+        DETECTION_REASONS.restored,
+        'Nova can be observed again; hosts seen down from now on start their grace period afresh',
+      );
+    }
+  }
+
+  private hostEvent(h: HaHost, type: 'Normal' | 'Warning', reason: string, action: string, note: string): void {
+    this.deps.events.record({ regarding: ref(h, 'HaHost'), type, reason, action, note });
+  }
+
+  private segmentEvent(s: FailoverSegment, type: 'Normal' | 'Warning', reason: string, note: string): void {
+    this.deps.events.record({ regarding: ref(s, 'FailoverSegment'), type, reason, action: 'Detect', note });
+  }
+}
+
+function ref(o: FailoverSegment | HaHost, kind: string) {
+  return {
+    apiVersion: API_VERSION,
+    kind,
+    name: o.metadata.name ?? '',
+    ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+    ...(o.metadata.uid ? { uid: o.metadata.uid } : {}),
+  };
+}

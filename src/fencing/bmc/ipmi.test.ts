@@ -1,0 +1,133 @@
+// The IPMI driver against a fake ipmitool on PATH: the command line it runs
+// (lanplus, -E, never the password), the status it parses, and ipmitool's
+// failures mapped to BmcError kinds.
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { BmcError } from './bmc.ts';
+import type { BmcFailureKind } from './bmc.ts';
+import { classifyIpmiFailure, ipmiBmc, parseChassisPower, parseIpmiAddress } from './ipmi.ts';
+
+const t = suite('ipmi driver');
+let dir: string;
+let savedPath: string | undefined;
+
+// The fake: records its argv and IPMI_PASSWORD, keeps the power in a file, and behaves as $FAKE_MODE says.
+const FAKE = `#!/bin/sh
+dir=$(dirname "$0")
+echo "$*" >> "$dir/argv"
+echo "$IPMI_PASSWORD" >> "$dir/env"
+mode=$(cat "$dir/mode" 2>/dev/null)
+case "$mode" in
+  refused) echo "Error: Unable to establish IPMI v2 / RMCP+ session" >&2; echo "RAKP 2 message indicates an error : unauthorized name" >&2; exit 1 ;;
+  unreachable) echo "Error: Unable to establish IPMI v2 / RMCP+ session" >&2; exit 1 ;;
+  hang) sleep 30 ;;
+  garbage) echo "Chassis Power is lukewarm"; exit 0 ;;
+esac
+case "$*" in
+  *"chassis power off") echo off > "$dir/power"; echo "Chassis Power Control: Down/Off" ;;
+  *"chassis power status") echo "Chassis Power is $(cat "$dir/power" 2>/dev/null || echo on)" ;;
+  *) echo "unknown command" >&2; exit 1 ;;
+esac
+`;
+
+t.before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'fake-ipmitool-'));
+  writeFileSync(join(dir, 'ipmitool'), FAKE);
+  chmodSync(join(dir, 'ipmitool'), 0o755);
+  savedPath = process.env.PATH;
+  process.env.PATH = `${dir}:${process.env.PATH ?? ''}`;
+});
+t.after(() => {
+  process.env.PATH = savedPath;
+  rmSync(dir, { recursive: true, force: true });
+});
+t.before.each(() => {
+  for (const f of ['argv', 'env', 'mode', 'power']) rmSync(join(dir, f), { force: true });
+});
+
+const mode = (m: string) => writeFileSync(join(dir, 'mode'), m);
+const driver = (timeoutMs = 2_000) =>
+  ipmiBmc({ address: '10.0.0.9:6230', username: 'admin', password: 's3cret pass', timeoutMs });
+
+async function kind(p: Promise<unknown>, k: BmcFailureKind): Promise<BmcError> {
+  try {
+    await p;
+  } catch (err) {
+    assert.instance(err, BmcError);
+    assert.is((err as BmcError).kind, k, (err as Error).message);
+    return err as BmcError;
+  }
+  throw new Error('expected a BmcError');
+}
+
+t('chassis power off, then status reads off; the password only in the environment', async () => {
+  const d = driver();
+  assert.is(d.describe, 'ipmi 10.0.0.9:6230');
+  assert.is(await d.powerState(), 'On');
+  await d.powerOff();
+  assert.is(await d.powerState(), 'Off');
+  const argv = readFileSync(join(dir, 'argv'), 'utf8').trim().split('\n');
+  assert.equal(argv, [
+    '-I lanplus -H 10.0.0.9 -p 6230 -U admin -E chassis power status',
+    '-I lanplus -H 10.0.0.9 -p 6230 -U admin -E chassis power off',
+    '-I lanplus -H 10.0.0.9 -p 6230 -U admin -E chassis power status',
+  ]);
+  assert.not.match(argv.join(' '), 's3cret');
+  assert.equal(readFileSync(join(dir, 'env'), 'utf8').trim().split('\n'), Array(3).fill('s3cret pass'));
+});
+
+t('a rejected login is refused', async () => {
+  mode('refused');
+  const err = await kind(driver().powerOff(), 'refused');
+  assert.match(err.message, 'unauthorized name');
+});
+
+t('no session is unreachable', async () => {
+  mode('unreachable');
+  await kind(driver().powerState(), 'unreachable');
+});
+
+t('a run past its deadline is killed: timeout', async () => {
+  mode('hang');
+  const started = Date.now();
+  await kind(driver(300).powerState(), 'timeout');
+  assert.ok(Date.now() - started < 5_000);
+});
+
+t('a status that does not parse is an error, never Off', async () => {
+  mode('garbage');
+  const err = await kind(driver().powerState(), 'error');
+  assert.match(err.message, 'lukewarm');
+});
+
+t('no ipmitool installed is an error naming the package', async () => {
+  const d = ipmiBmc({ address: 'h', username: 'u', password: 'p', timeoutMs: 1_000, ipmitool: join(dir, 'absent') });
+  const err = await kind(d.powerState(), 'error');
+  assert.match(err.message, 'Debian package ipmitool');
+});
+
+t('addresses: host, host:port, [v6]:port; the default port is 623', () => {
+  assert.equal(parseIpmiAddress('bmc-1'), { host: 'bmc-1', port: 623 });
+  assert.equal(parseIpmiAddress('10.0.0.5:6231'), { host: '10.0.0.5', port: 6231 });
+  assert.equal(parseIpmiAddress('[fd00::5]:6231'), { host: 'fd00::5', port: 6231 });
+  assert.equal(parseIpmiAddress('[fd00::5]'), { host: 'fd00::5', port: 623 });
+  assert.throws(() => parseIpmiAddress('a:b:c'), /not host, host:port/);
+  assert.throws(() => parseIpmiAddress('h:99999'), /not host, host:port/);
+});
+
+t('status and stderr parsing', () => {
+  assert.is(parseChassisPower('Chassis Power is off\n'), 'Off');
+  assert.is(parseChassisPower('Chassis Power is on'), 'On');
+  assert.is(parseChassisPower(''), undefined);
+  assert.is(
+    classifyIpmiFailure('Error: Unable to establish IPMI v2 / RMCP+ session\nRAKP 2 HMAC is invalid'),
+    'refused',
+  );
+  assert.is(classifyIpmiFailure('Error: Unable to establish IPMI v2 / RMCP+ session'), 'unreachable');
+  assert.is(classifyIpmiFailure('Set Chassis Power Control to Down/Off failed: Node busy'), 'error');
+});
+
+t.run();

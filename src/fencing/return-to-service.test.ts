@@ -1,0 +1,127 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { HaService } from '../domain/ha-service.ts';
+import { MemoryRepository } from '../domain/testing/memory-repository.ts';
+import type { HaHost, Notification } from '../model/types.ts';
+import { NovaBadRequest, NovaError } from '../openstack/types.ts';
+import { FakeNova } from '../testing/fake-nova.ts';
+import {
+  finishedRecovery,
+  hostPower,
+  notBackBecause,
+  onMaintenanceByRecovery,
+  restoreHost,
+  returnPolicyOf,
+} from './return-to-service.ts';
+
+async function setup() {
+  const repo = new MemoryRepository();
+  const service = new HaService(
+    repo,
+    { exists: async () => true },
+    { osapi_max_limit: 1000, duplicate_notification_detection_interval: 180 },
+  );
+  const seg = await repo.createSegment({
+    name: 's',
+    service_type: 'C',
+    recovery_method: 'auto',
+    description: null,
+    enabled: true,
+  });
+  const h = await repo.createHost(seg.uuid, {
+    name: 'h1',
+    type: 'C',
+    control_attributes: '',
+    on_maintenance: false,
+    reserved: false,
+  });
+  repo.setHostFlags(h.uuid, { on_maintenance: true });
+  const nova = new FakeNova();
+  const compute = nova.addHost('h1', { status: 'disabled', forced_down: true, state: 'down' });
+  return { repo, service, nova, compute, host: () => repo.getHostByName('h1')! };
+}
+
+const hahost = (spec: Partial<HaHost['spec']>, status: HaHost['status'], generation = 1): HaHost =>
+  ({ metadata: { name: 'h', generation }, spec: { name: 'h', ...spec }, status }) as HaHost;
+
+test('policy: Restore only when asked; absent is LeaveDisabled', () => {
+  assert.is(returnPolicyOf({ returnToService: { policy: 'Restore' } }), 'Restore');
+  assert.is(returnPolicyOf({ returnToService: { policy: 'LeaveDisabled' } }), 'LeaveDisabled');
+  assert.is(returnPolicyOf({}), 'LeaveDisabled');
+});
+
+test("on maintenance by a recovery: the engine's latch while spec says false; never a person's", () => {
+  assert.ok(onMaintenanceByRecovery(hahost({ onMaintenance: false }, { onMaintenance: true, flagsGeneration: 1 })));
+  assert.not.ok(onMaintenanceByRecovery(hahost({ onMaintenance: true }, { onMaintenance: true, flagsGeneration: 1 })));
+  // A newer spec (generation 2) overrides the latch: not on maintenance at all.
+  assert.not.ok(
+    onMaintenanceByRecovery(hahost({ onMaintenance: false }, { onMaintenance: true, flagsGeneration: 1 }, 2)),
+  );
+});
+
+test("the recovery undone is the host's newest COMPUTE_HOST notification, and only when finished", () => {
+  const n = (id: number, phase: string, type = 'COMPUTE_HOST', host = 'hu'): Notification =>
+    ({ metadata: { name: `n${id}` }, spec: { type }, status: { id, phase, sourceHostUuid: host } }) as Notification;
+  assert.is(finishedRecovery('hu', [n(1, 'finished'), n(2, 'failed')]), undefined);
+  assert.is(finishedRecovery('hu', [n(2, 'finished'), n(1, 'failed'), n(3, 'running', 'VM')])?.metadata.name, 'n2');
+  assert.is(finishedRecovery('hu', [n(2, 'finished', 'COMPUTE_HOST', 'other')]), undefined);
+});
+
+test('back: BMC On, service reporting, Node Ready, each only where it applies', () => {
+  const compute = {
+    id: 's',
+    binary: 'nova-compute',
+    host: 'h',
+    status: 'disabled',
+    state: 'down',
+    disabled_reason: null,
+    forced_down: true,
+  } as const;
+  assert.is(notBackBecause('h', { compute, reporting: true }), undefined);
+  assert.match(notBackBecause('h', { compute, reporting: false })!, 'not reporting');
+  assert.match(notBackBecause('h', { compute, reporting: true, nodeReady: false })!, 'Node is not Ready');
+  assert.match(notBackBecause('h', { compute, reporting: true, power: 'Off' })!, 'power Off, not On');
+  assert.match(notBackBecause('h', { compute, reporting: true, power: { error: 'timeout' } })!, 'cannot tell');
+  assert.match(notBackBecause('h', { compute: undefined, reporting: false })!, 'no nova-compute service');
+});
+
+test('hostPower: none without spec.fencing; an error (or no driver) is never On', async () => {
+  const plain = hahost({}, {});
+  assert.is(await hostPower(plain, undefined), undefined);
+  const fenced = hahost({ fencing: { driver: 'ipmi', address: '10.0.0.5', credentialsSecretRef: { name: 's' } } }, {});
+  assert.match(JSON.stringify(await hostPower(fenced, undefined)), 'no BMC driver');
+  const failing = await hostPower(fenced, async () => {
+    throw new Error('Secret s not found');
+  });
+  assert.equal(failing, { error: 'Secret s not found' });
+});
+
+test('restore: one PUT for forced_down and status, then on_maintenance through the host update', async () => {
+  const s = await setup();
+  const out = await restoreHost({ nova: s.nova, service: s.service }, s.host(), s.compute);
+  assert.equal(out, {
+    done: true,
+    steps: ['forced_down cleared', 'nova-compute service enabled', 'on_maintenance cleared'],
+  });
+  assert.equal(s.nova.callLines(), [`updateService ${s.compute.id}`]);
+  assert.is(s.host().on_maintenance, false);
+});
+
+test('restore: Nova refusing is deferred with its words, maintenance untouched; Nova failing throws for the next look', async () => {
+  const s = await setup();
+  s.nova.failNext('updateService', new NovaBadRequest(400, 'Invalid input'));
+  const out = await restoreHost({ nova: s.nova, service: s.service }, s.host(), s.compute);
+  assert.is(out.done, false);
+  assert.match(!out.done ? out.message : '', 'HTTP 400');
+  assert.ok(s.host().on_maintenance);
+  s.nova.failNext('updateService', new NovaError(503, 'unavailable'));
+  try {
+    await restoreHost({ nova: s.nova, service: s.service }, s.host(), s.compute);
+    assert.unreachable('should throw');
+  } catch (err) {
+    assert.instance(err, NovaError);
+  }
+  assert.ok(s.host().on_maintenance);
+});
+
+test.run();

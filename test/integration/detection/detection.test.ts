@@ -1,0 +1,238 @@
+// Built-in detection and the return to service on the real control plane, with
+// the engine and detection components and the Nova simulator: a compute dies
+// and, with nobody POSTing anything, the detection raises the notification and
+// the engine recovers the host; the host comes back (its nova-compute reports
+// again while still forced down) and the segment's Restore policy returns it
+// to service; a Nova that cannot be read raises nothing and says so, and a
+// host down during that blind spell is raised only after a fresh grace period.
+import { eventually } from '../../support/eventually.ts';
+
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { useNamespace } from '../../support/cluster.ts';
+import type { TestNamespace } from '../../support/cluster.ts';
+import { fastConfig } from '../engine/support.ts';
+import type { Component } from '../../../src/app/component.ts';
+import { createComponent as createEngine } from '../../../src/engine/component.ts';
+import { createComponent as createDetection } from '../../../src/detection/component.ts';
+import type { DetectionComponent } from '../../../src/detection/component.ts';
+import { effectiveFlags } from '../../../src/domain/host-flags.ts';
+import { createKubeClient } from '../../../src/k8s/kube-client.ts';
+import type { KubeClient } from '../../../src/k8s/client.ts';
+import { RESOURCES } from '../../../src/k8s/resources.ts';
+import type { FailoverSegment, HaHost, Notification } from '../../../src/model/types.ts';
+import { createNovaClient } from '../../../src/openstack/index.ts';
+import type { HttpNovaClient } from '../../../src/openstack/index.ts';
+import { startSimulator } from '../../../src/simulator/server.ts';
+import type { Simulator } from '../../../src/simulator/server.ts';
+import { createCrRepository } from '../../../src/store/index.ts';
+import type { CrRepositoryHandle } from '../../../src/store/index.ts';
+
+const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
+const HOSTS = ['det-1', 'det-2', 'det-3', 'det-4', 'det-5'];
+const GRACE_SECONDS = 2;
+
+interface Env {
+  ns: TestNamespace;
+  kube: KubeClient;
+  sim: Simulator;
+  nova: HttpNovaClient;
+  store: CrRepositoryHandle;
+  engine: Component;
+  detection: DetectionComponent;
+  metrics: Registry;
+  segmentName: string;
+  stop: AbortController;
+}
+
+const test = suite<{ env?: Env }>('built-in detection and return to service', {});
+
+const notificationsOf = async (env: Env, host: string) =>
+  (await env.kube.list<Notification>(RESOURCES.notifications, env.ns.namespace)).items.filter(
+    (n) => n.spec.hostname === host,
+  );
+
+const hostObject = async (env: Env, name: string) =>
+  (await env.kube.list<HaHost>(RESOURCES.hosts, env.ns.namespace)).items.find((h) => h.spec.name === name)!;
+
+async function metric(env: Env, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+  const m = (await env.metrics.getMetricsAsJSON()).find((x) => x.name === name);
+  return m?.values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))?.value;
+}
+
+/** Resolves after the detection leader has made `n` more trusted looks. */
+async function looks(env: Env, n: number): Promise<void> {
+  const start = (await metric(env, 'masakari_detection_polls_total', { result: 'ok' })) ?? 0;
+  await eventually(
+    `${n} more looks`,
+    () => metric(env, 'masakari_detection_polls_total', { result: 'ok' }),
+    (v) => (v ?? 0) >= start + n,
+  );
+}
+
+test.before(async (ctx) => {
+  const ns = await useNamespace('detection');
+  const kube = createKubeClient(ns.kc);
+  const sim = await startSimulator({
+    hosts: HOSTS,
+    servers: [
+      { name: 'vm-a', host: 'det-1', metadata: { HA_Enabled: 'True' } },
+      { name: 'vm-b', host: 'det-1', metadata: { HA_Enabled: 'True' } },
+    ],
+  });
+  const nova = createNovaClient(sim.clientCredentials, { timeoutMs: 5_000, maxRetries: 1 });
+  const config = fastConfig();
+  const store = createCrRepository({ kube, namespace: ns.namespace, config, log });
+  await store.start();
+  const segment = await store.createSegment({
+    name: 'detected',
+    service_type: 'COMPUTE',
+    recovery_method: 'auto',
+    description: null,
+    enabled: true,
+  });
+  for (const name of HOSTS) {
+    await store.createHost(segment.uuid, {
+      name,
+      type: 'COMPUTE',
+      control_attributes: 'SSH',
+      reserved: false,
+      on_maintenance: false,
+    });
+  }
+  // The OpenKeel fields are kubectl/GitOps only: set on the object, not through the Masakari API.
+  await kube.mergePatch(RESOURCES.segments, ns.namespace, segment.k8sName, {
+    spec: { detection: { enabled: true, gracePeriodSeconds: GRACE_SECONDS }, returnToService: { policy: 'Restore' } },
+  });
+  await eventually(
+    'hosts admitted',
+    async () => store.listHosts().length,
+    (n) => n === HOSTS.length,
+  );
+
+  const stop = new AbortController();
+  const metrics = new Registry();
+  const appContext = (identity: string, registry: Registry) => ({
+    config,
+    namespace: ns.namespace,
+    kube,
+    nova,
+    log: log.child({ identity }),
+    metrics: registry,
+    identity,
+    signal: stop.signal,
+  });
+  const engine = await createEngine(appContext('test-engine', new Registry()));
+  const detection = await createDetection(appContext('test-detection', metrics), { pollIntervalMs: 300 });
+  ctx.env = { ns, kube, sim, nova, store, engine, detection, metrics, segmentName: segment.k8sName, stop };
+  await eventually(
+    'the detection leader',
+    async () => detection.isLeading(),
+    (l) => l,
+  );
+});
+
+test.after(async ({ env }) => {
+  if (!env) return;
+  env.stop.abort();
+  await env.detection.stop();
+  await env.engine.stop();
+  await env.store.stop();
+  await env.nova.session.close();
+  env.sim.state.clearTimers();
+  await env.sim.stop();
+  await env.ns.cleanup();
+});
+
+test('a REST update of the segment keeps spec.detection and spec.returnToService', async ({ env }) => {
+  const e = env!;
+  const seg = e.store.listSegments().find((s) => s.name === 'detected')!;
+  await e.store.updateSegment(seg.uuid, { description: 'watched by the operator' });
+  const obj = await e.kube.get<FailoverSegment>(RESOURCES.segments, e.ns.namespace, e.segmentName);
+  assert.is(obj.spec.description, 'watched by the operator');
+  assert.equal(obj.spec.detection, { enabled: true, gracePeriodSeconds: GRACE_SECONDS });
+  assert.equal(obj.spec.returnToService, { policy: 'Restore' });
+});
+
+test('a dead compute is raised with no POST and recovered; back again, Restore returns it to service', async ({
+  env,
+}) => {
+  const e = env!;
+  e.sim.state.failHost('det-1');
+  const n = await eventually(
+    'a notification for det-1',
+    () => notificationsOf(e, 'det-1'),
+    (ns) => ns.length > 0,
+    30_000,
+  );
+  assert.is(n.length, 1);
+  assert.is(n[0]!.spec.type, 'COMPUTE_HOST');
+  assert.equal(n[0]!.spec.payload, { event: 'STOPPED', cluster_status: 'OFFLINE', host_status: 'NORMAL' });
+  assert.is(await metric(e, 'masakari_detection_notifications_total', { outcome: 'raised' }), 1);
+  const finished = await eventually(
+    'the recovery to finish',
+    () => e.kube.get<Notification>(RESOURCES.notifications, e.ns.namespace, n[0]!.metadata.name!),
+    (x) => x.status?.phase === 'finished' || x.status?.phase === 'failed',
+    60_000,
+  );
+  assert.is(finished.status?.phase, 'finished', JSON.stringify(finished.status?.message));
+  for (const s of [...e.sim.state.servers.values()]) assert.is.not(s.host, 'det-1');
+  assert.ok(effectiveFlags(await hostObject(e, 'det-1')).onMaintenance);
+  assert.ok(e.sim.state.serviceOf('det-1')!.disabled);
+
+  // The fencing step's force-down, as it leaves the service: Nova shows it down whatever nova-compute does.
+  await e.nova.updateService(e.sim.state.serviceOf('det-1')!.uuid, { forced_down: true });
+  await looks(e, 3);
+  assert.ok(effectiveFlags(await hostObject(e, 'det-1')).onMaintenance, 'still dead: not returned');
+  assert.is(await notificationsOf(e, 'det-1').then((x) => x.length), 1, 'on maintenance: not raised again');
+
+  // Powered on: nova-compute reports again (its row's updated_at moves) while still forced down.
+  e.sim.state.recoverHost('det-1');
+  await eventually(
+    'det-1 returned to service',
+    async () => effectiveFlags(await hostObject(e, 'det-1')).onMaintenance,
+    (m) => !m,
+    30_000,
+  );
+  const svc = e.sim.state.serviceOf('det-1')!;
+  assert.is(svc.forcedDown, false);
+  assert.is(svc.disabled, false);
+  assert.ok(e.sim.state.isUp(svc));
+  assert.is(await metric(e, 'masakari_return_to_service_total', { outcome: 'restored' }), 1);
+  // Watched again, and up: nothing more is raised.
+  await looks(e, 3);
+  assert.is(await notificationsOf(e, 'det-1').then((x) => x.length), 1);
+});
+
+test('Nova unreachable: nothing is raised and the gauge says so; a host down meanwhile gets a fresh grace period', async ({
+  env,
+}) => {
+  const e = env!;
+  e.sim.state.faults.push({ method: 'GET', path: '/compute/v2.1/os-services', count: 100_000, kind: 503 });
+  await eventually(
+    'the observation gauge at 0',
+    () => metric(e, 'masakari_detection_observation_healthy'),
+    (v) => v === 0,
+    30_000,
+  );
+  e.sim.state.failHost('det-2');
+  await new Promise((r) => setTimeout(r, (GRACE_SECONDS + 2) * 1000));
+  assert.equal(await notificationsOf(e, 'det-2'), [], 'nothing raised while blind');
+  assert.ok(((await metric(e, 'masakari_detection_polls_total', { result: 'nova_unreachable' })) ?? 0) > 0);
+
+  e.sim.state.faults = [];
+  const restoredAt = Date.now();
+  const raised = await eventually(
+    'det-2 raised after a fresh grace period',
+    () => notificationsOf(e, 'det-2'),
+    (ns) => ns.length > 0,
+    30_000,
+  );
+  assert.ok(Date.now() - restoredAt >= GRACE_SECONDS * 1000, 'not before a whole grace period after seeing again');
+  assert.is(raised.length, 1);
+  assert.is(await metric(e, 'masakari_detection_observation_healthy'), 1);
+});
+
+test.run();
