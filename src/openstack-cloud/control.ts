@@ -99,7 +99,10 @@ export async function startCloudControl(
           cloud.recorder.setDown(false);
           // the BMCs first: powering a host on starts its nova-compute, which resetCloud would otherwise start
           const bmcsReset = bmcs ? await (await bmcs).reset() : [];
-          return [200, { ...(await resetCloud(cloud, cloud.keystone.nova)), bmcsReset }];
+          const report = await resetCloud(cloud, cloud.keystone.nova);
+          // a host the BMCs powered on runs nova-compute, maybe forced down until resetCloud cleared that
+          if (bmcsReset.length) await cloud.waitComputesUp(cloud.computes);
+          return [200, { ...report, bmcsReset }];
         }
         if (req.method === 'POST' && url.pathname === '/bmcs') return [200, (await startBmcs()).describe()];
         if (req.method === 'GET' && url.pathname === '/bmcs/events') {

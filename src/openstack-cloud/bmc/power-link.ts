@@ -29,7 +29,7 @@ export interface LinkedCloud {
   computes: string[];
   computeRunning(host: string): boolean;
   killCompute(host: string): Promise<void>;
-  startCompute(host: string): Promise<void>;
+  startCompute(host: string, waitUp?: boolean): Promise<void>;
 }
 
 export interface PowerLink {
@@ -74,10 +74,12 @@ export async function startPowerLink(
       if (compute === 'killed') await cloud.killCompute(host);
     } else {
       compute = cloud.computeRunning(host) ? 'was running' : 'started';
+      // only the process: Nova reports a forced-down service down even once nova-compute runs and reports,
+      // and clearing forced_down is the return to service's business (or the reset's), not the power's
       if (compute === 'started') {
         const start = cloud
-          .startCompute(host)
-          .catch((e: unknown) => log(`power link: nova-compute on ${host} did not come up: ${String(e)}`))
+          .startCompute(host, false)
+          .catch((e: unknown) => log(`power link: nova-compute on ${host} did not start: ${String(e)}`))
           .finally(() => starts.delete(host));
         starts.set(host, start);
       }
