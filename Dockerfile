@@ -66,6 +66,10 @@ ENV NODE_ENV=production \
     # 100,000 notifications against 15 (docs/benchmarks.md, Scale).
     MALLOC_MMAP_THRESHOLD_=131072 \
     MALLOC_TRIM_THRESHOLD_=131072
+# ipmitool: the IPMI fencing driver (HaHost spec.fencing driver ipmi) runs it. The local
+# base (hack/image/build-base.sh) already has it and no apt; the public node image gets it here.
+RUN command -v ipmitool >/dev/null || { apt-get update && \
+      apt-get install -y --no-install-recommends ipmitool && rm -rf /var/lib/apt/lists/*; }
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /src/dist ./dist

@@ -6,9 +6,13 @@
 //   integration  starts ONE local control plane (src/controlplane), runs uvu over
 //                test/integration/**/*.test.ts with MASAKARI_TEST_KUBECONFIG set, stops it
 //   e2e          the same over test/e2e/**/*.test.ts (none there: nothing to run)
-//   chaos        uvu over test/chaos/**/*.test.ts: 20 seeded fault-injection runs on a control plane
-//                the suite starts itself (it freezes and restarts kube-apiserver); MASAKARI_CHAOS_SEED=N
-//                runs one seed, MASAKARI_CHAOS_RUNS / MASAKARI_CHAOS_BASE_SEED pick the seeds
+//   chaos        uvu over test/chaos/**/*.test.ts: 10 seeded fault-injection runs on a control plane
+//                the suite starts itself (it freezes and restarts kube-apiserver), then test/chaos/chaos.test.ts
+//                again for 10 runs on the production-shaped one ("chaos ha": 3 etcd members, 2 kube-apiservers,
+//                a balancer; MASAKARI_CHAOS_SHAPE=ha, quorum lost for at most 20 s: MASAKARI_CHAOS_QUICK=1);
+//                MASAKARI_CHAOS_SEED=N runs one seed on each, MASAKARI_CHAOS_RUNS / MASAKARI_CHAOS_BASE_SEED
+//                pick the seeds of both, MASAKARI_CHAOS_SHAPE=single|ha runs only that shape; the first pass
+//                also runs test/chaos/ha-*.test.ts (an etcd restore, a 60 s quorum loss), each on its own ha session
 //   fuzz         uvu over test/fuzz/**/*.test.ts: schemathesis (its venv built on first use) against
 //                facades it starts in noauth2 and keystone mode, at least 10,000 requests
 //   cluster      builds the image (hack/image/build.sh), starts ONE real single-node
@@ -53,6 +57,8 @@ import { parseArgs } from 'node:util';
 import { LUA_MISSING, luaAction, probeMachine, suitesLeftOut } from './test-prerequisites.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Seeds of the chaos suite per control-plane shape (single, then ha) unless MASAKARI_CHAOS_RUNS says. */
+const CHAOS_RUNS_PER_SHAPE = 10;
 const MIN = 60_000;
 const timeouts = {
   static: Number(process.env.MASAKARI_TEST_STATIC_TIMEOUT_MS) || 10 * MIN,
@@ -521,7 +527,28 @@ async function main() {
   if ((mode === 'cluster' || mode === 'all') && !isLeftOut('cluster')) await clusterSuite(filter);
   // Owns its control plane (it freezes and restarts kube-apiserver), so none is started here.
   if (mode === 'chaos' || mode === 'all') {
-    await uvuSuite('chaos', 'test/chaos', filter, { timeoutMs: timeouts.chaos });
+    const runs = process.env.MASAKARI_CHAOS_RUNS ?? String(CHAOS_RUNS_PER_SHAPE);
+    const shape = process.env.MASAKARI_CHAOS_SHAPE;
+    if (shape !== 'ha') {
+      // ha-*.test.ts start a session of shape ha of their own: left out when only the single shape is asked for
+      const singleFilter = shape === 'single' ? new RegExp(`^(?!ha-).*(?:${filter?.source ?? ''})`) : filter;
+      await uvuSuite('chaos', 'test/chaos', singleFilter, {
+        env: { MASAKARI_CHAOS_RUNS: runs },
+        timeoutMs: timeouts.chaos,
+      });
+    }
+    // the scenario again on the production-shaped control plane; the suite's pure tests ran above
+    const haFilter = shape === 'ha' ? filter : /^chaos\.test\.ts$/;
+    if (shape !== 'single' && (!filter || filter.test('chaos.test.ts'))) {
+      await uvuSuite('chaos ha', 'test/chaos', haFilter, {
+        env: {
+          MASAKARI_CHAOS_SHAPE: 'ha',
+          MASAKARI_CHAOS_QUICK: process.env.MASAKARI_CHAOS_QUICK ?? '1',
+          MASAKARI_CHAOS_RUNS: runs,
+        },
+        timeoutMs: timeouts.chaos,
+      });
+    }
   }
   // Starts its own facades (test/e2e/support/stack.ts) and builds its schemathesis venv on first use.
   if (mode === 'fuzz' || mode === 'all') {

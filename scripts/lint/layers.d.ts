@@ -17,6 +17,13 @@ export interface Zone {
 export const COMPOSITION_ROOTS: string;
 export const LAYERS: Layer[];
 export const TOOLS: string[];
+export interface EnginePart {
+  /** The folder under src/engine/. */
+  folder: string;
+  /** What it holds, for the docs. */
+  holds: string;
+}
+export const ENGINE_PARTS: EnginePart[];
 export const STORE_DOOR: string;
 export const OUTSIDE_LAYERS: string[];
 export function layerZones(): Zone[];

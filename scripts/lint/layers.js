@@ -18,6 +18,11 @@
 // - The store has one door (STORE_DOOR): outside src/store/, product code
 //   and tools import src/store/index.ts and no other file of the store, so
 //   everything else in src/store/ stays private.
+// - The engine is a tree (ENGINE_PARTS): each folder of src/engine/ is one
+//   part of it and imports its own folder and the parts listed before it,
+//   never the files of a folder above it (no upward arrow). The files of
+//   src/engine/ itself (component.ts, engine.ts, notification-processor.ts)
+//   assemble the parts; no part imports them.
 // - Tests (*.test.ts) and test helpers (testing/ folders) are outside the
 //   layers: they may import whatever they exercise.
 
@@ -42,6 +47,22 @@ export const LAYERS = [
 ];
 
 export const TOOLS = ['simulator', 'controlplane', 'openstack-cloud'];
+
+/**
+ * The parts of the engine, the folders of src/engine/, lowest first (docs/design.md, "The engine's tree"):
+ * a part may import its own folder and the parts before it.
+ */
+export const ENGINE_PARTS = [
+  { folder: 'intake', holds: 'the admitted notification and the pure decision tables' },
+  { folder: 'status', holds: "the Notification's status writes: the coalesced writer, patch, byte budget" },
+  { folder: 'nova', holds: "Nova side effects: the Lease's fence on them, the server locks" },
+  { folder: 'workflows', holds: "Masakari's recovery flows behind the RecoveryDriver" },
+  { folder: 'deps', holds: "what the processor's parts are given: deps, leadership term, cache lookups" },
+  { folder: 'telemetry', holds: 'Event reasons, phase Events and metrics' },
+  { folder: 'run', holds: 'one recovery run: claim, executor, workflow, journal, finish, cancellation' },
+  { folder: 'gates', holds: 'what holds a run back: brakes, BMC fence, fencing wait, restore guard' },
+  { folder: 'periodic', holds: "Masakari's periodic tasks: retry, expiry, freshness" },
+];
 
 /** The one file of src/store/ that code outside src/store/ may import. */
 export const STORE_DOOR = 'src/store/index.ts';
@@ -88,6 +109,7 @@ export function layerZones() {
       });
     }
   }
+  zones.push(...engineZones());
   zones.push({
     target: [...LAYERS.flatMap((l) => paths(l.folders.filter((f) => f !== 'store'))), ...paths(TOOLS)],
     from: 'src/store',
@@ -98,6 +120,39 @@ export function layerZones() {
     target: LAYERS.flatMap((l) => [...paths(l.folders), ...(l.files ?? [])]),
     from: paths(TOOLS),
     message: `Product code may not import the development tools (${TOOLS.join(', ')}). ${SEE}`,
+  });
+  return zones;
+}
+
+/** The engine's tree: no upward arrow, and each part imports only the parts before it (ENGINE_PARTS). */
+function engineZones() {
+  const SEE_ENGINE = 'See docs/design.md, "The engine\'s tree".';
+  const part = (folder) => `src/engine/${folder}/**/*.ts`;
+  const zones = [
+    {
+      target: 'src/engine/*/**/*.ts',
+      from: 'src/engine/*.ts',
+      message: `No upward arrow: a part of the engine never imports the files of src/engine/ itself, which assemble the parts; move what it needs down into a part. ${SEE_ENGINE}`,
+    },
+  ];
+  ENGINE_PARTS.forEach(({ folder }, i) => {
+    zones.push({
+      target: `src/engine/${folder}/*/**/*.ts`,
+      from: `src/engine/${folder}/*.ts`,
+      message: `No upward arrow: a subfolder of src/engine/${folder}/ never imports the files of its parent folder. ${SEE_ENGINE}`,
+    });
+    const above = ENGINE_PARTS.slice(i + 1).map((p) => `src/engine/${p.folder}`);
+    if (above.length > 0) {
+      zones.push({
+        target: part(folder),
+        from: above,
+        message: `The engine's part ${folder}/ may import only the parts before it (${
+          ENGINE_PARTS.slice(0, i)
+            .map((p) => `${p.folder}/`)
+            .join(', ') || 'none'
+        }), not ${above.map((a) => a.replace('src/engine/', '') + '/').join(', ')}. ${SEE_ENGINE}`,
+      });
+    }
   });
   return zones;
 }

@@ -70,7 +70,7 @@ function openStore(ctx: AppContext, manager: Manager): CrRepositoryHandle {
     informerFactory: manager.informerFactory,
     ...(ctx.admissionSeal ? { seal: ctx.admissionSeal } : {}),
   });
-  addStoreReconcilers(manager, repo.parts, { metrics: ctx.metrics });
+  addStoreReconcilers(manager, repo.parts);
   return repo;
 }
 

@@ -7,6 +7,8 @@ import type { ComponentName } from '../config/options.ts';
 import type { AppContext, Component, ComponentFactory } from './component.ts';
 import { StartupError } from './components.ts';
 import { runOperator, type RunOptions } from './run.ts';
+import { KubeWriteHealth } from './kube-write-health.ts';
+import type { TransportOptions } from '../k8s/transport.ts';
 import { ConfigError } from '../config/load.ts';
 import { freePort } from '../controlplane/ports.ts';
 
@@ -48,6 +50,7 @@ async function start(
   factories: Partial<
     Record<ComponentName, (events: string[], ctx: AppContext) => FakeComponent | Promise<FakeComponent>>
   > = {},
+  overrides: Partial<RunOptions> = {},
 ): Promise<Harness> {
   const port = await freePort();
   const events: string[] = [];
@@ -81,6 +84,7 @@ async function start(
     }),
     logDestination: { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) },
     onListening: () => listened(),
+    ...overrides,
   };
   const run = runOperator(options);
   return {
@@ -119,7 +123,7 @@ test('readyz is 503 naming the components that are not ready, 200 once all are',
   assert.equal(JSON.parse(notReady.body), {
     status: 'not ready',
     phase: 'running',
-    components: { api: false, engine: false },
+    components: { api: false, engine: false, 'kube-writes': true },
     not_ready: ['api', 'engine'],
   });
   h.components.get('api')!.isReady = true;
@@ -128,6 +132,45 @@ test('readyz is 503 naming the components that are not ready, 200 once all are',
   const ready = await get(h.port, '/readyz');
   assert.is(ready.status, 200);
   assert.is(JSON.parse(ready.body).status, 'ready');
+  h.stop();
+  assert.is(await h.run, 0);
+});
+
+test('readyz is 503 while the API server has committed none of our writes for a while (etcd without quorum)', async () => {
+  let now = 0;
+  let report: TransportOptions['onAttempt'];
+  const h = await start(
+    {},
+    {},
+    {
+      kubeWriteHealth: new KubeWriteHealth(() => now, 30_000),
+      connectKube: (_env, onAttempt) => {
+        report = onAttempt;
+        return { client: new FakeKube(), close: async () => undefined };
+      },
+    },
+  );
+  await h.listening;
+  await until(() => h.components.size === 2);
+  for (const c of h.components.values()) c.isReady = true;
+  assert.is((await get(h.port, '/readyz')).status, 200);
+  const attempt = (method: 'GET' | 'POST' | 'PUT', code: number) =>
+    report!({ method, code, resource: 'configmaps', durationMs: 10_000 });
+  attempt('PUT', 504);
+  now = 20_000;
+  attempt('GET', 200); // a read from the watch cache proves nothing about writes
+  attempt('POST', 0);
+  assert.is((await get(h.port, '/readyz')).status, 200, 'a short outage stays ready');
+  now = 31_000;
+  const body = JSON.parse((await get(h.port, '/readyz')).body) as { not_ready: string[] };
+  assert.equal(body.not_ready, ['kube-writes']);
+  const metrics = (await get(h.port, '/metrics')).body;
+  assert.match(metrics, /masakari_kube_writes_failing_seconds 31/);
+  assert.match(metrics, /masakari_kube_write_failures_total\{code="504"\} 1/);
+  assert.match(metrics, /masakari_kube_write_failures_total\{code="0"\} 1/);
+  attempt('PUT', 409); // answered by a working API server and etcd
+  assert.is((await get(h.port, '/readyz')).status, 200);
+  assert.match((await get(h.port, '/metrics')).body, /masakari_kube_writes_failing_seconds 0/);
   h.stop();
   assert.is(await h.run, 0);
 });

@@ -35,6 +35,7 @@ import {
   type FactoryLoader,
   type StartedComponent,
 } from './components.ts';
+import { KubeWriteHealth, kubeWriteHealthObserver } from './kube-write-health.ts';
 import { createMetricsRegistry, kubeCallObserver, openStackCallObserver } from './metrics.ts';
 import { operatorVersion } from './version.ts';
 import { Manager } from '../runtime/manager.ts';
@@ -63,6 +64,8 @@ export interface RunOptions {
   /** Test seams; production uses the defaults. */
   loadFactory?: FactoryLoader;
   connectKube?: (env: NodeJS.ProcessEnv, onAttempt: TransportOptions['onAttempt']) => ClosableKube;
+  /** Tests: the tracker of committed writes (its clock and threshold); default KubeWriteHealth's. */
+  kubeWriteHealth?: KubeWriteHealth;
   logDestination?: DestinationStream;
   /** Called once the /metrics server of prometheus_listen listens, with its real address. */
   onMetricsListening?: (address: { host: string; port: number }) => void;
@@ -132,9 +135,15 @@ export async function runOperator(opts: RunOptions): Promise<number> {
 
   let phase: 'starting' | 'running' | 'stopping' = 'starting';
   const started: StartedComponent[] = [];
+  // Not ready, too, while the API server has committed none of this process's writes for a while
+  // (etcd without quorum): the caches still read, but nothing the process decides can be stored.
+  const writes = opts.kubeWriteHealth ?? new KubeWriteHealth();
   const readiness = {
     phase: () => phase,
-    components: () => started.map(({ name, component }) => ({ name, ready: safeReady(component, log) })),
+    components: () => [
+      ...started.map(({ name, component }) => ({ name, ready: safeReady(component, log) })),
+      ...(started.length ? [{ name: 'kube-writes', ready: writes.ready() }] : []),
+    ],
   };
   const metrics = createMetricsRegistry(version, readiness);
   const controller = new AbortController();
@@ -173,7 +182,12 @@ export async function runOperator(opts: RunOptions): Promise<number> {
 
     let kube: ClosableKube;
     try {
-      kube = (opts.connectKube ?? connectKubeDefault)(env, kubeCallObserver(metrics));
+      const timed = kubeCallObserver(metrics);
+      const committed = kubeWriteHealthObserver(metrics, writes);
+      kube = (opts.connectKube ?? connectKubeDefault)(env, (a) => {
+        timed(a);
+        committed(a);
+      });
     } catch (e) {
       const from = env.KUBECONFIG ? ` (KUBECONFIG=${env.KUBECONFIG})` : '';
       throw new StartupError(`kubernetes: cannot load client configuration${from}: ${(e as Error).message}`, {

@@ -6,7 +6,6 @@
 // and a TCP balancer in front (balancer.ts) whose address the kubeconfig uses.
 // stop() undoes it all; the watchdog and the exit hook make sure the
 // processes die with the owner even when stop() is never called.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,13 +17,21 @@ import { installCrds, installPolicies } from './crds.ts';
 import { httpRequest, waitUntil } from './http.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
 import { defaultCrdDir, defaultPolicyDir } from './paths.ts';
+import { ensureEtcdTools, etcdLeader, RESTORE_BUMP_REVISION, restoreSnapshot, saveSnapshot } from './ha.ts';
+import type { HaControls } from './ha.ts';
+import { startLink } from './link.ts';
+import type { Link } from './link.ts';
 import { generateControlPlanePki } from './pki.ts';
 import { freePort } from './ports.ts';
-import { logTail, signalGroup, spawnInGroup, terminate } from './processes.ts';
+import { signalGroup, spawnInGroup, terminate } from './processes.ts';
 import type { ManagedProcess } from './processes.ts';
 import { reapOrphans, recordWithWatchdog, removeRecord, writeRecord } from './registry.ts';
+import { etcdSupportsNoFsync, exitedEarly, startWithFreshPorts } from './start.ts';
+
+export { startWithFreshPorts };
 
 export type ControlPlaneShape = 'single' | 'ha';
+export type { HaControls };
 
 export interface ControlPlaneOptions {
   /** 'single' (default): one etcd, one kube-apiserver. 'ha': three etcd members, two kube-apiservers, a balancer. */
@@ -78,115 +85,11 @@ export interface ControlPlane {
   ha?: HaControls;
 }
 
-/** Faults of the production-shaped control plane, by member index. */
-export interface HaControls {
-  /** Client URLs of the etcd members (http://127.0.0.1:<port>), running or not. */
-  etcdUrls: string[];
-  /** Direct URLs of the API servers, bypassing the balancer. */
-  apiServers: string[];
-  /** Index of the etcd member that is leader now (asks the running members); undefined without quorum. */
-  etcdLeader(): Promise<number | undefined>;
-  /** SIGKILLs etcd member i (no-op if it is down); resolves once it has exited. */
-  killEtcdMember(i: number): Promise<void>;
-  /** Starts etcd member i again on its data dir and ports; resolves once it serves its client port (quorum may still be missing). */
-  startEtcdMember(i: number): Promise<void>;
-  /** SIGKILLs API server i (no-op if it is down); open watches on it end with a reset. */
-  killApiServer(i: number): Promise<void>;
-  /** Starts API server i again on its port; resolves once it is ready. */
-  startApiServer(i: number): Promise<void>;
-  /** Resets every connection through the balancer at once; returns how many. */
-  resetBalancer(): number;
-  /** Pids of the current etcd members and API servers. */
-  pids(): number[];
-}
-
 const HA_ETCD_MEMBERS = 3;
 const HA_API_SERVERS = 2;
 
-const ADDRESS_IN_USE = /address already in use|bind: address|EADDRINUSE/i;
-const PORT_ATTEMPTS = 3;
-
 function defaultLog(line: string): void {
   process.stderr.write(`[controlplane] ${line}\n`);
-}
-
-const supportsNoFsync = new Map<string, boolean>();
-
-/** etcd's --unsafe-no-fsync (3.5+) makes tests several times faster; probe --help as envtest does. */
-function etcdSupportsNoFsync(etcd: string): boolean {
-  let known = supportsNoFsync.get(etcd);
-  if (known === undefined) {
-    let help = '';
-    try {
-      help = execFileSync(etcd, ['--help'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] });
-    } catch (e) {
-      const err = e as { stdout?: string; stderr?: string };
-      help = `${err.stdout ?? ''}${err.stderr ?? ''}`;
-    }
-    known = help.includes('unsafe-no-fsync');
-    supportsNoFsync.set(etcd, known);
-  }
-  return known;
-}
-
-function exitedEarly(proc: ManagedProcess): Error | undefined {
-  if (!proc.exit) return undefined;
-  const how = proc.exit.signal ?? `exit code ${proc.exit.code}`;
-  return new Error(
-    `${proc.name} exited during start-up (${how}); last lines of ${proc.logPath}:\n${logTail(proc.logPath)}`,
-  );
-}
-
-/**
- * Spawns a component on fresh ports, waiting with ready(); retries with new
- * ports when it lost a port race to another process.
- */
-export async function startWithFreshPorts<P>(
-  name: string,
-  start: (ports: P) => ManagedProcess,
-  ready: (proc: ManagedProcess, ports: P) => Promise<void>,
-  pickPorts: () => Promise<P>,
-  /** Ends what a failed attempt started; default: terminates proc. */
-  cleanUp?: (proc: ManagedProcess) => Promise<void>,
-  /** The logs of a failed attempt to look for a lost port race in; default proc's. */
-  logs: () => string[] = () => [],
-): Promise<{ proc: ManagedProcess; ports: P }> {
-  for (let attempt = 1; ; attempt++) {
-    const ports = await pickPorts();
-    const proc = start(ports);
-    try {
-      await ready(proc, ports);
-      return { proc, ports };
-    } catch (e) {
-      if (cleanUp) await cleanUp(proc);
-      else if (!proc.exit) await terminate(proc, 5_000);
-      const lostRace = [proc.logPath, ...logs()].some((l) => ADDRESS_IN_USE.test(logTail(l, 50)));
-      if (attempt < PORT_ATTEMPTS && lostRace) continue;
-      throw e instanceof Error ? new Error(`${name}: ${e.message}`) : e;
-    }
-  }
-}
-
-/** The index of the member the running members name as leader; undefined when none answers with one. */
-async function etcdLeader(urls: string[], procs: ManagedProcess[]): Promise<number | undefined> {
-  const ids: (string | undefined)[] = [];
-  let leader: string | undefined;
-  for (const [i, url] of urls.entries()) {
-    if (procs[i]?.exit) {
-      ids.push(undefined);
-      continue;
-    }
-    try {
-      const res = await httpRequest(`${url}/v3/maintenance/status`, { method: 'POST', body: {}, timeoutMs: 2_000 });
-      const status = JSON.parse(res.body) as { header?: { member_id?: string }; leader?: string };
-      ids.push(res.status === 200 ? status.header?.member_id : undefined);
-      if (res.status === 200 && status.leader && status.leader !== '0') leader ??= status.leader;
-    } catch {
-      ids.push(undefined);
-    }
-  }
-  const at = leader === undefined ? -1 : ids.indexOf(leader);
-  return at >= 0 ? at : undefined;
 }
 
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
@@ -228,6 +131,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const procs: ManagedProcess[] = [];
   let etcdProcs: ManagedProcess[] = [];
   const balancers: Balancer[] = [];
+  const links: Link[] = [];
   const track = (proc: ManagedProcess): ManagedProcess => {
     procs.push(proc);
     watchdog.guard(proc.pid);
@@ -249,6 +153,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       for (const b of balancers) await b.close();
+      for (const l of links) await l.close();
       // API servers first, so they do not spend their grace period retrying a dead etcd;
       // a restarted etcd member comes after them in procs, hence the stable sort.
       const order = [...procs]
@@ -336,13 +241,17 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const apiServers = shape === 'ha' ? HA_API_SERVERS : 1;
     // Both API servers of shape 'ha' issue tokens for the one address clients use: the balancer's.
     const balancerPort = shape === 'ha' ? await freePort() : undefined;
+    // API server 1 of shape 'ha' reaches every member through a link (link.ts) that can be delayed or cut.
+    if (apiServers > 1) for (const p of etcdPorts) links.push(await startLink(await freePort(), p.client));
+    const etcdServersOf = (i: number): string =>
+      i === 1 && links.length ? links.map((l) => `http://127.0.0.1:${l.port}`).join(',') : etcdUrls.join(',');
     const spawnApiServer = (port: number, i = 0): ManagedProcess =>
       track(
         spawnInGroup(
           apiServers === 1 ? 'kube-apiserver' : `kube-apiserver-${i}`,
           apiBin,
           [
-            `--etcd-servers=${etcdUrls.join(',')}`,
+            `--etcd-servers=${etcdServersOf(i)}`,
             `--cert-dir=${pkiDir}`,
             `--tls-cert-file=${files.servingCert}`,
             `--tls-private-key-file=${files.servingKey}`,
@@ -439,6 +348,40 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       await proc.exited;
       proc.child.unref();
     };
+    let restores = 0;
+    const restore = async (file: string, o: { bumpRevision?: number } = {}): Promise<void> => {
+      const tools = await ensureEtcdTools();
+      for (let i = 0; i < apiProcs.length; i++) await terminate(apiProcs[i]!, stopTimeoutMs);
+      for (const p of etcdProcs) await kill(p);
+      const token = `${id}-restore-${++restores}`;
+      for (let i = 0; i < members; i++) {
+        rmSync(memberDir(i), { recursive: true, force: true });
+        await restoreSnapshot(
+          tools,
+          file,
+          {
+            name: memberName(i),
+            dataDir: memberDir(i),
+            peerUrl: `http://127.0.0.1:${etcdPorts[i]!.peer}`,
+            initialCluster: initialCluster(etcdPorts),
+            token,
+          },
+          o.bumpRevision ?? RESTORE_BUMP_REVISION,
+        );
+      }
+      for (let i = 0; i < members; i++) replace(etcdProcs, i, spawnEtcd(i, etcdPorts));
+      pids.etcd = etcdProcs[0]!.pid;
+      await Promise.all(
+        etcdUrls.map((url, i) =>
+          waitUntil(
+            `restored etcd member ${memberName(i)} /health`,
+            async () => ((await httpRequest(`${url}/health`, { timeoutMs: 2_000 })).status === 200 ? true : undefined),
+            { timeoutMs: startTimeoutMs, abort: () => exitedEarly(etcdProcs[i]!) },
+          ),
+        ),
+      );
+      for (let i = 0; i < apiProcs.length; i++) await startApiServer(i);
+    };
     const ha: HaControls | undefined =
       shape === 'ha'
         ? {
@@ -465,6 +408,15 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
             startApiServer,
             resetBalancer: () => balancer?.resetAll() ?? 0,
             pids: () => [...etcdProcs, ...apiProcs].map((p) => p.pid),
+            setEtcdLink: (state) => {
+              for (const l of links) l.set(state);
+            },
+            snapshot: async (file) => {
+              const tools = await ensureEtcdTools();
+              const leader = (await etcdLeader(etcdUrls, etcdProcs)) ?? 0;
+              return saveSnapshot(tools, etcdUrls[leader]!, file);
+            },
+            restore,
           }
         : undefined;
 

@@ -18,6 +18,7 @@ import { createCrRepository } from '../store/index.ts';
 import { systemClock } from '../time/clock.ts';
 import type { Clock } from '../time/clock.ts';
 import { Detector } from './detector.ts';
+import { bmcForHost } from '../fencing/bmc/factory.ts';
 import { detectionMetrics } from './metrics.ts';
 
 /** Lease held by the replica that looks. */
@@ -26,7 +27,7 @@ export const DETECTION_LEASE_NAME = 'masakari-detection';
 const NOVA_LOOK_TIMEOUT_MS = 60_000;
 
 export interface DetectionComponentOptions {
-  /** Builds the Bmc of a host with spec.fencing; without it such a host never counts as back. */
+  /** Builds the Bmc of a host with spec.fencing; default bmcForHost with the process's KubeClient. */
   bmcFor?: BmcFactory;
   /** Tests: a shorter look interval than [detection] poll_interval allows. */
   pollIntervalMs?: number;
@@ -72,7 +73,7 @@ export async function createComponent(
     hosts: () => caches.hosts.list(),
     notifications: () => caches.notifications.list(),
     nodeReadiness: (host) => nodes.nodeReadiness(host),
-    ...(opts.bmcFor ? { bmcFor: opts.bmcFor } : {}),
+    bmcFor: opts.bmcFor ?? ((host) => bmcForHost(ctx.kube, host)),
     events,
     metrics,
     clock,

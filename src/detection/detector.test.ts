@@ -125,6 +125,43 @@ test('a Node that is not Ready counts as down even while Nova still shows the se
   assert.match(w.events.find((e) => e.reason === 'HostFailureDetected')!.note!, /Node is Ready=Unknown/);
 });
 
+test('a host whose recovery is still open (new at the fencing gate, not on maintenance yet) is not raised again, however old that notification', async () => {
+  const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: DETECT });
+  const old = await w.service.createNotification({
+    notification: {
+      type: 'COMPUTE_HOST',
+      hostname: 'cmp1',
+      generated_time: new Date(w.clock.now().getTime() - 3_600_000).toISOString(),
+      payload: { event: 'STOPPED', cluster_status: 'OFFLINE', host_status: 'NORMAL' },
+    },
+  });
+  w.nova.service('cmp1').state = 'down';
+  await w.lookFor(90);
+  assert.equal(
+    w.repo.listNotifications().map((n) => n.notification_uuid),
+    [old.notification_uuid],
+  );
+  assert.is(await w.metric('masakari_detection_notifications_total', { outcome: 'already_handled' }), 1);
+});
+
+test("the intake's duplicate refusal is already handled, not an error", async () => {
+  const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: { enabled: true, gracePeriodSeconds: 0 } });
+  const first = await w.service.createNotification({
+    notification: {
+      type: 'COMPUTE_HOST',
+      hostname: 'cmp1',
+      generated_time: w.clock.now().toISOString(),
+      payload: { event: 'STOPPED', cluster_status: 'OFFLINE', host_status: 'NORMAL' },
+    },
+  });
+  w.repo.setNotificationState(first.notification_uuid, { status: 'ignored' });
+  w.nova.service('cmp1').state = 'down';
+  assert.equal((await w.look()).raised, []);
+  assert.is(w.repo.listNotifications().length, 1);
+  assert.is(await w.metric('masakari_detection_notifications_total', { outcome: 'already_handled' }), 1);
+  assert.is(await w.metric('masakari_detection_notifications_total', { outcome: 'failed' }), undefined);
+});
+
 test('a duplicate or a host on maintenance is already handled, not an error, and not retried every look', async () => {
   const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: DETECT });
   // A monitor (or the remediator) filed the same event first.

@@ -30,7 +30,7 @@ import {
   RETURN_REASONS,
   returnPolicyOf,
 } from '../fencing/return-to-service.ts';
-import { API_VERSION } from '../model/constants.ts';
+import { API_VERSION, LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { NovaClient, NovaService } from '../openstack/types.ts';
 import type { EventInput } from '../runtime/events.ts';
@@ -90,6 +90,19 @@ export interface LookSummary {
   look: 'ok' | 'blind' | 'idle';
   raised: string[];
   returned: string[];
+}
+
+const UNFINISHED = new Set(['new', 'running', 'error']);
+
+/** The uuid (or name) of a COMPUTE_HOST notification of the host that is new, running or in error, if any. */
+function unfinishedRecovery(hostUuid: string, notifications: readonly Notification[]): string | undefined {
+  const n = notifications.find(
+    (x) =>
+      x.spec?.type === 'COMPUTE_HOST' &&
+      (x.status?.sourceHostUuid ?? x.metadata.labels?.[LABELS.hostUuid]) === hostUuid &&
+      UNFINISHED.has(x.status?.phase ?? 'new'),
+  );
+  return n && (n.status?.uuid ?? n.metadata.labels?.[LABELS.uuid] ?? n.metadata.name);
 }
 
 const admitted = <T extends FailoverSegment | HaHost>(o: T): boolean =>
@@ -205,6 +218,18 @@ export class Detector {
   private async raise(due: Due, host: HaHost): Promise<boolean> {
     const d = this.deps;
     const name = due.host;
+    // A recovery of the host not over yet (one waiting at the fencing gate is new, and its host not on
+    // maintenance yet) already handles it, however old its generated_time: a second one would only queue.
+    const open = unfinishedRecovery(host.status?.uuid ?? '', d.notifications());
+    if (open) {
+      this.tracker.markHandled(name);
+      d.metrics.raised('already_handled');
+      d.log.info(
+        { host: name, notification: open },
+        `host ${name} is down and already handled by notification ${open}`,
+      );
+      return false;
+    }
     if (!NOTIFICATION_HOSTNAME.test(name)) {
       this.tracker.markHandled(name);
       d.metrics.raised('refused');

@@ -16,11 +16,11 @@ import { ApprovalGuard } from '../fencing/approval-guard.ts';
 import { NodeDirectory } from '../fencing/node-directory.ts';
 import { createIdAllocator } from '../store/index.ts';
 import { createEngine } from './engine.ts';
-import type { EngineEvents } from './processor-deps.ts';
-import { countEvacuation, instrumentNova, registerEngineMetrics } from './metrics.ts';
+import type { EngineEvents } from './deps/processor-deps.ts';
+import { countEvacuation, instrumentNova, registerEngineMetrics } from './telemetry/metrics.ts';
 import { taskflowDriver } from './workflows/driver.ts';
 import { fencingProofFor, type FencingProof } from '../fencing/proof.ts';
-import { EVENT_REASONS } from './event-reasons.ts';
+import { EVENT_REASONS } from './telemetry/event-reasons.ts';
 
 const describeProof = (p: FencingProof): string => `${p.kind}: ${p.source}`;
 

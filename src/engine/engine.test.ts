@@ -7,7 +7,7 @@ import type { Engine } from './engine.ts';
 import type { ControllerFactory } from '../runtime/controller.ts';
 import { Manager } from '../runtime/manager.ts';
 import type { LeaderRunner } from '../runtime/manager.ts';
-import type { HostWorkflow } from './recovery-driver.ts';
+import type { HostWorkflow } from './workflows/recovery-driver.ts';
 import { taskflowDriver } from './workflows/driver.ts';
 import type { KubeInformer } from '../runtime/informer.ts';
 import type { World } from './testing/fixtures.ts';

@@ -21,17 +21,19 @@ import { slimHost } from '../store/index.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { Manager } from '../runtime/manager.ts';
-import type { IdSource } from './journal.ts';
 import { bmcForHost } from '../fencing/bmc/factory.ts';
 import { NotificationProcessor } from './notification-processor.ts';
-import type { EngineEvents, FencingPrecondition, ProcessorDeps } from './processor-deps.ts';
-import type { RecoveryDriver } from './recovery-driver.ts';
-import { runPeriodic } from './periodic.ts';
+import type { EngineEvents, FencingPrecondition, IdSource, ProcessorDeps } from './deps/processor-deps.ts';
+import type { RecoveryDriver } from './workflows/recovery-driver.ts';
+import { runPeriodic } from './periodic/notification-tasks.ts';
+import { observingWrites, RestoreGuard } from './gates/restore-guard.ts';
 import type { Clock } from '../time/clock.ts';
 import { systemClock } from '../time/clock.ts';
 
 /** Lease held by the engine replica that processes notifications. */
 export const ENGINE_LEASE_NAME = 'masakari-engine';
+/** How often the leader looks for notifications an etcd restore lost, after a cache saw history rewind. */
+const RESTORE_REPORT_SECONDS = 5;
 /** Work-queue controller name (metrics label). */
 export const ENGINE_CONTROLLER_NAME = 'masakari-engine-notifications';
 
@@ -107,6 +109,20 @@ export function createEngine(o: EngineOptions): Engine {
   });
   const informers = [notifications, hosts, segments];
 
+  // Before the engine's own handlers, so a notification an etcd restore rolled back is held before it is queued.
+  let leading = false;
+  const guard = new RestoreGuard({
+    kube: o.kube,
+    namespace: o.namespace,
+    events: o.events,
+    log,
+    isLeading: () => leading,
+  });
+  notifications.on('add', (n) => guard.observe(n));
+  notifications.on('update', (n) => guard.observe(n));
+  notifications.on('delete', (n) => guard.observe(n, 'left'));
+  notifications.onRewound?.(() => guard.rewound());
+
   let controller: QueueingController | undefined;
   const processor = new NotificationProcessor({
     kube: o.kube,
@@ -116,7 +132,7 @@ export function createEngine(o: EngineOptions): Engine {
     log: o.log,
     clock,
     identity: o.identity,
-    notifications,
+    notifications: observingWrites(notifications, guard),
     hosts,
     segments,
     events: o.events,
@@ -142,7 +158,11 @@ export function createEngine(o: EngineOptions): Engine {
   hosts.on('delete', () => processor.wakeHeld());
 
   const lead = async (signal: AbortSignal, hold?: LeaseHold): Promise<void> => {
-    const c = o.makeController(ENGINE_CONTROLLER_NAME, (key) => processor.reconcile(key));
+    const c = o.makeController(ENGINE_CONTROLLER_NAME, async (key) => {
+      if (!guard.holds(key)) return processor.reconcile(key);
+      await guard.reinstate(key);
+      return {};
+    });
     controller = c;
     processor.startLeading(signal, {
       isGracefulStop: () => manager.isStopping(),
@@ -157,6 +177,14 @@ export function createEngine(o: EngineOptions): Engine {
             name: 'process_unfinished_notifications',
             spacingSeconds: d.process_unfinished_notifications_interval,
             run: () => processor.processUnfinished(),
+          },
+          { clock, signal, log },
+        ),
+        runPeriodic(
+          {
+            name: 'report_restore_losses',
+            spacingSeconds: RESTORE_REPORT_SECONDS,
+            run: async () => void (await guard.reportIfRewound()),
           },
           { clock, signal, log },
         ),
@@ -178,7 +206,6 @@ export function createEngine(o: EngineOptions): Engine {
     }
   };
 
-  let leading = false;
   manager.add(
     {
       start: async (signal, hold) => {

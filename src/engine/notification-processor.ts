@@ -10,10 +10,10 @@
 //   new | running | last-chance error whose generated_time is stale or too far ahead, at first look ──▶ failed
 //
 // reconcile() only decides, and never blocks on a workflow: it claims a run
-// (src/engine/run-claim.ts) and hands it to the run executor
-// (src/engine/run-executor.ts), whose end enqueues the key again; a later
+// (src/engine/run/claim.ts) and hands it to the run executor
+// (src/engine/run/executor.ts), whose end enqueues the key again; a later
 // look is asked for by returning { requeueAfterMs }. The periodic tasks are
-// in src/engine/periodic.ts, the workflows behind the RecoveryDriver.
+// in src/engine/periodic/, the workflows behind the RecoveryDriver.
 // Crash safety: status.phase is `running` with status.runs and
 // status.engine.owner (a fencing token) for as long as a run is in flight;
 // a new leader that finds `running` without a run of its own takes the run
@@ -27,23 +27,25 @@ import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification } from '../model/types.ts';
 import { deleteYieldedNotification, readByUuidInto, sealedIntakeStanding } from '../store/index.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
-import { admitted, phaseOf } from './admitted-notification.ts';
-import type { AdmittedNotification } from './admitted-notification.ts';
-import { planNotification } from './decisions.ts';
-import type { MissingReference, Plan } from './decisions.ts';
-import { BmcFence } from './bmc-fence.ts';
-import { FENCING_RECHECK_MS, FencingWait } from './fencing-wait.ts';
-import { BRAKE_RECHECK_MS, RecoveryBrake } from './recovery-brake.ts';
-import { SourceHostMutex } from './source-host-mutex.ts';
-import { checkExpired, failIfStale, processUnfinished } from './periodic.ts';
-import type { NotificationTaskScope } from './periodic.ts';
-import { segmentOf, sourceHostOf } from './processor-deps.ts';
-import type { LeadershipTerm, ProcessorDeps } from './processor-deps.ts';
-import { claimRun, finishWithoutRun } from './run-claim.ts';
-import type { RunMode } from './run-claim.ts';
-import { HandedOver } from './run-cancellation.ts';
-import { RunExecutor } from './run-executor.ts';
-import { NotOwnerError } from './status-writer.ts';
+import { admitted, phaseOf } from './intake/admitted-notification.ts';
+import type { AdmittedNotification } from './intake/admitted-notification.ts';
+import { planNotification } from './intake/decisions.ts';
+import type { MissingReference, Plan } from './intake/decisions.ts';
+import { BmcFence } from './gates/bmc-fence.ts';
+import { FENCING_RECHECK_MS, FencingWait } from './gates/fencing-wait.ts';
+import { BRAKE_RECHECK_MS, RecoveryBrake } from './gates/recovery-brake.ts';
+import { SourceHostMutex } from './run/source-host-mutex.ts';
+import { processUnfinished } from './periodic/notification-tasks.ts';
+import { checkExpired, failIfStale } from './periodic/expiry.ts';
+import type { NotificationTaskScope } from './periodic/notification-tasks.ts';
+import { segmentOf, sourceHostOf } from './deps/lookups.ts';
+import type { ProcessorDeps } from './deps/processor-deps.ts';
+import type { LeadershipTerm } from './deps/leadership-term.ts';
+import { claimRun, finishWithoutRun } from './run/claim.ts';
+import type { RunMode } from './run/claim.ts';
+import { HandedOver } from './run/cancellation.ts';
+import { RunExecutor } from './run/executor.ts';
+import { NotOwnerError } from './status/writer.ts';
 
 /** How often a notification whose host or segment is not (yet) in the cache is looked at again. */
 const MISSING_REFERENCE_RECHECK_MS = 15_000;
@@ -89,7 +91,7 @@ export class NotificationProcessor {
    * leading. `isGracefulStop` tells, when that happens, whether it is this
    * process shutting down (still holding the Lease) rather than a lost Lease.
    * `holdsLease` is asked right before every Nova side effect of a run
-   * (nova-fence.ts): false cancels the run instead of sending the call.
+   * (nova/lease-fence.ts): false cancels the run instead of sending the call.
    */
   startLeading(signal: AbortSignal, o: { isGracefulStop?: () => boolean; holdsLease?: () => boolean } = {}): void {
     this.term = {
@@ -130,12 +132,12 @@ export class NotificationProcessor {
     return this.runs.isRunning(name);
   }
 
-  /** Masakari's _process_unfinished_notifications (src/engine/periodic.ts); resolves when its last attempt is over. */
+  /** Masakari's _process_unfinished_notifications (src/engine/periodic/notification-tasks.ts); resolves when its last attempt is over. */
   processUnfinished(): Promise<void> {
     return processUnfinished(this.tasks);
   }
 
-  /** Masakari's _check_expired_notifications (src/engine/periodic.ts). */
+  /** Masakari's _check_expired_notifications (src/engine/periodic/expiry.ts). */
   checkExpired(): Promise<void> {
     return checkExpired(this.tasks);
   }
@@ -189,7 +191,11 @@ export class NotificationProcessor {
     }
     if (phase === 'new') return this.begin(n, term, 'new');
     if (phase === 'error' && this.lastChance.has(key)) return this.begin(n, term, 'retry');
-    if (phase !== 'running') return {};
+    if (phase !== 'running') {
+      // Ended (a fence failing until the notification expired, say): nothing left to fence or to count as held.
+      if (phase !== 'error') this.bmcFence.forget(key);
+      return {};
+    }
     const wait = this.runs.resumeDelay(key);
     return wait > 0 ? { requeueAfterMs: wait } : this.begin(n, term, 'resume');
   }
@@ -274,7 +280,7 @@ export class NotificationProcessor {
       }
       // Fencing: a resumed run passed it already. Waiting for it is not an attempt: the run that follows is the
       // notification's first, and an error in it still earns the retry. A host with a BMC is powered off through
-      // it first (src/engine/bmc-fence.ts), whatever requireFencing says, and that proof is the one
+      // it first (src/engine/gates/bmc-fence.ts), whatever requireFencing says, and that proof is the one
       // requireFencing waits for; a host without one waits for the requireFencing precondition's proofs.
       if (plan.kind === 'workflow' && plan.workflow === 'host' && mode !== 'resume') {
         const bmc = this.bmcFence.gate(n);

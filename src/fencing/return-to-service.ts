@@ -28,7 +28,7 @@ export type ReturnPolicy = ReturnToService['policy'];
  */
 export type BmcFactory = (host: HaHost, signal?: AbortSignal) => Promise<Bmc>;
 
-/** Event reasons of the return to service, on the HaHost (and on the MasakariRemediation for the remediator's undo). */
+/** Event reasons of the return to service, on the HaHost (the remediator says it in its RemediationDeleted Event). */
 export const RETURN_REASONS = {
   /** Restore: forced_down cleared, service enabled, on_maintenance cleared. */
   returned: 'HostReturnedToService',
@@ -45,7 +45,7 @@ export function returnPolicyOf(spec: { returnToService?: ReturnToService } | und
 
 /**
  * On maintenance because a recovery put it there, not because a person did:
- * the engine latches on_maintenance in status (src/engine/host-flags.ts)
+ * the engine latches on_maintenance in status (src/engine/run/ha-host-flags.ts)
  * while spec, the person's intent, still says false. A person's maintenance
  * (spec true, through REST or kubectl) is never undone.
  */

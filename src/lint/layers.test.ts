@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { LAYERS, TOOLS } from '../../scripts/lint/layers.js';
+import { ENGINE_PARTS, LAYERS, TOOLS } from '../../scripts/lint/layers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const eslint = new ESLint({ cwd: ROOT });
@@ -45,18 +45,18 @@ const REVERTED_FIXES: { fix: string; file: string; line: string; rule?: string }
   },
   {
     fix: 'the engine uses src/fencing/, not the remediator',
-    file: 'src/engine/decisions.ts',
-    line: "import { effectiveSpec } from '../remediation/decide.ts';",
+    file: 'src/engine/intake/decisions.ts',
+    line: "import { effectiveSpec } from '../../remediation/decide.ts';",
   },
   {
     fix: 'the store takes its validators from domain/spec-validators.ts, not the reconcilers',
     file: 'src/store/intake.ts',
-    line: "import { StoreReconcilers } from '../reconcilers/index.ts';",
+    line: "import { addStoreControllers } from '../reconcilers/index.ts';",
   },
   {
     fix: 'the webhook takes its validators from domain/spec-validators.ts, not the reconcilers',
     file: 'src/webhook/rules.ts',
-    line: "import { StoreReconcilers } from '../reconcilers/index.ts';",
+    line: "import { addStoreControllers } from '../reconcilers/index.ts';",
   },
   {
     fix: 'the domain owns the ComputeHostChecker port; the Nova adapter lives in openstack/',
@@ -71,7 +71,7 @@ const REVERTED_FIXES: { fix: string; file: string; line: string; rule?: string }
   {
     fix: 'the engine reaches the store through its door, store/index.ts (issue 34)',
     file: 'src/engine/notification-processor.ts',
-    line: "import { sealedIntakeStanding as bypass } from '../store/intake.ts';",
+    line: "import { sealedIntakeStanding as bypass } from '../store/sealed-intake.ts';",
   },
   {
     fix: 'the reconcilers reach the store through its door, store/index.ts (issue 34)',
@@ -82,6 +82,26 @@ const REVERTED_FIXES: { fix: string; file: string; line: string; rule?: string }
     fix: 'the commands reach the store through its door, store/index.ts (issue 34)',
     file: 'src/cli/purge/command.ts',
     line: "import { purgeNotifications as bypass } from '../../store/retention.ts';",
+  },
+  {
+    fix: 'no upward arrow in the engine: workflows/ once imported ../recovery-driver.ts of src/engine/ (issue 34)',
+    file: 'src/engine/workflows/driver.ts',
+    line: "import { ENGINE_LEASE_NAME as up } from '../engine.ts';",
+  },
+  {
+    fix: 'no upward arrow in the engine: a run never reaches back into the processor that starts it (issue 34)',
+    file: 'src/engine/run/executor.ts',
+    line: "import type { NotificationProcessor as Up } from '../notification-processor.ts';",
+  },
+  {
+    fix: "the engine's parts in order: deps/ no longer takes IdSource from run/journal.ts (issue 34)",
+    file: 'src/engine/deps/processor-deps.ts',
+    line: "import type { RunJournal as Up } from '../run/journal.ts';",
+  },
+  {
+    fix: "the engine's parts in order: Nova's side effects do not reach into the workflows that make them (issue 34)",
+    file: 'src/engine/nova/server-locks.ts',
+    line: "import type { WorkflowContext as Up } from '../workflows/context.ts';",
   },
   {
     fix: 'no import cycles',
@@ -119,6 +139,23 @@ test('every folder of src/ with product code has a layer (or is a tool)', () => 
     .map((e) => e.name)
     .filter((name) => !placed.has(name));
   assert.equal(unplaced, [], 'add these to LAYERS or TOOLS in scripts/lint/layers.js and to docs/design.md');
+});
+
+test("every folder of src/engine/ with product code is one of the engine's parts", () => {
+  const parts = new Set(ENGINE_PARTS.map((p) => p.folder));
+  const folders = readdirSync(join(ROOT, 'src/engine'), { withFileTypes: true })
+    .filter((e) => e.isDirectory() && e.name !== 'testing')
+    .map((e) => e.name);
+  assert.equal(
+    folders.filter((f) => !parts.has(f)),
+    [],
+    'add these to ENGINE_PARTS in scripts/lint/layers.js and to docs/design.md',
+  );
+  assert.equal(
+    [...parts].filter((p) => !folders.includes(p)),
+    [],
+    'ENGINE_PARTS names folders that are gone',
+  );
 });
 
 test.run();

@@ -96,7 +96,7 @@ export const CONDITIONS = {
   stalled: 'Stalled',
   /**
    * On a Notification the engine does not start because of a brake on mass
-   * failure (src/engine/recovery-brake.ts): True while held, False once it
+   * failure (src/engine/gates/recovery-brake.ts): True while held, False once it
    * started or left new.
    */
   recoveryHeld: 'RecoveryHeld',
@@ -104,7 +104,7 @@ export const CONDITIONS = {
    * On a COMPUTE_HOST Notification whose source HaHost has spec.fencing: True
    * once the engine powered the host off through its BMC in this recovery and
    * the BMC confirmed it (status.fencing), False while a fence fails (the
-   * reason says how: src/engine/bmc-fence.ts BMC_FENCE_REASONS).
+   * reason says how: src/engine/gates/bmc-fence.ts BMC_FENCE_REASONS).
    */
   fencingVerified: 'FencingVerified',
 } as const;

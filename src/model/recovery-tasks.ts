@@ -23,7 +23,7 @@ export const MASAKARI_TASK_NAMES: Readonly<Record<string, RecoveryFlow | 'any'>>
 /**
  * OpenKeel extension: the record, in recovery_workflow_details, of the
  * engine's BMC power-off of a host before its recovery (one progress line per
- * attempt; src/engine/bmc-fence.ts). Not a Masakari task: never configured,
+ * attempt; src/engine/gates/bmc-fence.ts). Not a Masakari task: never configured,
  * never reverted.
  */
 export const BMC_POWER_OFF_TASK = 'BmcPowerOffTask';

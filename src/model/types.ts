@@ -107,7 +107,7 @@ export interface ReturnToService {
  */
 export type IntOrPercent = number | string;
 
-/** Per-segment brakes on host recoveries (src/engine/recovery-brake.ts). Unset: no limit, as Masakari. */
+/** Per-segment brakes on host recoveries (src/engine/gates/recovery-brake.ts). Unset: no limit, as Masakari. */
 export interface RecoveryLimits {
   /** The most hosts of the segment admitted to host recovery and not back (on_maintenance cleared) at once. */
   maxUnhealthyHosts?: IntOrPercent;

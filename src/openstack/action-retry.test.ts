@@ -1,5 +1,5 @@
 // Which Nova POST actions the client sends again, and after which failures
-// (nova.ts ACTION_RETRY, http.ts RetryPolicy). MockAgent tests pin the policy
+// (nova-protocol.ts ACTION_RETRY, http.ts RetryPolicy). MockAgent tests pin the policy
 // per action; the last test refuses a real connection and lets the session's
 // own dispatcher prove the request was never sent.
 

@@ -49,7 +49,7 @@ export type OpenStackLogger = Pick<Logger, 'debug' | 'warn'>;
  * (refused, DNS, TLS handshake, connect timeout) is retried under every policy.
  * - 'idempotent': also any 5xx, timeout or other connection error. Default for
  *   GET, HEAD, PUT and DELETE, and the policy of a POST whose effect is the same
- *   however often it runs (src/openstack/nova.ts ACTION_RETRY): whether a 5xx
+ *   however often it runs (src/openstack/nova-protocol.ts ACTION_RETRY): whether a 5xx
  *   came before or after the server acted, sending it again changes nothing.
  * - 'unsent': nothing else; the answer may have been lost after the server
  *   acted on it. Default for POST.

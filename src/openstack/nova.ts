@@ -1,14 +1,13 @@
 // NovaClient (src/openstack/types.ts) over HTTP: the Nova calls Masakari's
 // engine makes (masakari/compute/nova.py), at microversion 2.53 or later.
-// Timeouts and retries live in http.ts; this module builds requests, decides
-// which POST actions may be sent twice (ACTION_RETRY), follows pages and
-// translates errors the way masakari/compute/nova.py does.
+// Timeouts and retries live in http.ts; this module builds requests and
+// follows pages. Which POST actions may be sent twice (ACTION_RETRY) and how
+// errors are translated, the way masakari/compute/nova.py does, is
+// nova-protocol.ts.
 
 import type { EndpointFilter, EndpointInterface } from './catalog.ts';
-import { EndpointNotFound, normalizeInterface, parseCatalogInfo } from './catalog.ts';
+import { normalizeInterface, parseCatalogInfo } from './catalog.ts';
 import type { HttpMethod, HttpResponse, RetryPolicy } from './http.ts';
-import { TransportError } from './http.ts';
-import { KeystoneError } from './keystone.ts';
 import type { OpenStackSession } from './session.ts';
 import type {
   CallOptions,
@@ -19,77 +18,30 @@ import type {
   NovaServer,
   NovaService,
 } from './types.ts';
-import { NovaBadRequest, NovaConflict, NovaError, NovaForbidden, NovaNotFound } from './types.ts';
+import { NovaError } from './types.ts';
+import {
+  MIN_NOVA_MICROVERSION,
+  MIGRATIONS_PAGING_MICROVERSION,
+  EVACUATE_MAX_MICROVERSION,
+  parseMicroversion,
+  compareMicroversions,
+  novaFaultMessage,
+  novaErrorFor,
+  setName,
+  glanceFaultMessage,
+  translateFailure,
+  retryPolicyOf,
+  enc,
+  query,
+  array,
+  field,
+  nextPage,
+} from './nova-protocol.ts';
 
-/** Service uuids as ids and PUT /os-services/{uuid} need 2.53 (Masakari's NOVA_API_VERSION). */
-export const MIN_NOVA_MICROVERSION = '2.53';
-/** 2.59 adds migration uuids and limit/marker paging to GET /os-migrations. */
-export const MIGRATIONS_PAGING_MICROVERSION = '2.59';
-/**
- * From 2.95 Nova leaves every evacuated server stopped at the destination.
- * Masakari (at 2.53) relies on an active server coming back active, so the
- * evacuate action is never sent above 2.94, whatever nova_api_version says.
- */
-export const EVACUATE_MAX_MICROVERSION = '2.94';
-/**
- * Which failures of each POST action are sent again (http.ts RetryPolicy).
- * Every action is re-sent when it provably never reached Nova ('unsent');
- * 'idempotent' adds any 5xx, timeouts and dropped connections, where Nova may
- * or may not have acted: only for actions whose repetition changes nothing
- * (nova/compute/api.py, nova/api/openstack/compute/*.py of Nova 34). A 500
- * counts too: whether Nova failed before acting or its answer was lost after
- * (a proxy in between), the repeat ends in the state the first call meant.
- */
-export const ACTION_RETRY: Readonly<Record<string, RetryPolicy>> = {
-  // Sets instance.locked (an admin re-locking rewrites the same values; an
-  // owner's lock on a locked server returns at once): no state check, no 409.
-  lock: 'idempotent',
-  // Clears instance.locked whatever it was: no state check, no 409.
-  unlock: 'idempotent',
-  // Writes vm_state and clears task_state, synchronously: the same end state
-  // however often it runs, and no state check that a repeat could trip.
-  'os-resetState': 'idempotent',
-  // Not repeatable: a stop that got through leaves the server powering-off or
-  // stopped, and Nova answers a second one with 409. StopInstanceTask accepts
-  // that 409 only once the server reads stopped (upstream's rule, so a server
-  // still powering off fails the recovery) and the stop after an evacuation
-  // accepts none, so a retry could turn a success into a failure.
-  'os-stop': 'unsent',
-  // Same for start: 409 while powering-on or once active, and
-  // StartInstanceTask fails on any error.
-  'os-start': 'unsent',
-  // Never blindly: a lost answer may mean Nova already started a rebuild, and a
-  // second evacuate would race it or be refused. The evacuation procedure
-  // (src/engine/workflows/evacuate-instance.ts, inspect) decides on the next
-  // attempt or resumed run: a server already on another host is confirmed,
-  // task_state rebuilding or an evacuation migration from the failed host
-  // created after the journalled intent is waited for or failed, and only when
-  // none holds is evacuate sent again.
-  evacuate: 'unsent',
-  // A repeated add_host answers 409 (AggregateHostExists), which the reserved
-  // host workflow, like Masakari, takes as "already added".
-  add_host: 'idempotent',
-};
+export { ACTION_RETRY, MIN_NOVA_MICROVERSION } from './nova-protocol.ts';
 
 /** Hard stop for page-following, far above any real host (1000 pages of max_limit). */
 const MAX_PAGES = 1000;
-
-export interface Microversion {
-  major: number;
-  minor: number;
-}
-
-export function parseMicroversion(value: string): Microversion {
-  const m = /^(\d+)\.(\d+)$/.exec(value.trim());
-  if (!m) throw new Error(`Invalid Nova microversion '${value}': expected <major>.<minor>, e.g. 2.53`);
-  return { major: Number(m[1]), minor: Number(m[2]) };
-}
-
-export function compareMicroversions(a: string, b: string): number {
-  const x = parseMicroversion(a);
-  const y = parseMicroversion(b);
-  return x.major - y.major || x.minor - y.minor;
-}
 
 export interface NovaClientOptions {
   /** `nova_catalog_admin_info`, e.g. 'compute:nova:publicURL'. */
@@ -101,38 +53,6 @@ export interface NovaClientOptions {
   microversion?: string;
   /** Skip the catalog and use this compute URL (e.g. http://nova:8774/v2.1). */
   endpointOverride?: string;
-}
-
-/** The message Nova put in its fault body ({"itemNotFound": {"code": 404, "message": "..."}}). */
-export function novaFaultMessage(res: HttpResponse): string {
-  const body = res.body;
-  if (body && typeof body === 'object') {
-    for (const v of Object.values(body as Record<string, unknown>)) {
-      const msg = v && typeof v === 'object' ? (v as { message?: unknown }).message : undefined;
-      if (typeof msg === 'string') return msg;
-    }
-  }
-  return res.text.trim().slice(0, 500) || `HTTP ${res.status}`;
-}
-
-export function novaErrorFor(status: number, message: string): NovaError {
-  switch (status) {
-    case 400:
-      return new NovaBadRequest(status, message);
-    case 403:
-      return new NovaForbidden(status, message);
-    case 404:
-      return new NovaNotFound(status, message);
-    case 409:
-      return new NovaConflict(status, message);
-    default:
-      return new NovaError(status, message);
-  }
-}
-
-function setName(err: NovaError): NovaError {
-  err.name = err.constructor.name;
-  return err;
 }
 
 interface NovaRequest {
@@ -409,57 +329,4 @@ export class HttpNovaClient implements NovaClient {
     if (res.status >= 400) throw setName(novaErrorFor(res.status, novaFaultMessage(res)));
     return res;
   }
-}
-
-/** Glance's fault body is flat ({"message": "...", "code": "404 Not Found"}); Nova's nests it. */
-function glanceFaultMessage(res: HttpResponse): string {
-  const msg = (res.body as { message?: unknown } | undefined)?.message;
-  return typeof msg === 'string' ? msg : novaFaultMessage(res);
-}
-
-function translateFailure(err: unknown, o: CallOptions): unknown {
-  if (o.signal?.aborted) return err;
-  if (err instanceof TransportError) return setName(new NovaError(0, err.message));
-  if (err instanceof KeystoneError) return setName(new NovaError(err.status === 502 ? 0 : err.status, err.message));
-  if (err instanceof EndpointNotFound) return setName(new NovaError(0, err.message));
-  return err;
-}
-
-function retryPolicyOf(action: string): RetryPolicy {
-  return ACTION_RETRY[action] ?? 'unsent';
-}
-
-function enc(s: string): string {
-  return encodeURIComponent(s);
-}
-
-function query(params: Record<string, string | undefined>): string {
-  const qs = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) qs.append(k, v);
-  const s = qs.toString();
-  return s ? `?${s}` : '';
-}
-
-function array<T>(res: HttpResponse, key: string): T[] {
-  const v = (res.body as Record<string, unknown> | undefined)?.[key];
-  if (!Array.isArray(v)) throw setName(new NovaError(res.status, `Nova response has no '${key}' list`));
-  return v as T[];
-}
-
-function field<T>(res: HttpResponse, key: string): T {
-  const v = (res.body as Record<string, unknown> | undefined)?.[key];
-  if (!v || typeof v !== 'object') throw setName(new NovaError(res.status, `Nova response has no '${key}' object`));
-  return v as T;
-}
-
-function nextPage(res: HttpResponse, linksKey: string): { marker: string; limit?: string } | undefined {
-  const links = (res.body as Record<string, unknown> | undefined)?.[linksKey];
-  if (!Array.isArray(links)) return undefined;
-  const next = links.find((l: { rel?: string; href?: string }) => l?.rel === 'next' && typeof l.href === 'string');
-  if (!next) return undefined;
-  const params = new URL(next.href as string, 'http://placeholder').searchParams;
-  const marker = params.get('marker');
-  if (!marker) return undefined;
-  const limit = params.get('limit');
-  return limit ? { marker, limit } : { marker };
 }

@@ -4,7 +4,7 @@
 // every call, POST actions included, when it provably never reached Nova;
 // lock, unlock, os-resetState and add_host also on any 5xx, timeouts and
 // dropped connections. os-stop, os-start and evacuate are otherwise sent once
-// (nova.ts ACTION_RETRY says why).
+// (nova-protocol.ts ACTION_RETRY says why).
 //
 // Errors: NovaError with .status (HTTP status; 0 for timeout/connection) and
 // .message (Nova's text). Subclasses map Masakari's translations:
@@ -77,7 +77,7 @@ export interface CallOptions {
   /**
    * Called synchronously right before every HTTP attempt of a request that
    * changes something (any method but GET and HEAD), retries included; what
-   * it throws ends the request unsent (the engine's Lease fence, nova-fence.ts).
+   * it throws ends the request unsent (the engine's Lease fence, src/engine/nova/lease-fence.ts).
    */
   beforeSend?: () => void;
 }

@@ -5,14 +5,12 @@
 // replica holding the Lease `masakari-store-reconcilers`. They work on the
 // caches, claims and id allocators of the API's store (StoreParts), so both
 // paths share one cache per kind and one id sequence.
-import type { Registry } from 'prom-client';
 import { FIELD_MANAGERS } from '../model/constants.ts';
-import { Controller } from '../runtime/controller.ts';
 import type { ControllerFactory } from '../runtime/controller.ts';
 import type { Manager } from '../runtime/manager.ts';
 import type { StoreParts } from '../store/index.ts';
 import { Lifecycle, runRetention, sweepNotificationClaims } from '../store/index.ts';
-import { StoreReconcilers } from './index.ts';
+import { addStoreControllers } from './index.ts';
 import { NameClaimSnapshot } from './name-claim-snapshot.ts';
 import { MASAKARI_VALIDATORS } from '../domain/spec-validators.ts';
 import type { SpecValidators } from '../domain/spec-validators.ts';
@@ -37,21 +35,24 @@ const DEFAULTS = {
 };
 
 export interface StoreReconcilerOptions {
-  metrics?: Registry;
   validators?: SpecValidators;
   sweepIntervalMs?: number;
   /** Period of the notification retention task (default 1 h) and delay of its first pass (default 1 min). */
   retentionIntervalMs?: number;
   retentionFirstAfterMs?: number;
-  /** Default: the runtime's Controller (src/runtime/controller.ts) with DEFAULTS.workers workers. */
+  /** Default: the runtime's Controller (src/runtime/controller.ts) with DEFAULTS.workers workers, from the manager's builder. */
   makeController?: ControllerFactory;
 }
 
-export function createStoreReconcilers(store: StoreParts, opts: StoreReconcilerOptions = {}): StoreReconcilers {
+/** Adds the store reconcilers of `store` to the manager, under the Lease STORE_LEASE_NAME. */
+export function addStoreReconcilers(manager: Manager, store: StoreParts, opts: StoreReconcilerOptions = {}): void {
   const { kube, namespace, config, caches, claims } = store;
   const log = store.log.child({ component: 'store-reconcilers' });
   const windowSeconds = config.DEFAULT.duplicate_notification_detection_interval;
-  return new StoreReconcilers({
+  addStoreControllers(manager, {
+    lease: STORE_LEASE_NAME,
+    workers: DEFAULTS.workers,
+    ...(opts.makeController ? { makeController: opts.makeController } : {}),
     deps: {
       kube,
       namespace,
@@ -67,9 +68,6 @@ export function createStoreReconcilers(store: StoreParts, opts: StoreReconcilerO
       confirmedClaims: new Map(),
       nameClaimSnapshot: new NameClaimSnapshot((keep) => claims.listAll(keep), log),
     },
-    makeController:
-      opts.makeController ??
-      ((name, reconcile) => new Controller({ name, reconcile, workers: DEFAULTS.workers, log, metrics: opts.metrics })),
     sweep: async () =>
       (await store.sweepOrphans()) + (await sweepNotificationClaims(kube, namespace, systemClock.now(), log)),
     sweepIntervalMs: opts.sweepIntervalMs ?? DEFAULTS.sweepIntervalMs,
@@ -89,15 +87,5 @@ export function createStoreReconcilers(store: StoreParts, opts: StoreReconcilerO
       intervalMs: opts.retentionIntervalMs ?? DEFAULTS.retentionIntervalMs,
       firstAfterMs: opts.retentionFirstAfterMs ?? DEFAULTS.retentionFirstAfterMs,
     },
-    log,
-  });
-}
-
-/** Adds the store reconcilers of `store` to the manager, under the Lease STORE_LEASE_NAME. */
-export function addStoreReconcilers(manager: Manager, store: StoreParts, opts: StoreReconcilerOptions = {}): void {
-  manager.add(createStoreReconcilers(store, opts), {
-    name: 'store-reconcilers',
-    needLeaderElection: true,
-    lease: STORE_LEASE_NAME,
   });
 }

@@ -1,12 +1,15 @@
-// The kubectl/GitOps path: three reconcilers (segments, hosts, notifications)
-// fed by the store's informer caches, plus the periodic sweep of orphaned
-// name claims and expired duplicate claims, and the notification retention
-// task (src/store/retention.ts). Informer handlers only enqueue keys; all work happens in the
-// controllers' workers. Built per leadership term: start(signal) runs until
-// the signal aborts (leadership lost or shutdown).
-import type { Logger } from 'pino';
+// The kubectl/GitOps path: three controllers (segments, hosts, notifications)
+// over the store's informer caches, plus the periodic sweep of orphaned name
+// claims and expired duplicate claims, and the notification retention task
+// (src/store/retention.ts), all on the process's manager under one Lease
+// (the manager's controller builder and scheduler: src/runtime/
+// controller-builder.ts, scheduler.ts). Each controller declares which
+// changes enqueue which keys; all work happens in its workers, once per
+// leadership term.
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
-import type { ControllerFactory, QueueingController } from '../runtime/controller.ts';
+import type { ControllerFactory } from '../runtime/controller.ts';
+import type { ControllerBuilder, ControllerBuilderOptions } from '../runtime/controller-builder.ts';
+import type { PeriodicJob } from '../runtime/scheduler.ts';
 import type { AdmissionDeps } from './admission.ts';
 import { reconcileHost } from './host-reconciler.ts';
 import { reconcileNotification } from './notification-reconciler.ts';
@@ -14,15 +17,24 @@ import { reconcileSegment } from './segment-reconciler.ts';
 import { isAdmittedNotification } from '../domain/admitted.ts';
 import { INDEX } from '../model/indexes.ts';
 
-export interface StoreReconcilersOptions {
+/** What the store controllers need of the manager (src/runtime/manager.ts). */
+export interface StoreControllerHost {
+  controller(name: string, opts: ControllerBuilderOptions): ControllerBuilder;
+  every(job: PeriodicJob, opts: { lease?: string }): void;
+}
+
+export interface StoreControllersOptions {
   deps: AdmissionDeps;
-  makeController: ControllerFactory;
+  /** The Lease whose holder runs them. */
+  lease: string;
+  workers: number;
+  /** Test seam; default the runtime's Controller. */
+  makeController?: ControllerFactory;
   /** Removes stale name claims and expired duplicate claims; returns how many. */
   sweep: () => Promise<number>;
   sweepIntervalMs: number;
   /** Deletes notifications past [operator] notification_retention_days (a no-op when disabled). */
   retention?: { run: (signal: AbortSignal) => Promise<unknown>; intervalMs: number; firstAfterMs: number };
-  log: Logger;
 }
 
 export const CONTROLLER_NAMES = {
@@ -31,115 +43,70 @@ export const CONTROLLER_NAMES = {
   notifications: 'store-notifications',
 } as const;
 
-export class StoreReconcilers {
-  private active:
-    { segments: QueueingController; hosts: QueueingController; notifications: QueueingController } | undefined;
+/** The names whose objects may change when one taking or giving up `name` changes (NameConflict). */
+const named = <T extends FailoverSegment | HaHost>(cache: { byIndex(i: string, v: string): T[] }) =>
+  function* (name: string | undefined): Iterable<string | undefined> {
+    if (name === undefined) return;
+    for (const o of cache.byIndex(INDEX.name, name)) yield o.metadata.name;
+  };
 
-  constructor(private readonly opts: StoreReconcilersOptions) {
-    const { caches } = opts.deps;
-    const onSegment = (s: FailoverSegment, old?: FailoverSegment) => {
-      this.enqueue('segments', s.metadata.name);
-      // Hosts waiting for this segment (SegmentNotFound / not yet admitted), or orphaned by its deletion.
-      for (const h of caches.hosts.byIndex(INDEX.segmentRef, s.metadata.name ?? ''))
-        this.enqueue('hosts', h.metadata.name);
-      if (old && old.spec?.name !== s.spec?.name) this.requeueSegmentName(old.spec?.name);
-    };
-    caches.segments.on('add', onSegment);
-    caches.segments.on('update', onSegment);
-    caches.segments.on('delete', (s) => {
-      for (const h of caches.hosts.byIndex(INDEX.segmentRef, s.metadata.name ?? ''))
-        this.enqueue('hosts', h.metadata.name);
-      // A segment that lost a NameConflict may now get the name.
-      this.requeueSegmentName(s.spec?.name);
-    });
+/** A rename frees the old name, a delete the object's name: whoever lost a NameConflict for it may take it now. */
+const freedName = <T extends FailoverSegment | HaHost>(obj: T, old: T | undefined, event: string) =>
+  event === 'delete' ? obj.spec?.name : old && old.spec?.name !== obj.spec?.name ? old.spec?.name : undefined;
 
-    const onHost = (h: HaHost, old?: HaHost) => {
-      this.enqueue('hosts', h.metadata.name);
-      // Notifications that were waiting for this host (HostNotFound).
-      for (const n of caches.notifications.byIndex(INDEX.unadmittedHostname, h.spec?.name ?? ''))
-        this.enqueue('notifications', n.metadata.name);
-      if (old && old.spec?.name !== h.spec?.name) this.requeueHostName(old.spec?.name);
-    };
-    caches.hosts.on('add', onHost);
-    caches.hosts.on('update', onHost);
-    caches.hosts.on('delete', (h) => this.requeueHostName(h.spec?.name));
+/** Registers the store controllers and their periodic jobs with the manager, under opts.lease. */
+export function addStoreControllers(manager: StoreControllerHost, opts: StoreControllersOptions): void {
+  const { deps, lease } = opts;
+  const { caches } = deps;
+  const base = {
+    lease,
+    workers: opts.workers,
+    ...(opts.makeController ? { makeController: opts.makeController } : {}),
+  };
+  const segmentsNamed = named<FailoverSegment>(caches.segments);
+  const hostsNamed = named<HaHost>(caches.hosts);
 
-    const onNotification = (n: Notification) => {
-      if (!isAdmittedNotification(n)) this.enqueue('notifications', n.metadata.name);
-    };
-    caches.notifications.on('add', onNotification);
-    caches.notifications.on('update', onNotification);
-  }
-
-  /** Runs until the signal aborts: every known object is reconciled once, then on events; claims are swept periodically. */
-  async start(signal: AbortSignal): Promise<void> {
-    const { deps, makeController, log } = this.opts;
-    const controllers = {
-      segments: makeController(CONTROLLER_NAMES.segments, (key) => reconcileSegment(deps, key)),
-      hosts: makeController(CONTROLLER_NAMES.hosts, (key) => reconcileHost(deps, key)),
-      notifications: makeController(CONTROLLER_NAMES.notifications, (key) => reconcileNotification(deps, key)),
-    };
-    this.active = controllers;
+  manager
     // A new term confirms the claims from one fresh list (name-claim-snapshot.ts).
-    deps.nameClaimSnapshot?.reset();
-    for (const s of deps.caches.segments.list()) controllers.segments.enqueue(s.metadata.name ?? '');
-    for (const h of deps.caches.hosts.list()) controllers.hosts.enqueue(h.metadata.name ?? '');
-    for (const n of deps.caches.notifications.list()) {
-      if (!isAdmittedNotification(n)) controllers.notifications.enqueue(n.metadata.name ?? '');
-    }
-    const sweep = () => {
-      this.opts.sweep().catch((err: unknown) => log.warn({ err }, 'name-claim sweep failed; next one retries'));
-    };
-    // The first sweep one interval into the term, not with the first reconcile of every object: orphans only
-    // wait (a take removes a stale claim in its way itself), and the start of a term has enough to list.
-    const timer = setInterval(sweep, this.opts.sweepIntervalMs);
-    const stopRetention = this.scheduleRetention(signal);
-    try {
-      await Promise.all(Object.values(controllers).map((c) => c.start(signal)));
-    } finally {
-      clearInterval(timer);
-      stopRetention();
-      if (this.active === controllers) this.active = undefined;
-    }
-  }
+    .controller(CONTROLLER_NAMES.segments, { ...base, onTermStart: () => deps.nameClaimSnapshot?.reset() })
+    .for(caches.segments)
+    .watches(caches.segments, (s, old, event) => segmentsNamed(freedName(s, old, event)))
+    .reconcile((key) => reconcileSegment(deps, key));
 
-  /** Runs the retention task periodically while leading, never two passes at once; returns the canceller. */
-  private scheduleRetention(signal: AbortSignal): () => void {
-    const retention = this.opts.retention;
-    if (!retention) return () => undefined;
-    let running = false;
-    const pass = () => {
-      if (running || signal.aborted) return;
-      running = true;
-      retention
-        .run(signal)
-        .catch((err: unknown) => this.opts.log.warn({ err }, 'notification retention pass failed; next one retries'))
-        .finally(() => {
-          running = false;
-        });
-    };
-    let interval: NodeJS.Timeout | undefined;
-    const first = setTimeout(() => {
-      pass();
-      interval = setInterval(pass, retention.intervalMs);
-    }, retention.firstAfterMs);
-    return () => {
-      clearTimeout(first);
-      if (interval) clearInterval(interval);
-    };
-  }
+  manager
+    .controller(CONTROLLER_NAMES.hosts, base)
+    .for(caches.hosts)
+    // Hosts waiting for their segment (SegmentNotFound / not yet admitted), or orphaned by its deletion.
+    .watches(caches.segments, (s) =>
+      caches.hosts.byIndex(INDEX.segmentRef, s.metadata.name ?? '').map((h) => h.metadata.name),
+    )
+    .watches(caches.hosts, (h, old, event) => hostsNamed(freedName(h, old, event)))
+    .reconcile((key) => reconcileHost(deps, key));
 
-  private enqueue(kind: 'segments' | 'hosts' | 'notifications', name: string | undefined): void {
-    if (name) this.active?.[kind].enqueue(name);
-  }
+  manager
+    .controller(CONTROLLER_NAMES.notifications, base)
+    .for(caches.notifications, (n: Notification) => !isAdmittedNotification(n))
+    // Notifications that were waiting for this host (HostNotFound).
+    .watches(caches.hosts, (h, _old, event) =>
+      event === 'delete'
+        ? []
+        : caches.notifications.byIndex(INDEX.unadmittedHostname, h.spec?.name ?? '').map((n) => n.metadata.name),
+    )
+    .reconcile((key) => reconcileNotification(deps, key));
 
-  private requeueSegmentName(name: string | undefined): void {
-    if (name === undefined) return;
-    for (const s of this.opts.deps.caches.segments.byIndex(INDEX.name, name)) this.enqueue('segments', s.metadata.name);
-  }
-
-  private requeueHostName(name: string | undefined): void {
-    if (name === undefined) return;
-    for (const h of this.opts.deps.caches.hosts.byIndex(INDEX.name, name)) this.enqueue('hosts', h.metadata.name);
+  // The first sweep one interval into the term, not with the first reconcile of every object: orphans only
+  // wait (a take removes a stale claim in its way itself), and the start of a term has enough to list.
+  manager.every({ name: 'store-claim-sweep', intervalMs: opts.sweepIntervalMs, run: () => opts.sweep() }, { lease });
+  const retention = opts.retention;
+  if (retention) {
+    manager.every(
+      {
+        name: 'notification-retention',
+        intervalMs: retention.intervalMs,
+        firstAfterMs: retention.firstAfterMs,
+        run: (signal) => retention.run(signal),
+      },
+      { lease },
+    );
   }
 }

@@ -45,6 +45,7 @@ import { fileHostNotification, findOwnNotification } from './notify.ts';
 import { rfc3339Seconds } from '../time/format.ts';
 import type { BmcFactory } from '../fencing/return-to-service.ts';
 import { returnOnDelete } from './return-on-delete.ts';
+import { bmcForHost } from '../fencing/bmc/factory.ts';
 
 /** The cache the reconciler reads from and writes its results back into (read-your-writes). */
 export interface RemediationCache {
@@ -373,8 +374,9 @@ export class RemediationReconciler {
   private async onDelete(r: MasakariRemediation): Promise<void> {
     if (!hasFinalizer(r, REMEDIATION_FINALIZER)) return;
     const open = r.status?.notificationUuid && !r.status.finishedAt;
+    const { kube, bmcFor } = this.options;
     const returned = await returnOnDelete(
-      this.options,
+      { ...this.options, bmcFor: bmcFor ?? ((host) => bmcForHost(kube, host)) },
       r,
       effectiveSpec(r.spec, this.options.namespace).segmentNamespace,
     ).catch(

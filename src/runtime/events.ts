@@ -176,13 +176,14 @@ export class EventRecorder {
         },
         (err: unknown) => {
           if (isNotFound(err) && s.name) {
-            // The Event expired (the API server's event TTL): start a new one next time.
+            // The Event expired (the API server's event TTL) or went with an etcd restore: a new one goes out now.
+            this.log.info({ reason: e.reason, regarding: e.regarding.name }, 'event gone; recording it anew');
             s.name = undefined;
             s.sentCount = 0;
             s.count = 1;
-          } else {
-            s.sentCount = count; // do not retry: an event lost is better than a hot loop
+            return;
           }
+          s.sentCount = count; // do not retry: an event lost is better than a hot loop
           this.log.warn({ err, reason: e.reason, regarding: e.regarding.name }, 'could not write event');
         },
       )

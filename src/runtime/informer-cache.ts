@@ -24,6 +24,7 @@ export abstract class InformerCache<T extends KubeObjectLike> {
   protected readonly store: ObjectStore<T>;
   protected readonly versions = new VersionWaiters();
   private readonly handlers: Record<InformerEvent, Handler<T>[]> = { add: [], update: [], delete: [] };
+  private readonly rewoundHandlers: Array<() => void> = [];
 
   constructor(
     readonly ref: ResourceRef,
@@ -78,6 +79,22 @@ export abstract class InformerCache<T extends KubeObjectLike> {
     this.handlers[event].push(handler);
   }
 
+  /** Called after a relist found the API server's history older than this cache's (an etcd restore), its changes emitted. */
+  onRewound(handler: () => void): void {
+    this.rewoundHandlers.push(handler);
+  }
+
+  /** Tells the onRewound handlers; one that throws does not stop the others. */
+  protected announceRewound(): void {
+    for (const handler of this.rewoundHandlers) {
+      try {
+        handler();
+      } catch (err) {
+        this.log.error({ err }, 'rewound handler threw');
+      }
+    }
+  }
+
   off(event: InformerEvent, handler: Handler<T>): void {
     this.handlers[event] = this.handlers[event].filter((h) => h !== handler);
   }
@@ -99,7 +116,11 @@ export abstract class InformerCache<T extends KubeObjectLike> {
     const shaped = this.shape(obj);
     const name = shaped.metadata.name ?? '';
     if (this.kept(shaped)) this.emit(this.store.upsert(shaped, { local: true }));
-    else if (name) this.emit(this.store.removeLocal(name, shaped.metadata.resourceVersion));
+    else if (name) {
+      // announced as the watch would: the copy that left the cache is the one just written
+      const removed = this.store.removeLocal(name, shaped.metadata.resourceVersion);
+      if (removed) this.emit({ type: 'delete', obj: shaped, old: removed.obj });
+    }
     this.versions.observe(obj.metadata.resourceVersion);
   }
 

@@ -278,6 +278,21 @@ test('a relist after etcd was restored replaces the cache wholesale: stale objec
   h.informer.stop();
 });
 
+test('onRewound is called after a relist older than the cache, its changes already announced; not on a newer one', async () => {
+  const h = setup([list(900, obj('a', 850)), list(950, obj('a', 850)), list(50, obj('a', 40))]);
+  const seen: string[] = [];
+  h.informer.onRewound(() => seen.push(`rewound after ${h.events.length} events`));
+  await h.informer.start();
+  await until(() => h.sessions.length === 1);
+  h.sessions[0]!.fail(new KubeError(410, 'Expired', 'too old resource version'));
+  await until(() => h.sessions.length === 2);
+  assert.equal(seen, [], 'a relist at a newer version is history going on');
+  h.sessions[1]!.fail(new KubeError(500, 'InternalError', 'etcd restored under it'));
+  await until(() => h.sessions.length === 3);
+  assert.equal(seen, ['rewound after 2 events']);
+  h.informer.stop();
+});
+
 test('an error answer on the watch relists; a dropped connection resumes without listing', async () => {
   const h = setup([list(10, obj('a', 5)), list(20, obj('b', 15))]);
   await h.informer.start();
@@ -322,6 +337,13 @@ test('keep: a list, watch event or local write that no longer matches removes th
   h.sessions[0]!.emit('MODIFIED', obj('a', 7, 'stale'));
   assert.equal(h.informer.list(), []);
   assert.equal(h.events, ['add a@5', 'add b@11', 'delete b', 'delete a']);
+  // a local write that takes an object out is announced with the copy written, as a watch's would be
+  const removed: Obj[] = [];
+  h.informer.on('delete', (o) => removed.push(o));
+  h.informer.upsertLocal(obj('c', 14));
+  h.informer.upsertLocal(obj('c', 15, 'finished'));
+  assert.is(removed[0]?.metadata.resourceVersion, '15');
+  assert.is(removed[0]?.data, 'finished');
   h.informer.stop();
 });
 

@@ -272,6 +272,7 @@ export class KubeInformer<T extends KubeObjectLike> extends InformerCache<T> imp
     if (historyRewound) {
       this.watchRv = rv;
       this.versions.rewind(rv);
+      this.announceRewound();
     } else {
       this.observe(rv);
     }

@@ -25,6 +25,12 @@ import type { LeaseHold } from './leaderelection.ts';
 import { SharedInformerFactory } from './shared-informers.ts';
 import { informerReady } from './types.ts';
 import type { Informer, InformerOptions, KubeObjectLike } from './types.ts';
+import { ControllerBuilder } from './controller-builder.ts';
+import type { ControllerBuilderOptions } from './controller-builder.ts';
+import { runEvery } from './scheduler.ts';
+import type { PeriodicJob } from './scheduler.ts';
+import { systemClock } from '../time/clock.ts';
+import type { Clock } from '../time/clock.ts';
 
 /** controller-runtime's Runnable: runs until `signal` aborts. Leader-elected ones get their term's LeaseHold. */
 export interface Runnable {
@@ -70,6 +76,8 @@ export interface ManagerOptions {
    * starts (heap-compaction.ts). The process sets it; tests leave it off.
    */
   compactHeapAfterSync?: boolean;
+  /** The time of the periodic jobs (every); default systemClock. */
+  clock?: Clock;
 }
 
 interface Registered {
@@ -97,13 +105,17 @@ export class Manager {
   private readonly electionStop = new AbortController();
   private cachesStoppedResolve: () => void = () => undefined;
   private readonly cachesStopped = new Promise<void>((resolve) => (this.cachesStoppedResolve = resolve));
-  private readonly log: Logger;
+  readonly log: Logger;
+  readonly metrics: Registry | undefined;
+  private readonly clock: Clock;
   private started: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
   private cachesSynced = false;
 
   constructor(private readonly o: ManagerOptions) {
     this.log = o.log.child({ component: 'manager' });
+    this.metrics = o.metrics;
+    this.clock = o.clock ?? systemClock;
     this.informers =
       o.informers ??
       new SharedInformerFactory({ ...o.informerDeps, kube: o.kube, log: o.log.child({ component: 'caches' }) });
@@ -141,6 +153,22 @@ export class Manager {
     group.runnables.push(entry);
     if (group.term && !group.term.signal.aborted) this.runInTerm(group, entry);
     else if (this.cachesSynced && !this.stopped) this.campaign(opts.lease, group);
+  }
+
+  /** A controller (controller-builder.ts): declare what it watches, then .reconcile(fn) registers it here. */
+  controller(name: string, opts: ControllerBuilderOptions): ControllerBuilder {
+    return new ControllerBuilder(this, name, opts);
+  }
+
+  /** Runs `job` periodically on the manager's clock: on every replica, or with `lease` only while leading it. */
+  every(job: PeriodicJob, opts: { lease?: string } = {}): void {
+    const runnable = { start: (signal: AbortSignal) => runEvery(job, { clock: this.clock, signal, log: this.log }) };
+    this.add(
+      runnable,
+      opts.lease
+        ? { name: job.name, needLeaderElection: true, lease: opts.lease }
+        : { name: job.name, needLeaderElection: false },
+    );
   }
 
   /** Runs after every runnable has stopped and before the caches stop (e.g. flushing Events). */

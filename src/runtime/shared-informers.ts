@@ -192,6 +192,10 @@ class SharedInformerHandle<T extends KubeObjectLike> implements Informer<T>, Sha
     }
   }
 
+  onRewound(handler: () => void): void {
+    if (!this.stopped) this.shared.onRewound(handler);
+  }
+
   lastResourceVersion(): string | undefined {
     return this.shared.lastResourceVersion();
   }

@@ -10,6 +10,8 @@ export interface KubeObjectLike {
     resourceVersion?: string;
     uid?: string;
     labels?: Record<string, string>;
+    /** Read by ControllerBuilder.owns (controller-builder.ts). */
+    ownerReferences?: ReadonlyArray<{ kind: string; name: string }>;
   };
 }
 
@@ -39,6 +41,11 @@ export interface Informer<T extends KubeObjectLike> {
   waitForResourceVersion(rv: string, timeoutMs: number): Promise<boolean>;
   /** How the list/watch is doing (test doubles may leave it out: then synced is all there is). */
   health?(): InformerHealth;
+  /**
+   * Called after a relist found the API server's resourceVersions older than the cache had reached
+   * (etcd restored from a snapshot), once its changes were emitted. Test doubles may leave it out.
+   */
+  onRewound?(handler: () => void): void;
 }
 
 /** What readiness and liveness read from an informer (see informerReady and docs/operations.md). */

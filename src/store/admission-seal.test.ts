@@ -7,7 +7,7 @@ import { ANNOTATIONS, API_VERSION, LABELS } from '../model/constants.ts';
 import type { Notification } from '../model/types.ts';
 import { FakeKube } from '../testing/fake-kube.ts';
 import { isAdmitted, isAdmittedNotification, isRunnableNotification } from '../domain/admitted.ts';
-import { statusPatch } from '../engine/status-patch.ts';
+import { statusPatch } from '../engine/status/patch.ts';
 import {
   createAdmissionSeal,
   loadAdmissionSealKey,

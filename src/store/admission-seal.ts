@@ -23,7 +23,7 @@
 // admitted in status is shown with the status the admission write would have
 // written (admissionStatus, timed at its creation), marked admittedBySeal.
 // Readers need nothing else. The one patch that diffs against the stored
-// status (the engine's statusPatch, src/engine/status-patch.ts, behind both
+// status (the engine's statusPatch, src/engine/status/patch.ts, behind both
 // of its writers) asks statusAsStored, so the engine's first write stores the
 // whole status, identity included: from then on the status is the proof, as
 // before.

@@ -28,7 +28,7 @@ export type { AdmissionSeal } from './admission-seal.ts';
 // The engine's notification store: the intake protocol's end (a sealed
 // notification's standing, a yielded duplicate's delete), fresh reads past
 // the cache, the journal's pages and the Ready condition it keeps in step.
-export { deleteYieldedNotification, sealedIntakeStanding } from './intake.ts';
+export { deleteYieldedNotification, sealedIntakeStanding } from './sealed-intake.ts';
 export { readByUuidInto } from './fresh-reads.ts';
 export { assembleNotification, countedPages, notificationUuidOf, pageObject, readPages } from './journal-pages.ts';
 export type { JournalPage, PageLines } from './journal-pages.ts';
@@ -40,7 +40,8 @@ export { slimHost } from './slim-host.ts';
 export { writeStatus } from './admission.ts';
 export { admissionStatus } from './conditions.ts';
 export type { StoreDeps } from './admission.ts';
-export { claimNotification, findCachedDuplicate, sweepNotificationClaims } from './intake.ts';
+export { claimNotification, findCachedDuplicate } from './intake.ts';
+export { sweepNotificationClaims } from './claim-lifetime.ts';
 export { payloadHash } from './fingerprints.ts';
 export { Lifecycle } from './lifecycle.ts';
 export { hostSegmentUuid, objectId, objectUuid } from './mapping.ts';

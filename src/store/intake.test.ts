@@ -11,15 +11,9 @@ import type { HaHost, Notification } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
 import { fingerprintKey, isDuplicateOf, payloadHash } from './fingerprints.ts';
 import type { ClaimOutcome, ClaimRequest } from './intake.ts';
-import {
-  CLAIM_MIN_AGE_MS,
-  claimNotification,
-  deleteYieldedNotification,
-  findCachedDuplicate,
-  SEALED_CLAIM_GRACE_MS,
-  sealedIntakeStanding,
-  sweepNotificationClaims,
-} from './intake.ts';
+import { CLAIM_MIN_AGE_MS, claimNotification, findCachedDuplicate } from './intake.ts';
+import { deleteYieldedNotification, SEALED_CLAIM_GRACE_MS, sealedIntakeStanding } from './sealed-intake.ts';
+import { sweepNotificationClaims } from './claim-lifetime.ts';
 import { notificationClaimName } from './names.ts';
 import { FakeKube } from '../testing/fake-kube.ts';
 import { LABELS } from '../model/constants.ts';

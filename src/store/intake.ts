@@ -53,23 +53,21 @@
 // its duplicate creates it under the recorded name and uuid: the creator may
 // have crashed), then as a deleted notification (it no longer counts).
 //
-// Lifetime: the sweeper (sweepNotificationClaims) removes claims not accepted
+// Lifetime (claim-lifetime.ts): the sweeper (sweepNotificationClaims) removes claims not accepted
 // into for max(window, CLAIM_MIN_AGE_MS); retention and purge remove a
 // notification's claim with it (deleteClaimOf). A claim never grows: one
 // small object per fingerprint, written once per accepted notification.
-import type { Logger } from 'pino';
 import type { KubeClient } from '../k8s/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
-import { listAllPages } from '../k8s/list-pages.ts';
 import { getIfExists } from '../k8s/get-if-exists.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { CONFLICT_BACKOFF, lostRace, retryOnConflictOr } from '../k8s/retry-on-conflict.ts';
 import { API_VERSION, FIELD_MANAGERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
-import { deleteExactly, ROLES } from './configmap.ts';
+import { ROLES } from './configmap.ts';
 import type { Candidate } from './fingerprints.ts';
-import { cachedPayloadHash, fingerprintKey, isDuplicateOf, payloadHash } from './fingerprints.ts';
+import { cachedPayloadHash, fingerprintKey, isDuplicateOf } from './fingerprints.ts';
 import { INDEX } from '../model/indexes.ts';
 import { notificationHostUuids } from './caches.ts';
 import type { Informer } from '../runtime/types.ts';
@@ -121,7 +119,7 @@ interface ClaimData {
   acceptedAt: number;
 }
 
-const dataOf = (c: ConfigMap): ClaimData => ({
+export const dataOf = (c: ConfigMap): ClaimData => ({
   generatedTime: c.data?.generatedTime ?? '',
   notification: c.data?.notification ?? '',
   uuid: c.data?.uuid ?? '',
@@ -145,7 +143,7 @@ const accepted = (d: { notification: string; uuid: string; generatedTime: string
 });
 
 /** The claim a notification's fingerprint is decided by (intake, retention and purge alike). */
-function claimNameFor(type: string, hostUuid: string, hash: string, generatedTime: string): string {
+export function claimNameFor(type: string, hostUuid: string, hash: string, generatedTime: string): string {
   // An unparseable time cannot be ordered against others: it gets a claim of its own exact text.
   const exactText = toEpochMicros(generatedTime) === undefined ? generatedTime : undefined;
   return notificationClaimName(type, hostUuid, hash, exactText);
@@ -270,59 +268,6 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
   );
 }
 
-/** A sealed notification without its claim is taken as accepted after this long (the claim was swept, or never written). */
-export const SEALED_CLAIM_GRACE_MS = 10_000;
-
-/** Is `n` younger than SEALED_CLAIM_GRACE_MS (by its creationTimestamp), so its claim may still be on its way? */
-export function withinSealedClaimGrace(n: Notification, now: Date): boolean {
-  const age = now.getTime() - Date.parse(n.metadata.creationTimestamp ?? '');
-  return !Number.isNaN(age) && age < SEALED_CLAIM_GRACE_MS;
-}
-
-/**
- * Where a notification the REST path created sealed (src/store/admission-seal.ts)
- * stands with its duplicate claim. The REST path creates it alongside the claim
- * and deletes it again when the claim makes it a duplicate, so until the engine
- * has written its status, its seal alone does not say it was accepted. The
- * engine asks this before it runs one:
- *   - 'accepted': the claim names it; or names a notification it is more
- *     than the window older than (it was accepted before that one); or, once
- *     it is older than SEALED_CLAIM_GRACE_MS, there is no claim (swept long
- *     after its accept, or its creator died before the claim was sent: a retry
- *     of that POST meets it in the cache and is the duplicate) or the claim
- *     names one it is more than the window newer than (its creator died
- *     before its compare-and-swap of the claim);
- *   - 'yielded': the claim names another notification within its window
- *     (Masakari's rule, isDuplicateOf, both ways): its creator lost the race,
- *     and it must not run;
- *   - 'undecided': younger than the grace, with no claim yet or a claim its
- *     own compare-and-swap has still to replace.
- */
-export async function sealedIntakeStanding(
-  kube: KubeClient,
-  namespace: string,
-  n: Notification,
-  windowSeconds: number,
-  now: Date,
-): Promise<'accepted' | 'yielded' | 'undecided'> {
-  const hostUuid = notificationHostUuids(n)[0] ?? '';
-  const hash = payloadHash(n.spec.payload ?? {});
-  const claimName = claimNameFor(n.spec.type, hostUuid, hash, n.spec.generatedTime);
-  const claim = await getIfExists<ConfigMap>(kube, RESOURCES.configMaps, namespace, claimName);
-  const young = withinSealedClaimGrace(n, now);
-  if (!claim) return young ? 'undecided' : 'accepted';
-  const holder = dataOf(claim);
-  if (holder.notification === n.metadata.name) return 'accepted';
-  const mine = { type: n.spec.type, payloadHash: hash, generatedTime: n.spec.generatedTime };
-  const theirs = { ...mine, generatedTime: holder.generatedTime };
-  // More than the window older than the holder: accepted before it (the register only moves forward).
-  if (!isDuplicateOf(theirs, mine, windowSeconds)) return 'accepted';
-  // Inside the holder's window: the holder won the race it lost.
-  if (isDuplicateOf(mine, theirs, windowSeconds)) return 'yielded';
-  // More than the window newer: its own compare-and-swap of the claim is in flight (or its creator died).
-  return young ? 'undecided' : 'accepted';
-}
-
 /**
  * The same rule against stored Notifications of the host (the informer
  * cache): covers history older than the claims' lifetime and notifications
@@ -359,78 +304,4 @@ export function findCachedDuplicate(
         windowSeconds,
       ),
   );
-}
-
-/**
- * Removes claims not accepted into for max(their window, CLAIM_MIN_AGE_MS):
- * by then their holder is in every replica's cache. Claims of the earlier
- * per-bucket protocol (no acceptedAt) count from their creation. Lists in
- * pages; returns how many were removed. The store reconcilers run this
- * periodically (leader only).
- */
-export async function sweepNotificationClaims(
-  kube: KubeClient,
-  namespace: string,
-  now: Date,
-  log: Logger,
-): Promise<number> {
-  const expired = (claim: ConfigMap): boolean => {
-    const { acceptedAt } = dataOf(claim);
-    const windowMs = Number(claim.data?.window ?? 0) * 1000;
-    const keepMs = Math.max(Number.isFinite(windowMs) ? windowMs : 0, CLAIM_MIN_AGE_MS);
-    return Number.isNaN(acceptedAt) || now.getTime() - acceptedAt > keepMs;
-  };
-  // A storm leaves tens of thousands of claims: only the expired ones are kept from the list, by name and version.
-  const list = await listAllPages<ConfigMap>(
-    kube,
-    RESOURCES.configMaps,
-    namespace,
-    { labelSelector: `${LABELS.role}=${ROLES.notificationClaim}` },
-    undefined,
-    (claim) => (expired(claim) ? nameAndVersion(claim) : undefined),
-  );
-  let removed = 0;
-  for (const claim of list.items) {
-    if (await deleteExactly(kube, namespace, claim)) removed++;
-  }
-  if (removed) log.debug({ removed }, 'removed expired notification claims');
-  return removed;
-}
-
-/**
- * Deletes a Notification whose claim yielded to another (a duplicate that
- * lost the race, never shown): its creator does at once
- * (repository.ts discardEarly), the engine when it meets one whose creator
- * did not (notification-processor.ts sealedIntake). Only that object (uid
- * precondition); already gone or replaced counts as done.
- */
-export async function deleteYieldedNotification(kube: KubeClient, namespace: string, n: Notification): Promise<void> {
-  try {
-    await kube.delete(RESOURCES.notifications, namespace, n.metadata.name ?? '', {
-      preconditionUid: n.metadata.uid,
-    });
-  } catch (err) {
-    if (!isNotFound(err) && !isConflict(err)) throw err;
-  }
-}
-
-/**
- * Removes the claim whose holder is `n` (retention, purge), if it still is:
- * its name follows from the notification, and its data must name `n` (a
- * later notification of the same fingerprint may hold it by now). Older
- * notifications of the fingerprint are in the cache, so nothing is lost.
- */
-export async function deleteClaimOf(kube: KubeClient, namespace: string, n: Notification): Promise<void> {
-  const hostUuid = n.status?.sourceHostUuid ?? n.metadata.labels?.[LABELS.hostUuid];
-  if (!hostUuid) return;
-  const name = claimNameFor(n.spec.type, hostUuid, payloadHash(n.spec.payload), n.spec.generatedTime);
-  const claim = await getIfExists<ConfigMap>(kube, RESOURCES.configMaps, namespace, name);
-  if (!claim || claim.data?.notification !== n.metadata.name) return;
-  await deleteExactly(kube, namespace, claim);
-}
-
-/** A claim reduced to what a conditional delete needs (deleteExactly). */
-function nameAndVersion(claim: ConfigMap): ConfigMap {
-  const { name, resourceVersion } = claim.metadata;
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, resourceVersion } };
 }

@@ -6,7 +6,7 @@
 // watcher receives it). A host with a thousand VMs carries about a megabyte
 // of vmoves, progress lines and per-server side-effect records, so the
 // engine keeps a Notification's status under a byte budget and moves the
-// overflow into pages (src/engine/status-writer.ts decides when):
+// overflow into pages (src/engine/status/writer.ts decides when):
 //
 // - A page is written once and never rewritten. It holds settled items:
 //   vmoves (by uuid), effect records (by key) and the oldest progress lines
@@ -186,27 +186,27 @@ export function assembleNotification(n: Notification, pages: readonly JournalPag
   return status === n.status ? n : { ...n, status };
 }
 
-/** Every page of one notification, from the API server (paged list). */
-export async function readPages(kube: KubeClient, namespace: string, notificationUuid: string): Promise<JournalPage[]> {
-  const { items } = await listAllPages<ConfigMap>(
+/** The ConfigMaps of one notification's pages, from the API server (paged list). */
+async function listPageObjects(kube: KubeClient, namespace: string, notificationUuid: string): Promise<ConfigMap[]> {
+  const list = await listAllPages<ConfigMap>(
     kube,
     RESOURCES.configMaps,
     namespace,
     { labelSelector: pageSelector(notificationUuid) },
     LIST_PAGE_SIZE,
   );
+  return list.items;
+}
+
+/** Every page of one notification, from the API server (paged list). */
+export async function readPages(kube: KubeClient, namespace: string, notificationUuid: string): Promise<JournalPage[]> {
+  const items = await listPageObjects(kube, namespace, notificationUuid);
   return items.map(pageOf).filter((p): p is JournalPage => p !== undefined);
 }
 
 /** Deletes every page of one notification (its deletion, or retention). Returns how many. */
 export async function deletePages(kube: KubeClient, namespace: string, notificationUuid: string): Promise<number> {
-  const { items } = await listAllPages<ConfigMap>(
-    kube,
-    RESOURCES.configMaps,
-    namespace,
-    { labelSelector: pageSelector(notificationUuid) },
-    LIST_PAGE_SIZE,
-  );
+  const items = await listPageObjects(kube, namespace, notificationUuid);
   let n = 0;
   for (const cm of items) {
     try {

@@ -21,7 +21,7 @@ import { listPageKept } from '../k8s/list-pages.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { isUnfinishedNotification } from '../model/notification-phase.ts';
 import type { Notification } from '../model/types.ts';
-import { deleteClaimOf } from './intake.ts';
+import { deleteClaimOf } from './claim-lifetime.ts';
 import { countedPages, deletePages, notificationUuidOf, statusWithoutHistory } from './journal-pages.ts';
 import { createdAtMs } from '../domain/created-at.ts';
 import { systemClock } from '../time/clock.ts';

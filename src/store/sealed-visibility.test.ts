@@ -7,7 +7,7 @@ import { RESOURCES } from '../k8s/resources.ts';
 import type { Notification } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
 import { payloadHash } from './fingerprints.ts';
-import { SEALED_CLAIM_GRACE_MS } from './intake.ts';
+import { SEALED_CLAIM_GRACE_MS } from './sealed-intake.ts';
 import { notificationClaimName } from './names.ts';
 import { SealedVisibility, sharedSealedVisibility } from './sealed-visibility.ts';
 import { FakeKube } from '../testing/fake-kube.ts';

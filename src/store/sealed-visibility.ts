@@ -29,7 +29,7 @@ import type { Notification } from '../model/types.ts';
 import type { Informer } from '../runtime/types.ts';
 import type { Backoff } from '../k8s/retry-on-conflict.ts';
 import { BackoffManager } from '../runtime/backoff.ts';
-import { sealedIntakeStanding, withinSealedClaimGrace } from './intake.ts';
+import { sealedIntakeStanding, withinSealedClaimGrace } from './sealed-intake.ts';
 
 /** Waits between probes of an undecided claim: 50 ms doubling to 1 s, for as long as the notification is young. */
 const PROBE_BACKOFF: Readonly<Backoff> = Object.freeze({

@@ -9,16 +9,19 @@
 //   MASAKARI_CHAOS_BASE_SEED=B      seeds B..B+K-1 (default: a random base, printed)
 //   MASAKARI_CHAOS_SHAPE=ha         on three etcd members and two kube-apiservers behind a balancer,
 //                                   with their faults too (support/schedule.ts HA_FAULT_KINDS)
+//   MASAKARI_CHAOS_QUICK=1          shape ha's quorum losses last 10-20 s, not 10-60 s (make test's seeds)
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { sessionSeeds, startSession, type Session } from './support/session.ts';
+import { chaosShape, sessionSeeds, startSession, type Session } from './support/session.ts';
 
 const say = (line: string) => process.stdout.write(`[chaos] ${line}\n`);
 const seeds = sessionSeeds(Number(process.env.MASAKARI_CHAOS_RUNS) || 20);
+const reproduce = (seed: number): string =>
+  `${chaosShape() === 'ha' ? 'MASAKARI_CHAOS_SHAPE=ha ' : ''}MASAKARI_CHAOS_SEED=${seed}`;
 const chaos = suite<{ session?: Session }>('chaos');
 
 chaos.before(async (ctx) => {
-  say(`seeds ${seeds.join(', ')} (MASAKARI_CHAOS_SEED=N reproduces one)`);
+  say(`${chaosShape()} control plane, seeds ${seeds.join(', ')} (${reproduce(0).replace('=0', '=N')} reproduces one)`);
   ctx.session = await startSession(say);
 });
 
@@ -33,7 +36,7 @@ for (const seed of seeds) {
     const more = result.violations.length - shown.length;
     assert.ok(
       result.violations.length === 0,
-      `seed ${seed} (MASAKARI_CHAOS_SEED=${seed} reproduces it; logs in ${session.logDir}):\n${shown.join('\n')}${more > 0 ? `\n... and ${more} more` : ''}`,
+      `seed ${seed} (${reproduce(seed)} reproduces it; logs in ${session.logDir}):\n${shown.join('\n')}${more > 0 ? `\n... and ${more} more` : ''}`,
     );
   });
 }

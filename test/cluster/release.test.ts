@@ -183,6 +183,14 @@ step('the smoke test of docs/install.md: rollout, pods, engine leader, API throu
   );
 });
 
+step(
+  'the engine pod carries ipmitool, which the IPMI fencing driver runs (HaHost spec.fencing driver ipmi)',
+  async () => {
+    const out = await kubectl(['-n', NS, 'exec', `deploy/${RELEASE}-engine`, '--', 'ipmitool', '-V']);
+    assert.match(out, /^ipmitool version \d/);
+  },
+);
+
 step('the smoke test of docs/install.md: openstack segment list with Keystone credentials', async () => {
   const list = (await openstack(osEnv(), ['segment', 'list'])) as unknown[];
   assert.equal(list, []);

@@ -1,6 +1,6 @@
 {{/*
 One Deployment of the operator image. Both Deployments (api; engine +
-remediation) share everything but the components, ports, ServiceAccount and
+remediation + detection) share everything but the components, ports, ServiceAccount and
 the api's policy and webhook mounts. Argument: dict with
   root            the top-level context
   component       api | engine (app.kubernetes.io/component, name suffix)

@@ -3,7 +3,7 @@
 // workflow module reads as its list of steps; this only binds them to the
 // RecoveryDriver interface the engine calls.
 
-import type { RecoveryDriver } from '../recovery-driver.ts';
+import type { RecoveryDriver } from './recovery-driver.ts';
 import { runHostFailure } from './host-failure.ts';
 import type { HostFailureOptions } from './host-failure.ts';
 import { runInstanceFailure } from './instance-failure.ts';

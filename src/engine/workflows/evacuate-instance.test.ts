@@ -7,7 +7,7 @@ import { NovaBadRequest, NovaError, NovaConflict, NovaForbidden, NovaNotFound } 
 import { scenario } from './testing/evacuation-scenario.ts';
 import { planEvacuation } from './evacuation-rules.ts';
 import { runHostFailure } from './host-failure.ts';
-import { UNLOCK_ATTEMPTS } from '../nova-server-locks.ts';
+import { UNLOCK_ATTEMPTS } from '../nova/server-locks.ts';
 import { systemClock } from '../../time/clock.ts';
 import type { Clock } from '../../time/clock.ts';
 

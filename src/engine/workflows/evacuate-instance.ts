@@ -47,7 +47,7 @@
 //   Masakari's does.
 // - Locks: `lock:<uuid>` is journalled (intended) BEFORE the lock call; after
 //   the unlock we mark it done and then record `unlock:<uuid>` done (the
-//   engine core's convention, src/engine/nova-server-locks.ts: a lock is released when a
+//   engine core's convention, src/engine/nova/server-locks.ts: a lock is released when a
 //   newer unlock record exists). A run killed in between leaves a record that
 //   the engine core's sweep or the resumed run uses to unlock.
 
@@ -69,7 +69,7 @@ import {
 } from './evacuation-rules.ts';
 import type { EvacuateIntent, EvacuationResult } from './evacuation-rules.ts';
 import { settleSchedule } from './evacuation-polling.ts';
-import { serverLockKey, serverUnlockKey, unlockWithRetry } from '../nova-server-locks.ts';
+import { serverLockKey, serverUnlockKey, unlockWithRetry } from '../nova/server-locks.ts';
 import { PollTimeout, pollUntil } from '../../time/poll.ts';
 import { rfc3339Micro } from '../../time/format.ts';
 
@@ -87,7 +87,7 @@ export interface EvacuationTarget {
 export interface EvacuationHooks {
   /**
    * Counts evacuations by result: the engine component passes countEvacuation
-   * from src/engine/metrics.ts (masakari_evacuations_total).
+   * from src/engine/telemetry/metrics.ts (masakari_evacuations_total).
    */
   onEvacuation?: (result: EvacuationResult) => void;
 }
@@ -232,7 +232,7 @@ export class EvacuationProcedure {
       };
     } catch (err) {
       // A cancelled run does not unlock here: whatever cancelled it sweeps the journalled lock
-      // (run-cancellation.ts) or the engine that takes the run over does, before re-entering.
+      // (run/cancellation.ts) or the engine that takes the run over does, before re-entering.
       if (ctx.signal.aborted) throw err;
       const message = err instanceof PollTimeout ? 'Failed reason: timeout.' : vmoveFailureText(err);
       ctx.log.warn({ instance: uuid, err: errorText(err) }, `Evacuation of instance '${uuid}' failed: ${message}`);

@@ -8,7 +8,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { sweepLeftoverServerLocks } from '../nova-server-locks.ts';
+import { sweepLeftoverServerLocks } from '../nova/server-locks.ts';
 import { novaServerError } from '../../testing/fake-nova.ts';
 import type { Scenario } from './testing/evacuation-scenario.ts';
 import { scenario } from './testing/evacuation-scenario.ts';

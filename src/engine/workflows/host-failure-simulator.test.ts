@@ -12,7 +12,7 @@ import type { Simulator } from '../../simulator/server.ts';
 import { startSimulator } from '../../simulator/server.ts';
 import { runHostFailure } from './host-failure.ts';
 import { MemoryEngine } from './testing/memory-context.ts';
-import { serverLockKey } from '../nova-server-locks.ts';
+import { serverLockKey } from '../nova/server-locks.ts';
 import { systemClock } from '../../time/clock.ts';
 import type { Clock } from '../../time/clock.ts';
 

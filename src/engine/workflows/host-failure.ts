@@ -170,7 +170,7 @@ async function runFlow(ctx: WorkflowContext, flow: HostFlow, options: HostFailur
     else await runReservedHostFlow(ctx, options);
   } catch (err) {
     const resolved = typeof err === 'object' && err !== null && revertedByRetry.has(err);
-    // The BMC power-off before the run (src/engine/bmc-fence.ts) is not the flow's to revert.
+    // The BMC power-off before the run (src/engine/gates/bmc-fence.ts) is not the flow's to revert.
     if (!ctx.signal.aborted && !resolved) await revert(ctx, (name) => name !== BMC_POWER_OFF_TASK);
     throw err;
   }

@@ -123,7 +123,7 @@ export const INSTANCE_TASKS: TaskRegistry<InstanceInput> = {
  * SkipRecovery (not HA-enabled), IgnoreRecovery (paused/rescued),
  * RecoveryFailed (a task's own failure), FlowBuildError (bad task lists), or
  * whatever else went wrong (Nova errors); the outcome table in
- * src/engine/outcomes.ts maps each to a notification status.
+ * src/engine/run/outcomes.ts maps each to a notification status.
  */
 export async function runInstanceFailure(ctx: WorkflowContext): Promise<void> {
   const tasks = buildFlow({

@@ -80,7 +80,7 @@ export const PROCESS_TASKS: TaskRegistry<ProcessInput> = {
  * Runs the process recovery flow. A process other than nova-compute throws
  * SkipRecovery before any task runs (the notification ends finished; the
  * host stays on maintenance, as upstream, unless
- * [process_failure] maintenance_only_for_nova_compute kept it out: decisions.ts).
+ * [process_failure] maintenance_only_for_nova_compute kept it out: intake/decisions.ts).
  */
 export async function runProcessFailure(ctx: WorkflowContext): Promise<void> {
   const processName = ctx.notification.payload.process_name ?? '';

@@ -1,54 +1,32 @@
 // The IPMI driver against a fake ipmitool on PATH: the command line it runs
 // (lanplus, -E, never the password), the status it parses, and ipmitool's
 // failures mapped to BmcError kinds.
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { installFakeIpmitool } from '../../testing/fake-ipmitool.ts';
+import type { FakeIpmitool } from '../../testing/fake-ipmitool.ts';
 import { BmcError } from './bmc.ts';
 import type { BmcFailureKind } from './bmc.ts';
 import { classifyIpmiFailure, ipmiBmc, parseChassisPower, parseIpmiAddress } from './ipmi.ts';
 
 const t = suite('ipmi driver');
-let dir: string;
+let fake: FakeIpmitool;
 let savedPath: string | undefined;
 
-// The fake: records its argv and IPMI_PASSWORD, keeps the power in a file, and behaves as $FAKE_MODE says.
-const FAKE = `#!/bin/sh
-dir=$(dirname "$0")
-echo "$*" >> "$dir/argv"
-echo "$IPMI_PASSWORD" >> "$dir/env"
-mode=$(cat "$dir/mode" 2>/dev/null)
-case "$mode" in
-  refused) echo "Error: Unable to establish IPMI v2 / RMCP+ session" >&2; echo "RAKP 2 message indicates an error : unauthorized name" >&2; exit 1 ;;
-  unreachable) echo "Error: Unable to establish IPMI v2 / RMCP+ session" >&2; exit 1 ;;
-  hang) sleep 30 ;;
-  garbage) echo "Chassis Power is lukewarm"; exit 0 ;;
-esac
-case "$*" in
-  *"chassis power off") echo off > "$dir/power"; echo "Chassis Power Control: Down/Off" ;;
-  *"chassis power status") echo "Chassis Power is $(cat "$dir/power" 2>/dev/null || echo on)" ;;
-  *) echo "unknown command" >&2; exit 1 ;;
-esac
-`;
-
 t.before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'fake-ipmitool-'));
-  writeFileSync(join(dir, 'ipmitool'), FAKE);
-  chmodSync(join(dir, 'ipmitool'), 0o755);
+  fake = installFakeIpmitool();
   savedPath = process.env.PATH;
-  process.env.PATH = `${dir}:${process.env.PATH ?? ''}`;
+  // on PATH, as the engine finds it
+  process.env.PATH = `${fake.dir}:${process.env.PATH ?? ''}`;
 });
 t.after(() => {
   process.env.PATH = savedPath;
-  rmSync(dir, { recursive: true, force: true });
+  fake.remove();
 });
-t.before.each(() => {
-  for (const f of ['argv', 'env', 'mode', 'power']) rmSync(join(dir, f), { force: true });
-});
+t.before.each(() => fake.reset());
 
-const mode = (m: string) => writeFileSync(join(dir, 'mode'), m);
+const mode = (m: Parameters<FakeIpmitool['mode']>[0]) => fake.mode(m);
 const driver = (timeoutMs = 2_000) =>
   ipmiBmc({ address: '10.0.0.9:6230', username: 'admin', password: 's3cret pass', timeoutMs });
 
@@ -69,14 +47,14 @@ t('chassis power off, then status reads off; the password only in the environmen
   assert.is(await d.powerState(), 'On');
   await d.powerOff();
   assert.is(await d.powerState(), 'Off');
-  const argv = readFileSync(join(dir, 'argv'), 'utf8').trim().split('\n');
+  const argv = fake.argv();
   assert.equal(argv, [
     '-I lanplus -H 10.0.0.9 -p 6230 -U admin -E chassis power status',
     '-I lanplus -H 10.0.0.9 -p 6230 -U admin -E chassis power off',
     '-I lanplus -H 10.0.0.9 -p 6230 -U admin -E chassis power status',
   ]);
   assert.not.match(argv.join(' '), 's3cret');
-  assert.equal(readFileSync(join(dir, 'env'), 'utf8').trim().split('\n'), Array(3).fill('s3cret pass'));
+  assert.equal(fake.passwords(), Array(3).fill('s3cret pass'));
 });
 
 t('a rejected login is refused', async () => {
@@ -104,7 +82,13 @@ t('a status that does not parse is an error, never Off', async () => {
 });
 
 t('no ipmitool installed is an error naming the package', async () => {
-  const d = ipmiBmc({ address: 'h', username: 'u', password: 'p', timeoutMs: 1_000, ipmitool: join(dir, 'absent') });
+  const d = ipmiBmc({
+    address: 'h',
+    username: 'u',
+    password: 'p',
+    timeoutMs: 1_000,
+    ipmitool: join(fake.dir, 'absent'),
+  });
   const err = await kind(d.powerState(), 'error');
   assert.match(err.message, 'Debian package ipmitool');
 });

@@ -124,6 +124,33 @@ t('a lying BMC is reported as it lies: the engine polls until Off', async () => 
   assert.equal([await d.powerState(), await d.powerState(), await d.powerState()], ['On', 'On', 'Off']);
 });
 
+t('a ForceOff refused as "already in that state" counts only when the BMC then reads Off', async () => {
+  const { createServer } = await import('node:http');
+  let power = 'Off';
+  const server = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    if (req.method === 'POST') {
+      res.writeHead(409);
+      res.end(JSON.stringify({ error: { message: 'The system is already in the requested state' } }));
+      return;
+    }
+    res.writeHead(200);
+    res.end(JSON.stringify({ PowerState: power }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as { port: number };
+  try {
+    const d = driver({ address: `http://127.0.0.1:${port}` });
+    await d.powerOff();
+    power = 'On';
+    const err = await kind(d.powerOff(), 'error');
+    assert.match(err.message, 'ForceOff answered HTTP 409: The system is already in the requested state');
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
 t('https with the CA from the Secret, refused without it, accepted with insecure', async () => {
   const pki = generateControlPlanePki();
   const tls = await startFakeRedfish({

@@ -176,6 +176,7 @@ export async function runSchedule(
       case 'lose-quorum':
       case 'kill-apiserver':
       case 'reset-balancer':
+      case 'degrade-etcd-link':
         return applyHa(f, ctx.apiserver.ha);
       case 'nova-500':
       case 'nova-timeout':
@@ -228,6 +229,22 @@ export async function runSchedule(
       }
       case 'reset-balancer':
         return note(f, `the balancer reset ${ha.resetBalancer()} connections`);
+      case 'degrade-etcd-link': {
+        ha.setEtcdLink(f.delayMs === undefined ? { mode: 'partitioned' } : { mode: 'delayed', ms: f.delayMs });
+        note(
+          f,
+          f.delayMs === undefined
+            ? 'kube-apiserver 1 cut off from etcd'
+            : `kube-apiserver 1's traffic with etcd delayed ${f.delayMs} ms`,
+        );
+        try {
+          await sleep(f.durationMs ?? 0);
+        } finally {
+          ha.setEtcdLink({ mode: 'open' });
+        }
+        ctx.log(`  kube-apiserver 1's link to etcd healed at ${since()}`);
+        return;
+      }
       default:
         throw new Error(`not a fault of shape ha: ${f.kind}`);
     }

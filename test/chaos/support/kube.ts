@@ -41,6 +41,33 @@ export class Kube {
     );
   }
 
+  /** One list of a kind, no retry, or undefined after timeoutMs (a sampler that must not stall with etcd). */
+  async listOnce(namespace: string, plural: string, timeoutMs: number): Promise<Cr[] | undefined> {
+    const once = this.custom
+      .listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural })
+      .then((page) => (page as { items: Cr[] }).items)
+      .catch(() => undefined);
+    return Promise.race([once, sleep(timeoutMs).then(() => undefined)]);
+  }
+
+  /** The namespace's Events (core/v1, which also shows events.k8s.io/v1 ones): reason, object name, last time. */
+  events(namespace: string): Promise<{ reason: string; name: string; at: number; note: string }[]> {
+    return this.retry('list events', async () => {
+      const list = await this.core.listNamespacedEvent({ namespace });
+      return list.items.map((e) => {
+        const times = [e.eventTime, e.lastTimestamp, e.series?.lastObservedTime, e.firstTimestamp]
+          .filter((t): t is Date => t !== undefined && t !== null)
+          .map((t) => new Date(t).getTime());
+        return {
+          reason: e.reason ?? '',
+          name: e.involvedObject.name ?? '',
+          at: Math.max(0, ...times),
+          note: e.message ?? '',
+        };
+      });
+    });
+  }
+
   async deleteNamespace(name: string): Promise<void> {
     await this.core.deleteNamespace({ name }).catch(() => undefined);
   }

@@ -49,7 +49,7 @@ export interface RunResult {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A fresh Nova: this run's hosts and servers only (the reset also revokes every token, as Keystone may). */
-async function seedNova(sim: SimulatorProcess, t: Topology): Promise<void> {
+export async function seedNova(sim: SimulatorProcess, t: Topology): Promise<void> {
   await sim.call('POST', '/reset');
   // only this run's hosts may receive evacuated servers (Nova's scheduler picks the target)
   const { hosts } = await sim.call<{ hosts: { host: string }[] }>('GET', '/state');
@@ -71,7 +71,7 @@ async function seedNova(sim: SimulatorProcess, t: Topology): Promise<void> {
 }
 
 /** Segment and hosts through the REST API; a 409 after a retried create means it exists. */
-async function registerHosts(rest: MasakariRest, t: Topology): Promise<void> {
+export async function registerHosts(rest: MasakariRest, t: Topology): Promise<void> {
   const seg = await rest.call<{ segment: { uuid: string } }>('POST', '/segments', {
     segment: { name: t.segment, recovery_method: 'auto', service_type: 'COMPUTE' },
   });
@@ -87,7 +87,7 @@ async function registerHosts(rest: MasakariRest, t: Topology): Promise<void> {
   }
 }
 
-async function sendNotifications(rest: MasakariRest, t: Topology): Promise<void> {
+export async function sendNotifications(rest: MasakariRest, t: Topology): Promise<void> {
   const generated = new Date().toISOString().slice(0, 19);
   await Promise.all(
     t.failed.map(async (hostname) => {
@@ -107,7 +107,7 @@ async function sendNotifications(rest: MasakariRest, t: Topology): Promise<void>
 }
 
 /** Until every notification of this run's hosts is terminal (read from the CRs); returns them per status. */
-async function waitTerminal(ctx: RunContext, t: Topology, timeoutMs: number): Promise<Record<string, number>> {
+export async function waitTerminal(ctx: RunContext, t: Topology, timeoutMs: number): Promise<Record<string, number>> {
   const deadline = Date.now() + timeoutMs;
   let phases: Record<string, number> = {};
   while (Date.now() < deadline) {
@@ -131,6 +131,7 @@ export async function runOnce(seed: number, ctx: RunContext): Promise<RunResult>
     minFaults: 2,
     maxFaults: 4,
     kinds: faultKindsFor(ctx.apiserver.ha ? 'ha' : 'single'),
+    quick: process.env.MASAKARI_CHAOS_QUICK === '1',
   });
   ctx.log(`seed ${seed}: ${faults.map(describeFault).join(', ')}`);
   const t = topologyFor(seed);

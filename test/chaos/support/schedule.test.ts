@@ -45,13 +45,13 @@ test('the single shape never draws a fault of shape ha, so its seeds keep their 
     for (const f of scheduleFor(seed, OPTS)) assert.not.ok((HA_FAULT_KINDS as readonly string[]).includes(f.kind));
 });
 
-test('shape ha: any 14 consecutive seeds inject every kind, etcd and API-server faults within their bounds', () => {
+test('shape ha: any 15 consecutive seeds inject every kind, etcd and API-server faults within their bounds', () => {
   const kinds = faultKindsFor('ha');
   const ha = { ...OPTS, kinds };
-  assert.is(kinds.length, 14);
+  assert.is(kinds.length, 15);
   for (const base of [0, 17, 999_993]) {
-    const seen = new Set(Array.from({ length: 14 }, (_, i) => scheduleFor(base + i, ha).map((f) => f.kind)).flat());
-    assert.equal([...seen].sort(), [...kinds].sort(), `seeds ${base}..${base + 13}`);
+    const seen = new Set(Array.from({ length: 15 }, (_, i) => scheduleFor(base + i, ha).map((f) => f.kind)).flat());
+    assert.equal([...seen].sort(), [...kinds].sort(), `seeds ${base}..${base + 14}`);
   }
   for (let seed = 0; seed < 500; seed++) {
     for (const f of scheduleFor(seed, ha)) {
@@ -59,8 +59,27 @@ test('shape ha: any 14 consecutive seeds inject every kind, etcd and API-server 
       if (f.kind === 'kill-etcd-member') assert.ok([0, 1, 2].includes(f.target!) && f.durationMs! <= 10_000);
       if (f.kind === 'kill-apiserver') assert.ok((f.target === 0 || f.target === 1) && f.durationMs! <= 10_000);
       if (f.kind === 'kill-etcd-leader') assert.ok(f.durationMs! >= 1_000 && f.durationMs! <= 10_000);
+      if (f.kind === 'degrade-etcd-link') {
+        assert.ok(f.durationMs! >= 2_000 && f.durationMs! <= 20_000);
+        assert.ok(f.delayMs === undefined || (f.delayMs >= 200 && f.delayMs <= 1_500));
+      }
     }
   }
+  const links = Array.from({ length: 500 }, (_, seed) => scheduleFor(seed, ha))
+    .flat()
+    .filter((f) => f.kind === 'degrade-etcd-link');
+  assert.ok(links.some((f) => f.delayMs === undefined) && links.some((f) => f.delayMs !== undefined), 'both modes');
+});
+
+test('make test (quick): quorum is lost for 10-20 s at most; the soak keeps 10-60 s', () => {
+  const kinds = faultKindsFor('ha');
+  const quorum = (quick: boolean) =>
+    Array.from({ length: 500 }, (_, seed) => scheduleFor(seed, { ...OPTS, kinds, quick }))
+      .flat()
+      .filter((f) => f.kind === 'lose-quorum')
+      .map((f) => f.durationMs!);
+  assert.ok(quorum(true).every((ms) => ms >= 10_000 && ms <= 20_000));
+  assert.ok(Math.max(...quorum(false)) > 40_000);
 });
 
 test('every run skews one engine clock by 1-30 s either way, mostly past the 5 s the engine allows for', () => {

@@ -27,6 +27,7 @@ export const HA_FAULT_KINDS = [
   'lose-quorum', // SIGKILL two of the three members for 10-60 s, then restart them
   'kill-apiserver', // SIGKILL one of the two kube-apiservers (its open watches end), restart it after 1-10 s
   'reset-balancer', // the balancer resets every connection at once
+  'degrade-etcd-link', // API server 1's link to etcd delayed 0.2-1.5 s per chunk, or partitioned, for 2-20 s
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number] | (typeof HA_FAULT_KINDS)[number];
 
@@ -36,7 +37,7 @@ export function faultKindsFor(shape: 'single' | 'ha'): readonly FaultKind[] {
 }
 
 /** Faults that act on the same thing run one after the other (see runSchedule). */
-export type Lane = 'engine' | 'api' | 'apiserver' | 'nova' | 'etcd' | 'balancer';
+export type Lane = 'engine' | 'api' | 'apiserver' | 'nova' | 'etcd' | 'balancer' | 'link';
 
 export interface Fault {
   kind: FaultKind;
@@ -50,6 +51,8 @@ export interface Fault {
   /** nova-*: how many Nova requests it hits; nova-lost-response: how the answer is lost. */
   count?: number;
   lostAs?: 'reset' | 'hang' | 500;
+  /** degrade-etcd-link: each chunk held this long (ms); undefined: partitioned. */
+  delayMs?: number;
   /** nova-*: which requests: any Nova call, or only the server actions (evacuate, lock, unlock). */
   novaTarget?: 'any' | 'server-actions';
 }
@@ -64,6 +67,11 @@ export interface ScheduleOptions {
   maxFaults: number;
   /** The kinds to draw from; default FAULT_KINDS (faultKindsFor). */
   kinds?: readonly FaultKind[];
+  /**
+   * Shorter outages of shape ha (`make test`'s seeds, MASAKARI_CHAOS_QUICK=1): quorum lost for 10-20 s
+   * instead of 10-60 s. The soak (`make chaos-ha`) keeps the full range.
+   */
+  quick?: boolean;
 }
 
 const LANE: Record<FaultKind, Lane> = {
@@ -81,18 +89,22 @@ const LANE: Record<FaultKind, Lane> = {
   'lose-quorum': 'etcd',
   'kill-apiserver': 'apiserver',
   'reset-balancer': 'balancer',
+  'degrade-etcd-link': 'link',
 };
 
 /** The faults of shape ha that take something down: how many to pick the target from (none: the fault picks it) and for how long (ms). */
 const HA_DOWN: Record<
-  'kill-etcd-member' | 'kill-etcd-leader' | 'lose-quorum' | 'kill-apiserver',
+  'kill-etcd-member' | 'kill-etcd-leader' | 'lose-quorum' | 'kill-apiserver' | 'degrade-etcd-link',
   { targets?: number; ms: [number, number] }
 > = {
   'kill-etcd-member': { targets: 3, ms: [1_000, 10_000] },
   'kill-etcd-leader': { ms: [1_000, 10_000] },
   'lose-quorum': { ms: [10_000, 60_000] },
   'kill-apiserver': { targets: 2, ms: [1_000, 10_000] },
+  'degrade-etcd-link': { ms: [2_000, 20_000] },
 };
+/** MASAKARI_CHAOS_QUICK: the longest quorum loss `make test` draws (ms). */
+const QUICK_QUORUM_LOSS_MS = 20_000;
 
 const between = (rnd: () => number, lo: number, hi: number): number => Math.round(lo + rnd() * (hi - lo));
 
@@ -110,10 +122,13 @@ function draw(kind: FaultKind, rnd: () => number, o: ScheduleOptions): Fault {
     case 'kill-etcd-member':
     case 'kill-etcd-leader':
     case 'lose-quorum':
-    case 'kill-apiserver': {
+    case 'kill-apiserver':
+    case 'degrade-etcd-link': {
       const down = HA_DOWN[kind];
       if (down.targets) f.target = Math.floor(rnd() * down.targets);
-      f.durationMs = between(rnd, ...down.ms);
+      const [lo, hi] = down.ms;
+      f.durationMs = between(rnd, lo, kind === 'lose-quorum' && o.quick ? QUICK_QUORUM_LOSS_MS : hi);
+      if (kind === 'degrade-etcd-link' && rnd() < 0.5) f.delayMs = between(rnd, 200, 1_500);
       break;
     }
     case 'freeze-leader':
@@ -158,6 +173,7 @@ export function describeFault(f: Fault): string {
   if (f.durationMs !== undefined) parts.push(`${(f.durationMs / 1000).toFixed(1)}s`);
   if (f.count !== undefined) parts.push(`x${f.count}`);
   if (f.lostAs !== undefined) parts.push(`as ${f.lostAs}`);
+  if (f.kind === 'degrade-etcd-link') parts.push(f.delayMs === undefined ? 'partitioned' : `delayed ${f.delayMs}ms`);
   if (f.novaTarget !== undefined) parts.push(`on ${f.novaTarget}`);
   return parts.join(' ');
 }

@@ -10,7 +10,7 @@ import { startControlPlane, type ControlPlane } from '../../../src/controlplane/
 import { createFleet, type Fleet } from './fleet.ts';
 import { Kube } from './kube.ts';
 import { checkProcesses } from './process-checks.ts';
-import { BOUNDS, runOnce, type RunResult } from './scenario.ts';
+import { BOUNDS, runOnce, type RunContext, type RunResult } from './scenario.ts';
 import { startSimulatorProcess, type SimulatorProcess } from '../../../src/simulator/process.ts';
 
 /** Seeds of this session: MASAKARI_CHAOS_SEED=N is one run; else `runs` seeds from MASAKARI_CHAOS_BASE_SEED or a random base. */
@@ -29,6 +29,10 @@ export function chaosShape(env = process.env): 'single' | 'ha' {
 
 export interface Session {
   run(seed: number): Promise<RunResult>;
+  /** What a run works with (for scenarios of their own, such as ha-restore.test.ts); every replica started first. */
+  context(): Promise<RunContext>;
+  /** A scenario of its own failed: keep the logs. */
+  noteFailure(): void;
   /** Where the replicas' logs are (kept when a check failed). */
   logDir: string;
   /** Stops the replicas gracefully, then everything else; returns what the last checks found. */
@@ -38,14 +42,14 @@ export interface Session {
 /** SIGTERM grace of a replica at the end (shutdown_timeout is 10 s). */
 const STOP_GRACE_MS = 20_000;
 
-export async function startSession(log: (line: string) => void): Promise<Session> {
+export async function startSession(log: (line: string) => void, o: { shape?: 'single' | 'ha' } = {}): Promise<Session> {
   const logDir = mkdtempSync(path.join(tmpdir(), 'masakari-chaos-'));
   let cp: ControlPlane | undefined;
   let sim: SimulatorProcess | undefined;
   let fleet: Fleet | undefined;
   const namespace = `chaos-${process.pid}`;
   try {
-    cp = await startControlPlane({ log, shape: chaosShape() });
+    cp = await startControlPlane({ log, shape: o.shape ?? chaosShape() });
     // short latencies keep a run short; evacuations still overlap the faults
     sim = await startSimulatorProcess([
       '--hosts',
@@ -92,26 +96,33 @@ export async function startSession(log: (line: string) => void): Promise<Session
   process.once('SIGINT', onSignal);
   const kube = new Kube(plane.kubeconfigPath);
   let failures = 0;
+  const context = async (): Promise<RunContext> => {
+    // a run that failed half-way may have left a replica down: every run starts with all four up
+    for (const s of replicas.all()) if (!s.current) await s.start();
+    return {
+      kube,
+      namespace,
+      fleet: replicas,
+      apiserver: {
+        pid: () => plane.pids.apiserver,
+        restart: () => plane.restartApiServer(),
+        ...(plane.ha ? { ha: plane.ha } : {}),
+      },
+      sim: simulator,
+      log,
+    };
+  };
   return {
     logDir,
+    context,
     async run(seed) {
-      // a run that failed half-way may have left a replica down: every run starts with all four up
-      for (const s of replicas.all()) if (!s.current) await s.start();
-      const result = await runOnce(seed, {
-        kube,
-        namespace,
-        fleet: replicas,
-        apiserver: {
-          pid: () => plane.pids.apiserver,
-          restart: () => plane.restartApiServer(),
-          ...(plane.ha ? { ha: plane.ha } : {}),
-        },
-        sim: simulator,
-        log,
-      });
+      const result = await runOnce(seed, await context());
       if (simulator.exit) result.violations.push(`the simulator died: ${JSON.stringify(simulator.exit)}`);
       if (result.violations.length) failures++;
       return result;
+    },
+    noteFailure() {
+      failures++;
     },
     async stop() {
       await Promise.all(replicas.all().map((s) => s.stop(STOP_GRACE_MS)));

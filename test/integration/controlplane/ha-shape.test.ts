@@ -3,11 +3,13 @@
 // balancer, with the operator's own client, reads, writes and watches survive
 // the loss of the etcd leader and of one API server, and a reset of every
 // balanced connection; without quorum, writes fail within the client's
-// timeout instead of hanging, and work again once quorum is back. Stopping
-// leaves no process behind.
+// timeout instead of hanging, and work again once quorum is back; API server
+// 1's link to etcd cut or delayed; a snapshot restored with resourceVersions
+// moved forward, so old watches get 410. Stopping leaves no process behind.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { startControlPlane } from '../../../src/controlplane/index.ts';
 import type { ControlPlane, HaControls } from '../../../src/controlplane/index.ts';
 import { waitUntil } from '../../../src/controlplane/http.ts';
@@ -110,7 +112,7 @@ async function writeAndSee(
   await eventually(`the watch sees ${name}`, async () => (watcher.seen.has(name) ? true : undefined), timeoutMs);
 }
 
-test('survives the etcd leader, an API server and a balancer reset; without quorum writes time out, then recover', async () => {
+test('survives the etcd leader, an API server and a balancer reset; without quorum writes time out, then recover; link faults; a restore', async () => {
   const cp: ControlPlane = await startControlPlane({ shape: 'ha', log: () => undefined });
   const ha: HaControls | undefined = cp.ha;
   const kubeconfig = loadKubeConfig({ path: cp.kubeconfigPath, env: {} });
@@ -174,6 +176,64 @@ test('survives the etcd leader, an API server and a balancer reset; without quor
     const names = afterRestore.items.map((c) => c.metadata.name);
     for (const n of ['before-faults', 'leader-and-apiserver-down', 'restored', 'after-reset', 'quorum-restored'])
       assert.ok(names.includes(n), `${n} survived every fault`);
+
+    // API server 1 cut off from etcd: a write it takes hangs (the client's timeout ends it), yet may be
+    // committed once the link heals; delayed, it is slow; healed, it answers at once
+    const direct = createKubeClient(
+      {
+        getCurrentCluster: () => ({ server: ha.apiServers[1]! }),
+        applyToHTTPSOptions: (o) => kubeconfig.applyToHTTPSOptions(o),
+      },
+      { timeoutMs: 3_000, maxAttempts: 1 },
+    );
+    try {
+      ha.setEtcdLink({ mode: 'partitioned' });
+      let cutOff: unknown;
+      await direct.create(RESOURCES.configMaps, NS, configMap('while-partitioned')).catch((e: unknown) => {
+        cutOff = e;
+      });
+      assert.ok(isTransient(cutOff), `a write through the cut-off API server fails as transient: ${String(cutOff)}`);
+      ha.setEtcdLink({ mode: 'delayed', ms: 400 });
+      const slowFrom = Date.now();
+      await eventually('a write through the delayed link', async () => {
+        await direct.create(RESOURCES.configMaps, NS, configMap('while-delayed')).catch((e: unknown) => {
+          if ((e as { code?: number }).code !== 409) throw e;
+        });
+        return true;
+      });
+      assert.ok(Date.now() - slowFrom >= 400, 'the delay is felt');
+      ha.setEtcdLink({ mode: 'open' });
+      await writeAndSee(kube, watcher, 'link-healed');
+    } finally {
+      ha.setEtcdLink({ mode: 'open' });
+      await direct.close();
+    }
+
+    // a snapshot, a write after it, a restore: the write is gone, resourceVersions moved forward
+    // (--bump-revision) and a watch from before the restore is answered 410 Gone
+    const snapshotFile = join(cp.dir, 'snapshot.db');
+    await ha.snapshot(snapshotFile);
+    await writeAndSee(kube, watcher, 'after-snapshot');
+    const rvBefore = Number((await kube.list<ConfigMap>(RESOURCES.configMaps, NS)).metadata.resourceVersion);
+    await ha.restore(snapshotFile);
+    const restored = await eventually('a list after the restore', () => kube.list<ConfigMap>(RESOURCES.configMaps, NS));
+    const restoredNames = restored.items.map((c) => c.metadata.name);
+    assert.ok(restoredNames.includes('link-healed'), 'what the snapshot had is back');
+    assert.not.ok(restoredNames.includes('after-snapshot'), 'what came after it is gone');
+    assert.ok(Number(restored.metadata.resourceVersion) > rvBefore, 'resourceVersions moved on, not back');
+    let gone: unknown;
+    await kube
+      .watch<ConfigMap>(
+        RESOURCES.configMaps,
+        NS,
+        { resourceVersion: String(rvBefore) },
+        () => undefined,
+        AbortSignal.timeout(10_000),
+      )
+      .catch((e: unknown) => {
+        gone = e;
+      });
+    assert.is((gone as { code?: number } | undefined)?.code, 410, `a watch from before the restore: ${String(gone)}`);
   } finally {
     await watcher.stop();
     await kube.close();

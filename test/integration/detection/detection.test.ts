@@ -3,7 +3,8 @@
 // and, with nobody POSTing anything, the detection raises the notification and
 // the engine recovers the host; the host comes back (its nova-compute reports
 // again while still forced down) and the segment's Restore policy returns it
-// to service; a Nova that cannot be read raises nothing and says so, and a
+// to service, and LeaveDisabled leaves the next one out of service with an
+// Event; a Nova that cannot be read raises nothing and says so, and a
 // host down during that blind spell is raised only after a fresh grace period.
 import { eventually } from '../../support/eventually.ts';
 
@@ -204,6 +205,49 @@ test('a dead compute is raised with no POST and recovered; back again, Restore r
   // Watched again, and up: nothing more is raised.
   await looks(e, 3);
   assert.is(await notificationsOf(e, 'det-1').then((x) => x.length), 1);
+});
+
+test('LeaveDisabled: a recovered host that is back stays out of service, with an Event that says so', async ({
+  env,
+}) => {
+  const e = env!;
+  await e.kube.mergePatch(RESOURCES.segments, e.ns.namespace, e.segmentName, {
+    spec: { returnToService: { policy: 'LeaveDisabled' } },
+  });
+  e.sim.state.failHost('det-3');
+  const [n] = await eventually(
+    'a notification for det-3',
+    () => notificationsOf(e, 'det-3'),
+    (ns) => ns.length > 0,
+    30_000,
+  );
+  await eventually(
+    'the recovery of det-3 to finish',
+    () => e.kube.get<Notification>(RESOURCES.notifications, e.ns.namespace, n!.metadata.name!),
+    (x) => x.status?.phase === 'finished',
+    60_000,
+  );
+  e.sim.state.recoverHost('det-3');
+  const host = await hostObject(e, 'det-3');
+  const event = await eventually(
+    'the HostLeftDisabled Event',
+    async () =>
+      (
+        await e.kube.list<{ reason?: string; note?: string; regarding?: { name?: string } }>(
+          RESOURCES.events,
+          e.ns.namespace,
+        )
+      ).items.find((ev) => ev.reason === 'HostLeftDisabled' && ev.regarding?.name === host.metadata.name),
+    (ev) => ev !== undefined,
+    30_000,
+  );
+  assert.match(event!.note ?? '', 'openstack compute service set --enable --up det-3 nova-compute');
+  await looks(e, 3);
+  assert.ok(effectiveFlags(await hostObject(e, 'det-3')).onMaintenance);
+  assert.ok(e.sim.state.serviceOf('det-3')!.disabled);
+  await e.kube.mergePatch(RESOURCES.segments, e.ns.namespace, e.segmentName, {
+    spec: { returnToService: { policy: 'Restore' } },
+  });
 });
 
 test('Nova unreachable: nothing is raised and the gauge says so; a host down meanwhile gets a fresh grace period', async ({

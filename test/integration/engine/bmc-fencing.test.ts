@@ -15,7 +15,7 @@ import * as assert from 'uvu/assert';
 import { createComponent as createApi } from '../../../src/api/component.ts';
 import type { ApiComponent } from '../../../src/api/component.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
-import { CONDITIONS } from '../../../src/model/constants.ts';
+import { CONDITIONS, LABELS } from '../../../src/model/constants.ts';
 import { BMC_POWER_OFF_TASK } from '../../../src/model/recovery-tasks.ts';
 import type { HaHost, HostFencing, Notification } from '../../../src/model/types.ts';
 import { linkToNova, startFakeRedfish } from '../../../src/simulator/redfish-bmc.ts';
@@ -84,7 +84,8 @@ const fencingCondition = (n: Notification) => n.status?.conditions?.find((c) => 
 
 async function notificationByUuid(uuid: string): Promise<Notification> {
   const list = await env.kube.list<Notification>(RESOURCES.notifications, env.namespace);
-  const n = list.items.find((x) => x.status?.uuid === uuid);
+  // A sealed notification carries its uuid in a label before its status is written.
+  const n = list.items.find((x) => x.metadata.labels?.[LABELS.uuid] === uuid);
   if (!n) throw new Error(`no notification ${uuid}`);
   return n;
 }

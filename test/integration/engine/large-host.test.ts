@@ -15,7 +15,7 @@ import { RESOURCES } from '../../../src/k8s/resources.ts';
 import type { Doc } from '../../support/api-call.ts';
 import { LABELS } from '../../../src/model/constants.ts';
 import type { Notification } from '../../../src/model/types.ts';
-import { STATUS_BUDGET } from '../../../src/engine/status-budget.ts';
+import { STATUS_BUDGET } from '../../../src/engine/status/budget.ts';
 import { createCrRepository } from '../../../src/store/index.ts';
 import type { CrRepositoryHandle } from '../../../src/store/index.ts';
 import type { ConfigMap } from '../../../src/store/configmap.ts';

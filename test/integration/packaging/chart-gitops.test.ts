@@ -268,6 +268,7 @@ test('every alert has a severity by impact and a runbook_url whose anchor is a h
     'MasakariRemediationLeaseUnreadable',
     'MasakariDetectionBlind',
     'MasakariFencingFailed',
+    'MasakariApiServerWritesFailing',
   ];
   // GitHub's heading anchors: lower case, spaces to dashes, punctuation dropped
   const anchors = new Set(

@@ -50,8 +50,8 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
     resource: `${resource}/status`,
     verbs: ['update', 'patch'],
     why:
-      'replaceStatus (update): src/engine/host-flags.ts; jsonPatch with status (patch): src/engine/status-writer.ts, ' +
-      'src/engine/run-claim.ts; mergePatch with status (patch): src/store/repository.ts, src/reconcilers/admission.ts',
+      'replaceStatus (update): src/engine/run/ha-host-flags.ts; jsonPatch with status (patch): src/engine/status/writer.ts, ' +
+      'src/engine/run/claim.ts; mergePatch with status (patch): src/store/repository.ts, src/reconcilers/admission.ts',
   })),
   {
     subjects: BOTH,
@@ -63,7 +63,7 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
       'name claims (src/store/claims.ts: create, get, list for the sweep, patch, delete), id sequences ' +
       '(src/store/ids.ts: get, create, replace = update), duplicate claims (src/store/intake.ts: create, get, ' +
       'replace = update, delete; list for the sweep), ' +
-      'journal pages (src/store/journal-pages.ts, src/store/caches.ts: list, watch, delete; src/engine/status-writer.ts: create, replace = update)',
+      'journal pages (src/store/journal-pages.ts, src/store/caches.ts: list, watch, delete; src/engine/status/writer.ts: create, replace = update)',
   },
   {
     subjects: BOTH,

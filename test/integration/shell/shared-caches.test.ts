@@ -1,4 +1,4 @@
-// The all-in-one process (api, engine, remediation) against the test control
+// The all-in-one process (api, engine, remediation, detection) against the test control
 // plane, with its Kubernetes client wrapped to count and break requests:
 //   - it opens one watch per kind, shared by every component; the engine's
 //     notification watch (unfinished only) is the one deliberate second;
@@ -89,7 +89,7 @@ t('one watch per kind in the all-in-one process; readiness follows failing syncs
   const logs: string[] = [];
   const run = runOperator({
     env: {
-      MASAKARI_COMPONENTS: 'api,engine,remediation',
+      MASAKARI_COMPONENTS: 'api,engine,remediation,detection',
       MASAKARI_NAMESPACE: ns.namespace,
       MASAKARI_LISTEN: `127.0.0.1:${apiPort}`,
       MASAKARI_METRICS_LISTEN: `127.0.0.1:${opsPort}`,

@@ -16,7 +16,7 @@ import {
   type AdmissionSeal,
   withSealedNotifications,
 } from '../../../src/store/admission-seal.ts';
-import { NotificationStatusWriter } from '../../../src/engine/status-writer.ts';
+import { NotificationStatusWriter } from '../../../src/engine/status/writer.ts';
 import { systemClock } from '../../../src/time/clock.ts';
 import { isAdmitted } from '../../../src/domain/admitted.ts';
 import { eventually, hostInput, segmentInput, storeEnv, type StoreEnv } from './helpers.ts';

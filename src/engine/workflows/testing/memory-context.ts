@@ -1,7 +1,7 @@
 // An in-memory WorkflowContext for workflow unit tests and benchmarks.
 //
 // Faithful by construction: progress, vmoves and effects go through the
-// engine core's real journal (createRunJournal in src/engine/journal.ts) over
+// engine core's real journal (createRunJournal in src/engine/run/journal.ts) over
 // an in-memory Notification instead of the API server, so the tests exercise
 // the same semantics the engine runs with (effects shared by every run of the
 // notification, vmoves and progress per run, `done` without data keeping the
@@ -22,10 +22,10 @@ import type { Config } from '../../../config/config.ts';
 import { loadConfig } from '../../../config/load.ts';
 import type { Notification, RecoveryMethod, VMoveRecord, WorkflowTaskRecord } from '../../../model/types.ts';
 import type { NovaClient } from '../../../openstack/types.ts';
-import { createRunJournal } from '../../journal.ts';
-import { NOVA_SIDE_EFFECTS } from '../../nova-fence.ts';
-import type { NotificationStatusWriter, EffectRecord, StatusMutation } from '../../status-writer.ts';
-import { engineOf } from '../../status-writer.ts';
+import { createRunJournal } from '../../run/journal.ts';
+import { NOVA_SIDE_EFFECTS } from '../../nova/lease-fence.ts';
+import type { NotificationStatusWriter, EffectRecord, StatusMutation } from '../../status/writer.ts';
+import { engineOf } from '../../status/writer.ts';
 import type { HostFlags, StartFallbackRun, WorkflowContext } from '../context.ts';
 import type { Clock } from '../../../time/clock.ts';
 import { systemClock } from '../../../time/clock.ts';
