@@ -2,11 +2,9 @@
 // (keystone auth, policy, size limits, the OpenAPI document, metrics, Nova
 // failures, workflow details at 1.1).
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { tempFile } from '../testing/temp-file.ts';
 import { rejection } from '../testing/expect-error.ts';
 import { startHarness } from './testing/harness.ts';
 import type { Harness } from './testing/harness.ts';
@@ -130,10 +128,8 @@ keystone.run();
 const policy = suite('policy file');
 
 policy('rules from a YAML policy file override the defaults', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'masakari-policy-'));
-  const file = join(dir, 'policy.yaml');
-  writeFileSync(
-    file,
+  const file = tempFile(
+    'policy.yaml',
     [
       '"os_masakari_api:segments:index": "role:reader or rule:admin_api"',
       '"os_masakari_api:segments:create": "!"',
@@ -144,7 +140,7 @@ policy('rules from a YAML policy file override the defaults', async () => {
   const tokens = new FakeTokens();
   const h = await startHarness({
     auth: { strategy: 'keystone', validator: tokens, wwwAuthenticateUri: 'http://k' },
-    policy: { policyFile: file },
+    policy: { policyFile: file.path },
   });
   try {
     const member = { 'X-Auth-Token': 'member-token' };
@@ -160,6 +156,7 @@ policy('rules from a YAML policy file override the defaults', async () => {
     );
   } finally {
     await h.close();
+    file.remove();
   }
 });
 

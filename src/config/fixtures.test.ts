@@ -28,6 +28,13 @@ function credentials(config: ReturnType<typeof load>['config']) {
   return resolveOpenStackCredentials(config, { env: {}, cwd: '/nowhere', home: '/nowhere', readFile: () => undefined });
 }
 
+/** The Nova credentials the file gives, checked to come from `source`. */
+function credentialsFrom(config: ReturnType<typeof load>['config'], source: string) {
+  const creds = credentials(config);
+  assert.is(creds?.source, source);
+  return creds!;
+}
+
 for (const name of FIXTURES) {
   test(`the ${name} masakari.conf loads unchanged, its OpenStack credentials resolve, options without effect are one warning`, () => {
     const { config, warnings } = load(name);
@@ -42,8 +49,7 @@ test('devstack: debug, the Nova service user and keystone_authtoken interface ta
   assert.is(config.operator.log_level, 'debug');
   assert.is(config.keystone_authtoken.interface, 'public');
   assert.is(config.keystone_authtoken.cafile, '/opt/stack/data/ca-bundle.pem');
-  const creds = credentials(config)!;
-  assert.is(creds.source, '[DEFAULT] os_privileged_user_* options');
+  const creds = credentialsFrom(config, '[DEFAULT] os_privileged_user_* options');
   assert.is(creds.auth_url, 'http://10.0.0.20/identity');
   assert.equal(warnings.length, 1, 'every option devstack writes is known');
   assert.match(warnings[0]!, 'logging_context_format_string');
@@ -61,8 +67,7 @@ test('kolla-ansible: debug, listen address, proxy headers, keystone_authtoken an
   assert.is(config.keystone_authtoken.www_authenticate_uri, 'https://openstack.example.com:5000');
   assert.is(config.keystone_authtoken.region_name, 'RegionOne');
   assert.is(config.keystone_authtoken.username, 'masakari');
-  const creds = credentials(config)!;
-  assert.is(creds.source, '[DEFAULT] os_privileged_user_* options');
+  const creds = credentialsFrom(config, '[DEFAULT] os_privileged_user_* options');
   assert.is(creds.region_name, 'RegionOne');
   // enabled_apis is nova's option; Masakari 22 does not register it, so oslo.config ignores it too.
   assert.equal(warnings.slice(1), [
@@ -91,8 +96,7 @@ test('[keystone_authtoken] credentials validate tokens when no other credentials
     readFile: () =>
       readFileSync(fixturePath('openstack-helm'), 'utf8').replace(/^os_privileged_user_.*$/gm, ''),
   });
-  const creds = credentials(config)!;
-  assert.is(creds.source, '[keystone_authtoken] options');
+  const creds = credentialsFrom(config, '[keystone_authtoken] options');
   assert.is(creds.auth_url, 'http://keystone-api.openstack.svc.cluster.local:5000/v3');
   assert.equal(
     { ...creds, password: creds.auth_type === 'password' ? creds.password : undefined },

@@ -133,12 +133,14 @@ test('credentials without OS_AUTH_URL fail instead of silently running without N
   );
 });
 
+/** What application credentials by id or by name both give. */
+const APP_CREDENTIAL = { OS_AUTH_URL: 'http://k:5000/v3', OS_APPLICATION_CREDENTIAL_SECRET: 'ac-secret' };
+
 test('application credentials by id need no project', () => {
   const creds = resolve({
+    ...APP_CREDENTIAL,
     OS_AUTH_TYPE: 'v3applicationcredential',
-    OS_AUTH_URL: 'http://k:5000/v3',
     OS_APPLICATION_CREDENTIAL_ID: 'ac-id',
-    OS_APPLICATION_CREDENTIAL_SECRET: 'ac-secret',
   });
   assert.equal(creds, {
     auth_type: 'v3applicationcredential',
@@ -155,9 +157,8 @@ test('application credentials by id need no project', () => {
 
 test('application credentials by name need the user', () => {
   const creds = resolve({
-    OS_AUTH_URL: 'http://k:5000/v3',
+    ...APP_CREDENTIAL,
     OS_APPLICATION_CREDENTIAL_NAME: 'masakari',
-    OS_APPLICATION_CREDENTIAL_SECRET: 'ac-secret',
     OS_USERNAME: 'svc',
     OS_USER_DOMAIN_NAME: 'Default',
   });

@@ -38,12 +38,15 @@ test('the brace form with quoted keys, which upstream documents but rejects, is 
 });
 
 test('malformed string forms are rejected with the reason', () => {
-  assert.match(rejection("pre:['no_op'"), 'unbalanced quotes or brackets');
-  assert.match(rejection("pre:'no_op',main:[],post:[]"), 'the value of pre must be in [ ]');
-  assert.match(rejection('pre,main:[],post:[]'), 'entry "pre" has no "key:"');
-  assert.match(rejection('pre:[],pre:[],main:[],post:[]'), 'pre is given twice');
-  assert.match(rejection('pre:[],main:[],post:[],extra:[]'), 'unknown key extra');
-  assert.match(rejection('{pre: [no_op}'), 'not a valid {...} map');
+  const malformed: Record<string, string> = {
+    "pre:['no_op'": 'unbalanced quotes or brackets',
+    "pre:'no_op',main:[],post:[]": 'the value of pre must be in [ ]',
+    'pre,main:[],post:[]': 'entry "pre" has no "key:"',
+    'pre:[],pre:[],main:[],post:[]': 'pre is given twice',
+    'pre:[],main:[],post:[],extra:[]': 'unknown key extra',
+    '{pre: [no_op}': 'not a valid {...} map',
+  };
+  for (const [raw, reason] of Object.entries(malformed)) assert.match(rejection(raw), reason, raw);
 });
 
 test('a task of another recovery is rejected naming the recovery it belongs to', () => {

@@ -15,6 +15,7 @@ import type { NotificationType, RecoveryMethod } from '../model/types.ts';
 import type { ComputeHostChecker } from './compute-host-checker.ts';
 import { HOST_COLUMNS, NOTIFICATION_COLUMNS, SEGMENT_COLUMNS, VMOVE_COLUMNS } from './columns.ts';
 import { bodyBoolean, changes, text } from './request-values.ts';
+import type { MasakariError } from './errors.ts';
 import {
   BadRequest,
   ComputeNotFoundByName,
@@ -61,6 +62,20 @@ const UNDER_RECOVERY = new Set(['new', 'running', 'error']);
 
 type Body = Record<string, unknown>;
 
+/** A store write with the store's refusals turned into Masakari's faults: a name taken, a record gone. */
+async function storeFaults<T>(
+  write: () => Promise<T>,
+  faults: { nameTaken?: () => MasakariError; notFound?: () => MasakariError },
+): Promise<T> {
+  try {
+    return await write();
+  } catch (e) {
+    if (e instanceof NameTakenError && faults.nameTaken) throw faults.nameTaken();
+    if (e instanceof NotFoundInStoreError && faults.notFound) throw faults.notFound();
+    throw e;
+  }
+}
+
 export class HaService {
   constructor(
     readonly repo: Repository,
@@ -104,12 +119,9 @@ export class HaService {
       description: s.description === undefined ? null : (s.description as string | null),
       enabled: s.enabled === undefined ? true : bodyBoolean(s.enabled),
     };
-    try {
-      return await this.repo.createSegment(segment);
-    } catch (e) {
-      if (e instanceof NameTakenError) throw new FailoverSegmentExists(segment.name);
-      throw e;
-    }
+    return storeFaults(() => this.repo.createSegment(segment), {
+      nameTaken: () => new FailoverSegmentExists(segment.name),
+    });
   }
 
   /** Any notification in new/running/error from a host of the segment. */
@@ -134,24 +146,16 @@ export class HaService {
     if ('enabled' in s) patch.enabled = bodyBoolean(s.enabled);
     const changed = changes(current, patch);
     if (Object.keys(changed).length === 0) return current;
-    try {
-      return await this.repo.updateSegment(current.uuid, changed);
-    } catch (e) {
-      if (e instanceof NameTakenError) throw new FailoverSegmentExists(String(patch.name));
-      if (e instanceof NotFoundInStoreError) throw new SegmentNotFound(id);
-      throw e;
-    }
+    return storeFaults(() => this.repo.updateSegment(current.uuid, changed), {
+      nameTaken: () => new FailoverSegmentExists(String(patch.name)),
+      notFound: () => new SegmentNotFound(id),
+    });
   }
 
   async deleteSegment(id: string): Promise<void> {
     const current = this.segmentByUuid(id);
     if (this.isUnderRecovery(current.uuid)) throw new FailoverSegmentInUse(msg.failoverSegmentInUseDelete(id));
-    try {
-      await this.repo.deleteSegment(current.uuid);
-    } catch (e) {
-      if (e instanceof NotFoundInStoreError) throw new SegmentNotFound(id);
-      throw e;
-    }
+    await storeFaults(() => this.repo.deleteSegment(current.uuid), { notFound: () => new SegmentNotFound(id) });
   }
 
   // ================================================================ hosts
@@ -196,13 +200,10 @@ export class HaService {
       reserved: h.reserved === undefined ? false : bodyBoolean(h.reserved),
     };
     await this.checkComputeName(host.name, requestId);
-    try {
-      return await this.repo.createHost(segment.uuid, host);
-    } catch (e) {
-      if (e instanceof NameTakenError) throw new HostExists(host.name);
-      if (e instanceof NotFoundInStoreError) throw new SegmentNotFound(segmentId);
-      throw e;
-    }
+    return storeFaults(() => this.repo.createHost(segment.uuid, host), {
+      nameTaken: () => new HostExists(host.name),
+      notFound: () => new SegmentNotFound(segmentId),
+    });
   }
 
   async updateHost(segmentId: string, hostId: string, body: Body, requestId?: string): Promise<HostRecord> {
@@ -218,24 +219,18 @@ export class HaService {
     if ('reserved' in h) patch.reserved = bodyBoolean(h.reserved);
     const changed = changes(current, patch);
     if (Object.keys(changed).length === 0) return current;
-    try {
-      return await this.repo.updateHost(current.uuid, changed);
-    } catch (e) {
-      if (e instanceof NameTakenError) throw new HostExists(String(patch.name));
-      if (e instanceof NotFoundInStoreError) throw HostNotFound.underSegment(hostId, segmentId);
-      throw e;
-    }
+    return storeFaults(() => this.repo.updateHost(current.uuid, changed), {
+      nameTaken: () => new HostExists(String(patch.name)),
+      notFound: () => HostNotFound.underSegment(hostId, segmentId),
+    });
   }
 
   async deleteHost(segmentId: string, hostId: string): Promise<void> {
     const current = this.hostUnderSegment(segmentId, hostId);
     if (this.isUnderRecovery(current.failover_segment_id)) throw new HostInUse(msg.hostInUseDelete(current.uuid));
-    try {
-      await this.repo.deleteHost(current.uuid);
-    } catch (e) {
-      if (e instanceof NotFoundInStoreError) throw HostNotFound.underSegment(hostId, segmentId);
-      throw e;
-    }
+    await storeFaults(() => this.repo.deleteHost(current.uuid), {
+      notFound: () => HostNotFound.underSegment(hostId, segmentId),
+    });
   }
 
   // ================================================================ notifications

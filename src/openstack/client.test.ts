@@ -96,6 +96,18 @@ function setup(extra: Partial<SessionOptions> & { microversion?: string; interfa
 
 const fault = (name: string, code: number, message: string) => ({ [name]: { code, message } });
 
+/** GET /servers/{id} answered after delayMs, `times` times. */
+const slowServer = (nova: Interceptable, id: string, delayMs: number, times: number) =>
+  nova
+    .intercept({ path: `/v2.1/servers/${id}`, method: 'GET' })
+    .reply(200, { server: { id } })
+    .delay(delayMs)
+    .times(times);
+
+/** The ids of the servers Nova lists on a host, in its order. */
+const serverIds = async (client: HttpNovaClient, host: string) =>
+  (await client.listServersOnHost(host)).map((s) => s.id);
+
 test('password login: v3 body, then X-Auth-Token, microversion headers and request id on Nova calls', async () => {
   const { nova, client, logins, allowLogin } = setup();
   allowLogin();
@@ -294,11 +306,7 @@ test('evacuate sends only the host; stop/start/lock/unlock/resetState bodies', a
 test('a request slower than timeoutMs fails with status 0; GETs retry the timeout', async () => {
   const { nova, client, allowLogin, calls } = setup({ timeoutMs: 50, maxRetries: 1 });
   allowLogin();
-  nova
-    .intercept({ path: '/v2.1/servers/slow', method: 'GET' })
-    .reply(200, { server: { id: 'slow' } })
-    .delay(300)
-    .times(2);
+  slowServer(nova, 'slow', 300, 2);
   const started = Date.now();
   const err = await rejection(client.getServer('slow'), NovaError);
   assert.is(err.status, 0);
@@ -379,10 +387,7 @@ test('listServersOnHost drops servers Nova places on another host', async () => 
       { id: 'b', 'OS-EXT-SRV-ATTR:host': 'cpu9' },
     ],
   });
-  assert.equal(
-    (await client.listServersOnHost('cpu1')).map((s) => s.id),
-    ['a'],
-  );
+  assert.equal(await serverIds(client, 'cpu1'), ['a']);
 });
 
 test('listServersOnHost stops when Nova repeats the marker', async () => {
@@ -393,10 +398,7 @@ test('listServersOnHost stops when Nova repeats the marker', async () => {
     .intercept({ path: (p) => p.startsWith('/v2.1/servers/detail'), method: 'GET' })
     .reply(200, page)
     .times(2);
-  assert.equal(
-    (await client.listServersOnHost('cpu1')).map((s) => s.id),
-    ['a'],
-  );
+  assert.equal(await serverIds(client, 'cpu1'), ['a']);
 });
 
 test('listMigrations asks at 2.59 and pages; falls back to the configured version on 406', async () => {
@@ -490,11 +492,7 @@ test('onCall reports service, method, path template, action, status and duration
 test('an aborted caller signal ends the call without retries', async () => {
   const { nova, client, allowLogin, calls } = setup();
   allowLogin();
-  nova
-    .intercept({ path: '/v2.1/servers/s1', method: 'GET' })
-    .reply(200, { server: { id: 's1' } })
-    .delay(200)
-    .times(4);
+  slowServer(nova, 's1', 200, 4);
   const ac = new AbortController();
   setTimeout(() => ac.abort(new Error('shutting down')), 20);
   const err = await rejection(client.getServer('s1', { signal: ac.signal }), Error);

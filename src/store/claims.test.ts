@@ -64,6 +64,22 @@ test('a re-created object of the same metadata.name (new uid) does not inherit t
   );
 });
 
+/**
+ * A backup restored: the claim of Masakari name rack-1 still naming the uid
+ * segment "seg" had before, and "seg" again (a fresh uid) carrying `masakariName`.
+ */
+async function restoreFromBackup(
+  kube: Awaited<ReturnType<typeof storeFixture>>['kube'],
+  masakariName: string,
+): Promise<FailoverSegment> {
+  await kube.create(RESOURCES.configMaps, NS, {
+    ...claim('rack-1', 'seg'),
+    data: { kind: 'segment', name: 'rack-1', ownerName: 'seg', ownerUid: 'uid-before-backup' },
+  });
+  await kube.create(RESOURCES.segments, NS, restoredSegment('seg', masakariName));
+  return kube.peek<FailoverSegment>(RESOURCES.segments, NS, 'seg')!;
+}
+
 function restoredSegment(name: string, masakariName: string): FailoverSegment {
   return {
     apiVersion: 'masakari.openkeel.io/v1alpha1',
@@ -76,12 +92,7 @@ function restoredSegment(name: string, masakariName: string): FailoverSegment {
 test('a restored claim (old uid, fresh creationTimestamp) is re-adopted by the same-named object carrying its name', async () => {
   // default grace: the restored claim is young, so the stale-claim path cannot apply
   const { kube, claims } = await storeFixture();
-  await kube.create(RESOURCES.configMaps, NS, {
-    ...claim('rack-1', 'seg'),
-    data: { kind: 'segment', name: 'rack-1', ownerName: 'seg', ownerUid: 'uid-before-backup' },
-  });
-  await kube.create(RESOURCES.segments, NS, restoredSegment('seg', 'rack-1'));
-  const restored = kube.peek<FailoverSegment>(RESOURCES.segments, NS, 'seg')!;
+  const restored = await restoreFromBackup(kube, 'rack-1');
   // the sweep (even with no grace) does not take it for stale before the reconciler gets to it
   const noGrace = new NameClaims({ kube, namespace: NS, log: pino({ level: 'silent' }), graceMs: 0 });
   assert.is(await noGrace.sweep(), 0);
@@ -96,12 +107,7 @@ test('a restored claim (old uid, fresh creationTimestamp) is re-adopted by the s
 
 test('a claim is not re-adopted by a same-named object that carries another Masakari name', async () => {
   const { kube, claims } = await storeFixture();
-  await kube.create(RESOURCES.configMaps, NS, {
-    ...claim('rack-1', 'seg'),
-    data: { kind: 'segment', name: 'rack-1', ownerName: 'seg', ownerUid: 'uid-before-backup' },
-  });
-  await kube.create(RESOURCES.segments, NS, restoredSegment('seg', 'rack-2'));
-  const other = kube.peek<FailoverSegment>(RESOURCES.segments, NS, 'seg')!;
+  const other = await restoreFromBackup(kube, 'rack-2');
   await rejection(claims.take('segment', 'rack-1', { name: 'seg', uid: other.metadata.uid ?? '' }), NameTakenError);
   assert.is(
     kube.peek<ConfigMap>(RESOURCES.configMaps, NS, claimObjectName('segment', 'rack-1'))?.data?.ownerUid,

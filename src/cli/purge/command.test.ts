@@ -1,10 +1,8 @@
 // `masakari-operator purge`: masakari-manage's option checks, the dry run's
 // report, and a real run, over FakeKube.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { tempFile } from '../../testing/temp-file.ts';
 import { RESOURCES } from '../../k8s/resources.ts';
 import type { Notification } from '../../model/types.ts';
 import { FakeKube } from '../../testing/fake-kube.ts';
@@ -108,12 +106,11 @@ test('a usage error exits 2 with the usage text', async () => {
 });
 
 test('--config-file: the namespace of a masakari.conf [operator] group is the one purged, as run reads it', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'purge-conf-'));
-  const conf = join(dir, 'masakari.conf');
-  writeFileSync(
-    conf,
+  const file = tempFile(
+    'masakari.conf',
     '[DEFAULT]\ntransport_url = rabbit://masakari@rabbitmq:5672/\n[operator]\nnamespace = elsewhere\n',
   );
+  const conf = file.path;
   try {
     for (const argv of [['--config-file', conf], [`--config-file=${conf}`]]) {
       const r = await run(['--dry-run', ...argv], await world());
@@ -121,7 +118,7 @@ test('--config-file: the namespace of a masakari.conf [operator] group is the on
       assert.match(r.out, /; 0 examined\)\n$/);
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    file.remove();
   }
 });
 
