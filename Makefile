@@ -9,7 +9,7 @@ VERSION  = $(shell $(NODE) -p "require('./package.json').version" 2>/dev/null ||
 IMAGE   ?= masakari-operator:$(VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help run test build lint typecheck envtest image release bench clean deps config-docs fuzz openstack chaos-soak chaos-ha
+.PHONY: help run test build lint typecheck envtest nhc image release bench clean deps config-docs fuzz openstack chaos-soak chaos-ha
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -59,6 +59,9 @@ openstack: deps ## a real mini OpenStack (Keystone, Placement, Nova with fake co
 
 envtest: ## build kube-apiserver and etcd into ~/.cache/masakari-operator/envtest (first time only)
 	hack/envtest/build.sh
+
+nhc: ## build the Medik8s NodeHealthCheck operator from its source snapshot (MASAKARI_NHC_SNAPSHOT; default ../shared/third-party/) into the same cache (first time only)
+	hack/nhc/build.sh
 
 image: ## build the container image $(IMAGE): docker if an engine answers, else buildah/podman (hack/image/build.sh)
 	hack/image/build.sh $(IMAGE)

@@ -29,7 +29,7 @@
 //
 // Without root (or with --skip-root / MASAKARI_TEST_SKIP_ROOT=1, which `make test SKIP_ROOT=1` sets),
 // `all` leaves out the suites that need root (scripts/test-prerequisites.mjs: cluster always;
-// openstack while Debian's rabbitmq-server is not installed) and says so: each has a summary line
+// openstack while Debian's rabbitmq-server, openipmi or ipmitool is not installed) and says so: each has a summary line
 // "left out (…)", and a line before the last names them all. Missing lua5.1 (the gitops health
 // tests) is installed when root with apt-get, else named in the summary.
 //

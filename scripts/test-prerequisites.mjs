@@ -5,7 +5,8 @@
 //   cluster    always needs root: it runs kubelet and containerd and writes iptables rules
 //              (src/controlplane/cluster.ts).
 //   openstack  needs root only to install Debian's rabbitmq-server (hack/openstack/rabbitmq.sh)
-//              when it is missing; with it installed, it runs as any user.
+//              and, for its emulated BMCs, openipmi and ipmitool (hack/bmc/openipmi.sh) when they
+//              are missing; with them installed, it runs as any user.
 //   lua5.1     not a suite: the gitops health tests of the integration suite run Argo CD's Lua
 //              health checks with it (test/integration/gitops/health-tools.ts). Installed with apt
 //              when missing and root, as .ci/run does; otherwise named in the summary, and those
@@ -36,7 +37,8 @@ export function executable(file) {
 export function probeMachine() {
   return {
     root: process.getuid?.() === 0,
-    rabbitmq: executable(RABBITMQ_SERVER) && onPath('epmd'),
+    // the openstack suite's Debian packages: rabbitmq-server, and openipmi + ipmitool for its emulated BMCs
+    rabbitmq: executable(RABBITMQ_SERVER) && onPath('epmd') && onPath('ipmi_sim') && onPath('ipmitool'),
     lua: onPath(process.env.LUA ?? 'lua5.1'),
     apt: onPath('apt-get'),
   };
@@ -56,7 +58,7 @@ export function suitesLeftOut({ mode, root, skipRoot, rabbitmq }) {
   if (!rabbitmq) {
     out.push({
       suite: 'openstack',
-      reason: `needs root to install Debian's rabbitmq-server (apt-get install rabbitmq-server once as root, then it runs as any user); left out: ${why}`,
+      reason: `needs root to install Debian's rabbitmq-server, openipmi and ipmitool (apt-get install rabbitmq-server openipmi ipmitool once as root, then it runs as any user); left out: ${why}`,
     });
   }
   return out;

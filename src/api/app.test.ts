@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rejection } from '../testing/expect-error.ts';
 import { startHarness } from './testing/harness.ts';
 import type { Harness } from './testing/harness.ts';
 import type { TokenIdentity, TokenValidator } from './auth.ts';
@@ -508,24 +509,13 @@ nova('translates Nova errors as Masakari does', async () => {
   const forbidden = new NovaComputeHostChecker(
     novaWith(async () => Promise.reject(new NovaForbidden(403, 'Policy says no'))),
   );
-  await forbidden.exists('x').then(
-    () => assert.unreachable(),
-    (e) => {
-      assert.instance(e, Forbidden);
-      assert.is(e.message, 'Policy says no (HTTP 403)');
-    },
-  );
+  assert.is((await rejection(forbidden.exists('x'), Forbidden)).message, 'Policy says no (HTTP 403)');
   const down = new NovaComputeHostChecker(
     novaWith(async () => Promise.reject(new NovaError(0, 'connect ECONNREFUSED'))),
   );
-  await down.exists('x').then(
-    () => assert.unreachable(),
-    (e) => {
-      assert.instance(e, UnexpectedApiError);
-      assert.is(e.status, 500);
-      assert.match(e.message, "<class 'masakari.exception.MasakariException'>");
-    },
-  );
+  const unexpected = await rejection(down.exists('x'), UnexpectedApiError);
+  assert.is(unexpected.status, 500);
+  assert.match(unexpected.message, "<class 'masakari.exception.MasakariException'>");
   const broken = new NovaComputeHostChecker(
     novaWith(async () => Promise.reject(new NovaError(503, 'Service Unavailable'))),
   );

@@ -102,22 +102,17 @@ export function parseCheck(text: string): Check {
   const peek = () => tokens[pos];
   const next = () => tokens[pos++];
 
-  const parseOr = (): Check => {
-    const checks = [parseAnd()];
-    while (peek() === 'or') {
+  /** Operands joined by `op` ('or' binds looser than 'and'); a single one stands alone. */
+  const parseJoined = (op: 'or' | 'and', operand: () => Check): Check => {
+    const checks = [operand()];
+    while (peek() === op) {
       next();
-      checks.push(parseAnd());
+      checks.push(operand());
     }
-    return checks.length === 1 ? checks[0]! : { kind: 'or', checks };
+    return checks.length === 1 ? checks[0]! : { kind: op, checks };
   };
-  const parseAnd = (): Check => {
-    const checks = [parseNot()];
-    while (peek() === 'and') {
-      next();
-      checks.push(parseNot());
-    }
-    return checks.length === 1 ? checks[0]! : { kind: 'and', checks };
-  };
+  const parseOr = (): Check => parseJoined('or', parseAnd);
+  const parseAnd = (): Check => parseJoined('and', parseNot);
   const parseNot = (): Check => {
     if (peek() === 'not') {
       next();

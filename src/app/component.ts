@@ -46,7 +46,7 @@ export interface AppContext {
   manager?: Manager;
   /**
    * Seals the notifications the REST path creates in `namespace`, so they need
-   * no admission status write (src/store/admission-seal.ts). Set by the process
+   * no admission status write (src/store/admission/seal.ts). Set by the process
    * shell when it could load the key; ctx.kube then shows sealed notifications
    * admitted. Undefined: admission writes status, as it always could.
    */

@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rejection } from '../testing/expect-error.ts';
 import { FakeKube } from '../testing/fake-kube.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { ComponentName } from '../config/options.ts';
@@ -320,13 +321,7 @@ test('a component that fails to start stops those already started and fails nami
       },
     },
   );
-  try {
-    await h.run;
-    assert.unreachable('start should fail');
-  } catch (e) {
-    assert.instance(e, StartupError);
-    assert.is((e as Error).message, 'component engine: start failed: cannot sync caches');
-  }
+  assert.is((await rejection(h.run, StartupError)).message, 'component engine: start failed: cannot sync caches');
   assert.equal(h.events, ['start api', 'start engine', 'stop api']);
   assert.ok(h.kubeClosed());
 });
@@ -353,13 +348,10 @@ test('a signal during start-up aborts ctx.signal and the process exits 0', async
 
 test('a bad option fails before anything starts, naming the option', async () => {
   const h = await start({ MASAKARI__DEFAULT__OSAPI_MAX_LIMIT: '-5' });
-  try {
-    await h.run;
-    assert.unreachable('start should fail');
-  } catch (e) {
-    assert.instance(e, ConfigError);
-    assert.match((e as Error).message, '[DEFAULT] osapi_max_limit must be an integer >= 1, got "-5"');
-  }
+  assert.match(
+    (await rejection(h.run, ConfigError)).message,
+    '[DEFAULT] osapi_max_limit must be an integer >= 1, got "-5"',
+  );
   assert.equal(h.events, []);
 });
 
@@ -369,11 +361,10 @@ test('an occupied ops port fails naming metrics_listen', async () => {
   const { port } = blocker.address() as { port: number };
   const h = await start({ MASAKARI_METRICS_LISTEN: `127.0.0.1:${port}` });
   try {
-    await h.run;
-    assert.unreachable('start should fail');
-  } catch (e) {
-    assert.instance(e, StartupError);
-    assert.match((e as Error).message, `cannot listen on 127.0.0.1:${port} ([operator] metrics_listen`);
+    assert.match(
+      (await rejection(h.run, StartupError)).message,
+      `cannot listen on 127.0.0.1:${port} ([operator] metrics_listen`,
+    );
   } finally {
     blocker.close();
   }

@@ -246,7 +246,7 @@ export async function runOperator(opts: RunOptions): Promise<number> {
     opts.onListening?.(ops.address);
 
     // Notifications the REST path creates are admitted by a seal, not a status
-    // write (src/store/admission-seal.ts): every reader of this process sees
+    // write (src/store/admission/seal.ts): every reader of this process sees
     // them through the wrapped client. No key (403): the status write, as before.
     // Loaded after the ops server listens: while the API server cannot be
     // reached the process is alive and not ready, as during its first cache sync.

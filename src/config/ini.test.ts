@@ -1,21 +1,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { thrown } from '../testing/expect-error.ts';
 import { IniSyntaxError, interpolate, mergeIni, parseIni } from './ini.ts';
 
 function values(text: string, group: string, option: string): string[] | undefined {
   return parseIni(text, 'masakari.conf').get(group)?.get(option)?.values;
 }
 
-function syntaxError(text: string): string {
-  try {
-    parseIni(text, '/etc/masakari/masakari.conf');
-  } catch (e) {
-    assert.instance(e, IniSyntaxError);
-    return (e as Error).message;
-  }
-  assert.unreachable('expected IniSyntaxError');
-  return '';
-}
+const syntaxError = (text: string): string =>
+  thrown(() => parseIni(text, '/etc/masakari/masakari.conf'), IniSyntaxError).message;
 
 test('groups, key = value and key: value, # and ; comments', () => {
   const text = '# a comment\n[DEFAULT]\n; another\ndebug = True\nlog_dir: /var/log\n\n[host_failure]\nevacuate_all_instances=false\n';

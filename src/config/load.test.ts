@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { thrown } from '../testing/expect-error.ts';
 import { ConfigError, loadConfig, metricsListenAddress } from './load.ts';
 
 const FILE = '/etc/masakari/config.yaml';
@@ -15,16 +16,8 @@ function load(env: Record<string, string> = {}, yaml?: string) {
   });
 }
 
-function failure(env: Record<string, string>, yaml?: string): string {
-  try {
-    load(env, yaml);
-  } catch (e) {
-    assert.instance(e, ConfigError);
-    return (e as Error).message;
-  }
-  assert.unreachable('expected a ConfigError');
-  return '';
-}
+const failure = (env: Record<string, string>, yaml?: string): string =>
+  thrown(() => load(env, yaml), ConfigError).message;
 
 test('without a file or variables every option has the Masakari default', () => {
   const { config, files, warnings } = load();
@@ -501,16 +494,7 @@ function loadFiles(files: Record<string, string>, env: Record<string, string> = 
   });
 }
 
-function filesFailure(files: Record<string, string>): string {
-  try {
-    loadFiles(files);
-  } catch (e) {
-    assert.instance(e, ConfigError);
-    return (e as Error).message;
-  }
-  assert.unreachable('expected a ConfigError');
-  return '';
-}
+const filesFailure = (files: Record<string, string>): string => thrown(() => loadFiles(files), ConfigError).message;
 
 const CONF = '/etc/masakari/masakari.conf';
 

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { thrown } from '../testing/expect-error.ts';
 import { loadConfig } from './load.ts';
 import { OpenStackAuthError, resolveOpenStackCredentials } from './openstack-auth.ts';
 
@@ -20,16 +21,8 @@ function resolve(env: Record<string, string>, files: Record<string, string> = {}
   });
 }
 
-function failure(env: Record<string, string>, files: Record<string, string> = {}, options: Record<string, string> = {}) {
-  try {
-    resolve(env, files, options);
-  } catch (e) {
-    assert.instance(e, OpenStackAuthError);
-    return (e as Error).message;
-  }
-  assert.unreachable('expected OpenStackAuthError');
-  return '';
-}
+const failure = (env: Record<string, string>, files: Record<string, string> = {}, options: Record<string, string> = {}) =>
+  thrown(() => resolve(env, files, options), OpenStackAuthError).message;
 
 const OPENRC = {
   OS_AUTH_URL: 'https://keystone.example:5000/v3',

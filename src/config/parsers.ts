@@ -80,16 +80,29 @@ function asString(raw: unknown): string | undefined {
   return undefined;
 }
 
-export function string(opts: { nonEmpty?: boolean } = {}): Parser<string> {
-  const requirement = opts.nonEmpty ? 'must be a non-empty string' : 'must be a string';
+/** Text (a YAML number read as text too) that `accepts` takes, kept as `keep` says; anything else fails `requirement`. */
+function checkedText(
+  describe: string,
+  requirement: string,
+  accepts: (value: string) => boolean,
+  keep: (value: string) => string = (value) => value,
+): Parser<string> {
   return {
-    describe: opts.nonEmpty ? 'non-empty string' : 'string',
+    describe,
     parse(raw) {
       const value = asString(raw);
-      if (value === undefined || (opts.nonEmpty && value.trim() === '')) throw new InvalidValue(requirement);
-      return value;
+      if (value === undefined || !accepts(value)) throw new InvalidValue(requirement);
+      return keep(value);
     },
   };
+}
+
+export function string(opts: { nonEmpty?: boolean } = {}): Parser<string> {
+  return checkedText(
+    opts.nonEmpty ? 'non-empty string' : 'string',
+    opts.nonEmpty ? 'must be a non-empty string' : 'must be a string',
+    (value) => !opts.nonEmpty || value.trim() !== '',
+  );
 }
 
 /** Unset (null, or an empty string as oslo.config reads `option =`) or a value. */
@@ -104,40 +117,21 @@ export function optional<T>(inner: Parser<T>): Parser<T | null> {
 }
 
 export function oneOf<const T extends string>(choices: readonly T[]): Parser<T> {
-  const requirement = `must be one of ${choices.join(', ')}`;
-  return {
-    describe: `one of ${choices.join(', ')}`,
-    parse(raw) {
-      const value = asString(raw);
-      if (value === undefined || !(choices as readonly string[]).includes(value)) throw new InvalidValue(requirement);
-      return value as T;
-    },
-  };
+  return checkedText(`one of ${choices.join(', ')}`, `must be one of ${choices.join(', ')}`, (value) =>
+    (choices as readonly string[]).includes(value),
+  ) as Parser<T>;
 }
 
 export function matching(re: RegExp, what: string): Parser<string> {
-  return {
-    describe: what,
-    parse(raw) {
-      const value = asString(raw);
-      if (value === undefined || !re.test(value)) throw new InvalidValue(`must be ${what}`);
-      return value;
-    },
-  };
+  return checkedText(what, `must be ${what}`, (value) => re.test(value));
 }
 
 export function url(): Parser<string> {
-  const requirement = 'must be an http or https URL';
-  return {
-    describe: 'http(s) URL',
-    parse(raw) {
-      const value = asString(raw);
-      if (value === undefined || !URL.canParse(value)) throw new InvalidValue(requirement);
-      const { protocol } = new URL(value);
-      if (protocol !== 'http:' && protocol !== 'https:') throw new InvalidValue(requirement);
-      return value;
-    },
-  };
+  return checkedText(
+    'http(s) URL',
+    'must be an http or https URL',
+    (value) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol),
+  );
 }
 
 // RFC 1123 host name, as oslo.config's HostAddressOpt accepts besides IPs.
@@ -148,14 +142,7 @@ export function isHostAddress(value: string): boolean {
 }
 
 export function hostAddress(): Parser<string> {
-  return {
-    describe: 'IP address or host name',
-    parse(raw) {
-      const value = asString(raw);
-      if (value === undefined || !isHostAddress(value)) throw new InvalidValue('must be an IP address or a host name');
-      return value;
-    },
-  };
+  return checkedText('IP address or host name', 'must be an IP address or a host name', isHostAddress);
 }
 
 export interface ListenAddress {
@@ -174,15 +161,12 @@ export function splitHostPort(value: string): ListenAddress | undefined {
 }
 
 export function hostPort(): Parser<string> {
-  const requirement = 'must be host:port with a port between 1 and 65535';
-  return {
-    describe: 'host:port',
-    parse(raw) {
-      const value = asString(raw);
-      if (value === undefined || splitHostPort(value) === undefined) throw new InvalidValue(requirement);
-      return value.trim();
-    },
-  };
+  return checkedText(
+    'host:port',
+    'must be host:port with a port between 1 and 65535',
+    (value) => splitHostPort(value) !== undefined,
+    (value) => value.trim(),
+  );
 }
 
 /** A set of names from a YAML list or a comma-separated string; no repeats, at least one. */

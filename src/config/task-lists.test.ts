@@ -1,19 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { thrown } from '../testing/expect-error.ts';
 import type { RecoveryFlow } from '../model/recovery-tasks.ts';
 import { parseMasakariTaskString, taskLists } from './task-lists.ts';
 import { InvalidValue } from './parsers.ts';
 
-function rejection(raw: unknown, flow: RecoveryFlow = 'instance failure'): string {
-  try {
-    taskLists(flow).parse(raw);
-  } catch (e) {
-    assert.instance(e, InvalidValue);
-    return (e as InvalidValue).requirement;
-  }
-  assert.unreachable('expected InvalidValue');
-  return '';
-}
+const rejection = (raw: unknown, flow: RecoveryFlow = 'instance failure'): string =>
+  thrown(() => taskLists(flow).parse(raw), InvalidValue).requirement;
 
 test("Masakari's sample string form parses into pre, main and post", () => {
   assert.equal(

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { fileHostFailure } from '../domain/testing/memory-service.ts';
 import { NovaError } from '../openstack/types.ts';
 import { world } from './testing/world.ts';
 
@@ -127,14 +128,7 @@ test('a Node that is not Ready counts as down even while Nova still shows the se
 
 test('a host whose recovery is still open (new at the fencing gate, not on maintenance yet) is not raised again, however old that notification', async () => {
   const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: DETECT });
-  const old = await w.service.createNotification({
-    notification: {
-      type: 'COMPUTE_HOST',
-      hostname: 'cmp1',
-      generated_time: new Date(w.clock.now().getTime() - 3_600_000).toISOString(),
-      payload: { event: 'STOPPED', cluster_status: 'OFFLINE', host_status: 'NORMAL' },
-    },
-  });
+  const old = await fileHostFailure(w.service, 'cmp1', new Date(w.clock.now().getTime() - 3_600_000));
   w.nova.service('cmp1').state = 'down';
   await w.lookFor(90);
   assert.equal(
@@ -146,14 +140,7 @@ test('a host whose recovery is still open (new at the fencing gate, not on maint
 
 test("the intake's duplicate refusal is already handled, not an error", async () => {
   const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: { enabled: true, gracePeriodSeconds: 0 } });
-  const first = await w.service.createNotification({
-    notification: {
-      type: 'COMPUTE_HOST',
-      hostname: 'cmp1',
-      generated_time: w.clock.now().toISOString(),
-      payload: { event: 'STOPPED', cluster_status: 'OFFLINE', host_status: 'NORMAL' },
-    },
-  });
+  const first = await fileHostFailure(w.service, 'cmp1', w.clock.now());
   w.repo.setNotificationState(first.notification_uuid, { status: 'ignored' });
   w.nova.service('cmp1').state = 'down';
   assert.equal((await w.look()).raised, []);
@@ -165,14 +152,7 @@ test("the intake's duplicate refusal is already handled, not an error", async ()
 test('a duplicate or a host on maintenance is already handled, not an error, and not retried every look', async () => {
   const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: DETECT });
   // A monitor (or the remediator) filed the same event first.
-  await w.service.createNotification({
-    notification: {
-      type: 'COMPUTE_HOST',
-      hostname: 'cmp1',
-      generated_time: w.clock.now().toISOString(),
-      payload: { event: 'STOPPED', cluster_status: 'OFFLINE', host_status: 'NORMAL' },
-    },
-  });
+  await fileHostFailure(w.service, 'cmp1', w.clock.now());
   w.nova.service('cmp1').state = 'down';
   await w.lookFor(90);
   assert.is(w.repo.listNotifications().length, 1);
@@ -271,14 +251,7 @@ test('return to service waits while another recovery of the segment runs, withou
   const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], returnToService: { policy: 'Restore' } });
   await w.recovered('cmp1');
   Object.assign(w.nova.service('cmp1'), { state: 'up', forced_down: false });
-  const other = await w.service.createNotification({
-    notification: {
-      type: 'COMPUTE_HOST',
-      hostname: 'cmp2',
-      generated_time: w.clock.now().toISOString(),
-      payload: { event: 'STOPPED', cluster_status: 'OFFLINE', host_status: 'NORMAL' },
-    },
-  });
+  const other = await fileHostFailure(w.service, 'cmp2', w.clock.now());
   w.repo.setNotificationState(other.notification_uuid, { status: 'running' });
   assert.equal((await w.look()).returned, []);
   assert.is(w.nova.count('updateService'), 0);

@@ -209,16 +209,11 @@ export class Detector {
       return false;
     }
     if (!NOTIFICATION_HOSTNAME.test(name)) {
-      this.tracker.markHandled(name);
-      d.metrics.raised('refused');
-      this.hostEvent(
+      return this.refused(
         host,
-        'Warning',
-        DETECTION_REASONS.notificationRefused,
-        'Detect',
+        name,
         `host ${name} is down (${due.why}), but its name is not a valid notification hostname (^[a-zA-Z0-9-._]*$, 1..255 characters); no notification can be raised for it`,
       );
-      return false;
     }
     try {
       const record = await d.service.createNotification({
@@ -243,16 +238,11 @@ export class Detector {
         return false;
       }
       if (err instanceof HostNotFoundByName || (err instanceof MasakariError && err.status < 500)) {
-        this.tracker.markHandled(name);
-        d.metrics.raised('refused');
-        this.hostEvent(
+        return this.refused(
           host,
-          'Warning',
-          DETECTION_REASONS.notificationRefused,
-          'Detect',
+          name,
           `host ${name} is down (${due.why}), but its notification was refused: ${err.message}`,
         );
-        return false;
       }
       // The API server (or the store) failed: not handled, so the next look tries again.
       d.metrics.raised('failed');
@@ -262,6 +252,14 @@ export class Detector {
       );
       return false;
     }
+  }
+
+  /** No notification can be raised for this outage: it counts as handled, and the host's Event says why. */
+  private refused(host: HaHost, name: string, note: string): false {
+    this.tracker.markHandled(name);
+    this.deps.metrics.raised('refused');
+    this.hostEvent(host, 'Warning', DETECTION_REASONS.notificationRefused, 'Detect', note);
+    return false;
   }
 
   private goBlind(message: string, segments: FailoverSegment[]): void {

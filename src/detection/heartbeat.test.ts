@@ -1,19 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { novaService } from '../testing/fake-nova.ts';
 import type { NovaService } from '../openstack/types.ts';
 import { Heartbeats } from './heartbeat.ts';
 
-const svc = (updated_at: string | null, over: Partial<NovaService> = {}): NovaService => ({
-  id: 's',
-  binary: 'nova-compute',
-  host: 'h',
-  status: 'disabled',
-  state: 'down',
-  disabled_reason: null,
-  forced_down: true,
-  updated_at,
-  ...over,
-});
+/** The service of host h as a recovery left it: disabled, forced down (so it reads down). */
+const svc = (updated_at: string | null, over: Partial<NovaService> = {}): NovaService =>
+  novaService('h', { status: 'disabled', state: 'down', forced_down: true, updated_at, ...over });
 
 test('forced down: reporting only when updated_at moved since the previous look of the same recovery', () => {
   const hb = new Heartbeats();

@@ -37,49 +37,32 @@ export class MasakariError extends Error {
   }
 }
 
+/**
+ * A MasakariError class of one status whose message Masakari builds from the
+ * constructor's arguments: every fault below is one status and one message
+ * from messages.ts, so the class says only which.
+ */
+function faultOf<A extends unknown[]>(status: number, message: (...args: A) => string) {
+  return class extends MasakariError {
+    constructor(...args: A) {
+      super(status, message(...args));
+    }
+  };
+}
+/** For the faults whose message the caller words. */
+const asGiven = (message: string) => message;
+
 // 400
-export class ValidationError extends MasakariError {
-  constructor(detail: string) {
-    super(400, detail);
-  }
-}
-export class BadRequest extends MasakariError {
-  constructor(message: string) {
-    super(400, message);
-  }
-}
-export class InvalidSortKey extends MasakariError {
-  constructor(key: string) {
-    super(400, msg.invalidSortKey(key));
-  }
-}
-export class MarkerNotFound extends MasakariError {
-  constructor(marker: string) {
-    super(400, msg.markerNotFound(marker));
-  }
-}
-export class ComputeNotFoundByName extends MasakariError {
-  constructor(name: string) {
-    super(400, msg.computeNotFoundByName(name));
-  }
-}
-export class HostNotFoundByName extends MasakariError {
-  constructor(name: string) {
-    super(400, msg.hostNotFoundByName(name));
-  }
-}
-export class NotificationWithoutVMoves extends MasakariError {
-  constructor(id: string) {
-    super(400, msg.notificationWithoutVMoves(id));
-  }
-}
+export class ValidationError extends faultOf(400, asGiven) {}
+export class BadRequest extends faultOf(400, asGiven) {}
+export class InvalidSortKey extends faultOf(400, msg.invalidSortKey) {}
+export class MarkerNotFound extends faultOf(400, msg.markerNotFound) {}
+export class ComputeNotFoundByName extends faultOf(400, msg.computeNotFoundByName) {}
+export class HostNotFoundByName extends faultOf(400, msg.hostNotFoundByName) {}
+export class NotificationWithoutVMoves extends faultOf(400, msg.notificationWithoutVMoves) {}
 
 // 403
-export class Forbidden extends MasakariError {
-  constructor(message: string) {
-    super(403, message);
-  }
-}
+export class Forbidden extends faultOf(403, asGiven) {}
 export class PolicyNotAuthorized extends Forbidden {
   constructor(action: string) {
     super(msg.policyNotAuthorized(action));
@@ -87,15 +70,8 @@ export class PolicyNotAuthorized extends Forbidden {
 }
 
 // 404
-export class SegmentNotFound extends MasakariError {
-  constructor(id: string) {
-    super(404, msg.failoverSegmentNotFound(id));
-  }
-}
-export class HostNotFound extends MasakariError {
-  constructor(message: string) {
-    super(404, message);
-  }
+export class SegmentNotFound extends faultOf(404, msg.failoverSegmentNotFound) {}
+export class HostNotFound extends faultOf(404, asGiven) {
   static byId(id: string): HostNotFound {
     return new HostNotFound(msg.hostNotFound(id));
   }
@@ -103,55 +79,19 @@ export class HostNotFound extends MasakariError {
     return new HostNotFound(msg.hostNotFoundUnderFailoverSegment(hostUuid, segmentUuid));
   }
 }
-export class NotificationNotFound extends MasakariError {
-  constructor(id: string) {
-    super(404, msg.notificationNotFound(id));
-  }
-}
-export class VMoveNotFound extends MasakariError {
-  constructor(id: string) {
-    super(404, msg.vmoveNotFound(id));
-  }
-}
+export class NotificationNotFound extends faultOf(404, msg.notificationNotFound) {}
+export class VMoveNotFound extends faultOf(404, msg.vmoveNotFound) {}
 
 // 409
-export class FailoverSegmentExists extends MasakariError {
-  constructor(name: string) {
-    super(409, msg.failoverSegmentExists(name));
-  }
-}
-export class HostExists extends MasakariError {
-  constructor(name: string) {
-    super(409, msg.hostExists(name));
-  }
-}
-export class FailoverSegmentInUse extends MasakariError {
-  constructor(message: string) {
-    super(409, message);
-  }
-}
-export class HostInUse extends MasakariError {
-  constructor(message: string) {
-    super(409, message);
-  }
-}
-export class DuplicateNotification extends MasakariError {
-  constructor(host: string, type: string) {
-    super(409, msg.duplicateNotification(host, type));
-  }
-}
-export class HostOnMaintenance extends MasakariError {
-  constructor(host: string, type: string) {
-    super(409, msg.hostOnMaintenance(host, type));
-  }
-}
+export class FailoverSegmentExists extends faultOf(409, msg.failoverSegmentExists) {}
+export class HostExists extends faultOf(409, msg.hostExists) {}
+export class FailoverSegmentInUse extends faultOf(409, asGiven) {}
+export class HostInUse extends faultOf(409, asGiven) {}
+export class DuplicateNotification extends faultOf(409, msg.duplicateNotification) {}
+export class HostOnMaintenance extends faultOf(409, msg.hostOnMaintenance) {}
 
 // 500: Masakari's answer when Nova fails in a way it does not translate.
-export class UnexpectedApiError extends MasakariError {
-  constructor(kind: string) {
-    super(500, msg.unexpectedApiError(kind));
-  }
-}
+export class UnexpectedApiError extends faultOf(500, msg.unexpectedApiError) {}
 
 // 503: the store's API server failed during a write that is safe to retry
 // (Masakari would answer 500 for a database error; a 503 with Retry-After

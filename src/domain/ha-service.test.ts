@@ -2,6 +2,7 @@
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rejection } from '../testing/expect-error.ts';
 import { HaService } from './ha-service.ts';
 import { MemoryRepository } from './testing/memory-repository.ts';
 import type { ComputeHostChecker } from './compute-host-checker.ts';
@@ -26,15 +27,9 @@ function setup(window = 180) {
 }
 
 async function rejects(p: Promise<unknown> | (() => unknown), status: number, message: string) {
-  try {
-    await (typeof p === 'function' ? p() : p);
-  } catch (e) {
-    assert.instance(e, MasakariError);
-    assert.is((e as MasakariError).status, status);
-    assert.is((e as MasakariError).message, message);
-    return;
-  }
-  assert.unreachable(`expected ${status} ${message}`);
+  const e = await rejection((async () => (typeof p === 'function' ? p() : p))(), MasakariError);
+  assert.is(e.status, status);
+  assert.is(e.message, message);
 }
 
 const seg = (name: string, extra: Record<string, unknown> = {}) => ({
@@ -46,6 +41,13 @@ const host = (name: string, extra: Record<string, unknown> = {}) => ({
 const notif = (hostname: string, generated_time: string, payload: Record<string, string> = { event: 'STOPPED' }) => ({
   notification: { type: 'COMPUTE_HOST', hostname, generated_time, payload },
 });
+
+const refusedAsDuplicate = (svc: HaService, hostname: string, generatedTime: string) =>
+  rejects(
+    svc.createNotification(notif(hostname, generatedTime)),
+    409,
+    `Notification received from host ${hostname} of type COMPUTE_HOST is duplicate.`,
+  );
 
 const segments = suite('segments');
 
@@ -229,11 +231,7 @@ notifications('intake order: unknown host 400, host on maintenance 409, duplicat
   const n = await svc.createNotification(notif('compute-2', '2026-01-01T00:00:00'));
   assert.is(n.status, 'new');
   assert.is(n.failover_segment_uuid, s.uuid);
-  await rejects(
-    svc.createNotification(notif('compute-2', '2026-01-01T00:00:00')),
-    409,
-    'Notification received from host compute-2 of type COMPUTE_HOST is duplicate.',
-  );
+  await refusedAsDuplicate(svc, 'compute-2', '2026-01-01T00:00:00');
 });
 
 notifications('the duplicate window is counted on generated_time, any status, same payload only', async () => {
@@ -243,17 +241,9 @@ notifications('the duplicate window is counted on generated_time, any status, sa
   const first = await svc.createNotification(notif('compute-1', '2026-01-01T00:03:00Z'));
   repo.setNotificationState(first.notification_uuid, { status: 'finished' });
   // Earlier generated_time than an existing one: always inside the window.
-  await rejects(
-    svc.createNotification(notif('compute-1', '2026-01-01T00:00:00')),
-    409,
-    'Notification received from host compute-1 of type COMPUTE_HOST is duplicate.',
-  );
+  await refusedAsDuplicate(svc, 'compute-1', '2026-01-01T00:00:00');
   // 180 s after: still inside (>=); 181 s after: a new notification.
-  await rejects(
-    svc.createNotification(notif('compute-1', '2026-01-01T00:06:00')),
-    409,
-    'Notification received from host compute-1 of type COMPUTE_HOST is duplicate.',
-  );
+  await refusedAsDuplicate(svc, 'compute-1', '2026-01-01T00:06:00');
   await svc.createNotification(notif('compute-1', '2026-01-01T00:06:01'));
   // A different payload is never a duplicate.
   await svc.createNotification(notif('compute-1', '2026-01-01T00:03:00', { event: 'STARTED' }));

@@ -14,7 +14,7 @@ import {
 import type { NotificationType, RecoveryMethod } from '../model/types.ts';
 import type { ComputeHostChecker } from './compute-host-checker.ts';
 import { HOST_COLUMNS, NOTIFICATION_COLUMNS, SEGMENT_COLUMNS, VMOVE_COLUMNS } from './columns.ts';
-import { bodyBoolean, changes, queryBoolean, text } from './request-values.ts';
+import { bodyBoolean, changes, text } from './request-values.ts';
 import {
   BadRequest,
   ComputeNotFoundByName,
@@ -34,7 +34,7 @@ import {
   VMoveNotFound,
 } from './errors.ts';
 import * as msg from './messages.ts';
-import { lastValue, markerId, paginate, parseListParams, processSortParams } from './pagination.ts';
+import { filterRows, lastValue, markerId, paginate, parseListParams, processSortParams } from './pagination.ts';
 import type { ListParams, QueryParams } from './pagination.ts';
 import { isUuidLike } from './schemas.ts';
 import { normaliseTime, parseIsoTime, toMicros } from '../time/format.ts';
@@ -73,17 +73,11 @@ export class HaService {
   /** segments.py index. Filters recovery_method, service_type, enabled. */
   listSegments(q: QueryParams): SegmentRecord[] {
     const params = parseListParams(q, this.config.osapi_max_limit);
-    let rows = this.repo.listSegments();
-    const recoveryMethod = lastValue(q, 'recovery_method');
-    if (recoveryMethod !== undefined) rows = rows.filter((s) => s.recovery_method === recoveryMethod);
-    const serviceType = lastValue(q, 'service_type');
-    if (serviceType !== undefined) rows = rows.filter((s) => s.service_type === serviceType);
-    const enabled = lastValue(q, 'enabled');
-    if (enabled !== undefined) {
-      // Masakari compares the raw text with a boolean column; we read it with the strict query vocabulary.
-      const want = queryBoolean('enabled', enabled);
-      rows = rows.filter((s) => s.enabled === want);
-    }
+    // Masakari compares the raw text of enabled with a boolean column; we read it with the strict query vocabulary.
+    const rows = filterRows(this.repo.listSegments(), q, {
+      text: ['recovery_method', 'service_type'],
+      boolean: ['enabled'],
+    });
     return paginate(rows, this.repo.listSegments(), params, SEGMENT_COLUMNS);
   }
 
@@ -166,24 +160,11 @@ export class HaService {
   listHosts(segmentId: string, q: QueryParams): HostRecord[] {
     const params = parseListParams(q, this.config.osapi_max_limit);
     const segment = this.segmentByUuid(segmentId);
-    let rows = this.repo.listHosts(segment.uuid);
     // Masakari reads name and control_attributes but its database layer drops them; we apply them.
-    const name = lastValue(q, 'name');
-    if (name !== undefined) rows = rows.filter((h) => h.name === name);
-    const type = lastValue(q, 'type');
-    if (type !== undefined) rows = rows.filter((h) => h.type === type);
-    const controlAttributes = lastValue(q, 'control_attributes');
-    if (controlAttributes !== undefined) rows = rows.filter((h) => h.control_attributes === controlAttributes);
-    const onMaintenance = lastValue(q, 'on_maintenance');
-    if (onMaintenance !== undefined) {
-      const want = queryBoolean('on_maintenance', onMaintenance);
-      rows = rows.filter((h) => h.on_maintenance === want);
-    }
-    const reserved = lastValue(q, 'reserved');
-    if (reserved !== undefined) {
-      const want = queryBoolean('reserved', reserved);
-      rows = rows.filter((h) => h.reserved === want);
-    }
+    const rows = filterRows(this.repo.listHosts(segment.uuid), q, {
+      text: ['name', 'type', 'control_attributes'],
+      boolean: ['on_maintenance', 'reserved'],
+    });
     return paginate(rows, this.repo.listHosts(), params, HOST_COLUMNS);
   }
 
@@ -378,11 +359,7 @@ export class HaService {
     const params = parseListParams(q, this.config.osapi_max_limit);
     const n = this.vmoveNotification(notificationId);
     const all = await fromStore(() => this.repo.listVMoves(n.notification_uuid));
-    let rows = all;
-    const status = lastValue(q, 'status');
-    if (status !== undefined) rows = rows.filter((v) => v.status === status);
-    const type = lastValue(q, 'type');
-    if (type !== undefined) rows = rows.filter((v) => v.type === type);
+    const rows = filterRows(all, q, { text: ['status', 'type'] });
     return paginate(rows, all, params, VMOVE_COLUMNS);
   }
 

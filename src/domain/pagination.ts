@@ -7,6 +7,7 @@
 import { BadRequest, InvalidSortKey, MarkerNotFound } from './errors.ts';
 import * as msg from './messages.ts';
 import { parsePythonInt } from './python-int.ts';
+import { queryBoolean } from './request-values.ts';
 
 /** A query string with repeatable keys (the parts of URLSearchParams we use). */
 export interface QueryParams {
@@ -19,6 +20,29 @@ export interface QueryParams {
 export function lastValue(q: QueryParams, name: string): string | undefined {
   const all = q.getAll(name);
   return all.length ? all[all.length - 1] : undefined;
+}
+
+/**
+ * The rows each filter the query names keeps: the field equals the query's
+ * value (its last one). Boolean fields read that value with the strict query
+ * vocabulary, after the text fields, so a bad one fails as it does in Masakari.
+ */
+export function filterRows<R>(
+  rows: R[],
+  q: QueryParams,
+  fields: { text: (keyof R & string)[]; boolean?: (keyof R & string)[] },
+): R[] {
+  for (const field of fields.text) {
+    const value = lastValue(q, field);
+    if (value !== undefined) rows = rows.filter((r) => r[field] === value);
+  }
+  for (const field of fields.boolean ?? []) {
+    const value = lastValue(q, field);
+    if (value === undefined) continue;
+    const want = queryBoolean(field, value);
+    rows = rows.filter((r) => r[field] === want);
+  }
+  return rows;
 }
 
 export interface ListParams {

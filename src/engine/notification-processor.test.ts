@@ -25,7 +25,7 @@ import type { EngineBookkeeping } from './status/writer.ts';
 import { until } from '../testing/until.ts';
 import type { ConfigMap } from '../store/configmap.ts';
 import { notificationClaimName } from '../store/names.ts';
-import { payloadHash } from '../store/fingerprints.ts';
+import { payloadHash } from '../store/admission/fingerprints.ts';
 
 const SERVER = '11111111-2222-3333-4444-555555555555';
 
@@ -371,7 +371,7 @@ decisions('each notification type runs its workflow from the injected RecoveryDr
   );
 });
 
-/** What the sealed view shows of a REST notification the engine has not written yet (src/store/admission-seal.ts). */
+/** What the sealed view shows of a REST notification the engine has not written yet (src/store/admission/seal.ts). */
 function sealedView(n: Notification): Notification {
   return { ...n, status: { ...n.status, phase: 'new', admittedBySeal: true } };
 }

@@ -219,10 +219,10 @@ export class NotificationProcessor {
   }
 
   /**
-   * A notification only its seal admits (src/store/admission-seal.ts) was created
+   * A notification only its seal admits (src/store/admission/seal.ts) was created
    * alongside its duplicate claim: it runs once the claim stands behind it. One
-   * that lost its claim's race is deleted, as its creator does (repository.ts
-   * discardEarly); undefined: go on.
+   * that lost its claim's race is deleted, as its creator does
+   * (src/store/admission/notification-intake.ts); undefined: go on.
    */
   private async sealedIntake(n: AdmittedNotification): Promise<ReconcileResult | undefined> {
     const key = n.metadata.name;

@@ -11,6 +11,17 @@ import { NodeDirectory, slimNode } from './node-directory.ts';
 const log = pino({ level: 'silent' });
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 
+/** A Node as the directory keeps it: its name, the compute host it maps to, and its Ready condition when given. */
+const mappedNode = (
+  name: string,
+  resourceVersion: string,
+  computeHost: string,
+  ready?: 'True' | 'False',
+): NodeLike => ({
+  metadata: { name, resourceVersion, annotations: { 'masakari.openkeel.io/compute-host': computeHost } },
+  ...(ready ? { status: { conditions: [{ type: 'Ready', status: ready }] } } : {}),
+});
+
 function cluster() {
   let push: ((e: WatchEvent<NodeLike>) => void) | undefined;
   const kube = scriptedKube({
@@ -61,13 +72,7 @@ test('the fencing gate makes no Node list: it reads a watched Node cache, listed
   assert.ok((lists[0]!.args[2] as ListOptions).limit! > 0);
   c.push({
     type: 'MODIFIED',
-    object: {
-      metadata: {
-        name: 'worker-2',
-        resourceVersion: '11',
-        annotations: { 'masakari.openkeel.io/compute-host': 'cmp-002' },
-      },
-    },
+    object: mappedNode('worker-2', '11', 'cmp-002'),
   });
   assert.equal((await c.nodes.hostNodes('cmp-002')).nodes, ['worker-2']);
   assert.equal(await c.nodes.hostNodes('worker-2'), {
@@ -95,14 +100,7 @@ test('the Node cache keeps only the name, the compute-host annotation and the Re
       ],
     },
   } as NodeLike);
-  assert.equal(slim, {
-    metadata: {
-      name: 'worker-1',
-      resourceVersion: '3',
-      annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001' },
-    },
-    status: { conditions: [{ type: 'Ready', status: 'False' }] },
-  });
+  assert.equal(slim, mappedNode('worker-1', '3', 'cmp-001', 'False'));
 });
 
 test("nodeReadiness: the one mapped Node's Ready from the cache, never a list; none when not exactly one Node maps", async () => {
@@ -112,26 +110,12 @@ test("nodeReadiness: the one mapped Node's Ready from the cache, never a list; n
   assert.is(c.nodes.nodeReadiness('cmp-001'), 'Unknown', 'no Ready condition yet');
   c.push({
     type: 'MODIFIED',
-    object: {
-      metadata: {
-        name: 'worker-1',
-        resourceVersion: '12',
-        annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001' },
-      },
-      status: { conditions: [{ type: 'Ready', status: 'False' }] },
-    },
+    object: mappedNode('worker-1', '12', 'cmp-001', 'False'),
   });
   assert.is(c.nodes.nodeReadiness('cmp-001'), 'False');
   c.push({
     type: 'MODIFIED',
-    object: {
-      metadata: {
-        name: 'worker-1',
-        resourceVersion: '13',
-        annotations: { 'masakari.openkeel.io/compute-host': 'cmp-001' },
-      },
-      status: { conditions: [{ type: 'Ready', status: 'True' }] },
-    },
+    object: mappedNode('worker-1', '13', 'cmp-001', 'True'),
   });
   assert.is(c.nodes.nodeReadiness('cmp-001'), 'True');
   assert.is(c.nodes.nodeReadiness('nowhere'), undefined, 'not a Node');

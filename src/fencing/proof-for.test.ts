@@ -2,6 +2,8 @@
 // KubeClient that answers list calls only, as the engine would call it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { missingProof } from './testing/verdict.ts';
+import { rejection } from '../testing/expect-error.ts';
 import type { KubeClient, KubeList, ResourceRef } from '../k8s/client.ts';
 import { KubeError } from '../k8s/client.ts';
 import { scriptedKube } from '../testing/fake-kube.ts';
@@ -49,17 +51,13 @@ test('a host is proven fenced by the FAR of the Node that maps to it', async () 
 
 test('absent FAR and SNR CRDs mean "not proven" with the reason, not an exception', async () => {
   const v = await fencingProofFor('worker-2', { kube: listingKube({ nodes }), now: () => NOW });
-  if (v.proven) assert.unreachable();
-  else {
-    assert.match(v.missing, 'FenceAgentsRemediation (fence-agents-remediation.medik8s.io) is not installed');
-    assert.match(v.missing, 'SelfNodeRemediation (self-node-remediation.medik8s.io) is not installed');
-  }
+  assert.match(missingProof(v), 'FenceAgentsRemediation (fence-agents-remediation.medik8s.io) is not installed');
+  assert.match(missingProof(v), 'SelfNodeRemediation (self-node-remediation.medik8s.io) is not installed');
 });
 
 test('a host no Node maps to is not proven', async () => {
   const v = await fencingProofFor('cmp-404', { kube: listingKube({ nodes }), now: () => NOW });
-  if (v.proven) assert.unreachable();
-  else assert.match(v.missing, 'no Node maps to host cmp-404');
+  assert.match(missingProof(v), 'no Node maps to host cmp-404');
 });
 
 test("the remediator's FencingVerified verdict and a person's approval on the Notification both count", async () => {
@@ -102,11 +100,8 @@ test('a fencing proof taken from the wrong Node: two Nodes mapping to one host m
   for (const approvalOn of [undefined, approved]) {
     const kube = listingKube({ nodes: twoNodes, fenceagentsremediations: [fenced('worker-9')] });
     const v = await fencingProofFor('cmp-001', { kube, now: () => NOW, ...(approvalOn ? { approvalOn } : {}) });
-    if (v.proven) assert.unreachable(`proven by ${v.proof.source}`);
-    else {
-      assert.match(v.missing, 'host cmp-001 maps to more than one Node: worker-1, worker-9');
-      assert.match(v.missing, 'masakari.openkeel.io/compute-host');
-    }
+    assert.match(missingProof(v), 'host cmp-001 maps to more than one Node: worker-1, worker-9');
+    assert.match(missingProof(v), 'masakari.openkeel.io/compute-host');
   }
 });
 
@@ -122,11 +117,8 @@ test('an approval is not honoured while the policy that lets only approvers writ
     approvalOn,
     approvalGuard: { unguardedReason: async () => unguarded },
   });
-  if (v.proven) assert.unreachable(`proven by ${v.proof.source}`);
-  else {
-    assert.match(v.missing, `masakari.openkeel.io/fencing-approved-by ("mallory") is not honoured: ${unguarded}`);
-    assert.match(v.missing, 'FenceAgentsRemediation (fence-agents-remediation.medik8s.io) is not installed');
-  }
+  assert.match(missingProof(v), `masakari.openkeel.io/fencing-approved-by ("mallory") is not honoured: ${unguarded}`);
+  assert.match(missingProof(v), 'FenceAgentsRemediation (fence-agents-remediation.medik8s.io) is not installed');
   const guarded = await fencingProofFor('worker-2', {
     kube: listingKube({ nodes }),
     now: () => NOW,
@@ -138,12 +130,7 @@ test('an approval is not honoured while the policy that lets only approvers writ
 
 test('API failures other than 404/403 propagate so the caller retries', async () => {
   const kube = listingKube({ nodes, fenceagentsremediations: new KubeError(500, 'InternalError', 'etcd down') });
-  try {
-    await fencingProofFor('worker-2', { kube, now: () => NOW });
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, KubeError);
-  }
+  await rejection(fencingProofFor('worker-2', { kube, now: () => NOW }), KubeError);
 });
 
 test.run();

@@ -3,6 +3,8 @@ import * as assert from 'uvu/assert';
 import type { FenceAgentsRemediationLike, SelfNodeRemediationLike } from '../model/remediation-types.ts';
 import type { Condition } from '../model/types.ts';
 import { evaluateFencing, farProof, manualApproval, remediationProof, snrProof } from './proof.ts';
+import type { FencingInput } from './proof.ts';
+import { missingProof } from './testing/verdict.ts';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 const cond = (type: string, status: Condition['status']): Condition => ({
@@ -12,6 +14,8 @@ const cond = (type: string, status: Condition['status']): Condition => ({
   message: '',
   lastTransitionTime: '2026-11-29T11:59:00Z',
 });
+/** The verdict for node worker-1, now. */
+const verdict = (i: Omit<FencingInput, 'node' | 'nowMs'>) => evaluateFencing({ node: 'worker-1', nowMs: NOW, ...i });
 const far = (
   name: string,
   status: Condition['status'],
@@ -80,53 +84,38 @@ test('the fencing-approved-by annotation is an approval that names who and the w
 });
 
 test('without proof the verdict says what is missing', () => {
-  const none = evaluateFencing({
+  const none = verdict({
     required: 'FenceAgentsRemediation',
-    node: 'worker-1',
-    nowMs: NOW,
     fars: { items: [] },
   });
-  assert.equal(none.proven, false);
-  if (!none.proven) {
-    assert.match(none.missing, 'no FenceAgentsRemediation exists for node worker-1');
-    assert.match(none.missing, 'masakari.openkeel.io/fencing-approved-by');
-  }
-  const running = evaluateFencing({
+  assert.match(missingProof(none), 'no FenceAgentsRemediation exists for node worker-1');
+  assert.match(missingProof(none), 'masakari.openkeel.io/fencing-approved-by');
+  const running = verdict({
     required: 'FenceAgentsRemediation',
-    node: 'worker-1',
-    nowMs: NOW,
     fars: { items: [far('worker-1', 'False')] },
   });
-  if (running.proven) assert.unreachable();
-  else assert.match(running.missing, 'far/worker-1 has not reported FenceAgentActionSucceeded=True yet');
+  assert.match(missingProof(running), 'far/worker-1 has not reported FenceAgentActionSucceeded=True yet');
 });
 
 test('an absent FAR CRD is "no proof", not an error', () => {
-  const v = evaluateFencing({
+  const v = verdict({
     required: 'FenceAgentsRemediation',
-    node: 'worker-1',
-    nowMs: NOW,
     fars: {
       unavailable: 'FenceAgentsRemediation (fence-agents-remediation.medik8s.io) is not installed in this cluster',
     },
   });
-  if (v.proven) assert.unreachable();
-  else assert.match(v.missing, 'is not installed');
+  assert.match(missingProof(v), 'is not installed');
 });
 
 test('only the required proof counts, but a manual approval overrides any requirement', () => {
-  const snrOnly = evaluateFencing({
+  const snrOnly = verdict({
     required: 'SelfNodeRemediation',
-    node: 'worker-1',
-    nowMs: NOW,
     fars: { items: [far('worker-1', 'True')] },
     snrs: { items: [] },
   });
   assert.equal(snrOnly.proven, false);
-  const approved = evaluateFencing({
+  const approved = verdict({
     required: 'FenceAgentsRemediation',
-    node: 'worker-1',
-    nowMs: NOW,
     fars: { items: [] },
     approvalOn: {
       meta: { name: 'r', annotations: { 'masakari.openkeel.io/fencing-approved-by': 'bob' } },
@@ -134,9 +123,8 @@ test('only the required proof counts, but a manual approval overrides any requir
     },
   });
   assert.equal(approved.proven && approved.proof.kind, 'ManualApproval');
-  const manual = evaluateFencing({ required: 'ManualApproval', node: 'worker-1', nowMs: NOW });
-  if (manual.proven) assert.unreachable();
-  else assert.match(manual.missing, 'fencingProof is ManualApproval');
+  const manual = verdict({ required: 'ManualApproval' });
+  assert.match(missingProof(manual), 'fencingProof is ManualApproval');
 });
 
 test("a MasakariRemediation's FencingVerified=True is proof for the API path", () => {

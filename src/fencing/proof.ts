@@ -201,25 +201,14 @@ export async function gatherEvidence(
   kube: KubeClient,
   required: FencingProofKind,
 ): Promise<Pick<FencingInput, 'fars' | 'snrs'>> {
-  if (required === 'FenceAgentsRemediation') {
-    return {
-      fars: await readEvidence<FenceAgentsRemediationLike>(
-        kube,
-        REMEDIATION_RESOURCES.fenceAgentsRemediations,
-        'FenceAgentsRemediation',
-      ),
-    };
+  switch (required) {
+    case 'FenceAgentsRemediation':
+      return { fars: await readEvidence(kube, REMEDIATION_RESOURCES.fenceAgentsRemediations, required) };
+    case 'SelfNodeRemediation':
+      return { snrs: await readEvidence(kube, REMEDIATION_RESOURCES.selfNodeRemediations, required) };
+    default:
+      return {};
   }
-  if (required === 'SelfNodeRemediation') {
-    return {
-      snrs: await readEvidence<SelfNodeRemediationLike>(
-        kube,
-        REMEDIATION_RESOURCES.selfNodeRemediations,
-        'SelfNodeRemediation',
-      ),
-    };
-  }
-  return {};
 }
 
 export interface FencingProofForOptions {

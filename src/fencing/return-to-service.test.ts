@@ -1,10 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { HaService } from '../domain/ha-service.ts';
-import { MemoryRepository } from '../domain/testing/memory-repository.ts';
+import { rejection } from '../testing/expect-error.ts';
+import { memoryService } from '../domain/testing/memory-service.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import { NovaBadRequest, NovaError } from '../openstack/types.ts';
-import { FakeNova } from '../testing/fake-nova.ts';
+import { FakeNova, novaService } from '../testing/fake-nova.ts';
 import {
   finishedRecovery,
   hostPower,
@@ -14,28 +14,10 @@ import {
   returnPolicyOf,
 } from './return-to-service.ts';
 
+/** Host h1 as a recovery left it: on maintenance, its service disabled and forced down. */
 async function setup() {
-  const repo = new MemoryRepository();
-  const service = new HaService(
-    repo,
-    { exists: async () => true },
-    { osapi_max_limit: 1000, duplicate_notification_detection_interval: 180 },
-  );
-  const seg = await repo.createSegment({
-    name: 's',
-    service_type: 'C',
-    recovery_method: 'auto',
-    description: null,
-    enabled: true,
-  });
-  const h = await repo.createHost(seg.uuid, {
-    name: 'h1',
-    type: 'C',
-    control_attributes: '',
-    on_maintenance: false,
-    reserved: false,
-  });
-  repo.setHostFlags(h.uuid, { on_maintenance: true });
+  const { repo, service, hosts } = await memoryService({ hosts: ['h1'] });
+  repo.setHostFlags(hosts[0]!.uuid, { on_maintenance: true });
   const nova = new FakeNova();
   const compute = nova.addHost('h1', { status: 'disabled', forced_down: true, state: 'down' });
   return { repo, service, nova, compute, host: () => repo.getHostByName('h1')! };
@@ -68,15 +50,7 @@ test("the recovery undone is the host's newest COMPUTE_HOST notification, and on
 });
 
 test('back: BMC On, service reporting, Node Ready, each only where it applies', () => {
-  const compute = {
-    id: 's',
-    binary: 'nova-compute',
-    host: 'h',
-    status: 'disabled',
-    state: 'down',
-    disabled_reason: null,
-    forced_down: true,
-  } as const;
+  const compute = novaService('h', { status: 'disabled', state: 'down', forced_down: true });
   assert.is(notBackBecause('h', { compute, reporting: true }), undefined);
   assert.match(notBackBecause('h', { compute, reporting: false })!, 'not reporting');
   assert.match(notBackBecause('h', { compute, reporting: true, nodeReady: false })!, 'Node is not Ready');
@@ -115,12 +89,7 @@ test('restore: Nova refusing is deferred with its words, maintenance untouched; 
   assert.match(!out.done ? out.message : '', 'HTTP 400');
   assert.ok(s.host().on_maintenance);
   s.nova.failNext('updateService', new NovaError(503, 'unavailable'));
-  try {
-    await restoreHost({ nova: s.nova, service: s.service }, s.host(), s.compute);
-    assert.unreachable('should throw');
-  } catch (err) {
-    assert.instance(err, NovaError);
-  }
+  await rejection(restoreHost({ nova: s.nova, service: s.service }, s.host(), s.compute), NovaError);
   assert.ok(s.host().on_maintenance);
 });
 

@@ -71,6 +71,23 @@ const rec = (v: unknown): Raw => (v && typeof v === 'object' ? (v as Raw) : {});
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 const list = (v: unknown): Raw[] => (Array.isArray(v) ? v.map(rec) : []);
 
+/**
+ * The named entries of one of a kubeconfig's lists (clusters, users,
+ * contexts: `{name, <field>: {...}}`) added to `into`; a name already there
+ * stays, so the first file to name it wins, as kubectl merges KUBECONFIG.
+ */
+function mergeNamed<T>(
+  into: Map<string, T>,
+  entries: unknown,
+  field: string,
+  read: (body: Raw, name: string) => T,
+): void {
+  for (const e of list(entries)) {
+    const name = str(e.name);
+    if (name && !into.has(name)) into.set(name, read(rec(e[field]), name));
+  }
+}
+
 export class KubeConfig implements KubeConnectionConfig {
   readonly clusters = new Map<string, KubeCluster>();
   readonly users = new Map<string, KubeUser>();
@@ -104,48 +121,33 @@ export class KubeConfig implements KubeConnectionConfig {
     const doc = rec(parseYaml(fs.readFileSync(file, 'utf8')));
     // Relative paths in a kubeconfig are relative to the file, as kubectl reads them.
     const abs = (p: string | undefined) => (p && !path.isAbsolute(p) ? path.resolve(path.dirname(file), p) : p);
-    for (const c of list(doc.clusters)) {
-      const name = str(c.name);
-      const cl = rec(c.cluster);
-      if (!name || this.clusters.has(name)) continue;
-      this.clusters.set(name, {
-        name,
-        server: str(cl.server) ?? '',
-        caData: str(cl['certificate-authority-data']),
-        caFile: abs(str(cl['certificate-authority'])),
-        skipTLSVerify: cl['insecure-skip-tls-verify'] === true,
-        tlsServerName: str(cl['tls-server-name']),
-        proxyUrl: str(cl['proxy-url']),
-      });
-    }
-    for (const u of list(doc.users)) {
-      const name = str(u.name);
-      const us = rec(u.user);
-      if (!name || this.users.has(name)) continue;
-      this.users.set(name, {
-        name,
-        token: str(us.token),
-        tokenFile: abs(str(us.tokenFile)),
-        certData: str(us['client-certificate-data']),
-        certFile: abs(str(us['client-certificate'])),
-        keyData: str(us['client-key-data']),
-        keyFile: abs(str(us['client-key'])),
-        username: str(us.username),
-        password: str(us.password),
-        delegated: us.exec !== undefined || us['auth-provider'] !== undefined,
-      });
-    }
-    for (const c of list(doc.contexts)) {
-      const name = str(c.name);
-      const cx = rec(c.context);
-      if (!name || this.contexts.has(name)) continue;
-      this.contexts.set(name, {
-        name,
-        cluster: str(cx.cluster) ?? '',
-        user: str(cx.user) ?? '',
-        namespace: str(cx.namespace),
-      });
-    }
+    mergeNamed(this.clusters, doc.clusters, 'cluster', (cl, name) => ({
+      name,
+      server: str(cl.server) ?? '',
+      caData: str(cl['certificate-authority-data']),
+      caFile: abs(str(cl['certificate-authority'])),
+      skipTLSVerify: cl['insecure-skip-tls-verify'] === true,
+      tlsServerName: str(cl['tls-server-name']),
+      proxyUrl: str(cl['proxy-url']),
+    }));
+    mergeNamed(this.users, doc.users, 'user', (us, name) => ({
+      name,
+      token: str(us.token),
+      tokenFile: abs(str(us.tokenFile)),
+      certData: str(us['client-certificate-data']),
+      certFile: abs(str(us['client-certificate'])),
+      keyData: str(us['client-key-data']),
+      keyFile: abs(str(us['client-key'])),
+      username: str(us.username),
+      password: str(us.password),
+      delegated: us.exec !== undefined || us['auth-provider'] !== undefined,
+    }));
+    mergeNamed(this.contexts, doc.contexts, 'context', (cx, name) => ({
+      name,
+      cluster: str(cx.cluster) ?? '',
+      user: str(cx.user) ?? '',
+      namespace: str(cx.namespace),
+    }));
     if (!this.currentContext) this.currentContext = str(doc['current-context']) ?? '';
   }
 

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rejection } from '../testing/expect-error.ts';
 import { KubeError } from './client.ts';
 import type { KubeList, ListOptions } from './client.ts';
 import { listAllPages, MAX_PAGED_SNAPSHOTS } from './list-pages.ts';
@@ -72,13 +73,7 @@ test('a snapshot that keeps expiring gives up with the 410 after a bounded numbe
       return { metadata: { resourceVersion: String(n), continue: 'c' }, items: items('a') };
     },
   });
-  try {
-    await listAllPages<Item>(kube, RESOURCES.configMaps, 'ns', {}, 1);
-    assert.unreachable('should have thrown');
-  } catch (err) {
-    assert.ok(err instanceof KubeError);
-    assert.is((err as KubeError).code, 410);
-  }
+  assert.is((await rejection(listAllPages<Item>(kube, RESOURCES.configMaps, 'ns', {}, 1), KubeError)).code, 410);
   assert.is(n, MAX_PAGED_SNAPSHOTS * 2);
   assert.ok(kube.callsOf('list').every((c) => (c.args[2] as ListOptions).limit === 1));
 });

@@ -9,7 +9,7 @@ export const RESOURCES = {
   notifications: { group: GROUP, version: VERSION, plural: KINDS.notification.plural, namespaced: true },
   configMaps: { group: '', version: 'v1', plural: 'configmaps', namespaced: true },
   leases: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true },
-  /** Only the admission key (src/store/admission-seal.ts). */
+  /** Only the admission key (src/store/admission/seal.ts). */
   secrets: { group: '', version: 'v1', plural: 'secrets', namespaced: true },
   events: { group: 'events.k8s.io', version: 'v1', plural: 'events', namespaced: true },
   namespaces: { group: '', version: 'v1', plural: 'namespaces', namespaced: false },

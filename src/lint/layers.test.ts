@@ -50,8 +50,8 @@ const REVERTED_FIXES: { fix: string; file: string; line: string; rule?: string }
   },
   {
     fix: 'the store takes its validators from domain/spec-validators.ts, not the reconcilers',
-    file: 'src/store/intake.ts',
-    line: "import { addStoreControllers } from '../reconcilers/index.ts';",
+    file: 'src/store/admission/duplicate-claim.ts',
+    line: "import { addStoreControllers } from '../../reconcilers/index.ts';",
   },
   {
     fix: 'the webhook takes its validators from domain/spec-validators.ts, not the reconcilers',
@@ -71,12 +71,12 @@ const REVERTED_FIXES: { fix: string; file: string; line: string; rule?: string }
   {
     fix: 'the engine reaches the store through its door, store/index.ts (issue 34)',
     file: 'src/engine/notification-processor.ts',
-    line: "import { sealedIntakeStanding as bypass } from '../store/sealed-intake.ts';",
+    line: "import { sealedIntakeStanding as bypass } from '../store/admission/standing.ts';",
   },
   {
     fix: 'the reconcilers reach the store through its door, store/index.ts (issue 34)',
     file: 'src/reconcilers/admission.ts',
-    line: "import type { StoreDeps as Bypass } from '../store/admission.ts';",
+    line: "import type { StoreDeps as Bypass } from '../store/admission/create.ts';",
   },
   {
     fix: 'the commands reach the store through its door, store/index.ts (issue 34)',

@@ -1,6 +1,6 @@
 // No import cycle among the files of src/, counting type imports too:
 // eslint's import-x/no-cycle (make lint) skips `import type`, so a cycle of
-// types alone (store/admission.ts <-> admission-seal.ts had one) would pass
+// types alone (store/admission/create.ts <-> admission/seal.ts had one) would pass
 // it. This follows every relative import and re-export of every non-test file.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, resolve } from 'node:path';

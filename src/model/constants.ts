@@ -31,7 +31,7 @@ export const LABELS = {
   /** On Notification: the uuid of the source host. */
   hostUuid: `${GROUP}/host-uuid`,
   /**
-   * On a notification's duplicate claim (src/store/intake.ts) and journal pages
+   * On a notification's duplicate claim (src/store/admission/duplicate-claim.ts) and journal pages
    * (src/store/journal-pages.ts): the uuid of the Notification they belong to.
    */
   notificationUuid: `${GROUP}/notification-uuid`,
@@ -63,7 +63,7 @@ export const ANNOTATIONS = {
   /**
    * On a Notification the REST path created: an HMAC of its name, identity
    * labels and spec under the operator's admission key, which admits it
-   * without a status write (src/store/admission-seal.ts).
+   * without a status write (src/store/admission/seal.ts).
    */
   admissionSeal: `${GROUP}/admission-seal`,
 } as const;

@@ -12,7 +12,7 @@ export const INDEX = {
   segmentRef: 'segmentRef',
   /**
    * Notifications by duplicate fingerprint: a digest of source host uuid,
-   * type and payload hash (src/store/fingerprints.ts fingerprintKey), so
+   * type and payload hash (src/store/admission/fingerprints.ts fingerprintKey), so
    * the duplicate check reads the few with the same payload, not every
    * notification of the host.
    */

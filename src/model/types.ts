@@ -251,7 +251,7 @@ export interface NotificationStatusBlock extends AssignedStatus {
   fencing?: FencingRecord;
   /**
    * Never stored: set on the in-process view of a sealed Notification whose
-   * status the API server does not hold yet (src/store/admission-seal.ts), so
+   * status the API server does not hold yet (src/store/admission/seal.ts), so
    * a status writer knows there is nothing to patch against.
    */
   admittedBySeal?: true;

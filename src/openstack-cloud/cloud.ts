@@ -56,13 +56,20 @@ export interface OpenStackCloud {
   setMasakariEndpoint(url: string): Promise<void>;
   /** SIGKILLs a host's nova-compute (its fake servers are lost with it, as with a dead host). */
   killCompute(host: string): Promise<void>;
-  /** Starts a host's nova-compute again and waits until Nova reports it up. */
-  startCompute(host: string): Promise<void>;
+  /** Starts a host's nova-compute again and waits until Nova reports it up (waitUp false: only starts it). */
+  startCompute(host: string, waitUp?: boolean): Promise<void>;
+  /** Waits until Nova reports every host's nova-compute up (never while its service is forced down). */
+  waitComputesUp(hosts: string[]): Promise<void>;
   computeRunning(host: string): boolean;
   /** Seconds the bring-up took, per phase and in all. */
   timings: Record<string, number>;
   /** oslo.messaging URL of the cloud's RabbitMQ (for another service's RPC, e.g. Masakari's). */
   transportUrl: string;
+  /**
+   * Starts a helper process (an emulated BMC) owned like the cloud's own: in its own group, logged to
+   * dir/log/<name>.log, guarded by the watchdog (so its command line must name dir) and stopped by stop().
+   */
+  launch(name: string, cmd: string, args: string[], env?: NodeJS.ProcessEnv): ManagedProcess;
   stop(): Promise<void>;
 }
 
@@ -330,6 +337,7 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
     timings,
     transportUrl: rabbitUrl(ports),
     setMasakariEndpoint: (url) => ks.setEndpoint('instance-ha', 'masakari', url),
+    launch: (name, cmd, args, env) => launch(name, cmd, args, env ?? pyEnv),
     computeRunning: (host) => {
       const p = procs.get(`nova-compute-${host}`);
       return p !== undefined && !p.exit;
@@ -341,13 +349,14 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
       signalGroup(p.pid, 'SIGKILL');
       await p.exited;
     },
-    async startCompute(host) {
+    async startCompute(host, waitUp = true) {
       if (!computes.includes(host)) throw new Error(`no compute ${host}`);
       const p = procs.get(`nova-compute-${host}`);
       if (p && !p.exit) throw new Error(`nova-compute on ${host} is running`);
       startComputeProcess(host);
-      await waitComputesUp([host], `nova-compute up again on ${host}`);
+      if (waitUp) await waitComputesUp([host], `nova-compute up again on ${host}`);
     },
+    waitComputesUp: async (hosts) => void (await waitComputesUp(hosts, `nova-compute up on ${hosts.join(', ')}`)),
     stop,
   };
 }

@@ -8,11 +8,21 @@
 //   GET  /computes                  [{host, running}]
 //   PUT  /endpoints/instance-ha     {"url": …}: the catalog's masakari endpoint
 //   GET  /nova/exchanges?since=N    what went through the nova-api proxy after seq N
+//   PUT  /nova/down                 {"down": true|false}: the proxy closes every connection unanswered (an outage)
 //   GET  /standins/unexpected       requests the Glance/Neutron stand-ins did not serve
 //   POST /reset                     back to the just-started state (reset.ts): computes up and
 //                                   enabled, no servers, no aggregates; answers what it undid
+//                                   (Nova reachable again; with emulated BMCs: every BMC running, every
+//                                   host powered on)
+// The emulated BMCs (bmc/emulated-bmcs.ts), started by the first POST /bmcs:
+//   POST /bmcs                      start them (once); answers their description (URLs, credentials)
+//   GET  /bmcs/events?since=N       the power changes after seq N, with their times
+//   POST /bmcs/{redfish|ipmi}[/{host}]/{stop|start}   stop a BMC (unreachable) or start it again
+//   POST /bmcs/{redfish|ipmi}/{host}/power/{on|off}   a power request at the BMC, by its own protocol
 import { createServer, type Server } from 'node:http';
+import { startEmulatedBmcs, type EmulatedBmcs } from './bmc/emulated-bmcs.ts';
 import type { OpenStackCloud } from './cloud.ts';
+import { defaultLog } from './install.ts';
 import { resetCloud } from './reset.ts';
 
 /** What GET /cloud tells another process about the running cloud. */
@@ -31,7 +41,20 @@ export interface CloudControl {
   close(): Promise<void>;
 }
 
-export async function startCloudControl(cloud: OpenStackCloud, port = 0): Promise<CloudControl> {
+export async function startCloudControl(
+  cloud: OpenStackCloud,
+  port = 0,
+  log: (line: string) => void = defaultLog,
+): Promise<CloudControl> {
+  let bmcs: Promise<EmulatedBmcs> | undefined;
+  const startBmcs = (): Promise<EmulatedBmcs> => {
+    // a failed start is not kept: the next POST /bmcs tries again
+    bmcs ??= startEmulatedBmcs(cloud, log).catch((e: unknown) => {
+      bmcs = undefined;
+      throw e;
+    });
+    return bmcs;
+  };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -43,6 +66,8 @@ export async function startCloudControl(cloud: OpenStackCloud, port = 0): Promis
       };
       const url = new URL(req.url ?? '/', 'http://x');
       const compute = /^\/computes\/([^/]+)\/(kill|start)$/.exec(url.pathname);
+      const bmcLife = /^\/bmcs\/(redfish|ipmi)(?:\/([^/]+))?\/(stop|start)$/.exec(url.pathname);
+      const bmcPower = /^\/bmcs\/(redfish|ipmi)\/([^/]+)\/power\/(on|off)$/.exec(url.pathname);
       const handle = async (): Promise<[number, unknown]> => {
         if (req.method === 'GET' && url.pathname === '/cloud') return [200, describeCloud(cloud)];
         if (req.method === 'GET' && url.pathname === '/computes')
@@ -60,12 +85,43 @@ export async function startCloudControl(cloud: OpenStackCloud, port = 0): Promis
           await cloud.setMasakariEndpoint(body.url);
           return [200, { url: body.url }];
         }
+        if (req.method === 'PUT' && url.pathname === '/nova/down') {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { down?: unknown };
+          if (typeof body.down !== 'boolean') return [400, { error: 'down (boolean) required' }];
+          cloud.recorder.setDown(body.down);
+          return [200, { down: body.down }];
+        }
         if (req.method === 'GET' && url.pathname === '/nova/exchanges') {
           const since = Number(url.searchParams.get('since') ?? 0) || 0;
           return [200, { last: cloud.recorder.lastSeq(), exchanges: cloud.recorder.since(since) }];
         }
-        if (req.method === 'POST' && url.pathname === '/reset')
-          return [200, await resetCloud(cloud, cloud.keystone.nova)];
+        if (req.method === 'POST' && url.pathname === '/reset') {
+          cloud.recorder.setDown(false);
+          // the BMCs first: powering a host on starts its nova-compute, which resetCloud would otherwise start
+          const bmcsReset = bmcs ? await (await bmcs).reset() : [];
+          const report = await resetCloud(cloud, cloud.keystone.nova);
+          // a host the BMCs powered on runs nova-compute, maybe forced down until resetCloud cleared that
+          if (bmcsReset.length) await cloud.waitComputesUp(cloud.computes);
+          return [200, { ...report, bmcsReset }];
+        }
+        if (req.method === 'POST' && url.pathname === '/bmcs') return [200, (await startBmcs()).describe()];
+        if (req.method === 'GET' && url.pathname === '/bmcs/events') {
+          if (!bmcs) return [409, { error: 'no emulated BMCs: POST /bmcs first' }];
+          return [200, (await bmcs).events(Number(url.searchParams.get('since') ?? 0) || 0)];
+        }
+        if (req.method === 'POST' && (bmcLife || bmcPower)) {
+          if (!bmcs) return [409, { error: 'no emulated BMCs: POST /bmcs first' }];
+          const b = await bmcs;
+          const host = decodeURIComponent((bmcLife ? bmcLife[2] : bmcPower?.[2]) ?? '');
+          if (host && !cloud.computes.includes(host)) return [404, { error: `no compute ${host}` }];
+          if (bmcLife) {
+            const kind = bmcLife[1] as 'redfish' | 'ipmi';
+            await (bmcLife[3] === 'stop' ? b.stop(kind, host || undefined) : b.start(kind, host || undefined));
+          } else if (bmcPower) {
+            await b.power(bmcPower[1] as 'redfish' | 'ipmi', host, bmcPower[3] as 'on' | 'off');
+          }
+          return [200, b.describe()];
+        }
         if (req.method === 'GET' && url.pathname === '/standins/unexpected')
           return [200, { glance: cloud.glance.unexpected, neutron: cloud.neutron.unexpected }];
         return [404, { error: `no route ${req.method} ${url.pathname}` }];
@@ -84,10 +140,12 @@ export async function startCloudControl(cloud: OpenStackCloud, port = 0): Promis
   const actual = typeof addr === 'object' && addr ? addr.port : port;
   return {
     url: `http://127.0.0.1:${actual}`,
-    close: () =>
-      new Promise((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+      await (await bmcs?.catch(() => undefined))?.close();
+    },
   };
 }

@@ -1,5 +1,7 @@
 // What the mini OpenStack needs installed: the pinned venv of
-// hack/openstack/venv.sh and Debian's rabbitmq-server (hack/openstack/rabbitmq.sh).
+// hack/openstack/venv.sh and Debian's rabbitmq-server (hack/openstack/rabbitmq.sh);
+// for its emulated BMCs (bmc/), sushy-tools' venv (hack/bmc/sushy-venv.sh) and
+// Debian's openipmi and ipmitool (hack/bmc/openipmi.sh).
 
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -44,5 +46,17 @@ export async function ensureOpenStackVenv(log: (line: string) => void = defaultL
 /** hack/openstack/rabbitmq.sh: installs Debian's rabbitmq-server when missing, prints its server script. */
 export async function ensureRabbitmq(): Promise<string> {
   const out = await run(join(repoRoot(), 'hack/openstack/rabbitmq.sh'), [], { timeoutMs: 15 * 60_000 });
+  return out.trim().split('\n').pop() ?? '';
+}
+
+/** hack/bmc/sushy-venv.sh: the venv with sushy-emulator (built the first time, seconds), prints its path. */
+export async function ensureSushyVenv(): Promise<string> {
+  const out = await run(join(repoRoot(), 'hack/bmc/sushy-venv.sh'), [], { timeoutMs: 15 * 60_000 });
+  return out.trim().split('\n').pop() ?? '';
+}
+
+/** hack/bmc/openipmi.sh: installs Debian's openipmi and ipmitool when missing, prints the path of ipmi_sim. */
+export async function ensureOpenIpmi(): Promise<string> {
+  const out = await run(join(repoRoot(), 'hack/bmc/openipmi.sh'), [], { timeoutMs: 15 * 60_000 });
   return out.trim().split('\n').pop() ?? '';
 }

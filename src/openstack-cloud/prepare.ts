@@ -1,13 +1,14 @@
 // Installs what the mini OpenStack needs and exits, without starting it: the
-// pinned venv (hack/openstack/venv.sh), Debian's rabbitmq-server and the
-// migrated database templates. `.ci/run` starts this in the background at the
+// pinned venv (hack/openstack/venv.sh), Debian's rabbitmq-server, the
+// migrated database templates, and for the emulated BMCs sushy-tools' venv
+// (hack/bmc/sushy-venv.sh) and Debian's openipmi and ipmitool. `.ci/run` starts this in the background at the
 // very beginning, so the minutes of pip and schema migrations overlap with
 // lint and the other suites; the openstack suite's own bring-up then finds
 // everything cached (venv.sh holds a lock, so a build still running is waited
 // for, never started twice).
 //
 //   node --import tsx src/openstack-cloud/prepare.ts
-import { defaultLog, ensureOpenStackVenv, ensureRabbitmq } from './install.ts';
+import { defaultLog, ensureOpenIpmi, ensureOpenStackVenv, ensureRabbitmq, ensureSushyVenv } from './install.ts';
 import { ensureTemplates } from './templates.ts';
 
 /** Venv, RabbitMQ and database templates; returns the seconds each took. */
@@ -20,8 +21,14 @@ export async function prepareOpenStack(log: (line: string) => void = defaultLog)
       timings.venv = secs(t0);
       return v;
     }),
-    ensureRabbitmq().then(() => {
+    // the apt installs one after the other (dpkg's lock), while pip builds the venvs
+    ensureRabbitmq().then(async () => {
       timings.rabbitmq = secs(t0);
+      await ensureOpenIpmi();
+      timings.openipmi = secs(t0);
+    }),
+    ensureSushyVenv().then(() => {
+      timings.sushy = secs(t0);
     }),
   ]);
   const t1 = Date.now();

@@ -24,6 +24,11 @@ export interface NovaRecorder {
   /** Exchanges with seq > since, oldest first. */
   since(since: number): NovaExchange[];
   lastSeq(): number;
+  /**
+   * While down, every request's connection is closed without an answer: Nova cannot be reached through the
+   * catalog's endpoint, as in an outage of nova-api or of the network to it (nothing is recorded).
+   */
+  setDown(down: boolean): void;
   close(): Promise<void>;
 }
 
@@ -43,7 +48,9 @@ function parse(text: string): unknown {
 export async function startNovaRecorder(port: number, upstreamPort: number): Promise<NovaRecorder> {
   const log: NovaExchange[] = [];
   let seq = 0;
+  let down = false;
   const server: Server = createServer((req, res) => {
+    if (down) return void req.socket.destroy();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -110,6 +117,10 @@ export async function startNovaRecorder(port: number, upstreamPort: number): Pro
     url: `http://127.0.0.1:${port}`,
     since: (since) => log.filter((e) => e.seq > since),
     lastSeq: () => seq,
+    setDown: (d) => {
+      down = d;
+      if (d) server.closeIdleConnections();
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

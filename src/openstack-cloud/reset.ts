@@ -23,6 +23,8 @@ export interface ResetReport {
   servicesEnabled: string[];
   serversDeleted: number;
   aggregatesDeleted: number;
+  /** What the control API undid at the emulated BMCs first (control.ts), when they run. */
+  bmcsReset?: string[];
 }
 
 export async function resetCloud(cloud: ResettableCloud, admin: NovaCall): Promise<ResetReport> {

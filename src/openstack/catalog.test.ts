@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { thrown } from '../testing/expect-error.ts';
 import type { CatalogEntry } from './catalog.ts';
 import { EndpointNotFound, normalizeInterface, parseCatalogInfo, selectEndpoint } from './catalog.ts';
 
@@ -68,16 +69,15 @@ test('selectEndpoint filters by type, name, interface and region and trims the t
 });
 
 test('selectEndpoint names what it looked for when nothing matches', () => {
-  try {
-    selectEndpoint(catalog, { serviceType: 'compute', serviceName: 'nova', interface: 'admin', region: 'RegionOne' });
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, EndpointNotFound);
-    assert.is(
-      (err as Error).message,
-      'No endpoint in the service catalog matches type=compute, name=nova, interface=admin, region=RegionOne',
-    );
-  }
+  const err = thrown(
+    () =>
+      selectEndpoint(catalog, { serviceType: 'compute', serviceName: 'nova', interface: 'admin', region: 'RegionOne' }),
+    EndpointNotFound,
+  );
+  assert.is(
+    err.message,
+    'No endpoint in the service catalog matches type=compute, name=nova, interface=admin, region=RegionOne',
+  );
 });
 
 test.run();

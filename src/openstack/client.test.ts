@@ -4,6 +4,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rejection } from '../testing/expect-error.ts';
 import { MockAgent } from 'undici';
 import type { Interceptable } from 'undici';
 import type { CallRecord } from './http.ts';
@@ -181,10 +182,7 @@ test('one caller aborting does not fail another caller waiting on the same login
   const first = client.listAggregates({ signal: ac.signal });
   const second = client.listAggregates();
   ac.abort(new Error('first caller gave up'));
-  await first.then(
-    () => assert.unreachable(),
-    (err: Error) => assert.is(err.message, 'first caller gave up'),
-  );
+  assert.is((await rejection(first, Error)).message, 'first caller gave up');
   assert.equal(await second, []);
 });
 
@@ -213,13 +211,8 @@ test('a second 401 surfaces as NovaError 401', async () => {
     .intercept({ path: '/v2.1/os-aggregates', method: 'GET' })
     .reply(401, { error: { message: 'nope' } })
     .times(2);
-  try {
-    await client.listAggregates();
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, NovaError);
-    assert.is((err as NovaError).status, 401);
-  }
+  const err = await rejection(client.listAggregates(), NovaError);
+  assert.is(err.status, 401);
 });
 
 test('bad Keystone credentials become NovaError 401 with Keystone’s message', async () => {
@@ -227,17 +220,9 @@ test('bad Keystone credentials become NovaError 401 with Keystone’s message', 
   ks.intercept({ path: '/v3/auth/tokens', method: 'POST' }).reply(401, {
     error: { code: 401, message: 'The request you have made requires authentication.', title: 'Unauthorized' },
   });
-  try {
-    await client.listAggregates();
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, NovaError);
-    assert.is((err as NovaError).status, 401);
-    assert.match(
-      (err as Error).message,
-      /Keystone login failed \(HTTP 401\): The request you have made requires authentication\./,
-    );
-  }
+  const err = await rejection(client.listAggregates(), NovaError);
+  assert.is(err.status, 401);
+  assert.match(err.message, /Keystone login failed \(HTTP 401\): The request you have made requires authentication\./);
 });
 
 test('GET is retried on 503 up to maxRetries with growing backoff, then the 503 surfaces', async () => {
@@ -247,14 +232,9 @@ test('GET is retried on 503 up to maxRetries with growing backoff, then the 503 
     .intercept({ path: '/v2.1/servers/s1', method: 'GET' })
     .reply(503, fault('serviceUnavailable', 503, 'busy'))
     .times(4);
-  try {
-    await client.getServer('s1');
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, NovaError);
-    assert.is((err as NovaError).status, 503);
-    assert.is((err as Error).message, 'busy');
-  }
+  const err = await rejection(client.getServer('s1'), NovaError);
+  assert.is(err.status, 503);
+  assert.is(err.message, 'busy');
   const novaCalls = calls.filter((c) => c.service === 'compute');
   assert.equal(
     novaCalls.map((c) => c.attempt),
@@ -320,14 +300,9 @@ test('a request slower than timeoutMs fails with status 0; GETs retry the timeou
     .delay(300)
     .times(2);
   const started = Date.now();
-  try {
-    await client.getServer('slow');
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, NovaError);
-    assert.is((err as NovaError).status, 0);
-    assert.match((err as Error).message, /timed out after 50 ms/);
-  }
+  const err = await rejection(client.getServer('slow'), NovaError);
+  assert.is(err.status, 0);
+  assert.match(err.message, /timed out after 50 ms/);
   assert.ok(Date.now() - started < 280, 'gave up at the deadline, not when the reply came');
   const attempts = calls.filter((c) => c.service === 'compute');
   assert.equal(
@@ -353,24 +328,14 @@ test('error translation: 400/403/404/409 subclasses carry Nova’s message; othe
     nova
       .intercept({ path: '/v2.1/servers/s1/action', method: 'POST' })
       .reply(status, fault(name, status, `m${status}`));
-    try {
-      await client.stopServer('s1');
-      assert.unreachable();
-    } catch (err) {
-      assert.instance(err, cls as typeof NovaError);
-      assert.is((err as NovaError).status, status);
-      assert.is((err as Error).message, `m${status}`);
-    }
+    const err = await rejection(client.stopServer('s1'), cls as typeof NovaError);
+    assert.is(err.status, status);
+    assert.is(err.message, `m${status}`);
   }
   nova
     .intercept({ path: '/v2.1/os-aggregates/7/action', method: 'POST' })
     .reply(409, fault('conflictingRequest', 409, 'Aggregate 7 already has host cpu2.'));
-  try {
-    await client.addHostToAggregate(7, 'cpu2');
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, NovaConflict);
-  }
+  await rejection(client.addHostToAggregate(7, 'cpu2'), NovaConflict);
 });
 
 test('listServersOnHost follows servers_links, taking only marker and limit from the link', async () => {
@@ -501,14 +466,9 @@ test('interface override picks the internal endpoint; a missing endpoint is Nova
   const other = setup();
   other.allowLogin();
   const wrongRegion = new HttpNovaClient(other.session, { region: 'RegionTwo' });
-  try {
-    await wrongRegion.listAggregates();
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, NovaError);
-    assert.is((err as NovaError).status, 0);
-    assert.match((err as Error).message, /No endpoint in the service catalog matches type=compute, name=nova/);
-  }
+  const err = await rejection(wrongRegion.listAggregates(), NovaError);
+  assert.is(err.status, 0);
+  assert.match(err.message, /No endpoint in the service catalog matches type=compute, name=nova/);
 });
 
 test('onCall reports service, method, path template, action, status and duration', async () => {
@@ -537,12 +497,8 @@ test('an aborted caller signal ends the call without retries', async () => {
     .times(4);
   const ac = new AbortController();
   setTimeout(() => ac.abort(new Error('shutting down')), 20);
-  try {
-    await client.getServer('s1', { signal: ac.signal });
-    assert.unreachable();
-  } catch (err) {
-    assert.is((err as Error).message, 'shutting down');
-  }
+  const err = await rejection(client.getServer('s1', { signal: ac.signal }), Error);
+  assert.is(err.message, 'shutting down');
   assert.equal(
     calls.filter((c) => c.service === 'compute').map((c) => c.error),
     ['aborted'],
@@ -661,12 +617,8 @@ test('Keystone failing to answer is an error, not an invalid token', async () =>
   answer(403, {
     error: { code: 403, message: 'You are not authorized to perform the requested action: identity:validate_token.' },
   });
-  try {
-    await validator.validate('u');
-    assert.unreachable();
-  } catch (err) {
-    assert.match((err as Error).message, /HTTP 403\): You are not authorized/);
-  }
+  const err = await rejection(validator.validate('u'), Error);
+  assert.match(err.message, /HTTP 403\): You are not authorized/);
 });
 
 test('a clock stepped back does not starve validations: the budget refills from the new time on', async () => {
@@ -674,17 +626,9 @@ test('a clock stepped back does not starve validations: the budget refills from 
   allowLogin();
   answer(200, tokenBody(), 2);
   await validator.validate('a');
-  try {
-    await validator.validate('b');
-    assert.unreachable('the budget of 1 a second was spent');
-  } catch (err) {
-    assert.instance(err, ValidationRefused);
-  }
+  await rejection(validator.validate('b'), ValidationRefused);
   setClock(T0 - 3_600_000);
-  await validator.validate('b').then(
-    () => assert.unreachable('nothing refilled yet'),
-    (err: unknown) => assert.instance(err, ValidationRefused),
-  );
+  await rejection(validator.validate('b'), ValidationRefused); // nothing refilled yet
   setClock(T0 - 3_600_000 + 1_000);
   assert.ok(await validator.validate('b'));
   assert.is(asked.length, 2);

@@ -51,14 +51,16 @@ export interface NovaClientSettings extends SessionSettings {
   endpointOverride?: string;
 }
 
+/** The session given, to share its login, or a new one for the credentials. */
+const sessionOf = (credsOrSession: OpenStackCredentials | OpenStackSession, opts: SessionSettings): OpenStackSession =>
+  credsOrSession instanceof OpenStackSession ? credsOrSession : createOpenStackSession(credsOrSession, opts);
+
 /** A NovaClient; pass an existing session to share its login, else one is created (client.session). */
 export function createNovaClient(
   credsOrSession: OpenStackCredentials | OpenStackSession,
   opts: NovaClientSettings,
 ): HttpNovaClient {
-  const session =
-    credsOrSession instanceof OpenStackSession ? credsOrSession : createOpenStackSession(credsOrSession, opts);
-  return new HttpNovaClient(session, {
+  return new HttpNovaClient(sessionOf(credsOrSession, opts), {
     catalogInfo: opts.catalogInfo ?? 'compute:nova:publicURL',
     region: opts.region ?? null,
     interface: opts.interface ?? null,
@@ -94,8 +96,7 @@ export function createTokenValidator(
   credsOrSession: OpenStackCredentials | OpenStackSession,
   opts: TokenValidatorSettings,
 ): TokenValidator {
-  const session =
-    credsOrSession instanceof OpenStackSession ? credsOrSession : createOpenStackSession(credsOrSession, opts);
+  const session = sessionOf(credsOrSession, opts);
   const defined = <K extends string, V>(k: K, v: V | undefined) => (v !== undefined ? { [k]: v } : {});
   return new TokenValidator(session.auth, session.transport, {
     cacheTtlMs: opts.cacheTtlMs,

@@ -3,6 +3,7 @@
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rejection } from '../testing/expect-error.ts';
 import type { Simulator } from '../simulator/server.ts';
 import { startSimulator } from '../simulator/server.ts';
 import type { CallRecord } from './http.ts';
@@ -112,13 +113,8 @@ s(
 
 s('evacuating while the source is up is NovaBadRequest with Nova’s message', async ({ sim, nova }) => {
   const id = [...sim.state.servers.values()][0]?.id as string;
-  try {
-    await nova.evacuate(id, undefined);
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, NovaBadRequest);
-    assert.is((err as Error).message, 'Compute service of cpu1 is still in use.');
-  }
+  const err = await rejection(nova.evacuate(id, undefined), NovaBadRequest);
+  assert.is(err.message, 'Compute service of cpu1 is still in use.');
 });
 
 s('reserved-host aggregate: add_host then 409 NovaConflict', async ({ sim, nova }) => {
@@ -126,12 +122,7 @@ s('reserved-host aggregate: add_host then 409 NovaConflict', async ({ sim, nova 
   const [agg] = await nova.listAggregates();
   assert.is(agg?.name, 'ha-agg');
   await nova.addHostToAggregate(agg?.id as number, 'cpu3');
-  try {
-    await nova.addHostToAggregate(agg?.id as number, 'cpu3');
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, NovaConflict);
-  }
+  await rejection(nova.addHostToAggregate(agg?.id as number, 'cpu3'), NovaConflict);
 });
 
 s(
@@ -155,13 +146,8 @@ s(
     const shown = await nova.getImage(image.id);
     assert.equal([shown.id, shown.name, shown.evacuable, shown.os_distro], [image.id, 'ha-image', 'true', 'fedora']);
     assert.ok(calls.some((c) => c.service === 'image' && c.path === '/v2/images/{id}' && c.status === 200));
-    try {
-      await nova.getImage('no-such-image');
-      assert.unreachable('expected NovaNotFound');
-    } catch (err) {
-      assert.instance(err, NovaNotFound);
-      assert.is((err as Error).message, 'No image found with ID no-such-image');
-    }
+    const err = await rejection(nova.getImage('no-such-image'), NovaNotFound);
+    assert.is(err.message, 'No image found with ID no-such-image');
   },
 );
 
@@ -204,13 +190,8 @@ s('a POST whose answer is lost is not re-sent: Nova evacuated exactly once', asy
     kind: 'hang',
     when: 'after',
   });
-  try {
-    await nova.evacuate(id, undefined);
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, NovaError);
-    assert.is((err as NovaError).status, 0);
-  }
+  const err = await rejection(nova.evacuate(id, undefined), NovaError);
+  assert.is(err.status, 0);
   assert.is(sim.state.actionCalls.evacuate?.[id], 1);
   assert.is(sim.state.actionCounts.evacuate?.[id], 1);
 });
@@ -218,12 +199,8 @@ s('a POST whose answer is lost is not re-sent: Nova evacuated exactly once', asy
 s('a POST refused with 503 is not retried', async ({ sim, nova }) => {
   const id = [...sim.state.servers.values()][0]?.id as string;
   sim.state.faults.push({ method: 'POST', path: `/compute/v2.1/servers/${id}/action`, count: 1, kind: 503 });
-  try {
-    await nova.stopServer(id);
-    assert.unreachable();
-  } catch (err) {
-    assert.is((err as NovaError).status, 503);
-  }
+  const err = await rejection(nova.stopServer(id), NovaError);
+  assert.is(err.status, 503);
   assert.is(sim.state.actionCalls['os-stop'], undefined);
 });
 
@@ -324,12 +301,9 @@ s('token validator and Nova client share one session and one login', async ({ si
 s('wrong password: NovaError 401 naming Keystone', async ({ sim }) => {
   const nova = createNovaClient({ ...sim.clientCredentials, password: 'wrong' }, { timeoutMs: 300, maxRetries: 0 });
   try {
-    await nova.listAggregates();
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, NovaError);
-    assert.is((err as NovaError).status, 401);
-    assert.match((err as Error).message, /Keystone login failed/);
+    const err = await rejection(nova.listAggregates(), NovaError);
+    assert.is(err.status, 401);
+    assert.match(err.message, /Keystone login failed/);
   } finally {
     await nova.session.close();
   }

@@ -9,12 +9,13 @@ import { CONDITIONS, FIELD_MANAGERS, LABELS } from '../model/constants.ts';
 import type { Condition, FailoverSegment, HaHost, MasakariObject, OwnerReference } from '../model/types.ts';
 import { NameTakenError } from '../domain/repository.ts';
 import type { ClaimKind, IdAllocator, StoreDeps } from '../store/index.ts';
-import { admissionStatus, objectId, withReady, writeStatus } from '../store/index.ts';
+import type { AdmissionWriter } from '../store/index.ts';
+import { objectId, withReady, writeStatusUnlessGone } from '../store/index.ts';
+import { admissionStatusIfChanged } from '../store/index.ts';
 import type { Informer } from '../runtime/types.ts';
 import { removeCondition, sameConditions, setCondition } from '../runtime/conditions.ts';
 import type { SpecValidators } from '../domain/spec-validators.ts';
 import type { NameClaimSnapshot } from './name-claim-snapshot.ts';
-import { rfc3339Seconds } from '../time/format.ts';
 import { REASONS } from '../domain/admitted.ts';
 import { INDEX } from '../model/indexes.ts';
 
@@ -129,20 +130,11 @@ export async function ensureMetadata<T extends MasakariObject>(
   }
 }
 
-/** The status write of the kubectl path (store/admission.ts writeStatus); undefined when the object is gone. */
-export async function patchStatus<T extends MasakariObject>(
-  deps: AdmissionDeps,
-  ref: ResourceRef,
-  obj: T,
-  status: Record<string, unknown>,
-): Promise<T | undefined> {
-  try {
-    return await writeStatus({ ...deps, fieldManager: FIELD_MANAGERS.reconciler }, ref, obj, status);
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
-}
+/** The reconcilers write as FIELD_MANAGERS.reconciler. */
+export const reconcilerWriter = (deps: AdmissionDeps): AdmissionWriter => ({
+  ...deps,
+  fieldManager: FIELD_MANAGERS.reconciler,
+});
 
 /**
  * kstatus (Flux's health checks and `wait`, kpt, cli-utils) does not read
@@ -181,32 +173,7 @@ export async function flagNotReady<T extends MasakariObject>(
   const conditions = withKstatus(ready, { reason, message, generation }, now);
   if (sameConditions(obj.status?.conditions, conditions)) return;
   deps.log.info({ kind: obj.kind, name: obj.metadata.name, reason, message }, 'object not admitted');
-  await patchStatus(deps, ref, obj, { conditions });
-}
-
-/**
- * Status of an admitted object: the admission of src/store/admission.ts
- * (ids, observedGeneration, Ready=True, createdAt once) and updatedAt = now
- * when the spec changed since the last admission (a generation bump seen
- * after the first one). Returns undefined if nothing would change, so
- * steady-state reconciles write nothing.
- */
-export function admittedStatus(
-  obj: MasakariObject,
-  fields: Record<string, unknown>,
-  now: Date,
-): Record<string, unknown> | undefined {
-  const st = (obj.status ?? {}) as Record<string, unknown>;
-  const generation = obj.metadata.generation;
-  const status = admissionStatus(obj, fields, now);
-  const observed = obj.status?.observedGeneration;
-  if (observed !== undefined && generation !== undefined && observed < generation)
-    status.updatedAt = rfc3339Seconds(now);
-  const { conditions, ...rest } = status;
-  const changed =
-    Object.entries(rest).some(([k, v]) => JSON.stringify(st[k]) !== JSON.stringify(v)) ||
-    !sameConditions(obj.status?.conditions, conditions as Condition[]);
-  return changed ? status : undefined;
+  await writeStatusUnlessGone(reconcilerWriter(deps), ref, obj, { conditions });
 }
 
 /** What admitFound needs to know about a segment or host besides the object. */
@@ -230,7 +197,7 @@ export interface FoundObject<T extends FailoverSegment | HaHost> {
 /**
  * The kubectl path's admission of a segment or host: its finalizer first,
  * then a valid spec, the name claim, then uuid and id into labels and into
- * status (admittedStatus, written only when something changed). Refusals
+ * status (admissionStatusIfChanged, written only when something changed). Refusals
  * become Ready=False with their reason.
  */
 export async function admitFound<T extends FailoverSegment | HaHost>(
@@ -251,9 +218,9 @@ export async function admitFound<T extends FailoverSegment | HaHost>(
   const labels = { [LABELS.uuid]: uuid, [LABELS.id]: String(id), ...how.labels };
   const current = await ensureMetadata(deps, ref, obj, labels, how.ownerReferences);
   if (!current) return;
-  const status = admittedStatus(current, { uuid, id, ...how.fields }, deps.now());
+  const status = admissionStatusIfChanged(current, { uuid, id, ...how.fields }, deps.now());
   if (status) {
-    const written = await patchStatus(deps, ref, current, status);
+    const written = await writeStatusUnlessGone(reconcilerWriter(deps), ref, current, status);
     if (written) cache.upsertLocal(written);
   }
 }

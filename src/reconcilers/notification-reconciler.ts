@@ -3,7 +3,7 @@
 // HostNotFound otherwise, admitted once it does) and not be on maintenance
 // (HostOnMaintenance, for good, as the REST path's 409), and
 // the same duplicate claims decide duplicates (DuplicateNotification,
-// src/store/intake.ts).
+// src/store/admission/notification-intake.ts claimFoundNotification).
 // An admitted one gets uuid/id, sourceHostUuid, failoverSegmentUuid and phase
 // new in status; the engine starts only once status.uuid and sourceHostUuid
 // are there. Once admitted, a notification is the engine's: this reconciler
@@ -13,9 +13,10 @@ import { LABELS } from '../model/constants.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { duplicateNotification, hostNotFoundByName, hostOnMaintenance } from '../domain/messages.ts';
-import { claimNotification, findCachedDuplicate, hostSegmentUuid, objectUuid, payloadHash } from '../store/index.ts';
+import { claimFoundNotification, hostSegmentUuid, objectUuid } from '../store/index.ts';
+import { admissionStatusIfChanged, writeStatusUnlessGone } from '../store/index.ts';
 import type { AdmissionDeps } from './admission.ts';
-import { admittedStatus, chooseId, chooseUuid, ensureMetadata, flagNotReady, patchStatus } from './admission.ts';
+import { chooseId, chooseUuid, ensureMetadata, flagNotReady, reconcilerWriter } from './admission.ts';
 import { isAdmitted, isAdmittedNotification, readyCondition, REASONS } from '../domain/admitted.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
 import { INDEX } from '../model/indexes.ts';
@@ -63,37 +64,24 @@ export async function reconcileNotification(deps: AdmissionDeps, name: string): 
   const hostUuid = objectUuid(host) ?? '';
   const segmentUuid = hostSegmentUuid(host) ?? '';
   const uuid = chooseUuid(n, caches.notifications);
-  const candidate = {
-    type: n.spec.type,
-    payloadHash: payloadHash(n.spec.payload),
-    generatedTime: n.spec.generatedTime,
-  };
   const window = deps.duplicateWindowSeconds;
-  const duplicate = () =>
-    flagNotReady(
-      deps,
-      RESOURCES.notifications,
-      n!,
-      REASONS.duplicate,
-      duplicateNotification(n!.spec.hostname, n!.spec.type),
-    );
-  if (findCachedDuplicate(caches.notifications, hostUuid, candidate, window, name)) return duplicate();
-  const outcome = await claimNotification({
+  const intake = await claimFoundNotification({
     kube: deps.kube,
     namespace: deps.namespace,
+    cache: caches.notifications,
+    lifecycle: deps.lifecycle,
+    notification: n,
     host,
     hostUuid,
-    candidate,
-    windowSeconds: window,
-    name,
     uuid,
-    exists: async (other) =>
-      other !== name && (await deps.lifecycle.fresh(RESOURCES.notifications, other)) !== undefined,
+    windowSeconds: window,
     pendingMs: deps.pendingClaimMs,
     now: deps.now,
   });
-  // Accepted for another name: an API request is creating the same notification right now; that one wins.
-  if (outcome.kind !== 'accepted' || outcome.name !== name) return duplicate();
+  if (intake === 'duplicate') {
+    const message = duplicateNotification(n.spec.hostname, n.spec.type);
+    return flagNotReady(deps, RESOURCES.notifications, n, REASONS.duplicate, message);
+  }
 
   const id = await chooseId(n, caches.notifications, deps.ids.notifications);
   n = await ensureMetadata(deps, RESOURCES.notifications, n, {
@@ -103,7 +91,7 @@ export async function reconcileNotification(deps: AdmissionDeps, name: string): 
     [LABELS.hostUuid]: hostUuid,
   });
   if (!n) return;
-  const status = admittedStatus(
+  const status = admissionStatusIfChanged(
     n,
     {
       uuid,
@@ -115,7 +103,7 @@ export async function reconcileNotification(deps: AdmissionDeps, name: string): 
     deps.now(),
   );
   if (status) {
-    const written = await patchStatus(deps, RESOURCES.notifications, n, status);
+    const written = await writeStatusUnlessGone(reconcilerWriter(deps), RESOURCES.notifications, n, status);
     if (written) caches.notifications.upsertLocal(written);
   }
 }

@@ -10,7 +10,7 @@ import { NS, hostInput, segmentInput, storeFixture } from './testing/fixture.ts'
 import { reconcileHost } from './host-reconciler.ts';
 import { reconcileNotification } from './notification-reconciler.ts';
 import { reconcileSegment } from './segment-reconciler.ts';
-import { admittedStatus } from './admission.ts';
+import { admissionStatusIfChanged } from '../store/index.ts';
 import { readyCondition, REASONS } from '../domain/admitted.ts';
 
 const segment = (name: string, masakariName: string): FailoverSegment => ({
@@ -205,14 +205,14 @@ test('admission records created_at (metadata.creationTimestamp) in status once, 
     spec: { name: 's', recoveryMethod: 'auto', serviceType: 'COMPUTE' },
   };
   const now = new Date('2026-02-01T00:00:00Z');
-  assert.is(admittedStatus(seg, { uuid: 'u', id: 1 }, now)?.createdAt, '2026-01-02T03:04:05Z');
+  assert.is(admissionStatusIfChanged(seg, { uuid: 'u', id: 1 }, now)?.createdAt, '2026-01-02T03:04:05Z');
   // restored: a new creationTimestamp, the recorded one kept
   const restored: FailoverSegment = {
     ...seg,
     metadata: { ...seg.metadata, creationTimestamp: '2026-12-01T00:00:00Z' },
     status: { uuid: 'u', id: 1, createdAt: '2026-01-02T03:04:05Z' },
   };
-  assert.is(admittedStatus(restored, { uuid: 'u', id: 1 }, now)?.createdAt, undefined);
+  assert.is(admissionStatusIfChanged(restored, { uuid: 'u', id: 1 }, now)?.createdAt, undefined);
 });
 
 test.run();

@@ -25,16 +25,29 @@ test('nor does a MachineHealthCheck, which NHC runs for Machine API clusters wit
   assert.is(leaseBlocker(lease('MachineHealthCheck-workers', '2026-11-29T11:59:00Z'), NOW), undefined);
 });
 
-test('a live lease of Node Maintenance blocks the remediation', () => {
+test('a live lease of Node Maintenance blocks the remediation, up to and including its due time', () => {
   assert.equal(leaseBlocker(lease('node-maintenance', '2026-11-29T11:30:00Z'), NOW), 'node-maintenance');
-  assert.equal(leaseBlocker(lease('node-maintenance'), NOW), 'node-maintenance');
+  assert.equal(leaseBlocker(lease('node-maintenance', '2026-11-29T11:00:00Z', 3600), NOW), 'node-maintenance');
 });
 
 test('an expired lease of another holder no longer blocks', () => {
   assert.is(leaseBlocker(lease('node-maintenance', '2026-11-29T10:00:00Z', 3600), NOW), undefined);
 });
 
-test.run();
+test('medik8s validity: no renewTime, no duration or a renewTime in the future is no hold (NHC takes such a lease over)', () => {
+  assert.is(leaseBlocker(lease('node-maintenance'), NOW), undefined);
+  assert.is(
+    leaseBlocker(
+      {
+        metadata: { name: 'node-worker-1' },
+        spec: { holderIdentity: 'node-maintenance', renewTime: '2026-11-29T11:59:00Z' },
+      },
+      NOW,
+    ),
+    undefined,
+  );
+  assert.is(leaseBlocker(lease('node-maintenance', '2026-11-29T12:05:00Z'), NOW), undefined);
+});
 
 test('the node lease is read from the configured lease namespace (NHC LEASE_NAMESPACE)', async () => {
   const asked: Array<[string | undefined, string]> = [];
@@ -72,3 +85,5 @@ test('a lease the remediator may not read (no lease Role: a chart installed befo
   assert.match((err as Error).message, /cannot read the medik8s node lease medik8s-leases\/node-worker-1/);
   assert.match((err as Error).message, /remediation\.readMedik8sLeases/);
 });
+
+test.run();

@@ -12,16 +12,19 @@ import { HEALTH_CHECK_LEASE_HOLDER_PREFIXES, medik8sLeaseName } from '../model/r
 import type { LeaseLike } from '../model/remediation-types.ts';
 
 /**
- * The holder that blocks us, or undefined when we may act. A lease whose
- * renewTime + duration has passed is free (its holder died or gave up); a
- * lease without times is taken at its word.
+ * The holder that blocks us, or undefined when we may act. Validity is medik8s' own rule (the
+ * common lease manager NHC and Node Maintenance share, pkg/lease/manager.go isValidLease): a
+ * lease holds only with a renewTime and a duration, renewTime not in the future and renewTime +
+ * duration not passed. Any other lease is one NHC or Node Maintenance would take over at once, so
+ * holding back for it would wait on a holder that no longer counts.
  */
 export function leaseBlocker(lease: LeaseLike | undefined, nowMs: number): string | undefined {
   const holder = lease?.spec?.holderIdentity?.trim();
   if (!lease || !holder || HEALTH_CHECK_LEASE_HOLDER_PREFIXES.some((p) => holder.startsWith(p))) return undefined;
-  const renewed = Date.parse(lease.spec?.renewTime ?? lease.spec?.acquireTime ?? '');
+  const renewed = Date.parse(lease.spec?.renewTime ?? '');
   const duration = lease.spec?.leaseDurationSeconds;
-  if (Number.isFinite(renewed) && duration && renewed + duration * 1000 <= nowMs) return undefined;
+  if (!Number.isFinite(renewed) || duration === undefined || duration === null) return undefined;
+  if (renewed > nowMs || renewed + duration * 1000 < nowMs) return undefined;
   return holder;
 }
 

@@ -9,7 +9,7 @@ import { slimNotification } from './slim-notification.ts';
 import { slimHost } from './slim-host.ts';
 import type { InformerFactory, NotificationScope } from './caches.ts';
 import { INDEX } from '../model/indexes.ts';
-import { fingerprintKey, payloadHash } from './fingerprints.ts';
+import { fingerprintKey, payloadHash } from './admission/fingerprints.ts';
 
 type Cached = FailoverSegment | HaHost | Notification;
 

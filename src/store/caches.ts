@@ -10,7 +10,7 @@ import { hostSegmentUuid, objectId, objectUuid } from './mapping.ts';
 import { LABELS } from '../model/constants.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { ConfigMap } from './configmap.ts';
-import { cachedPayloadHash, fingerprintKey } from './fingerprints.ts';
+import { cachedPayloadHash, fingerprintKey } from './admission/fingerprints.ts';
 import { slimNotification } from './slim-notification.ts';
 import { slimHost } from './slim-host.ts';
 import { isAdmittedNotification } from '../domain/admitted.ts';

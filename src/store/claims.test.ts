@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rejection } from '../testing/expect-error.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { LABELS } from '../model/constants.ts';
 import type { FailoverSegment } from '../model/types.ts';
@@ -33,12 +34,7 @@ test('claims younger than the grace period are never stale (an in-flight create)
   await kube.create(RESOURCES.configMaps, NS, claim('in-flight', 'not-created-yet'));
   assert.is(await claims.sweep(), 0);
   await claims.take('segment', 'in-flight', { name: 'not-created-yet' });
-  try {
-    await claims.take('segment', 'in-flight', { name: 'someone-else' });
-    assert.unreachable('expected NameTakenError');
-  } catch (e) {
-    assert.instance(e, NameTakenError);
-  }
+  await rejection(claims.take('segment', 'in-flight', { name: 'someone-else' }), NameTakenError);
 });
 
 test('a claim is released only by its holder', async () => {
@@ -106,12 +102,7 @@ test('a claim is not re-adopted by a same-named object that carries another Masa
   });
   await kube.create(RESOURCES.segments, NS, restoredSegment('seg', 'rack-2'));
   const other = kube.peek<FailoverSegment>(RESOURCES.segments, NS, 'seg')!;
-  try {
-    await claims.take('segment', 'rack-1', { name: 'seg', uid: other.metadata.uid ?? '' });
-    assert.unreachable('expected NameTakenError');
-  } catch (e) {
-    assert.instance(e, NameTakenError);
-  }
+  await rejection(claims.take('segment', 'rack-1', { name: 'seg', uid: other.metadata.uid ?? '' }), NameTakenError);
   assert.is(
     kube.peek<ConfigMap>(RESOURCES.configMaps, NS, claimObjectName('segment', 'rack-1'))?.data?.ownerUid,
     'uid-before-backup',

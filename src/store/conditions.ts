@@ -2,7 +2,7 @@
 // runtime's metav1.Condition helpers (lastTransitionTime changes only when
 // the status flips).
 import { CONDITIONS } from '../model/constants.ts';
-import type { Condition, MasakariObject, NotificationStatus, NotificationStatusBlock } from '../model/types.ts';
+import type { Condition, NotificationStatus, NotificationStatusBlock } from '../model/types.ts';
 import { getCondition, removeCondition, setCondition } from '../runtime/conditions.ts';
 import { systemClock } from '../time/clock.ts';
 
@@ -142,31 +142,4 @@ export function syncNotificationConditions(
       now,
     );
   }
-}
-
-/**
- * The status that admits `obj`: the caller's fields (uuid, id, and what else
- * its kind needs), observedGeneration, createdAt once (status survives a backup
- * and restore, creationTimestamp does not) and the conditions: Ready=True for a
- * segment or host, without kstatus' Stalled or Reconciling left from a refusal;
- * a notification's conditions follow its phase.
- */
-export function admissionStatus(
-  obj: MasakariObject,
-  fields: Record<string, unknown>,
-  now: Date,
-): Record<string, unknown> {
-  const generation = obj.metadata.generation;
-  const previous = obj.status?.conditions;
-  const phase = fields.phase as NotificationStatus | undefined;
-  const conditions =
-    phase !== undefined
-      ? notificationConditions(previous, phase, generation, now)
-      : removeCondition(
-          removeCondition(admittedConditions(previous, generation, now), CONDITIONS.stalled),
-          CONDITIONS.reconciling,
-        );
-  const status: Record<string, unknown> = { ...fields, observedGeneration: generation, conditions };
-  if (!obj.status?.createdAt && obj.metadata.creationTimestamp) status.createdAt = obj.metadata.creationTimestamp;
-  return status;
 }

@@ -31,7 +31,7 @@ import { getIfExists } from '../k8s/get-if-exists.ts';
 import { INDEX } from '../model/indexes.ts';
 import type { ConfigMap } from './configmap.ts';
 import { claimObjectName } from './names.ts';
-import type { SealedVisibility } from './sealed-visibility.ts';
+import type { SealedVisibility } from './admission/visibility.ts';
 
 export type MissedKind = 'segment' | 'host' | 'notification' | 'hostName';
 
@@ -110,7 +110,7 @@ interface FreshReadDeps {
 /**
  * The admitted objects labelled with this uuid, put into the cache; true when
  * any was. A sealed notification that another replica's intake has still to
- * confirm is decided first (sealed-visibility.ts), so the retry can find it.
+ * confirm is decided first (admission/visibility.ts), so the retry can find it.
  */
 async function catchUpByUuid(
   { kube, namespace, caches, sealedVisibility }: FreshReadDeps,

@@ -19,10 +19,11 @@ import { DEFAULT_CLAIM_GRACE_MS, NameClaims } from './claims.ts';
 import { createIdAllocator } from './ids.ts';
 import type { IdAllocator } from './ids.ts';
 import { Lifecycle } from './lifecycle.ts';
-import { CrRepository, DEFAULT_PENDING_CLAIM_MS } from './repository.ts';
+import { CrRepository } from './repository.ts';
+import { DEFAULT_PENDING_CLAIM_MS } from './admission/notification-intake.ts';
 import { INDEX } from '../model/indexes.ts';
-import type { AdmissionSeal } from './admission-seal.ts';
-import { sharedSealedVisibility } from './sealed-visibility.ts';
+import type { AdmissionSeal } from './admission/seal.ts';
+import { sharedSealedVisibility } from './admission/visibility.ts';
 import { systemClock } from '../time/clock.ts';
 import type { Clock } from '../time/clock.ts';
 
@@ -45,7 +46,7 @@ export interface CrRepositoryOptions {
   notifications?: NotificationScope;
   /** The store's time (sealed visibility, the orphan sweep); default systemClock. */
   clock?: Clock;
-  /** Seals REST-created notifications instead of writing their admission status (admission-seal.ts). */
+  /** Seals REST-created notifications instead of writing their admission status (admission/seal.ts). */
   seal?: AdmissionSeal;
 }
 

@@ -3,7 +3,7 @@
 // into a FailoverSegment or HaHost that keeps its Masakari uuid and, when the
 // namespace's id sequence never handed it out, its integer id.
 //
-// The same admission protocol as a REST create (src/store/admission.ts): the
+// The same admission protocol as a REST create (src/store/admission/create.ts): the
 // name claim is taken before the object exists (NameTakenError when another
 // object holds the name), the id comes from the sequence's compare-and-swap
 // (reserveImportedId in ids.ts), and the object is admitted by a second
@@ -20,9 +20,10 @@ import { getIfExists } from '../k8s/get-if-exists.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { ANNOTATIONS, API_VERSION, FIELD_MANAGERS, FINALIZERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, MasakariObject } from '../model/types.ts';
-import type { AdmissionPlan, AdmissionWriter } from './admission.ts';
-import { createAdmitted, NoFreeNameError, writeStatus } from './admission.ts';
-import { admissionStatus } from './conditions.ts';
+import type { AdmissionPlan } from './admission/create.ts';
+import { createAdmitted, NoFreeNameError } from './admission/create.ts';
+import type { AdmissionWriter } from './admission/status.ts';
+import { admissionStatus, writeStatus } from './admission/status.ts';
 import { NameClaims } from './claims.ts';
 import { reserveImportedId } from './ids.ts';
 import type { ImportCreated, SourceHost, SourceSegment } from './import-mapping.ts';
@@ -190,7 +191,7 @@ export class StoreImporter {
       observedGeneration: object.metadata.generation,
     };
     if (!isAdmitted(object)) Object.assign(status, await this.lateAdmission(object, 'segments', src, {}));
-    const written = await this.patchStatus(RESOURCES.segments, object, status);
+    const written = await this.writeImportedStatus(RESOURCES.segments, object, status);
     await this.releaseOld('segment', previousName, written);
     return written;
   }
@@ -215,7 +216,7 @@ export class StoreImporter {
     if (!isAdmitted(object)) {
       Object.assign(status, await this.lateAdmission(object, 'hosts', src, { segmentUuid: src.segment_uuid }));
     }
-    const written = await this.patchStatus(RESOURCES.hosts, object, status);
+    const written = await this.writeImportedStatus(RESOURCES.hosts, object, status);
     await this.releaseOld('host', previousName, written);
     return written;
   }
@@ -223,7 +224,7 @@ export class StoreImporter {
   // ---------------------------------------------------------------- helpers
 
   /**
-   * The admission protocol (src/store/admission.ts) with the source's uuid:
+   * The admission protocol (src/store/admission/create.ts) with the source's uuid:
    * the REST-style name, then one with the whole uuid if a kubectl-made object
    * already has that one. A server-side dry run before the id is taken means
    * an invalid spec consumes no id, so a re-run after fixing it can still
@@ -279,7 +280,7 @@ export class StoreImporter {
     return admissionStatus(obj, { ...fields, uuid: src.uuid, id }, this.now());
   }
 
-  private async patchStatus<T extends MasakariObject>(
+  private async writeImportedStatus<T extends MasakariObject>(
     ref: ResourceRef,
     obj: T,
     status: Record<string, unknown>,

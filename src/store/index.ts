@@ -22,13 +22,14 @@ export {
   statusAsStored,
   withSealedNotifications,
   withoutSealMarker,
-} from './admission-seal.ts';
-export type { AdmissionSeal } from './admission-seal.ts';
+} from './admission/seal.ts';
+export type { AdmissionSeal } from './admission/seal.ts';
 
 // The engine's notification store: the intake protocol's end (a sealed
-// notification's standing, a yielded duplicate's delete), fresh reads past
+// notification's standing, a yielded duplicate's delete: src/store/admission/,
+// whose owner, notification-intake.ts, takes the REST path's), fresh reads past
 // the cache, the journal's pages and the Ready condition it keeps in step.
-export { deleteYieldedNotification, sealedIntakeStanding } from './sealed-intake.ts';
+export { deleteYieldedNotification, sealedIntakeStanding } from './admission/standing.ts';
 export { readByUuidInto } from './fresh-reads.ts';
 export { assembleNotification, countedPages, notificationUuidOf, pageObject, readPages } from './journal-pages.ts';
 export type { JournalPage, PageLines } from './journal-pages.ts';
@@ -37,12 +38,11 @@ export { slimHost } from './slim-host.ts';
 
 // The kubectl/GitOps reconcilers (src/reconcilers/): admission of objects
 // others wrote, over the store's own caches, claims and ids.
-export { writeStatus } from './admission.ts';
-export { admissionStatus } from './conditions.ts';
-export type { StoreDeps } from './admission.ts';
-export { claimNotification, findCachedDuplicate } from './intake.ts';
-export { sweepNotificationClaims } from './claim-lifetime.ts';
-export { payloadHash } from './fingerprints.ts';
+export { admissionStatusIfChanged, writeStatusUnlessGone } from './admission/status.ts';
+export type { AdmissionWriter } from './admission/status.ts';
+export type { StoreDeps } from './admission/create.ts';
+export { claimFoundNotification } from './admission/notification-intake.ts';
+export { sweepNotificationClaims } from './admission/claim-lifetime.ts';
 export { Lifecycle } from './lifecycle.ts';
 export { hostSegmentUuid, objectId, objectUuid } from './mapping.ts';
 export { claimObjectName, restObjectName } from './names.ts';

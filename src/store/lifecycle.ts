@@ -65,7 +65,7 @@ export class Lifecycle {
   /**
    * Releases what the host held (its name claim), then lets it go; returns
    * its last written version. Its notifications' duplicate claims expire by
-   * themselves (src/store/intake.ts); notifications outlive their host.
+   * themselves (src/store/admission/duplicate-claim.ts); notifications outlive their host.
    */
   async finishHostDeletion(host: HaHost): Promise<HaHost | undefined> {
     const name = host.metadata.name ?? '';

@@ -64,7 +64,7 @@ export function notificationObjectName(hostname: string, type: string, uuid: str
 
 /**
  * metadata.name of a notification's duplicate-detection claim
- * (src/store/intake.ts): `nfp-<hash of type, host uuid and payload hash>`,
+ * (src/store/admission/duplicate-claim.ts): `nfp-<hash of type, host uuid and payload hash>`,
  * e.g. `nfp-3f2a9c1b5d41402abc12e0aa`; a notification whose generated_time
  * cannot be parsed gets one of its own exact text, `nfp-<hash>-t<hash of the text>`.
  * (The earlier per-bucket claims were `dup-<hash>-<bucket>`; the sweeper removes them.)

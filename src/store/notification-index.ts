@@ -112,7 +112,7 @@ export class NotificationIndex {
     /**
      * Which filed notifications a page shows: a sealed one still being decided
      * by its claim is filed (its place is fixed) but not shown until it is
-     * (sealed-visibility.ts). Asked per entry a page walks, so it must be cheap.
+     * (admission/visibility.ts). Asked per entry a page walks, so it must be cheap.
      */
     private readonly visible: (n: Notification) => boolean = () => true,
   ) {

@@ -1,5 +1,5 @@
 // The read half of the Repository contract: every read is answered from the
-// informer caches, and only admitted objects are visible (src/store/admission.ts).
+// informer caches, and only admitted objects are visible (src/store/admission/create.ts).
 // A host is visible only while its segment is, so deleting a segment hides its
 // hosts at once. Read-your-writes across replicas: src/store/fresh-reads.ts.
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
@@ -17,13 +17,14 @@ import { toHostRecord, toNotificationRecord, toSegmentRecord, toVMoveView } from
 import { isAdmitted, isRefused } from '../domain/admitted.ts';
 import { INDEX } from '../model/indexes.ts';
 import { NotificationIndex } from './notification-index.ts';
-import type { SealedVisibility } from './sealed-visibility.ts';
+import type { SealedVisibility } from './admission/visibility.ts';
+import { visibleNotifications } from './admission/visibility.ts';
 
 export interface RepositoryReadDeps {
   kube: KubeClient;
   namespace: string;
   caches: StoreCaches;
-  /** Hides sealed notifications still being decided by their claim (sealed-visibility.ts); none: nothing is. */
+  /** Hides sealed notifications still being decided by their claim (admission/visibility.ts); none: nothing is. */
   sealedVisibility?: SealedVisibility;
 }
 
@@ -44,12 +45,12 @@ export class RepositoryReads {
   private readonly notificationIndex: NotificationIndex;
 
   constructor(private readonly readDeps: RepositoryReadDeps) {
+    this.notificationVisible = visibleNotifications(readDeps.sealedVisibility);
     this.notificationIndex = new NotificationIndex(readDeps.caches.notifications, this.notificationVisible);
   }
 
-  /** Admitted, and not a sealed notification its claim has still to decide (sealed-visibility.ts). */
-  protected readonly notificationVisible = (n: Notification): boolean =>
-    isAdmitted(n) && !this.readDeps.sealedVisibility?.hides(n);
+  /** Admitted, and not a sealed notification its claim has still to decide (admission/visibility.ts). */
+  protected readonly notificationVisible: (n: Notification) => boolean;
 
   private get caches(): StoreCaches {
     return this.readDeps.caches;

@@ -14,7 +14,7 @@ import { FINALIZERS, LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, Notification, VMoveRecord } from '../model/types.ts';
 import type { ConfigMap } from './configmap.ts';
 import { claimObjectName, notificationClaimName } from './names.ts';
-import { payloadHash } from './fingerprints.ts';
+import { payloadHash } from './admission/fingerprints.ts';
 import { pageObject } from './journal-pages.ts';
 import { ROLES } from './configmap.ts';
 import { NS, hostInput, segmentInput, storeFixture } from './testing/fixture.ts';

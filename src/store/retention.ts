@@ -8,7 +8,7 @@
 // are never soft-deleted there, so it never removes one. Here a notification
 // that ended (finished, failed or ignored) more than N days ago is deleted:
 // it is the only thing that grows without bound. Its vmoves live in its status
-// and go with it; its duplicate claim (src/store/intake.ts) is removed too.
+// and go with it; its duplicate claim (src/store/admission/duplicate-claim.ts) is removed too.
 // new, running and error notifications are never touched, however old
 // (model/notification-phase.ts FINISHED_PHASES).
 //
@@ -21,7 +21,7 @@ import { listPageKept } from '../k8s/list-pages.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { isUnfinishedNotification } from '../model/notification-phase.ts';
 import type { Notification } from '../model/types.ts';
-import { deleteClaimOf } from './claim-lifetime.ts';
+import { deleteClaimOf } from './admission/claim-lifetime.ts';
 import { countedPages, deletePages, notificationUuidOf, statusWithoutHistory } from './journal-pages.ts';
 import { createdAtMs } from '../domain/created-at.ts';
 import { systemClock } from '../time/clock.ts';

@@ -20,7 +20,7 @@
 //    (written at intake, src/store/repository.ts) is not kept as a string of
 //    its own; mapping.ts inSenderOrder then finds the keys already in order.
 //    The admission seal is not kept either: the client checked it before the
-//    cache saw the object (src/store/admission-seal.ts), and nothing reads it.
+//    cache saw the object (src/store/admission/seal.ts), and nothing reads it.
 //    Equal condition lists are one list too, and status.createdAt is the
 //    creationTimestamp string when it says the same (admission copies it).
 //

@@ -1,5 +1,5 @@
 // REST writes of FailoverSegments and HaHosts: create (the admission protocol
-// of src/store/admission.ts, rolled back when its status cannot be written),
+// of src/store/admission/create.ts, rolled back when its status cannot be written),
 // update (spec by compare-and-swap, then status) and delete (src/store/lifecycle.ts).
 import { randomUUID } from 'node:crypto';
 import type { ResourceRef } from '../k8s/client.ts';
@@ -10,10 +10,12 @@ import type { FailoverSegment, FailoverSegmentSpec, HaHost, HaHostSpec } from '.
 import type { HostRecord, SegmentRecord } from '../domain/records.ts';
 import type { NewHost, NewSegment } from '../domain/repository.ts';
 import { NotFoundInStoreError } from '../domain/repository.ts';
-import type { AdmissionPlan, AdmissionWriter, StoreDeps } from './admission.ts';
+import type { AdmissionPlan, StoreDeps } from './admission/create.ts';
+import type { AdmissionWriter } from './admission/status.ts';
 import type { IdAllocator } from './ids.ts';
 import type { Informer } from '../runtime/types.ts';
-import { createAdmitted, writeStatus } from './admission.ts';
+import { createAdmitted } from './admission/create.ts';
+import { writeStatus } from './admission/status.ts';
 import { toHostRecord, toSegmentRecord } from './mapping.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
 import type { ClaimKind } from './names.ts';

@@ -43,6 +43,22 @@ export interface FakeNovaOptions {
 type Fault = (method: string, args: unknown[]) => Error | undefined;
 type ServerHook = (s: NovaServer) => void;
 
+/** A service record as Nova lists it (GET /os-services): nova-compute, enabled and up, unless `over` says otherwise. */
+export function novaService(host: string, over: Partial<NovaService> = {}): NovaService {
+  const binary = over.binary ?? 'nova-compute';
+  return {
+    id: `svc-${host}-${binary}`,
+    binary,
+    host,
+    zone: 'nova',
+    status: 'enabled',
+    state: 'up',
+    disabled_reason: null,
+    forced_down: false,
+    ...over,
+  };
+}
+
 export class FakeNova implements NovaClient {
   readonly services: NovaService[] = [];
   readonly servers = new Map<string, FakeServer>();
@@ -100,17 +116,7 @@ export class FakeNova implements NovaClient {
   }
 
   addService(host: string, binary = 'nova-compute', over: Partial<NovaService> = {}): NovaService {
-    const service: NovaService = {
-      id: `svc-${host}-${binary}`,
-      binary,
-      host,
-      zone: 'nova',
-      status: 'enabled',
-      state: 'up',
-      disabled_reason: null,
-      forced_down: false,
-      ...over,
-    };
+    const service = novaService(host, { binary, ...over });
     this.services.push(service);
     return service;
   }

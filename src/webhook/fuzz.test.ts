@@ -5,6 +5,7 @@
 // process never crashes (tests run with --unhandled-rejections=strict).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { post } from './testing/post.ts';
 import https from 'node:https';
 import { pino } from 'pino';
 import { API_VERSION, FIELD_MANAGERS, GROUP, VERSION } from '../model/constants.ts';
@@ -14,7 +15,6 @@ import { Fuzzer } from '../domain/testing/fuzz.ts';
 import { MASAKARI_VALIDATORS } from '../domain/spec-validators.ts';
 import { AdmissionRules } from './rules.ts';
 import { startWebhookServer } from './server.ts';
-import type { WebhookServer } from './server.ts';
 
 const SEED = Number(process.env.MASAKARI_FUZZ_SEED ?? 20261201);
 const CASES = 2_000;
@@ -56,34 +56,6 @@ const bases = [
     },
   },
 ];
-
-function post(
-  server: WebhookServer,
-  ca: string,
-  agent: https.Agent,
-  body: string,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      {
-        host: '127.0.0.1',
-        port: server.address().port,
-        path: '/validate',
-        method: 'POST',
-        ca,
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 test(`${CASES} random AdmissionReviews (seed ${SEED}): 200 or 4xx, never a 5xx, never a crash`, async () => {
   const f = new Fuzzer(SEED);
@@ -136,7 +108,10 @@ test(`${CASES} random AdmissionReviews (seed ${SEED}): 200 or 4xx, never a 5xx, 
       // Mostly well-formed envelopes around random objects (what reaches the rules); some broken envelopes.
       const roll = f.int(20);
       const body = JSON.stringify(roll === 0 ? f.json(4) : roll < 3 ? f.mutate(review, 6) : review);
-      const res = await post(server, server.caPem!, agent, body);
+      const res = await post(server, server.caPem!, body, {
+        agent,
+        headers: { 'content-length': Buffer.byteLength(body) },
+      });
       const key = String(res.status);
       counts[key] = (counts[key] ?? 0) + 1;
       const where = `case ${i} (seed ${SEED}): ${body.slice(0, 1500)} → ${res.status} ${res.text.slice(0, 300)}`;

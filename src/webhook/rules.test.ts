@@ -5,6 +5,7 @@
 // (its user name with its field manager, never a field manager alone) pass.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { admittedConditions } from '../testing/admitted.ts';
 import { pino } from 'pino';
 import { API_VERSION, FIELD_MANAGERS, GROUP, VERSION } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, MasakariObject, Notification } from '../model/types.ts';
@@ -111,17 +112,7 @@ const notification = (hostname: string): Notification => ({
   },
 });
 
-const ready = {
-  conditions: [
-    {
-      type: 'Ready',
-      status: 'True' as const,
-      reason: 'Admitted',
-      message: '',
-      lastTransitionTime: '2026-01-01T00:00:00Z',
-    },
-  ],
-};
+const ready = { conditions: admittedConditions() };
 
 function denied(v: Verdict, code: number, message: string): void {
   assert.is(v.allowed, false, 'expected a denial');

@@ -270,7 +270,7 @@ export class AdmissionRules {
    * The payload rules of notifications.py (CEL covers most; the validators
    * are the single source of the wording). Unknown or maintenance hosts,
    * duplicates and a stale generated_time are only warned about: the reconciler decides them through
-   * the duplicate claims (src/store/intake.ts), atomically, and reports them in Ready.
+   * the duplicate claims (src/store/admission/duplicate-claim.ts), atomically, and reports them in Ready.
    */
   private notification(req: AdmissionRequest, n?: Notification, old?: Notification): Verdict {
     if (req.operation === 'DELETE') return allow();

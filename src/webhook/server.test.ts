@@ -3,7 +3,7 @@
 // directory is served without a restart.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import https from 'node:https';
+import { post } from './testing/post.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,6 @@ import type { AdmissionRequest, Verdict } from './review.ts';
 import { allow, deny } from './review.ts';
 import { kindLabel, operationLabel, OTHER_LABEL } from './metrics.ts';
 import { startWebhookServer } from './server.ts';
-import type { WebhookServer } from './server.ts';
 import { selfSignedKeyPair } from './self-signed.ts';
 
 const log = pino({ level: 'silent' });
@@ -26,35 +25,6 @@ const rules = {
     return name === 'no' ? deny(409, 'Conflict', 'Failover segment with name no already exists.') : allow(['heads up']);
   },
 };
-
-function post(
-  server: WebhookServer,
-  ca: string,
-  body: string,
-  o: { path?: string; method?: string; type?: string } = {},
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      {
-        host: '127.0.0.1',
-        port: server.address().port,
-        path: o.path ?? '/validate',
-        method: o.method ?? 'POST',
-        ca,
-        // a fresh TLS handshake per request, so a rotated certificate is seen
-        agent: false,
-        headers: { 'content-type': o.type ?? 'application/json' },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 const review = (name: string) =>
   JSON.stringify({

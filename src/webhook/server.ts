@@ -12,8 +12,8 @@ import type { AdmissionRequest, Verdict } from './review.ts';
 import { admissionResponse, deny, parseAdmissionReview } from './review.ts';
 import { internalError } from './messages.ts';
 import { createWebhookMetrics } from './metrics.ts';
-import type { KeyPair } from './tls.ts';
-import { readKeyPair, watchKeyPair } from './tls.ts';
+import { readKeyPairFiles, watchKeyPairFiles, type KeyPair } from '../net/key-pair.ts';
+import { webhookKeyPairSource } from './tls.ts';
 
 export const WEBHOOK_PATH = '/validate';
 /** An AdmissionReview carries the object and the old object; etcd caps each at 1.5 MiB. */
@@ -99,7 +99,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   let pair: KeyPair;
   let caPem: string | undefined;
   if (opts.certDir) {
-    pair = await readKeyPair(opts.certDir);
+    pair = await readKeyPairFiles(webhookKeyPairSource(opts.certDir));
   } else {
     // Loaded only here: a pod serving a mounted certificate never loads the X.509 generator.
     const { selfSignedKeyPair } = await import('./self-signed.ts');
@@ -164,10 +164,12 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     });
   });
   const watcher = opts.certDir
-    ? watchKeyPair(opts.certDir, pair, (next) => server.setSecureContext({ ...next, minVersion: 'TLSv1.2' }), {
-        log,
-        pollMs: opts.certPollMs,
-      })
+    ? watchKeyPairFiles(
+        webhookKeyPairSource(opts.certDir),
+        pair,
+        (next) => server.setSecureContext({ ...next, minVersion: 'TLSv1.2' }),
+        { log, pollMs: opts.certPollMs },
+      )
     : undefined;
   const address = () => server.address() as AddressInfo;
   log.info(

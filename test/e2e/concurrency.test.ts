@@ -102,7 +102,7 @@ concurrency('100 concurrent identical notifications across two facades: one 202,
     },
   });
   // A loser of the race is never listed, on either facade, not even while its delete is on its way
-  // (src/store/sealed-visibility.ts); the winner is listed by both as soon as they know its claim.
+  // (src/store/admission/visibility.ts); the winner is listed by both as soon as they know its claim.
   const listed = async (f: OperatorProcess) =>
     ((await (await fetch(`${f.apiUrl}/v1/notifications`)).json()) as { notifications: unknown[] }).notifications.length;
   const seen: number[] = [];

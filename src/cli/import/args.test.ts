@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseImportArgs, UsageError } from './args.ts';
+import { UsageError } from '../usage.ts';
+import { parseImportArgs } from './args.ts';
 
 test('defaults: microversion 1.3, pages of 500, 30 s per request, table output, writes', () => {
   const o = parseImportArgs(['--from', 'http://masakari:15868']);

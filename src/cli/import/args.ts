@@ -2,6 +2,7 @@
 // a UsageError naming the option, which the command prints with the usage
 // text and exit status 2.
 import { parseArgs } from 'node:util';
+import { UsageError } from '../usage.ts';
 
 export const IMPORT_USAGE = `usage: masakari-operator import --from <masakari URL> [options]
 
@@ -52,8 +53,6 @@ export interface ImportOptions {
   configFiles: string[];
   help: boolean;
 }
-
-export class UsageError extends Error {}
 
 const MICROVERSIONS: readonly string[] = ['1.2', '1.3'];
 /** Masakari's default [DEFAULT] osapi_max_limit; a larger limit is silently lowered by the server anyway. */

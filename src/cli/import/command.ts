@@ -17,7 +17,9 @@ import { createNovaClient, createOpenStackSession } from '../../openstack/index.
 import type { NovaClient, OpenStackSession } from '../../openstack/index.ts';
 import { StoreImporter, createIdAllocator, listImportTarget } from '../../store/index.ts';
 import { operatorVersion } from '../../app/version.ts';
-import { IMPORT_USAGE, parseImportArgs, UsageError } from './args.ts';
+import { DNS_LABEL } from '../../config/option-spec.ts';
+import { commandArgs, commandOutput, UsageError } from '../usage.ts';
+import { IMPORT_USAGE, parseImportArgs } from './args.ts';
 import type { ImportOptions } from './args.ts';
 import { executePlan } from './execute.ts';
 import { buildPlan } from './plan.ts';
@@ -36,27 +38,16 @@ export interface ImportIo {
 
 /** Retries of a failed idempotent request to Masakari or Nova (5xx, timeouts, connection errors). */
 const MAX_RETRIES = 3;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** A problem that ends the whole import (source or cluster unreadable); printed without a stack. */
 export class ImportAbort extends Error {}
 
 export async function runImportCommand(argv: string[], io: ImportIo = {}): Promise<number> {
   const env = io.env ?? process.env;
-  const out = io.stdout ?? ((t: string) => void process.stdout.write(t));
-  const err = io.stderr ?? ((t: string) => void process.stderr.write(t));
-  let opts: ImportOptions;
-  try {
-    opts = parseImportArgs(argv);
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    err(`masakari-operator import: ${e.message}\n\n${IMPORT_USAGE}`);
-    return 2;
-  }
-  if (opts.help) {
-    out(IMPORT_USAGE);
-    return 0;
-  }
+  const output = commandOutput(io);
+  const { out, err } = output;
+  const opts = commandArgs('import', IMPORT_USAGE, () => parseImportArgs(argv), output);
+  if (typeof opts === 'number') return opts;
   try {
     masakariEndpoint(opts.from);
   } catch (e) {

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rejection } from '../../testing/expect-error.ts';
 import { KubeError } from '../../k8s/client.ts';
 import type { FailoverSegment, HaHost } from '../../model/types.ts';
 import type { StoreImporter } from '../../store/import.ts';
@@ -106,13 +107,11 @@ test('--verify-hosts refuses a host Nova does not know, before writing it', asyn
 test('a create answered 404 (no namespace) stops the whole run', async () => {
   const missing = new KubeError(404, 'NotFound', 'namespaces "ns" not found');
   const { importer } = fakeImporter({ 'seg-1': missing });
-  try {
-    await executePlan({ items: [seg(1, true), seg(2, true)] }, { importer, namespace: 'ns' });
-    assert.unreachable('should stop');
-  } catch (e) {
-    assert.instance(e, TargetMissingError);
-    assert.match((e as Error).message, /namespace ns or the masakari\.openkeel\.io CRDs do not exist/);
-  }
+  const e = await rejection(
+    executePlan({ items: [seg(1, true), seg(2, true)] }, { importer, namespace: 'ns' }),
+    TargetMissingError,
+  );
+  assert.match(e.message, /namespace ns or the masakari\.openkeel\.io CRDs do not exist/);
 });
 
 test.run();

@@ -1,10 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { admittedConditions } from '../../testing/admitted.ts';
 import { API_VERSION, LABELS } from '../../model/constants.ts';
 import type { FailoverSegment, HaHost } from '../../model/types.ts';
-import type { SourceHost, SourceSegment } from '../../store/import-mapping.ts';
+import type { ImportTarget, SourceHost, SourceSegment } from '../../store/import-mapping.ts';
 import { buildPlan, executionOrder } from './plan.ts';
-import type { PlanItem } from './plan.ts';
+import type { IdMarks, PlanItem } from './plan.ts';
 import type { SourceSnapshot } from './source.ts';
 
 const uuid = (kind: 's' | 'h', n: number) =>
@@ -35,19 +36,7 @@ const srcHost = (n: number, seg: number, extra: Partial<SourceHost> = {}): Sourc
   ...extra,
 });
 
-const admitted = (id: number, u: string) => ({
-  uuid: u,
-  id,
-  conditions: [
-    {
-      type: 'Ready',
-      status: 'True' as const,
-      reason: 'Admitted',
-      message: '',
-      lastTransitionTime: '2026-01-01T00:00:00Z',
-    },
-  ],
-});
+const admitted = (id: number, u: string) => ({ uuid: u, id, conditions: admittedConditions() });
 
 function segCr(s: SourceSegment, id = s.id): FailoverSegment {
   return {
@@ -89,40 +78,42 @@ const snapshot = (...entries: Array<[SourceSegment, SourceHost[]]>): SourceSnaps
 
 const brief = (items: PlanItem[]) => items.map((i) => `${i.kind} ${i.name} ${i.action} ${i.id ?? '-'}`);
 
+/** The plan's items, checked in brief (kind, name, action, id) against `expected`. */
+function planned(source: SourceSnapshot, target: ImportTarget, marks: IdMarks, expected: string[]): PlanItem[] {
+  const { items } = buildPlan(source, target, marks);
+  assert.equal(brief(items), expected);
+  return items;
+}
+
 test('an empty namespace: everything is created with its own id', () => {
-  const plan = buildPlan(
+  const items = planned(
     snapshot([src(1), [srcHost(1, 1), srcHost(2, 1)]], [src(2), []]),
     { segments: [], hosts: [] },
     { segments: 1, hosts: 1 },
+    ['segment seg-1 create 1', 'host compute-1 create 1', 'host compute-2 create 2', 'segment seg-2 create 2'],
   );
-  assert.equal(brief(plan.items), [
-    'segment seg-1 create 1',
-    'host compute-1 create 1',
-    'host compute-2 create 2',
-    'segment seg-2 create 2',
-  ]);
-  assert.ok(plan.items.every((i) => i.keepsId));
+  assert.ok(items.every((i) => i.keepsId));
 });
 
 test('ids used or already handed out get new ids, after every id that can be kept', () => {
   const local = segCr(src(7, { name: 'local' }), 1);
   // sequence mark 3: ids 1 and 2 were handed out; 1 is local's
-  const plan = buildPlan(
+  const items = planned(
     snapshot([src(1), []], [src(2), []], [src(3), []], [src(5), []]),
     { segments: [local], hosts: [] },
     { segments: 3, hosts: 1 },
+    [
+      'segment seg-1 create 6',
+      'segment seg-2 create 7',
+      'segment seg-3 create 3',
+      'segment seg-5 create 5',
+      'segment local leave 1',
+    ],
   );
-  assert.equal(brief(plan.items), [
-    'segment seg-1 create 6',
-    'segment seg-2 create 7',
-    'segment seg-3 create 3',
-    'segment seg-5 create 5',
-    'segment local leave 1',
-  ]);
-  assert.equal(plan.items[0]?.details, ['id 1 is already used in the namespace: new id 6']);
-  assert.equal(plan.items[1]?.details, ['id 2 is already allocated in the namespace: new id 7']);
+  assert.equal(items[0]?.details, ['id 1 is already used in the namespace: new id 6']);
+  assert.equal(items[1]?.details, ['id 2 is already allocated in the namespace: new id 7']);
   assert.equal(
-    executionOrder(plan.items, 'segment').map((i) => i.name),
+    executionOrder(items, 'segment').map((i) => i.name),
     ['seg-3', 'seg-5', 'seg-1', 'seg-2', 'local'],
   );
 });
@@ -134,19 +125,14 @@ test('an object with the uuid is skipped when equal and updated when not, field 
   const h1cr = hostCr(h1);
   // engine latch: effective on_maintenance true while the source says false
   h1cr.status = { ...h1cr.status, onMaintenance: true, flagsGeneration: 1 };
-  const plan = buildPlan(
+  const items = planned(
     snapshot([same, [h1, srcHost(2, 1)]], [changed, []]),
     { segments: [segCr(same), segCr(src(2))], hosts: [h1cr, hostCr(srcHost(2, 1))] },
     { segments: 21, hosts: 21 },
+    ['segment seg-1 skip 1', 'host compute-1 update 1', 'host compute-2 skip 2', 'segment seg-2 update 2'],
   );
-  assert.equal(brief(plan.items), [
-    'segment seg-1 skip 1',
-    'host compute-1 update 1',
-    'host compute-2 skip 2',
-    'segment seg-2 update 2',
-  ]);
-  assert.equal(plan.items[1]?.details, ['on_maintenance: true -> false']);
-  assert.equal(plan.items[3]?.details, ['description: null -> "new"', 'enabled: true -> false']);
+  assert.equal(items[1]?.details, ['on_maintenance: true -> false']);
+  assert.equal(items[3]?.details, ['description: null -> "new"', 'enabled: true -> false']);
 });
 
 test('a name another object keeps is an error for that object and its hosts; a name a source object gives up is not', () => {
@@ -154,29 +140,29 @@ test('a name another object keeps is an error for that object and its hosts; a n
   local.metadata.labels = { [LABELS.uuid]: uuid('s', 99) };
   local.status = admitted(9, uuid('s', 99));
   const renamedAway = src(3, { name: 'seg-3-new' });
-  const plan = buildPlan(
+  const items = planned(
     snapshot([src(1), [srcHost(1, 1)]], [src(2, { name: 'seg-3' }), []], [renamedAway, []]),
     { segments: [local, segCr(src(3))], hosts: [] },
     { segments: 21, hosts: 1 },
+    [
+      'segment seg-1 fail -',
+      'host compute-1 fail -',
+      'segment seg-3 create 21',
+      'segment seg-3-new update 3',
+      'segment seg-1 leave 9',
+    ],
   );
-  assert.equal(brief(plan.items), [
-    'segment seg-1 fail -',
-    'host compute-1 fail -',
-    'segment seg-3 create 21',
-    'segment seg-3-new update 3',
-    'segment seg-1 leave 9',
-  ]);
   assert.match(
-    plan.items[0]?.reason ?? '',
+    items[0]?.reason ?? '',
     /segment name "seg-1" is already used by segment 00000000-0000-4000-8000-000000000099/,
   );
-  assert.is(plan.items[1]?.reason, 'its segment cannot be imported');
+  assert.is(items[1]?.reason, 'its segment cannot be imported');
 });
 
 test('a host the namespace has in another segment, and invalid records, cannot be imported', () => {
   const h = srcHost(1, 1);
   const there = hostCr({ ...h, segment_uuid: uuid('s', 2) });
-  const plan = buildPlan(
+  const items = planned(
     {
       endpoint: 'http://m/v1',
       segments: [
@@ -186,18 +172,13 @@ test('a host the namespace has in another segment, and invalid records, cannot b
     },
     { segments: [], hosts: [there] },
     { segments: 1, hosts: 1 },
+    ['segment seg-1 create 1', 'host compute-1 fail 1', 'host compute-9 fail -', 'segment bad fail -'],
   );
-  assert.equal(brief(plan.items), [
-    'segment seg-1 create 1',
-    'host compute-1 fail 1',
-    'host compute-9 fail -',
-    'segment bad fail -',
-  ]);
   assert.match(
-    plan.items[1]?.reason ?? '',
+    items[1]?.reason ?? '',
     /has this host in segment 00000000-0000-4000-8000-000000000002, Masakari in 00000000-0000-4000-8000-000000000001/,
   );
-  assert.is(plan.items[2]?.reason, 'invalid record from Masakari: reserved is missing');
+  assert.is(items[2]?.reason, 'invalid record from Masakari: reserved is missing');
 });
 
 test('an object being deleted, or never admitted, is reported as such', () => {
@@ -205,14 +186,14 @@ test('an object being deleted, or never admitted, is reported as such', () => {
   deleting.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
   const half = segCr(src(2));
   delete half.status;
-  const plan = buildPlan(
+  const items = planned(
     snapshot([src(1), []], [src(2), []]),
     { segments: [deleting, half], hosts: [] },
     { segments: 3, hosts: 1 },
+    ['segment seg-1 fail 1', 'segment seg-2 update -'],
   );
-  assert.equal(brief(plan.items), ['segment seg-1 fail 1', 'segment seg-2 update -']);
-  assert.match(plan.items[0]?.reason ?? '', /being deleted/);
-  assert.match(plan.items[1]?.details.join() ?? '', /not yet admitted/);
+  assert.match(items[0]?.reason ?? '', /being deleted/);
+  assert.match(items[1]?.details.join() ?? '', /not yet admitted/);
 });
 
 test.run();

@@ -9,7 +9,7 @@
 import type { FailoverSegment, HaHost } from '../../model/types.ts';
 import type { ImportTarget, SourceHost, SourceSegment } from '../../store/index.ts';
 import { byUuid, hostChanges, hostSegmentUuid, objectId, objectUuid, segmentChanges } from '../../store/index.ts';
-import { isInvalid } from './source.ts';
+import { isInvalid, type InvalidRecord } from './source.ts';
 import type { SourceSnapshot } from './source.ts';
 import { isAdmitted } from '../../domain/admitted.ts';
 
@@ -104,15 +104,7 @@ export function buildPlan(source: SourceSnapshot, target: ImportTarget, marks: I
     const seg = entry.segment;
     let segItem: SegmentItem;
     if (isInvalid(seg)) {
-      segItem = {
-        kind: 'segment',
-        name: seg.name ?? '?',
-        uuid: seg.uuid ?? '?',
-        ...(seg.id !== undefined ? { sourceId: seg.id } : {}),
-        action: 'fail',
-        details: [],
-        reason: `invalid record from Masakari: ${seg.invalid}`,
-      };
+      segItem = { kind: 'segment', ...invalidRecordItem(seg) };
     } else {
       segItem = planObject('segment', seg, segments.get(seg.uuid), segmentNames, sourceSegmentUuids, (o) =>
         segmentChanges(o, seg),
@@ -122,16 +114,7 @@ export function buildPlan(source: SourceSnapshot, target: ImportTarget, marks: I
     for (const host of entry.hosts) {
       const base = { segmentUuid: segItem.uuid, segmentName: segItem.name };
       if (isInvalid(host)) {
-        items.push({
-          kind: 'host',
-          ...base,
-          name: host.name ?? '?',
-          uuid: host.uuid ?? '?',
-          ...(host.id !== undefined ? { sourceId: host.id } : {}),
-          action: 'fail',
-          details: [],
-          reason: `invalid record from Masakari: ${host.invalid}`,
-        });
+        items.push({ kind: 'host', ...base, ...invalidRecordItem(host) });
         continue;
       }
       const existing = hosts.get(host.uuid);
@@ -182,6 +165,18 @@ function leftAlone(obj: FailoverSegment | HaHost, uuid: string) {
     ...(id !== undefined ? { id } : {}),
     action: 'leave' as const,
     details: ['only in the namespace, not in Masakari: left alone'],
+  };
+}
+
+/** A record Masakari returned that cannot be read fails, saying why. */
+function invalidRecordItem(r: InvalidRecord) {
+  return {
+    name: r.name ?? '?',
+    uuid: r.uuid ?? '?',
+    ...(r.id !== undefined ? { sourceId: r.id } : {}),
+    action: 'fail' as const,
+    details: [],
+    reason: `invalid record from Masakari: ${r.invalid}`,
   };
 }
 

@@ -8,7 +8,8 @@ import * as assert from 'uvu/assert';
 import { RESOURCES } from '../../k8s/resources.ts';
 import type { Notification } from '../../model/types.ts';
 import { FakeKube } from '../../testing/fake-kube.ts';
-import { parsePurgeArgs, PurgeUsageError, runPurgeCommand } from './command.ts';
+import { UsageError } from '../usage.ts';
+import { parsePurgeArgs, runPurgeCommand } from './command.ts';
 
 const NOW = new Date('2026-03-01T00:00:00Z');
 
@@ -26,14 +27,14 @@ test('options: masakari-manage defaults, limits and spellings', () => {
   assert.is(parsePurgeArgs(['--age-in-days', '0', '--dry-run'], NOW).dryRun, true);
   assert.throws(
     () => parsePurgeArgs(['--age-in-days=-1'], NOW),
-    (e: Error) => e instanceof PurgeUsageError && /non-negative/.test(e.message),
+    (e: Error) => e instanceof UsageError && /non-negative/.test(e.message),
   );
   assert.throws(() => parsePurgeArgs(['--max-rows', '0'], NOW), /greater than 0/);
   assert.throws(() => parsePurgeArgs(['--age-in-days', '100000'], NOW), /days since epoch/);
   assert.throws(() => parsePurgeArgs(['--age-in-days', 'x'], NOW), /integer/);
   assert.throws(
     () => parsePurgeArgs(['--nope'], NOW),
-    (e: Error) => e instanceof PurgeUsageError,
+    (e: Error) => e instanceof UsageError,
   );
 });
 

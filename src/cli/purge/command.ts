@@ -18,6 +18,8 @@ import type { PurgeResult } from '../../store/index.ts';
 import { purgeNotifications } from '../../store/index.ts';
 import { FINISHED_PHASES } from '../../model/notification-phase.ts';
 import { systemClock } from '../../time/clock.ts';
+import { DNS_LABEL } from '../../config/option-spec.ts';
+import { commandArgs, commandOutput, UsageError } from '../usage.ts';
 
 export const PURGE_USAGE = `usage: masakari-operator purge [--age-in-days N] [--max-rows M] [--dry-run]
 
@@ -50,12 +52,9 @@ export interface PurgeArgs {
   help: boolean;
 }
 
-export class PurgeUsageError extends Error {}
-
 function integerOption(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!/^-?[0-9]+$/.test(value))
-    throw new PurgeUsageError(`--${name} must be an integer, got ${JSON.stringify(value)}`);
+  if (!/^-?[0-9]+$/.test(value)) throw new UsageError(`--${name} must be an integer, got ${JSON.stringify(value)}`);
   return Number(value);
 }
 
@@ -79,16 +78,16 @@ export function parsePurgeArgs(argv: string[], now: Date = systemClock.now()): P
       allowPositionals: false,
     }));
   } catch (e) {
-    throw new PurgeUsageError((e as Error).message);
+    throw new UsageError((e as Error).message);
   }
   const configFiles = values['config-file'] ?? [];
-  if (configFiles.includes('')) throw new PurgeUsageError('--config-file needs a file name');
+  if (configFiles.includes('')) throw new UsageError('--config-file needs a file name');
   const ageInDays = integerOption('age-in-days', values['age-in-days'] ?? values.age_in_days, 30);
   const maxRows = integerOption('max-rows', values['max-rows'] ?? values.max_rows, -1);
   // masakari/cmd/manage.py's checks, with its messages.
-  if (maxRows === 0 || maxRows < -1) throw new PurgeUsageError('Must supply value greater than 0 for max_rows.');
-  if (ageInDays < 0) throw new PurgeUsageError('Must supply a non-negative value for age.');
-  if (ageInDays >= now.getTime() / 86_400_000) throw new PurgeUsageError('Maximal age is count of days since epoch.');
+  if (maxRows === 0 || maxRows < -1) throw new UsageError('Must supply value greater than 0 for max_rows.');
+  if (ageInDays < 0) throw new UsageError('Must supply a non-negative value for age.');
+  if (ageInDays >= now.getTime() / 86_400_000) throw new UsageError('Maximal age is count of days since epoch.');
   return {
     ageInDays,
     maxRows,
@@ -120,25 +119,13 @@ export interface PurgeIo {
   kube?: KubeClient;
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
 export async function runPurgeCommand(argv: string[], io: PurgeIo = {}): Promise<number> {
   const env = io.env ?? process.env;
-  const out = io.stdout ?? ((t: string) => void process.stdout.write(t));
-  const err = io.stderr ?? ((t: string) => void process.stderr.write(t));
+  const output = commandOutput(io);
+  const { out, err } = output;
   const now = (io.now ?? (() => systemClock.now()))();
-  let args: PurgeArgs;
-  try {
-    args = parsePurgeArgs(argv, now);
-  } catch (e) {
-    if (!(e instanceof PurgeUsageError)) throw e;
-    err(`masakari-operator purge: ${e.message}\n\n${PURGE_USAGE}`);
-    return 2;
-  }
-  if (args.help) {
-    out(PURGE_USAGE);
-    return 0;
-  }
+  const args = commandArgs('purge', PURGE_USAGE, () => parsePurgeArgs(argv, now), output);
+  if (typeof args === 'number') return args;
   const { config } = loadConfig({ env, files: args.configFiles });
   const namespace = args.namespace ?? config.operator.namespace;
   if (!DNS_LABEL.test(namespace)) {

@@ -4,8 +4,7 @@
 // caches it reads from agree, as the store's do).
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { HaService } from '../../domain/ha-service.ts';
-import { MemoryRepository } from '../../domain/testing/memory-repository.ts';
+import { fileHostFailure, memoryService } from '../../domain/testing/memory-service.ts';
 import type { NodeReadiness } from '../../fencing/node-directory.ts';
 import type { Bmc, PowerState } from '../../fencing/bmc/bmc.ts';
 import type {
@@ -35,30 +34,9 @@ const FENCING: HostFencing = { driver: 'redfish', address: 'https://bmc.example'
 
 export async function world(o: WorldOptions) {
   const clock = new FakeClock(Date.UTC(2026, 11, 4, 12, 0, 0));
-  const repo = new MemoryRepository();
-  const service = new HaService(
-    repo,
-    { exists: async () => true },
-    { osapi_max_limit: 1000, duplicate_notification_detection_interval: 180 },
-  );
+  const { repo, service, segment: seg } = await memoryService({ hosts: o.hosts });
   const nova = new FakeNova();
-  const seg = await repo.createSegment({
-    name: 'seg',
-    service_type: 'COMPUTE',
-    recovery_method: 'auto',
-    description: null,
-    enabled: true,
-  });
-  for (const h of o.hosts) {
-    await repo.createHost(seg.uuid, {
-      name: h,
-      type: 'COMPUTE',
-      control_attributes: '',
-      on_maintenance: false,
-      reserved: false,
-    });
-    nova.addHost(h);
-  }
+  for (const h of o.hosts) nova.addHost(h);
   /** Hosts a person put on maintenance (spec), as opposed to the engine's latch (status). */
   const personMaintenance = new Set<string>();
   const readiness = new Map<string, NodeReadiness>();
@@ -162,14 +140,7 @@ export async function world(o: WorldOptions) {
     },
     /** Plays a finished recovery of `host`: its notification finished, on maintenance by the engine, service disabled and forced down. */
     async recovered(host: string) {
-      const rec = await service.createNotification({
-        notification: {
-          type: 'COMPUTE_HOST',
-          hostname: host,
-          generated_time: clock.now().toISOString(),
-          payload: { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' },
-        },
-      });
+      const rec = await fileHostFailure(service, host, clock.now());
       repo.setNotificationState(rec.notification_uuid, { status: 'finished' });
       repo.setHostFlags(repo.getHostByName(host)!.uuid, { on_maintenance: true });
       Object.assign(nova.service(host), {

@@ -35,6 +35,34 @@ export class MemoryRepository implements Repository {
     return this.nextId[kind]++;
   }
 
+  /** A new segment or host row, created now, with the name its object would have in the store. */
+  private insert<R extends SegmentRecord | HostRecord>(
+    table: Map<string, R>,
+    kind: 'segment' | 'host',
+    row: Omit<R, 'created_at' | 'updated_at' | 'k8sName'>,
+  ): R {
+    const rec = { ...row, created_at: this.stamp(), updated_at: null, k8sName: `${kind}-${row.uuid}` } as R;
+    table.set(rec.uuid, rec);
+    return { ...rec };
+  }
+
+  /** A segment or host updated now; a new name must be free in its table. */
+  private update<R extends SegmentRecord | HostRecord>(
+    table: Map<string, R>,
+    uuid: string,
+    patch: Partial<NewSegment> | Partial<NewHost>,
+  ): R {
+    const cur = table.get(uuid);
+    if (!cur) throw new NotFoundInStoreError(uuid);
+    const name = patch.name;
+    if (name !== undefined && name !== cur.name && [...table.values()].some((x) => x.name === name)) {
+      throw new NameTakenError(name);
+    }
+    const next = { ...cur, ...stripUndefined(patch), updated_at: this.stamp() };
+    table.set(uuid, next);
+    return { ...next };
+  }
+
   // ---------------------------------------------------------------- segments
   listSegments(): SegmentRecord[] {
     return [...this.segments.values()].map((s) => ({ ...s }));
@@ -47,32 +75,19 @@ export class MemoryRepository implements Repository {
 
   async createSegment(s: NewSegment): Promise<SegmentRecord> {
     if ([...this.segments.values()].some((x) => x.name === s.name)) throw new NameTakenError(s.name);
-    const uuid = randomUUID();
-    const rec: SegmentRecord = {
+    return this.insert(this.segments, 'segment', {
       id: this.id('segments'),
-      uuid,
+      uuid: randomUUID(),
       name: s.name,
       service_type: s.service_type,
       enabled: s.enabled,
       description: s.description,
       recovery_method: s.recovery_method,
-      created_at: this.stamp(),
-      updated_at: null,
-      k8sName: `segment-${uuid}`,
-    };
-    this.segments.set(uuid, rec);
-    return { ...rec };
+    });
   }
 
   async updateSegment(uuid: string, patch: Partial<NewSegment>): Promise<SegmentRecord> {
-    const cur = this.segments.get(uuid);
-    if (!cur) throw new NotFoundInStoreError(uuid);
-    if (patch.name !== undefined && patch.name !== cur.name) {
-      if ([...this.segments.values()].some((x) => x.name === patch.name)) throw new NameTakenError(patch.name);
-    }
-    const next: SegmentRecord = { ...cur, ...stripUndefined(patch), updated_at: this.stamp() };
-    this.segments.set(uuid, next);
-    return { ...next };
+    return this.update(this.segments, uuid, patch);
   }
 
   async deleteSegment(uuid: string): Promise<void> {
@@ -100,33 +115,20 @@ export class MemoryRepository implements Repository {
   async createHost(segmentUuid: string, h: NewHost): Promise<HostRecord> {
     if (!this.segments.has(segmentUuid)) throw new NotFoundInStoreError(segmentUuid);
     if (this.getHostByName(h.name)) throw new NameTakenError(h.name);
-    const uuid = randomUUID();
-    const rec: HostRecord = {
+    return this.insert(this.hosts, 'host', {
       id: this.id('hosts'),
-      uuid,
+      uuid: randomUUID(),
       name: h.name,
       failover_segment_id: segmentUuid,
       type: h.type,
       reserved: h.reserved,
       control_attributes: h.control_attributes,
       on_maintenance: h.on_maintenance,
-      created_at: this.stamp(),
-      updated_at: null,
-      k8sName: `host-${uuid}`,
-    };
-    this.hosts.set(uuid, rec);
-    return { ...rec };
+    });
   }
 
   async updateHost(uuid: string, patch: Partial<NewHost>): Promise<HostRecord> {
-    const cur = this.hosts.get(uuid);
-    if (!cur) throw new NotFoundInStoreError(uuid);
-    if (patch.name !== undefined && patch.name !== cur.name && this.getHostByName(patch.name)) {
-      throw new NameTakenError(patch.name);
-    }
-    const next: HostRecord = { ...cur, ...stripUndefined(patch), updated_at: this.stamp() };
-    this.hosts.set(uuid, next);
-    return { ...next };
+    return this.update(this.hosts, uuid, patch);
   }
 
   async deleteHost(uuid: string): Promise<void> {

@@ -64,7 +64,7 @@ export function statusPatch(
   to: Record<string, unknown>,
   resourceVersion: string | undefined,
 ): JsonPatchOp[] {
-  // `from` may be a seal's view (src/store/admission-seal.ts): the API server holds no status yet, so the
+  // `from` may be a seal's view (src/store/admission/seal.ts): the API server holds no status yet, so the
   // first write stores all of `to`, its admission included, and never the view's marker.
   const stored = statusAsStored(from as NotificationStatusBlock | undefined) as Record<string, unknown> | undefined;
   const next = withoutSealMarker(to as NotificationStatusBlock) as Record<string, unknown>;

@@ -6,6 +6,7 @@ import { KubeError } from '../../k8s/client.ts';
 import { RESOURCES } from '../../k8s/resources.ts';
 import type { HaHost, HostFencing } from '../../model/types.ts';
 import { startFakeRedfish } from '../../simulator/redfish-bmc.ts';
+import { rejection } from '../../testing/expect-error.ts';
 import { FakeKube } from '../../testing/fake-kube.ts';
 import { BmcError } from './bmc.ts';
 import { bmcForHost } from './factory.ts';
@@ -21,6 +22,8 @@ function host(fencing: HostFencing): HaHost {
   } as HaHost;
 }
 
+const refusal = (p: Promise<unknown>) => rejection(p, BmcError);
+
 async function secret(kube: FakeKube, name: string, data: Record<string, string>): Promise<void> {
   await kube.create(RESOURCES.secrets, 'ns', {
     apiVersion: 'v1',
@@ -28,16 +31,6 @@ async function secret(kube: FakeKube, name: string, data: Record<string, string>
     metadata: { name, namespace: 'ns' },
     data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
   });
-}
-
-async function refusal(p: Promise<unknown>): Promise<BmcError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.instance(err, BmcError);
-    return err as BmcError;
-  }
-  throw new Error('expected a BmcError');
 }
 
 test('a redfish host fences through its BMC with the Secret’s credentials', async () => {

@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rejection } from '../../testing/expect-error.ts';
 import { installFakeIpmitool } from '../../testing/fake-ipmitool.ts';
 import type { FakeIpmitool } from '../../testing/fake-ipmitool.ts';
 import { BmcError } from './bmc.ts';
@@ -31,14 +32,9 @@ const driver = (timeoutMs = 2_000) =>
   ipmiBmc({ address: '10.0.0.9:6230', username: 'admin', password: 's3cret pass', timeoutMs });
 
 async function kind(p: Promise<unknown>, k: BmcFailureKind): Promise<BmcError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.instance(err, BmcError);
-    assert.is((err as BmcError).kind, k, (err as Error).message);
-    return err as BmcError;
-  }
-  throw new Error('expected a BmcError');
+  const err = await rejection(p, BmcError);
+  assert.is(err.kind, k, err.message);
+  return err;
 }
 
 t('chassis power off, then status reads off; the password only in the environment', async () => {

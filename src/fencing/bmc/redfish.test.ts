@@ -1,11 +1,14 @@
 // The Redfish driver against the simulator's fake Redfish BMC: the calls on
 // the wire, and each failure mapped to its BmcError kind; never "Off" from an
 // answer it cannot read.
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { generateControlPlanePki } from '../../controlplane/pki.ts';
 import { startFakeRedfish } from '../../simulator/redfish-bmc.ts';
 import type { FakeRedfish } from '../../simulator/redfish-bmc.ts';
+import { rejection } from '../../testing/expect-error.ts';
 import { BmcError } from './bmc.ts';
 import type { BmcFailureKind } from './bmc.ts';
 import { redfishBmc } from './redfish.ts';
@@ -33,21 +36,24 @@ const driver = (o: { password?: string; timeoutMs?: number; systemId?: string; a
     timeoutMs: o.timeoutMs ?? 2_000,
   });
 
-async function failure(p: Promise<unknown>): Promise<BmcError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.instance(err, BmcError);
-    return err as BmcError;
-  }
-  throw new Error('expected a BmcError');
-}
-
 const kind = async (p: Promise<unknown>, k: BmcFailureKind): Promise<BmcError> => {
-  const err = await failure(p);
+  const err = await rejection(p, BmcError);
   assert.is(err.kind, k, err.message);
   return err;
 };
+
+/** A hand-written BMC that answers with `handler`, used at its address, then closed. */
+async function withBmc(handler: RequestListener, use: (address: string) => Promise<void>): Promise<void> {
+  const server = createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  try {
+    await use(`http://127.0.0.1:${port}`);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+}
 
 t('ForceOff through ComputerSystem.Reset, then PowerState reads Off', async () => {
   const d = driver();
@@ -101,20 +107,16 @@ t('an unknown system is an error, not Off', async () => {
 });
 
 t('a PowerState the driver does not know is an error, never Off', async () => {
-  const { createServer } = await import('node:http');
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ PowerState: null }));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  try {
-    const err = await kind(driver({ address: `http://127.0.0.1:${port}` }).powerState(), 'error');
-    assert.match(err.message, 'unknown PowerState null');
-  } finally {
-    server.closeAllConnections();
-    server.close();
-  }
+  await withBmc(
+    (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ PowerState: null }));
+    },
+    async (address) => {
+      const err = await kind(driver({ address }).powerState(), 'error');
+      assert.match(err.message, 'unknown PowerState null');
+    },
+  );
 });
 
 t('a lying BMC is reported as it lies: the engine polls until Off', async () => {
@@ -125,30 +127,26 @@ t('a lying BMC is reported as it lies: the engine polls until Off', async () => 
 });
 
 t('a ForceOff refused as "already in that state" counts only when the BMC then reads Off', async () => {
-  const { createServer } = await import('node:http');
   let power = 'Off';
-  const server = createServer((req, res) => {
-    res.setHeader('content-type', 'application/json');
-    if (req.method === 'POST') {
-      res.writeHead(409);
-      res.end(JSON.stringify({ error: { message: 'The system is already in the requested state' } }));
-      return;
-    }
-    res.writeHead(200);
-    res.end(JSON.stringify({ PowerState: power }));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  try {
-    const d = driver({ address: `http://127.0.0.1:${port}` });
-    await d.powerOff();
-    power = 'On';
-    const err = await kind(d.powerOff(), 'error');
-    assert.match(err.message, 'ForceOff answered HTTP 409: The system is already in the requested state');
-  } finally {
-    server.closeAllConnections();
-    server.close();
-  }
+  await withBmc(
+    (req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'POST') {
+        res.writeHead(409);
+        res.end(JSON.stringify({ error: { message: 'The system is already in the requested state' } }));
+        return;
+      }
+      res.writeHead(200);
+      res.end(JSON.stringify({ PowerState: power }));
+    },
+    async (address) => {
+      const d = driver({ address });
+      await d.powerOff();
+      power = 'On';
+      const err = await kind(d.powerOff(), 'error');
+      assert.match(err.message, 'ForceOff answered HTTP 409: The system is already in the requested state');
+    },
+  );
 });
 
 t('https with the CA from the Secret, refused without it, accepted with insecure', async () => {

@@ -1,6 +1,6 @@
 // FOR UNIT TESTS ONLY: a PROCESS notification as the REST path creates it
-// alongside its duplicate claim (repository.ts createNotification), for the
-// tests of what the claim makes of it (intake.test.ts, sealed-visibility.test.ts).
+// alongside its duplicate claim (admission/notification-intake.ts accept), for the
+// tests of what the claim makes of it (admission/duplicate-claim.test.ts, admission/visibility.test.ts).
 import { LABELS } from '../../model/constants.ts';
 import type { Notification } from '../../model/types.ts';
 

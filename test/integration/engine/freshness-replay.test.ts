@@ -30,7 +30,7 @@ import {
   loadAdmissionSealKey,
   SEAL_WINDOW_BEFORE_S,
   withSealedNotifications,
-} from '../../../src/store/admission-seal.ts';
+} from '../../../src/store/admission/seal.ts';
 import { REASONS, readyCondition } from '../../../src/domain/admitted.ts';
 import { hostOnMaintenance } from '../../../src/domain/messages.ts';
 import { eventually, fastConfig, HOST_DOWN, lastError } from './support.ts';

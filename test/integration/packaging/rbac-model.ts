@@ -61,7 +61,7 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
     verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
     why:
       'name claims (src/store/claims.ts: create, get, list for the sweep, patch, delete), id sequences ' +
-      '(src/store/ids.ts: get, create, replace = update), duplicate claims (src/store/intake.ts: create, get, ' +
+      '(src/store/ids.ts: get, create, replace = update), duplicate claims (src/store/admission/duplicate-claim.ts: create, get, ' +
       'replace = update, delete; list for the sweep), ' +
       'journal pages (src/store/journal-pages.ts, src/store/caches.ts: list, watch, delete; src/engine/status/writer.ts: create, replace = update)',
   },
@@ -73,7 +73,7 @@ export const REQUIRED_PERMISSIONS: Permission[] = [
     resourceNames: ['masakari-admission-seal'],
     verbs: ['get'],
     why:
-      'the admission key (src/store/admission-seal.ts loadAdmissionSealKey), read by every process at start ' +
+      'the admission key (src/store/admission/seal.ts loadAdmissionSealKey), read by every process at start ' +
       '(src/app/run.ts); no other Secret',
   },
   {

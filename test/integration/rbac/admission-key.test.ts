@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createKubeClient } from '../../../src/k8s/kube-client.ts';
-import { loadAdmissionSealKey, SEAL_SECRET_NAME } from '../../../src/store/admission-seal.ts';
+import { loadAdmissionSealKey, SEAL_SECRET_NAME } from '../../../src/store/admission/seal.ts';
 import { useNamespace } from '../../support/cluster.ts';
 import type { TestNamespace } from '../../support/cluster.ts';
 

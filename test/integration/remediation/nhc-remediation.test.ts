@@ -5,7 +5,9 @@
 // of the same group/version/kind. Shows the fencing gate (nothing filed or
 // evacuated before FenceAgentActionSucceeded=True), the whole recovery to
 // Succeeded=True, the two timeouts, the Node Maintenance lease, the manual
-// approval with an absent SelfNodeRemediation CRD, and the finalizer on delete.
+// approval with an absent SelfNodeRemediation CRD, and the finalizer on delete. What the real NHC does with
+// the same objects is in nhc-real.test.ts (differences found: docs/medik8s.md, "Tested against the real
+// NodeHealthCheck operator").
 import { eventually } from '../../support/eventually.ts';
 
 import { randomBytes, randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Admission by seal (src/store/admission-seal.ts) on a real API server: a
+// Admission by seal (src/store/admission/seal.ts) on a real API server: a
 // REST-created notification costs its claim and its create, no status write;
 // every replica shows it admitted at once; a copied seal admits nothing; the
 // engine's first status write stores the whole admission; another replica
@@ -15,7 +15,7 @@ import {
   loadAdmissionSealKey,
   type AdmissionSeal,
   withSealedNotifications,
-} from '../../../src/store/admission-seal.ts';
+} from '../../../src/store/admission/seal.ts';
 import { NotificationStatusWriter } from '../../../src/engine/status/writer.ts';
 import { systemClock } from '../../../src/time/clock.ts';
 import { isAdmitted } from '../../../src/domain/admitted.ts';

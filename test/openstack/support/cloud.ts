@@ -7,6 +7,7 @@ import { startOpenStackCloud } from '../../../src/openstack-cloud/cloud.ts';
 import { startCloudControl, type CloudDescription } from '../../../src/openstack-cloud/control.ts';
 import { novaCaller, passwordToken } from '../../../src/openstack-cloud/keystone-seed.ts';
 import type { ResetReport } from '../../../src/openstack-cloud/reset.ts';
+import type { BmcDescription, BmcKind, PowerEvent } from '../../../src/openstack-cloud/bmc/emulated-bmcs.ts';
 import type { NovaExchange } from '../../../src/openstack-cloud/recorder.ts';
 import type { NovaCall } from '../../../src/openstack-cloud/servers.ts';
 
@@ -25,6 +26,16 @@ export interface TestCloud {
   setMasakariEndpoint(url: string): Promise<void>;
   /** Exchanges through the nova-api proxy after seq `since`, and the last seq. */
   exchanges(since: number): Promise<{ last: number; exchanges: NovaExchange[] }>;
+  /** While down, Nova cannot be reached through the catalog (the proxy closes every connection). */
+  setNovaDown(down: boolean): Promise<void>;
+  /** The emulated BMCs (started on first use; src/openstack-cloud/bmc/). */
+  bmcs(): Promise<BmcDescription>;
+  /** Power changes at the emulated BMCs after seq `since`, with their times. */
+  powerEvents(since: number): Promise<{ last: number; events: PowerEvent[] }>;
+  /** Stops (unreachable) or starts a BMC: the one Redfish emulator, or a host's IPMI BMC. */
+  bmcLife(kind: BmcKind, action: 'stop' | 'start', host?: string): Promise<BmcDescription>;
+  /** A power request at a host's BMC, through its protocol; resolves once the BMC reads the new state. */
+  bmcPower(kind: BmcKind, host: string, to: 'on' | 'off'): Promise<void>;
 }
 
 let shared: Promise<TestCloud> | undefined;
@@ -81,6 +92,13 @@ export function useCloud(): Promise<TestCloud> {
       setMasakariEndpoint: async (u) => void (await call(`${url}/endpoints/instance-ha`, 'PUT', { url: u })),
       exchanges: async (since) =>
         (await call(`${url}/nova/exchanges?since=${since}`)) as { last: number; exchanges: NovaExchange[] },
+      setNovaDown: async (down) => void (await call(`${url}/nova/down`, 'PUT', { down })),
+      bmcs: async () => (await call(`${url}/bmcs`, 'POST')) as BmcDescription,
+      powerEvents: async (since) =>
+        (await call(`${url}/bmcs/events?since=${since}`)) as { last: number; events: PowerEvent[] },
+      bmcLife: async (kind, action, host) =>
+        (await call(`${url}/bmcs/${kind}${host ? `/${host}` : ''}/${action}`, 'POST')) as BmcDescription,
+      bmcPower: async (kind, host, to) => void (await call(`${url}/bmcs/${kind}/${host}/power/${to}`, 'POST')),
     };
   })();
   return shared;

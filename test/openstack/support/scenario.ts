@@ -68,11 +68,12 @@ export async function startEngineProcess(
   ns: TestNamespace,
   apiPort?: number,
   env: Record<string, string> = {},
+  components = 'api,engine',
 ): Promise<OperatorProcess> {
   const starting = startOperator({
     kubeconfigPath: ns.kubeconfigPath,
     namespace: ns.namespace,
-    components: 'api,engine',
+    components,
     auth: 'keystone',
     openstack: cloud.desc.adminEnv,
     env: { ...OPERATOR_ENV, ...env },
@@ -98,13 +99,16 @@ let flavor: Promise<string> | undefined;
 export async function withScenario(
   prefix: string,
   fn: (e: Env) => Promise<void>,
-  opts: { /** Operator options on top of OPERATOR_ENV. */ env?: Record<string, string> } = {},
+  opts: {
+    /** Operator options on top of OPERATOR_ENV. */ env?: Record<string, string>;
+    /** MASAKARI_COMPONENTS; default api,engine. */ components?: string;
+  } = {},
 ): Promise<void> {
   const cloud = await useCloud();
   // the operator starts while the cloud resets (a compute restart alone takes tens of seconds)
   const starting = useNamespace(prefix).then(async (ns) => ({
     ns,
-    operator: await startEngineProcess(cloud, ns, undefined, opts.env),
+    operator: await startEngineProcess(cloud, ns, undefined, opts.env, opts.components),
   }));
   const setup = await Promise.allSettled([e2eVenv(), (flavor ??= ensureFlavor(cloud.admin)), cloud.reset(), starting]);
   const failed = setup.find((r) => r.status === 'rejected');
@@ -125,6 +129,7 @@ export async function withScenario(
     undone.servicesEnabled.length && `enabled ${undone.servicesEnabled.join(', ')}`,
     undone.serversDeleted && `deleted ${undone.serversDeleted} servers`,
     undone.aggregatesDeleted && `deleted ${undone.aggregatesDeleted} aggregates`,
+    ...(undone.bmcsReset ?? []),
   ].filter(Boolean);
   if (left.length) process.stdout.write(`\n[${prefix}] reset the cloud: ${left.join('; ')}\n`);
   const e: Env = { cloud, ns, venv, flavor: flavorId, operator };

@@ -1,16 +1,19 @@
 // The intake protocol's end for a notification the REST path created sealed
-// (admission-seal.ts): where it stands with its duplicate claim (intake.ts)
+// (seal.ts): where it stands with its duplicate claim (duplicate-claim.ts)
 // while the engine has not written its status yet, and the delete of one that
-// yielded. Sealed visibility (sealed-visibility.ts) and the engine ask this.
-import type { KubeClient } from '../k8s/client.ts';
-import { isConflict, isNotFound } from '../k8s/client.ts';
-import { getIfExists } from '../k8s/get-if-exists.ts';
-import { RESOURCES } from '../k8s/resources.ts';
-import type { Notification } from '../model/types.ts';
-import { notificationHostUuids } from './caches.ts';
-import type { ConfigMap } from './configmap.ts';
+// yielded. Sealed visibility (visibility.ts) and the engine ask this.
+import type { KubeClient } from '../../k8s/client.ts';
+import { isConflict, isNotFound } from '../../k8s/client.ts';
+import { getIfExists } from '../../k8s/get-if-exists.ts';
+import { RESOURCES } from '../../k8s/resources.ts';
+import type { Notification } from '../../model/types.ts';
+import { notificationHostUuids } from '../caches.ts';
+import type { ConfigMap } from '../configmap.ts';
 import { isDuplicateOf, payloadHash } from './fingerprints.ts';
-import { claimNameFor, dataOf } from './intake.ts';
+import { claimNameFor, dataOf } from './claim-record.ts';
+
+/** Where a sealed notification stands with its duplicate claim (sealedIntakeStanding). */
+export type Standing = 'accepted' | 'yielded' | 'undecided';
 
 /** A sealed notification without its claim is taken as accepted after this long (the claim was swept, or never written). */
 export const SEALED_CLAIM_GRACE_MS = 10_000;
@@ -22,7 +25,7 @@ export function withinSealedClaimGrace(n: Notification, now: Date): boolean {
 }
 
 /**
- * Where a notification the REST path created sealed (src/store/admission-seal.ts)
+ * Where a notification the REST path created sealed (src/store/admission/seal.ts)
  * stands with its duplicate claim. The REST path creates it alongside the claim
  * and deletes it again when the claim makes it a duplicate, so until the engine
  * has written its status, its seal alone does not say it was accepted. The
@@ -46,7 +49,7 @@ export async function sealedIntakeStanding(
   n: Notification,
   windowSeconds: number,
   now: Date,
-): Promise<'accepted' | 'yielded' | 'undecided'> {
+): Promise<Standing> {
   const hostUuid = notificationHostUuids(n)[0] ?? '';
   const hash = payloadHash(n.spec.payload ?? {});
   const claimName = claimNameFor(n.spec.type, hostUuid, hash, n.spec.generatedTime);
@@ -68,7 +71,7 @@ export async function sealedIntakeStanding(
 /**
  * Deletes a Notification whose claim yielded to another (a duplicate that
  * lost the race, never shown): its creator does at once
- * (repository.ts discardEarly), the engine when it meets one whose creator
+ * (notification-intake.ts deleteYielded), the engine when it meets one whose creator
  * did not (notification-processor.ts sealedIntake). Only that object (uid
  * precondition); already gone or replaced counts as done.
  */

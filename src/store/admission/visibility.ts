@@ -1,9 +1,9 @@
 // When a replica may show a sealed notification it did not create itself.
 //
 // Why: the REST path creates its sealed Notification alongside its duplicate
-// claim, not after it (repository.ts createNotification), so an intake costs
+// claim, not after it (notification-intake.ts accept), so an intake costs
 // one API round trip instead of two. A sealed Notification is admitted the
-// moment it exists (admission-seal.ts), so the loser of a duplicate race
+// moment it exists (seal.ts), so the loser of a duplicate race
 // (identical notifications POSTed to two replicas at once) exists, admitted,
 // for the milliseconds between its create and its delete. A replica that
 // listed it then would show a notification whose POST answers 409. Masakari,
@@ -13,7 +13,7 @@
 // admittedBySeal) is provisional on a replica until one of:
 //   - this replica's own intake accepted it (confirm), which is the common
 //     case, and costs nothing;
-//   - its duplicate claim stands behind it (sealedIntakeStanding, intake.ts):
+//   - its duplicate claim stands behind it (sealedIntakeStanding, duplicate-claim.ts):
 //     probed once per such notification, in the background as it enters the
 //     cache, and on demand when a read by its uuid misses (fresh reads);
 //   - it is older than SEALED_CLAIM_GRACE_MS, unless a probe found that it
@@ -24,12 +24,14 @@
 // concurrent intakes). It does count for isUnderRecovery: its host has a
 // notification being decided, and the winner of its race is as new.
 import type { Logger } from 'pino';
-import type { KubeClient } from '../k8s/client.ts';
-import type { Notification } from '../model/types.ts';
-import type { Informer } from '../runtime/types.ts';
-import type { Backoff } from '../k8s/retry-on-conflict.ts';
-import { BackoffManager } from '../runtime/backoff.ts';
-import { sealedIntakeStanding, withinSealedClaimGrace } from './sealed-intake.ts';
+import type { KubeClient } from '../../k8s/client.ts';
+import type { Notification } from '../../model/types.ts';
+import { isAdmitted } from '../../domain/admitted.ts';
+import type { Informer } from '../../runtime/types.ts';
+import type { Backoff } from '../../k8s/retry-on-conflict.ts';
+import { BackoffManager } from '../../runtime/backoff.ts';
+import type { Standing } from './standing.ts';
+import { sealedIntakeStanding, withinSealedClaimGrace } from './standing.ts';
 
 /** Waits between probes of an undecided claim: 50 ms doubling to 1 s, for as long as the notification is young. */
 const PROBE_BACKOFF: Readonly<Backoff> = Object.freeze({
@@ -40,7 +42,8 @@ const PROBE_BACKOFF: Readonly<Backoff> = Object.freeze({
   capMs: 1_000,
 });
 
-type Decision = 'accepted' | 'yielded';
+/** A standing the claim has decided. */
+type Decided = Exclude<Standing, 'undecided'>;
 
 export interface SealedVisibilityDeps {
   kube: KubeClient;
@@ -56,7 +59,7 @@ const awaitingEngine = (n: Notification): boolean => n.status?.admittedBySeal ==
 
 export class SealedVisibility {
   /** Decided notifications still awaiting the engine's first write, by metadata.name. */
-  private readonly decided = new Map<string, Decision>();
+  private readonly decided = new Map<string, Decided>();
   /** Names this replica's intake is deciding right now: it confirms or deletes them itself. */
   private readonly ownIntakes = new Set<string>();
   private readonly probing = new Map<string, Promise<void>>();
@@ -174,6 +177,16 @@ export class SealedVisibility {
       this.timers.set(t, resolve);
     });
   }
+}
+
+/**
+ * The notifications the Masakari API shows: admitted, and not held back by
+ * `visibility` (none: every admitted one). Defined here, not by its reader,
+ * so the cache's event handlers that filter with it (notification-index.ts)
+ * call down into this file rather than back into the repository.
+ */
+export function visibleNotifications(visibility?: Pick<SealedVisibility, 'hides'>): (n: Notification) => boolean {
+  return (n) => isAdmitted(n) && !visibility?.hides(n);
 }
 
 const perCache = new WeakMap<object, { visibility: SealedVisibility; users: number }>();

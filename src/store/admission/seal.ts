@@ -43,14 +43,14 @@ import type {
   WatchEvent,
   WatchOptions,
   WriteOptions,
-} from '../k8s/client.ts';
-import { isAlreadyExists, isTransient, KubeError } from '../k8s/client.ts';
-import { getIfExists } from '../k8s/get-if-exists.ts';
-import { BackoffManager, sleepUnlessAborted } from '../runtime/backoff.ts';
-import { RESOURCES } from '../k8s/resources.ts';
-import { ANNOTATIONS, LABELS, MANAGED_BY } from '../model/constants.ts';
-import type { Notification, NotificationStatusBlock } from '../model/types.ts';
-import { admissionStatus } from './conditions.ts';
+} from '../../k8s/client.ts';
+import { isAlreadyExists, isTransient, KubeError } from '../../k8s/client.ts';
+import { getIfExists } from '../../k8s/get-if-exists.ts';
+import { BackoffManager, sleepUnlessAborted } from '../../runtime/backoff.ts';
+import { RESOURCES } from '../../k8s/resources.ts';
+import { ANNOTATIONS, LABELS, MANAGED_BY } from '../../model/constants.ts';
+import type { Notification, NotificationStatusBlock } from '../../model/types.ts';
+import { admissionStatus } from './status.ts';
 import { canonicalJson } from './fingerprints.ts';
 
 /**

@@ -4,7 +4,7 @@
 // admit objects and all use this module:
 //
 //   - the REST path (src/store/spec-writes.ts for segments and hosts;
-//     src/store/intake.ts with admission-seal.ts for notifications), which
+//     src/store/admission/duplicate-claim.ts with seal.ts for notifications), which
 //     creates the object and admits it at once;
 //   - `masakari-operator import` (src/store/import.ts), which does the same
 //     with the uuid and, when free, the id of a running Masakari's object;
@@ -21,19 +21,18 @@
 // error and must not find the object later); the import and the notification
 // intake leave it, and the reconciler (or a re-run) admits it from its labels.
 import type { Logger } from 'pino';
-import type { KubeClient, ResourceRef } from '../k8s/client.ts';
-import { KubeError, isAlreadyExists } from '../k8s/client.ts';
-import { getIfExists } from '../k8s/get-if-exists.ts';
-import { CONFLICT_BACKOFF, retryOnConflict } from '../k8s/retry-on-conflict.ts';
-import type { FailoverSegment, HaHost, MasakariObject } from '../model/types.ts';
-import type { StoreCaches } from './caches.ts';
-import type { NameClaims } from './claims.ts';
-import type { IdAllocator } from './ids.ts';
-import type { Lifecycle } from './lifecycle.ts';
-import { admissionStatus } from './conditions.ts';
-import type { ClaimKind } from './names.ts';
-import type { AdmissionSeal } from './admission-seal.ts';
-import type { SealedVisibility } from './sealed-visibility.ts';
+import type { KubeClient, ResourceRef } from '../../k8s/client.ts';
+import { isAlreadyExists } from '../../k8s/client.ts';
+import type { FailoverSegment, HaHost } from '../../model/types.ts';
+import type { StoreCaches } from '../caches.ts';
+import type { NameClaims } from '../claims.ts';
+import type { IdAllocator } from '../ids.ts';
+import type { Lifecycle } from '../lifecycle.ts';
+import type { AdmissionWriter } from './status.ts';
+import { admitCreated } from './status.ts';
+import type { ClaimKind } from '../names.ts';
+import type { AdmissionSeal } from './seal.ts';
+import type { SealedVisibility } from './visibility.ts';
 
 /** What every writer of the store holds: the API, the caches, the name claims, the finalizer lifecycle, the ids. */
 export interface StoreDeps {
@@ -44,64 +43,10 @@ export interface StoreDeps {
   claims: NameClaims;
   lifecycle: Lifecycle;
   ids: { segments: IdAllocator; hosts: IdAllocator; notifications: IdAllocator };
-  /** Seals REST-created notifications so they need no admission write (admission-seal.ts); none: the status write. */
+  /** Seals REST-created notifications so they need no admission write (seal.ts); none: the status write. */
   seal?: AdmissionSeal;
-  /** Hides sealed notifications their claim is still deciding (sealed-visibility.ts); none: nothing is. */
+  /** Hides sealed notifications their claim is still deciding (visibility.ts); none: nothing is. */
   sealedVisibility?: SealedVisibility;
-}
-
-export interface AdmissionWriter {
-  kube: KubeClient;
-  namespace: string;
-  log: Logger;
-  /** Field manager of every write (api, import, reconciler). */
-  fieldManager: string;
-  now: () => Date;
-}
-
-/** Merge-patches status; with `resourceVersion` only onto that version (409 otherwise). Errors pass through. */
-export function writeStatus<T extends MasakariObject>(
-  w: AdmissionWriter,
-  ref: ResourceRef,
-  obj: T,
-  status: Record<string, unknown>,
-  resourceVersion?: string,
-): Promise<T> {
-  return w.kube.mergePatch<T>(
-    ref,
-    w.namespace,
-    obj.metadata.name ?? '',
-    resourceVersion ? { metadata: { resourceVersion }, status } : { status },
-    { status: true, fieldManager: w.fieldManager },
-  );
-}
-
-/**
- * Second write of a create: admissionStatus(fields) on exactly the version
- * created. On 409 it reads the object again: admitted meanwhile with our uuid
- * (the reconciler was faster) is the answer; changed without being admitted (a
- * label edit) is admitted on top of that version, rather than waiting for the
- * reconciler's grace period; gone is 404.
- */
-export async function admitCreated<T extends MasakariObject>(
-  w: AdmissionWriter,
-  ref: ResourceRef,
-  created: T,
-  fields: Record<string, unknown>,
-): Promise<T> {
-  const name = created.metadata.name ?? '';
-  return retryOnConflict(CONFLICT_BACKOFF, async (attempt) => {
-    const basis = attempt === 1 ? created : await getIfExists<T>(w.kube, ref, w.namespace, name);
-    if (!basis || basis.metadata.uid !== created.metadata.uid) {
-      throw new KubeError(404, 'NotFound', `${ref.plural}/${name} was deleted before it was admitted`);
-    }
-    if (basis.status?.uuid === fields.uuid) return basis;
-    if (basis.status?.uuid !== undefined) {
-      throw new Error(`${ref.plural}/${name} was admitted as ${basis.status.uuid} by another writer`);
-    }
-    const status = admissionStatus(basis, fields, w.now());
-    return writeStatus(w, ref, basis, status, basis.metadata.resourceVersion);
-  });
 }
 
 /** What createAdmitted creates: a FailoverSegment or HaHost under a claimed Masakari name. */

@@ -26,7 +26,7 @@
 // Every accept is one linearizable write to the one register, and each reads
 // the register state its write replaces, so the accepted notifications are
 // exactly those a one-at-a-time Masakari would accept in the order of those
-// writes (src/store/intake.test.ts races them against every order). While
+// writes (src/store/admission/duplicate-claim.test.ts races them against every order). While
 // its holder stands, the register's time only grows: a replace needs a t past
 // the holder's time plus the window.
 //
@@ -45,10 +45,10 @@
 // REST path creates it (create-if-absent by name, so if a racer finishes the
 // same claim only one create succeeds and answers 202), the reconciler
 // admits the kubectl-created object. The REST path creates its Notification
-// alongside its claim (onClaimed), and deletes it again if the claim makes it
+// alongside its claim (notification-intake.ts), and deletes it again if the claim makes it
 // a duplicate. Nobody sees it before the claim decided: unsealed, it is not
 // admitted until its status write; sealed, every replica holds it back until
-// its own intake or the claim confirms it (sealed-visibility.ts). A claim whose holder has no Notification yet counts as a
+// its own intake or the claim confirms it (visibility.ts). A claim whose holder has no Notification yet counts as a
 // create in flight for pendingMs after its accept (whoever finds it so and is
 // its duplicate creates it under the recorded name and uuid: the creator may
 // have crashed), then as a deleted notification (it no longer counts).
@@ -57,26 +57,25 @@
 // into for max(window, CLAIM_MIN_AGE_MS); retention and purge remove a
 // notification's claim with it (deleteClaimOf). A claim never grows: one
 // small object per fingerprint, written once per accepted notification.
-import type { KubeClient } from '../k8s/client.ts';
-import { isAlreadyExists, isConflict, isNotFound } from '../k8s/client.ts';
-import { getIfExists } from '../k8s/get-if-exists.ts';
-import { RESOURCES } from '../k8s/resources.ts';
-import { CONFLICT_BACKOFF, lostRace, retryOnConflictOr } from '../k8s/retry-on-conflict.ts';
-import { API_VERSION, FIELD_MANAGERS, KINDS, LABELS, MANAGED_BY } from '../model/constants.ts';
-import type { HaHost, Notification } from '../model/types.ts';
-import type { ConfigMap } from './configmap.ts';
-import { ROLES } from './configmap.ts';
+import type { KubeClient } from '../../k8s/client.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../../k8s/client.ts';
+import { getIfExists } from '../../k8s/get-if-exists.ts';
+import { RESOURCES } from '../../k8s/resources.ts';
+import { CONFLICT_BACKOFF, lostRace, retryOnConflictOr } from '../../k8s/retry-on-conflict.ts';
+import { API_VERSION, FIELD_MANAGERS, KINDS, LABELS, MANAGED_BY } from '../../model/constants.ts';
+import type { HaHost, Notification } from '../../model/types.ts';
+import type { ConfigMap } from '../configmap.ts';
+import { ROLES } from '../configmap.ts';
 import type { Candidate } from './fingerprints.ts';
 import { cachedPayloadHash, fingerprintKey, isDuplicateOf } from './fingerprints.ts';
-import { INDEX } from '../model/indexes.ts';
-import { notificationHostUuids } from './caches.ts';
-import type { Informer } from '../runtime/types.ts';
-import { notificationClaimName } from './names.ts';
-import { isRefused } from '../domain/admitted.ts';
-import { toEpochMicros } from '../time/format.ts';
-
-/** Claims are kept at least this long after their last accept, whatever the window (the cache covers older ones). */
-export const CLAIM_MIN_AGE_MS = 600_000;
+import { INDEX } from '../../model/indexes.ts';
+import { notificationHostUuids } from '../caches.ts';
+import type { Informer } from '../../runtime/types.ts';
+import type { ClaimData } from './claim-record.ts';
+import type { SealedVisibility } from './visibility.ts';
+import type { Lifecycle } from '../lifecycle.ts';
+import { claimNameFor, dataOf } from './claim-record.ts';
+import { isRefused } from '../../domain/admitted.ts';
 
 export type ClaimOutcome =
   /** Create (REST) or admit (kubectl) the Notification `name`; `generatedTime` is the recorded one. */
@@ -97,37 +96,18 @@ export interface ClaimRequest {
   /** metadata.name and uuid our Notification has (kubectl) or will have (REST). */
   name: string;
   uuid: string;
-  /** Does a Notification with this metadata.name exist? (cache first, then the API server) */
-  exists: (name: string) => Promise<boolean>;
+  /**
+   * Where a holder's Notification is looked up: the cache when given (the
+   * REST path's), then the API server (a fresh read).
+   */
+  notifications: { cached?: Pick<Informer<Notification>, 'get'>; lifecycle: Pick<Lifecycle, 'fresh'> };
   /** A claim whose holder has no Notification counts as in flight for this long after its accept, then as deleted. */
   pendingMs: number;
   now: () => Date;
-  /**
-   * Called once, just before the claim is first written. The REST path starts creating
-   * its Notification here, alongside the claim, since a duplicate among
-   * concurrent creates is rare (the cache catches the others first)
-   * (repository.ts createNotification).
-   */
-  onClaimed?: () => void;
 }
-
-interface ClaimData {
-  generatedTime: string;
-  notification: string;
-  uuid: string;
-  /** When the holder was accepted (ms since the epoch, this writer's clock): pendingMs and the sweep count from it. */
-  acceptedAt: number;
-}
-
-export const dataOf = (c: ConfigMap): ClaimData => ({
-  generatedTime: c.data?.generatedTime ?? '',
-  notification: c.data?.notification ?? '',
-  uuid: c.data?.uuid ?? '',
-  acceptedAt: Number(c.data?.acceptedAt ?? Date.parse(c.metadata.creationTimestamp ?? '')),
-});
 
 /** What the holder of a claim means right now. */
-type Standing =
+type HolderState =
   /** Its Notification exists. */
   | 'present'
   /** Its Notification is not created yet (in flight, or its creator died after the accept). */
@@ -141,13 +121,6 @@ const accepted = (d: { notification: string; uuid: string; generatedTime: string
   uuid: d.uuid,
   generatedTime: d.generatedTime,
 });
-
-/** The claim a notification's fingerprint is decided by (intake, retention and purge alike). */
-export function claimNameFor(type: string, hostUuid: string, hash: string, generatedTime: string): string {
-  // An unparseable time cannot be ordered against others: it gets a claim of its own exact text.
-  const exactText = toEpochMicros(generatedTime) === undefined ? generatedTime : undefined;
-  return notificationClaimName(type, hostUuid, hash, exactText);
-}
 
 class ClaimSession {
   readonly claimName: string;
@@ -227,8 +200,14 @@ class ClaimSession {
     return getIfExists<ConfigMap>(this.req.kube, RESOURCES.configMaps, this.req.namespace, this.claimName);
   }
 
-  async standing(d: ClaimData): Promise<Standing> {
-    if (await this.req.exists(d.notification)) return 'present';
+  private async exists(name: string): Promise<boolean> {
+    const { cached, lifecycle } = this.req.notifications;
+    if (cached?.get(name)) return true;
+    return (await lifecycle.fresh<Notification>(RESOURCES.notifications, name)) !== undefined;
+  }
+
+  async holderState(d: ClaimData): Promise<HolderState> {
+    if (await this.exists(d.notification)) return 'present';
     if (Number.isNaN(d.acceptedAt) || this.req.now().getTime() - d.acceptedAt <= this.req.pendingMs) return 'pending';
     return 'absent';
   }
@@ -242,7 +221,6 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
   const session = new ClaimSession(req);
   const me = req.candidate;
   const ours = accepted({ notification: req.name, uuid: req.uuid, generatedTime: me.generatedTime });
-  req.onClaimed?.();
 
   return retryOnConflictOr(
     CONFLICT_BACKOFF,
@@ -254,10 +232,10 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
       // Our own earlier attempt (a reconciler retry after a crash): the claim is ours.
       if (holder.notification === req.name) return accepted(holder);
       if (isDuplicateOf(me, { ...me, generatedTime: holder.generatedTime }, req.windowSeconds)) {
-        const standing = await session.standing(holder);
-        if (standing === 'present') return { kind: 'duplicate' };
+        const state = await session.holderState(holder);
+        if (state === 'present') return { kind: 'duplicate' };
         // Its Notification is not there yet: create it (by its recorded name, so exactly once), not a second one.
-        if (standing === 'pending') return accepted(holder);
+        if (state === 'pending') return accepted(holder);
         // Its holder was deleted: the cache covers anything older, so the claim is ours to take.
       }
       if (await session.replace(existing)) return ours;
@@ -272,9 +250,9 @@ export async function claimNotification(req: ClaimRequest): Promise<ClaimOutcome
  * The same rule against stored Notifications of the host (the informer
  * cache): covers history older than the claims' lifetime and notifications
  * whose claim's holder was deleted since. Notifications being deleted or
- * flagged Ready=False do not count; neither does `self`, nor one `counts`
- * refuses (a sealed notification its claim is still deciding: the claim
- * decides against it). Reads only the notifications filed under the
+ * flagged Ready=False do not count; neither does `self`, nor one the
+ * sealed visibility hides (a sealed notification its claim is still
+ * deciding: the claim decides against it). Reads only the notifications filed under the
  * candidate's fingerprint (INDEX.fingerprint), so its cost does not grow with
  * the host's notifications.
  */
@@ -284,7 +262,7 @@ export function findCachedDuplicate(
   candidate: Candidate,
   windowSeconds: number,
   self?: string,
-  counts: (n: Notification) => boolean = () => true,
+  visibility?: Pick<SealedVisibility, 'hides'>,
 ): Notification | undefined {
   const sameFingerprint = cache.byIndex(
     INDEX.fingerprint,
@@ -297,7 +275,7 @@ export function findCachedDuplicate(
       notificationHostUuids(o).includes(hostUuid) &&
       !o.metadata.deletionTimestamp &&
       !isRefused(o) &&
-      counts(o) &&
+      !visibility?.hides(o) &&
       isDuplicateOf(
         candidate,
         { type: o.spec.type, payloadHash: cachedPayloadHash(o.spec.payload), generatedTime: o.spec.generatedTime },

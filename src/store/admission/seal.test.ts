@@ -1,13 +1,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import pino from 'pino';
-import { KubeError } from '../k8s/client.ts';
-import { RESOURCES } from '../k8s/resources.ts';
-import { ANNOTATIONS, API_VERSION, LABELS } from '../model/constants.ts';
-import type { Notification } from '../model/types.ts';
-import { FakeKube } from '../testing/fake-kube.ts';
-import { isAdmitted, isAdmittedNotification, isRunnableNotification } from '../domain/admitted.ts';
-import { statusPatch } from '../engine/status/patch.ts';
+import { KubeError } from '../../k8s/client.ts';
+import { RESOURCES } from '../../k8s/resources.ts';
+import { ANNOTATIONS, API_VERSION, LABELS } from '../../model/constants.ts';
+import type { Notification } from '../../model/types.ts';
+import { FakeKube } from '../../testing/fake-kube.ts';
+import { isAdmitted, isAdmittedNotification, isRunnableNotification } from '../../domain/admitted.ts';
+import { statusPatch } from '../../engine/status/patch.ts';
 import {
   createAdmissionSeal,
   loadAdmissionSealKey,
@@ -18,7 +18,7 @@ import {
   statusAsStored,
   withoutSealMarker,
   withSealedNotifications,
-} from './admission-seal.ts';
+} from './seal.ts';
 
 const NS = 'ns';
 const log = pino({ level: 'silent' });

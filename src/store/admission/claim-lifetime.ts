@@ -1,17 +1,17 @@
-// How long a notification's duplicate claim (intake.ts) lives: the sweeper
+// How long a notification's duplicate claim (duplicate-claim.ts) lives: the sweeper
 // removes claims not accepted into for max(window, CLAIM_MIN_AGE_MS), and
 // retention and purge remove a notification's claim with it.
 import type { Logger } from 'pino';
-import type { KubeClient } from '../k8s/client.ts';
-import { listAllPages } from '../k8s/list-pages.ts';
-import { getIfExists } from '../k8s/get-if-exists.ts';
-import { RESOURCES } from '../k8s/resources.ts';
-import { LABELS } from '../model/constants.ts';
-import type { Notification } from '../model/types.ts';
-import type { ConfigMap } from './configmap.ts';
-import { deleteExactly, ROLES } from './configmap.ts';
+import type { KubeClient } from '../../k8s/client.ts';
+import { listAllPages } from '../../k8s/list-pages.ts';
+import { getIfExists } from '../../k8s/get-if-exists.ts';
+import { RESOURCES } from '../../k8s/resources.ts';
+import { LABELS } from '../../model/constants.ts';
+import type { Notification } from '../../model/types.ts';
+import type { ConfigMap } from '../configmap.ts';
+import { deleteExactly, ROLES } from '../configmap.ts';
 import { payloadHash } from './fingerprints.ts';
-import { CLAIM_MIN_AGE_MS, claimNameFor, dataOf } from './intake.ts';
+import { CLAIM_MIN_AGE_MS, claimNameFor, dataOf } from './claim-record.ts';
 
 /**
  * Removes claims not accepted into for max(their window, CLAIM_MIN_AGE_MS):

@@ -1,24 +1,24 @@
-// When a replica shows a sealed notification it did not create (sealed-visibility.ts):
+// When a replica shows a sealed notification it did not create (visibility.ts):
 // once its duplicate claim stands behind it, never while it lost the claim's race.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
-import { RESOURCES } from '../k8s/resources.ts';
-import type { Notification } from '../model/types.ts';
-import type { ConfigMap } from './configmap.ts';
+import { RESOURCES } from '../../k8s/resources.ts';
+import type { Notification } from '../../model/types.ts';
+import type { ConfigMap } from '../configmap.ts';
 import { payloadHash } from './fingerprints.ts';
-import { SEALED_CLAIM_GRACE_MS } from './sealed-intake.ts';
-import { notificationClaimName } from './names.ts';
-import { SealedVisibility, sharedSealedVisibility } from './sealed-visibility.ts';
-import { FakeKube } from '../testing/fake-kube.ts';
-import { EARLY_HOST_UUID, EARLY_PAYLOAD, earlyNotification } from './testing/early-notification.ts';
+import { SEALED_CLAIM_GRACE_MS } from './standing.ts';
+import { notificationClaimName } from '../names.ts';
+import { SealedVisibility, sharedSealedVisibility } from './visibility.ts';
+import { FakeKube } from '../../testing/fake-kube.ts';
+import { EARLY_HOST_UUID, EARLY_PAYLOAD, earlyNotification } from '../testing/early-notification.ts';
 
 const NS = 'unit';
 const W = 180;
 const CLAIM = notificationClaimName('PROCESS', EARLY_HOST_UUID, payloadHash(EARLY_PAYLOAD));
 const T = '2026-01-02T03:00:00';
 
-/** A notification as the seal shows it before the engine's first write (admission-seal.ts sealedView). */
+/** A notification as the seal shows it before the engine's first write (seal.ts sealedView). */
 const sealed = (name: string, generatedTime = T, ageMs = 0): Notification =>
   earlyNotification(name, generatedTime, ageMs, { sealedView: true });
 

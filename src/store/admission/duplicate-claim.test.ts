@@ -1,24 +1,25 @@
-// The duplicate-claim protocol (intake.ts) on its own, over FakeKube: what a
+// The duplicate-claim protocol (duplicate-claim.ts) on its own, over FakeKube: what a
 // claim's holder means one case at a time, then racing intakes with random
 // interleavings, each outcome checked against Masakari's one-at-a-time rule.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
-import type { KubeClient } from '../k8s/client.ts';
-import { RESOURCES } from '../k8s/resources.ts';
-import { INDEX } from '../model/indexes.ts';
-import type { HaHost, Notification } from '../model/types.ts';
-import type { ConfigMap } from './configmap.ts';
+import type { KubeClient } from '../../k8s/client.ts';
+import { RESOURCES } from '../../k8s/resources.ts';
+import { INDEX } from '../../model/indexes.ts';
+import type { HaHost, Notification } from '../../model/types.ts';
+import type { ConfigMap } from '../configmap.ts';
 import { fingerprintKey, isDuplicateOf, payloadHash } from './fingerprints.ts';
-import type { ClaimOutcome, ClaimRequest } from './intake.ts';
-import { CLAIM_MIN_AGE_MS, claimNotification, findCachedDuplicate } from './intake.ts';
-import { deleteYieldedNotification, SEALED_CLAIM_GRACE_MS, sealedIntakeStanding } from './sealed-intake.ts';
+import type { ClaimOutcome, ClaimRequest } from './duplicate-claim.ts';
+import { claimNotification, findCachedDuplicate } from './duplicate-claim.ts';
+import { CLAIM_MIN_AGE_MS } from './claim-record.ts';
+import { deleteYieldedNotification, SEALED_CLAIM_GRACE_MS, sealedIntakeStanding } from './standing.ts';
 import { sweepNotificationClaims } from './claim-lifetime.ts';
-import { notificationClaimName } from './names.ts';
-import { FakeKube } from '../testing/fake-kube.ts';
-import { LABELS } from '../model/constants.ts';
-import { ROLES } from './configmap.ts';
-import { earlyNotification } from './testing/early-notification.ts';
+import { notificationClaimName } from '../names.ts';
+import { FakeKube } from '../../testing/fake-kube.ts';
+import { LABELS } from '../../model/constants.ts';
+import { ROLES } from '../configmap.ts';
+import { earlyNotification } from '../testing/early-notification.ts';
 
 const NS = 'unit';
 const W = 180;
@@ -46,7 +47,9 @@ function world(kube: KubeClient = new FakeKube()) {
       windowSeconds: W,
       name,
       uuid: `uuid-${name}`,
-      exists: async (n) => created.has(n),
+      notifications: {
+        lifecycle: { fresh: async <T>(_ref: unknown, n: string) => (created.has(n) ? ({} as T) : undefined) },
+      },
       pendingMs: 300_000,
       now: () => new Date(),
       ...extra,

@@ -4,9 +4,9 @@
 // a duplicate when a stored one has the same type, the same source host uuid,
 // an identical payload, and generated_time >= new.generated_time - window,
 // whatever its status. How the rule is made atomic across API replicas with
-// one small claim per fingerprint is in intake.ts.
+// one small claim per fingerprint is in duplicate-claim.ts.
 import { hash } from 'node:crypto';
-import { toEpochMicros } from '../time/format.ts';
+import { toEpochMicros } from '../../time/format.ts';
 
 /** JSON with object keys sorted at every level, so equal payloads hash equally whatever their key order. */
 export function canonicalJson(value: unknown): string {
