@@ -1,27 +1,30 @@
 // A throwaway Kubernetes control plane (etcd + kube-apiserver, no controllers)
 // on loopback, for tests and `make run`. Start-up: reap orphans, temp dir,
-// PKI, watchdog, etcd, kube-apiserver, default namespace, CRDs, kubeconfig.
+// PKI (credentials.ts), watchdog, etcd, kube-apiserver (their flags in
+// command-lines.ts), default namespace, CRDs, kubeconfig.
 // Shape 'ha' is a production-shaped one instead: a three-member etcd cluster,
 // two kube-apiservers (each with its own watch cache) on all three members,
 // and a TCP balancer in front (balancer.ts) whose address the kubeconfig uses.
 // stop() undoes it all; the watchdog and the exit hook make sure the
 // processes die with the owner even when stop() is never called.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBalancer } from './balancer.ts';
 import type { Balancer } from './balancer.ts';
 import { ensureBinaries } from './binaries.ts';
+import { apiServerArgs, etcdArgs } from './command-lines.ts';
 import { installCrds, installPolicies } from './crds.ts';
+import { writeCredentials } from './credentials.ts';
 import { httpRequest, waitUntil } from './http.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
 import { defaultCrdDir, defaultPolicyDir } from './paths.ts';
 import { ensureEtcdTools, etcdLeader, RESTORE_BUMP_REVISION, restoreSnapshot, saveSnapshot } from './ha.ts';
 import type { HaControls } from './ha.ts';
+import type { ControlPlane, ControlPlaneOptions } from './contract.ts';
 import { startLink } from './link.ts';
 import type { Link } from './link.ts';
-import { generateControlPlanePki } from './pki.ts';
 import { freePort } from './ports.ts';
 import { signalGroup, spawnInGroup, terminate } from './processes.ts';
 import type { ManagedProcess } from './processes.ts';
@@ -29,61 +32,6 @@ import { reapOrphans, recordWithWatchdog, removeRecord, writeRecord } from './re
 import { etcdSupportsNoFsync, exitedEarly, startWithFreshPorts } from './start.ts';
 
 export { startWithFreshPorts };
-
-export type ControlPlaneShape = 'single' | 'ha';
-export type { HaControls };
-
-export interface ControlPlaneOptions {
-  /** 'single' (default): one etcd, one kube-apiserver. 'ha': three etcd members, two kube-apiservers, a balancer. */
-  shape?: ControlPlaneShape;
-  /** Dir with etcd and kube-apiserver; default: ensureBinaries(). */
-  binDir?: string;
-  /** CRDs to install; default <repo>/crds; null installs none. */
-  crdDir?: string | null;
-  /** ValidatingAdmissionPolicies to install after the CRDs; default <repo>/config/policy when CRDs are installed; null installs none. */
-  policyDir?: string | null;
-  /** Per component; default MASAKARI_CONTROLPLANE_START_TIMEOUT_MS or 90 s (2 slow cores). */
-  startTimeoutMs?: number;
-  /** SIGTERM grace per process before SIGKILL; default 10 s. */
-  stopTimeoutMs?: number;
-  /** Keep the temp dir (logs, etcd data) after stop(); also MASAKARI_CONTROLPLANE_KEEP=1. */
-  keepDir?: boolean;
-  /** Serve kube-apiserver's /debug/pprof (bench/storm --apiserver-profile); default off, as in production. */
-  profiling?: boolean;
-  /** kube-apiserver's --feature-gates, e.g. 'DetectCacheInconsistency=false' (bench/scale --apiserver-feature-gates); default none. */
-  apiserverFeatureGates?: string;
-  log?: (line: string) => void;
-}
-
-export interface ControlPlane {
-  shape: ControlPlaneShape;
-  /** kubeconfig (YAML) with server, CA data and the admin token; removed by stop() with the temp dir. */
-  kubeconfigPath: string;
-  /** https://127.0.0.1:<port>; in shape 'ha' the balancer's. */
-  server: string;
-  /** Bearer token of user "admin" in group system:masters. */
-  token: string;
-  /** base64 of the CA's PEM, as kubeconfig's certificate-authority-data and client-node's caData. */
-  caData: string;
-  /** The CA's PEM. */
-  caPem: string;
-  /** The first member's client URL. */
-  etcdUrl: string;
-  /** Temp dir: pki/, etcd/, *.log, kubeconfig. */
-  dir: string;
-  id: string;
-  /** The current processes of the first etcd member and API server (apiserver changes with restartApiServer). */
-  pids: { etcd: number; apiserver: number; watchdog: number };
-  stop(): Promise<void>;
-  /**
-   * Stops kube-apiserver (SIGTERM, then SIGKILL after stopTimeoutMs) and starts it again on the same
-   * port with the same etcd and credentials; resolves once it is ready. For fault-injection tests.
-   * In shape 'ha', the first API server.
-   */
-  restartApiServer(): Promise<void>;
-  /** Fault controls of shape 'ha'; undefined in shape 'single'. */
-  ha?: HaControls;
-}
 
 const HA_ETCD_MEMBERS = 3;
 const HA_API_SERVERS = 2;
@@ -105,26 +53,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
   const id = `cp-${process.pid}-${randomBytes(4).toString('hex')}`;
   const dir = mkdtempSync(join(tmpdir(), 'masakari-cp-'));
-  const pkiDir = join(dir, 'pki');
-  mkdirSync(pkiDir, { mode: 0o700 });
-  const pki = generateControlPlanePki();
-  const files = {
-    ca: join(pkiDir, 'ca.crt'),
-    servingCert: join(pkiDir, 'apiserver.crt'),
-    servingKey: join(pkiDir, 'apiserver.key'),
-    saPub: join(pkiDir, 'sa.pub'),
-    saKey: join(pkiDir, 'sa.key'),
-    tokens: join(pkiDir, 'tokens.csv'),
-    kubeconfig: join(dir, 'kubeconfig'),
-  };
-  writeFileSync(files.ca, pki.ca.certPem);
-  writeFileSync(files.servingCert, pki.serving.certPem);
-  writeFileSync(files.servingKey, pki.serving.keyPem, { mode: 0o600 });
-  writeFileSync(files.saPub, pki.serviceAccount.publicKeyPem);
-  writeFileSync(files.saKey, pki.serviceAccount.privateKeyPem, { mode: 0o600 });
-  const token = randomBytes(24).toString('hex');
-  // token,user,uid,"group1,group2" — system:masters bypasses RBAC
-  writeFileSync(files.tokens, `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
+  const { pkiDir, pki, files, token } = writeCredentials(dir);
 
   const { watchdog, record } = recordWithWatchdog(id, dir);
 
@@ -181,18 +110,15 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         spawnInGroup(
           members === 1 ? 'etcd' : `etcd-${i}`,
           etcdBin,
-          [
-            `--name=${memberName(i)}`,
-            `--data-dir=${memberDir(i)}`,
-            `--listen-client-urls=http://127.0.0.1:${client}`,
-            `--advertise-client-urls=http://127.0.0.1:${client}`,
-            `--listen-peer-urls=http://127.0.0.1:${peer}`,
-            `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
-            `--initial-cluster=${initialCluster(ports)}`,
-            `--initial-cluster-token=${id}`,
-            '--log-level=warn',
-            ...(noFsync ? ['--unsafe-no-fsync=true'] : []),
-          ],
+          etcdArgs({
+            name: memberName(i),
+            dataDir: memberDir(i),
+            clientPort: client,
+            peerPort: peer,
+            initialCluster: initialCluster(ports),
+            clusterToken: id,
+            noFsync,
+          }),
           join(dir, members === 1 ? 'etcd.log' : `etcd-${i}.log`),
         ),
       );
@@ -250,26 +176,15 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         spawnInGroup(
           apiServers === 1 ? 'kube-apiserver' : `kube-apiserver-${i}`,
           apiBin,
-          [
-            `--etcd-servers=${etcdServersOf(i)}`,
-            `--cert-dir=${pkiDir}`,
-            `--tls-cert-file=${files.servingCert}`,
-            `--tls-private-key-file=${files.servingKey}`,
-            `--secure-port=${port}`,
-            '--bind-address=127.0.0.1',
-            '--advertise-address=127.0.0.1',
-            '--service-cluster-ip-range=10.0.0.0/24',
-            '--allow-privileged=true',
-            '--authorization-mode=RBAC',
-            `--token-auth-file=${files.tokens}`,
-            '--disable-admission-plugins=ServiceAccount',
-            `--service-account-issuer=https://127.0.0.1:${balancerPort ?? port}/`,
-            `--service-account-key-file=${files.saPub}`,
-            `--service-account-signing-key-file=${files.saKey}`,
-            `--profiling=${opts.profiling === true}`,
-            ...(opts.apiserverFeatureGates ? [`--feature-gates=${opts.apiserverFeatureGates}`] : []),
-            '--v=1',
-          ],
+          apiServerArgs({
+            etcdServers: etcdServersOf(i),
+            pkiDir,
+            files,
+            port,
+            issuerPort: balancerPort ?? port,
+            profiling: opts.profiling === true,
+            featureGates: opts.apiserverFeatureGates,
+          }),
           join(dir, apiServers === 1 ? 'kube-apiserver.log' : `kube-apiserver-${i}.log`),
         ),
       );

@@ -13,35 +13,23 @@
 //      notification through HaService.createNotification, the intake of
 //      POST /v1/notifications, with masakari-monitors' hostmonitor payload;
 //   5. a return candidate that is back is returned to service or left
-//      disabled, as its segment's policy says (src/fencing/return-to-service.ts).
-import type { Logger } from 'pino';
-import type { HaService } from '../domain/ha-service.ts';
+//      disabled, as its segment's policy says (return-watch.ts, the rules in
+//      src/fencing/return-to-service.ts).
 import { DuplicateNotification, HostNotFoundByName, HostOnMaintenance, MasakariError } from '../domain/errors.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
-import type { NodeReadiness } from '../fencing/node-directory.ts';
-import type { BmcFactory } from '../fencing/return-to-service.ts';
-import {
-  finishedRecovery,
-  hostPower,
-  leftDisabledNote,
-  notBackBecause,
-  onMaintenanceByRecovery,
-  restoreHost,
-  RETURN_REASONS,
-  returnPolicyOf,
-} from '../fencing/return-to-service.ts';
-import { API_VERSION, LABELS } from '../model/constants.ts';
+import { finishedRecovery, onMaintenanceByRecovery } from '../fencing/return-to-service.ts';
+import { LABELS } from '../model/constants.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
-import type { NovaClient, NovaService } from '../openstack/types.ts';
-import type { EventInput } from '../runtime/events.ts';
+import type { NovaService } from '../openstack/types.ts';
 import type { Clock } from '../time/clock.ts';
 import { rfc3339Seconds } from '../time/format.ts';
 import { DownTracker } from './down-tracker.ts';
 import type { Due } from './down-tracker.ts';
-import { Heartbeats } from './heartbeat.ts';
-import type { DetectionMetrics } from './metrics.ts';
+import { hostEvent, segmentEvent } from './events.ts';
 import type { WatchedHost } from './observe.ts';
 import { look } from './observe.ts';
+import { ReturnWatch } from './return-watch.ts';
+import type { ReturnCandidate, ReturnWatchDeps } from './return-watch.ts';
 
 /** What masakari-monitors' hostmonitor sends for a host pacemaker lost (masakarimonitors/hostmonitor/host_handler). */
 export const DETECTION_PAYLOAD: Readonly<Record<string, string>> = {
@@ -65,21 +53,13 @@ export const DETECTION_REASONS = {
 const NOTIFICATION_HOSTNAME = /^[a-zA-Z0-9-._]{1,255}$/;
 const DEFAULT_GRACE_SECONDS = 60;
 
-export interface DetectorDeps {
-  /** Undefined when no OpenStack is configured: every look is blind. */
-  nova: NovaClient | undefined;
-  /** The HaService of the namespace: the REST intake and host update. */
-  service: HaService;
+/** The return watch's dependencies (Nova, the HaService, Events, metrics, log) and the detector's own. */
+export interface DetectorDeps extends ReturnWatchDeps {
   segments(): FailoverSegment[];
   hosts(): HaHost[];
   /** COMPUTE_HOST notifications at least (the store's cache). */
   notifications(): Notification[];
-  nodeReadiness(host: string): NodeReadiness | undefined;
-  bmcFor?: BmcFactory;
-  events: { record(e: EventInput): void };
-  metrics: DetectionMetrics;
   clock: Clock;
-  log: Logger;
   maxDownPercent: number;
   /** Bound of the one Nova call of a look, retries included. */
   novaTimeoutMs: number;
@@ -110,12 +90,12 @@ const admitted = <T extends FailoverSegment | HaHost>(o: T): boolean =>
 
 export class Detector {
   private readonly tracker = new DownTracker();
-  private readonly heartbeats = new Heartbeats();
-  /** Recoveries (notification uuids) whose LeaveDisabled Event was recorded: one per recovery. */
-  private readonly leftNoted = new Set<string>();
+  private readonly returns: ReturnWatch;
   private blind: string | undefined;
 
-  constructor(private readonly deps: DetectorDeps) {}
+  constructor(private readonly deps: DetectorDeps) {
+    this.returns = new ReturnWatch(deps);
+  }
 
   async look(signal: AbortSignal): Promise<LookSummary> {
     const d = this.deps;
@@ -130,7 +110,7 @@ export class Detector {
     }
     const hosts = d.hosts().filter((h) => admitted(h) && h.status?.segmentUuid);
     const watched: Array<WatchedHost & { host: HaHost }> = [];
-    const candidates: Array<{ host: HaHost; segment: FailoverSegment; recovery: Notification }> = [];
+    const candidates: ReturnCandidate[] = [];
     let notifications: Notification[] | undefined;
     for (const h of hosts) {
       const seg = detecting.get(h.status!.segmentUuid!);
@@ -148,9 +128,7 @@ export class Detector {
         if (recovery) candidates.push({ host: h, segment: rseg, recovery });
       }
     }
-    this.heartbeats.retain(new Set(candidates.map((c) => c.host.spec.name)));
-    const recoveries = new Set(candidates.map((c) => c.recovery.status?.uuid ?? c.recovery.metadata.name ?? ''));
-    for (const uuid of [...this.leftNoted]) if (!recoveries.has(uuid)) this.leftNoted.delete(uuid);
+    this.returns.retain(candidates);
     if (watched.length === 0 && candidates.length === 0) {
       this.tracker.forget();
       this.seeing([...detecting.values()]);
@@ -188,7 +166,7 @@ export class Detector {
     const returned: string[] = [];
     for (const c of candidates) {
       if (signal.aborted) break;
-      if (await this.returnIfBack(c, byHost.get(c.host.spec.name), signal)) returned.push(c.host.spec.name);
+      if (await this.returns.returnIfBack(c, byHost.get(c.host.spec.name), signal)) returned.push(c.host.spec.name);
     }
     return { look: 'ok', raised, returned };
   }
@@ -284,77 +262,6 @@ export class Detector {
     return false;
   }
 
-  /** True when the host was returned to service now. */
-  private async returnIfBack(
-    c: { host: HaHost; segment: FailoverSegment; recovery: Notification },
-    compute: NovaService | undefined,
-    signal: AbortSignal,
-  ): Promise<boolean> {
-    const d = this.deps;
-    const name = c.host.spec.name;
-    const recovery = c.recovery.status?.uuid ?? c.recovery.metadata.name ?? '';
-    const policy = returnPolicyOf(c.segment.spec);
-    // Left disabled and said so: nothing more to look at (nor a BMC to ask every look) for this recovery.
-    if (policy === 'LeaveDisabled' && this.leftNoted.has(recovery)) return false;
-    const readiness = d.nodeReadiness(name);
-    const evidence = {
-      compute,
-      reporting: compute ? this.heartbeats.reporting(name, recovery, compute) : false,
-      ...(readiness !== undefined ? { nodeReady: readiness === 'True' } : {}),
-    };
-    // The BMC is asked last, and only when everything else says the host is back.
-    if (notBackBecause(name, evidence)) return false;
-    const power = await hostPower(c.host, d.bmcFor, signal);
-    const why = notBackBecause(name, { ...evidence, ...(power !== undefined ? { power } : {}) });
-    if (why) {
-      d.log.info({ host: name }, `recovered host ${name} is not back yet: ${why}`);
-      return false;
-    }
-    const seen = `host ${name} is back after recovery ${recovery} (${power !== undefined ? 'BMC power On, ' : ''}nova-compute reporting${evidence.nodeReady ? ', Node Ready' : ''})`;
-    if (policy === 'LeaveDisabled') {
-      this.leftNoted.add(recovery);
-      d.metrics.returned('left_disabled');
-      this.hostEvent(
-        c.host,
-        'Normal',
-        RETURN_REASONS.leftDisabled,
-        'LeaveDisabled',
-        `${seen}; ${leftDisabledNote(name)}`,
-      );
-      return false;
-    }
-    const record = d.service.repo.getHostByName(name);
-    if (!record || !d.nova || !compute) return false;
-    try {
-      const outcome = await restoreHost({ nova: d.nova, service: d.service, signal }, record, compute);
-      if (!outcome.done) {
-        d.metrics.returned('deferred');
-        this.hostEvent(
-          c.host,
-          'Warning',
-          outcome.reason,
-          'ReturnToService',
-          `${seen}, but not returned to service yet: ${outcome.message}`,
-        );
-        return false;
-      }
-      this.heartbeats.forget(name);
-      d.metrics.returned('restored');
-      const note = `${seen}: returned to service (${outcome.steps.join(', ') || 'nothing left to change'}), segment returnToService policy Restore`;
-      d.log.info({ host: name }, note);
-      this.hostEvent(c.host, 'Normal', RETURN_REASONS.returned, 'ReturnToService', note);
-      return true;
-    } catch (err) {
-      if (signal.aborted) throw err;
-      d.metrics.returned('failed');
-      d.log.warn(
-        { err, host: name },
-        `host ${name} is back, but could not be returned to service; trying again at the next look`,
-      );
-      return false;
-    }
-  }
-
   private goBlind(message: string, segments: FailoverSegment[]): void {
     this.deps.metrics.observationHealthy(
       false,
@@ -395,20 +302,10 @@ export class Detector {
   }
 
   private hostEvent(h: HaHost, type: 'Normal' | 'Warning', reason: string, action: string, note: string): void {
-    this.deps.events.record({ regarding: ref(h, 'HaHost'), type, reason, action, note });
+    this.deps.events.record(hostEvent(h, type, reason, action, note));
   }
 
   private segmentEvent(s: FailoverSegment, type: 'Normal' | 'Warning', reason: string, note: string): void {
-    this.deps.events.record({ regarding: ref(s, 'FailoverSegment'), type, reason, action: 'Detect', note });
+    this.deps.events.record(segmentEvent(s, type, reason, note));
   }
-}
-
-function ref(o: FailoverSegment | HaHost, kind: string) {
-  return {
-    apiVersion: API_VERSION,
-    kind,
-    name: o.metadata.name ?? '',
-    ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
-    ...(o.metadata.uid ? { uid: o.metadata.uid } : {}),
-  };
 }

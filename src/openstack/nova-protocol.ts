@@ -50,7 +50,7 @@ export const ACTION_RETRY: Readonly<Record<string, RetryPolicy>> = {
   'os-start': 'unsent',
   // Never blindly: a lost answer may mean Nova already started a rebuild, and a
   // second evacuate would race it or be refused. The evacuation procedure
-  // (src/engine/workflows/evacuate-instance.ts, inspect) decides on the next
+  // (src/engine/workflows/prior-evacuation.ts, inspectPriorEvacuation) decides on the next
   // attempt or resumed run: a server already on another host is confirmed,
   // task_state rebuilding or an evacuation migration from the failed host
   // created after the journalled intent is waited for or failed, and only when

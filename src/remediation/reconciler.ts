@@ -8,50 +8,41 @@
 //   finish  Succeeded=True|False, Processing=False; nothing more happens
 //   delete  undo what the remediation caused, as the segment's returnToService
 //           says (return-on-delete.ts), then drop the finalizer
-// The rules themselves are in decide.ts, fencing.ts, lease.ts and notify.ts.
+// The rules themselves are in decide.ts, src/fencing/proof.ts, lease.ts and
+// notify.ts; the fencing step is prove-fencing.ts, and every status write and
+// Event goes through status-writer.ts.
 import type { Logger } from 'pino';
 import type { HaService } from '../domain/ha-service.ts';
 import { hostOnMaintenance } from '../domain/messages.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import { isNotFound } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
-import { FIELD_MANAGERS } from '../model/constants.ts';
 import {
-  EVENT_PREFIX,
   MEDIK8S_LABELS,
   MEDIK8S_LEASE_NAMESPACE,
   REMEDIATION_CONDITIONS,
   REMEDIATION_FINALIZER,
-  REMEDIATION_ANNOTATIONS,
-  REMEDIATION_KINDS,
   REMEDIATION_REASONS,
 } from '../model/remediation-constants.ts';
-import { REMEDIATION_RESOURCES } from '../k8s/resources.ts';
-import type { MasakariRemediation, MasakariRemediationStatus, NodeLike } from '../model/remediation-types.ts';
+import type { MasakariRemediation, NodeLike } from '../model/remediation-types.ts';
 import type { Notification } from '../model/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
-import type { ConditionInput } from '../runtime/conditions.ts';
-import { sameConditions, setCondition } from '../runtime/conditions.ts';
 import type { EventInput } from '../runtime/events.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../runtime/finalizers.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { forceDownComputeService } from './compute-service.ts';
 import type { EffectiveSpec, Finish } from './decide.ts';
 import { deadlineMs, effectiveSpec, isFinished, notificationOutcome, stage, waitDelayMs } from './decide.ts';
-import { evaluateFencing, gatherEvidence, manualApproval } from '../fencing/proof.ts';
 import { leaseBlocker, NodeLeaseUnreadable, readNodeLease } from './lease.ts';
-import { computeHostOf, excludedFromRemediation, hostNodes, nodeNameOf } from '../fencing/node.ts';
+import { computeHostOf, excludedFromRemediation, nodeNameOf } from '../fencing/node.ts';
 import { fileHostNotification, findOwnNotification } from './notify.ts';
 import { rfc3339Seconds } from '../time/format.ts';
 import type { BmcFactory } from '../fencing/return-to-service.ts';
 import { returnOnDelete } from './return-on-delete.ts';
+import { proveFencing } from './prove-fencing.ts';
+import { REMEDIATION_MANAGER, REMEDIATION_RESOURCE, RemediationStatusWriter } from './status-writer.ts';
+import type { RemediationCache } from './status-writer.ts';
 import { bmcForHost } from '../fencing/bmc/factory.ts';
-
-/** The cache the reconciler reads from and writes its results back into (read-your-writes). */
-export interface RemediationCache {
-  get(name: string): MasakariRemediation | undefined;
-  upsertLocal(obj: MasakariRemediation): void;
-}
 
 export interface RemediationReconcilerOptions {
   kube: KubeClient;
@@ -76,8 +67,6 @@ export interface RemediationReconcilerOptions {
   now?: () => number;
 }
 
-const RESOURCE = REMEDIATION_RESOURCES.remediations;
-const MANAGER = FIELD_MANAGERS.remediation;
 /** Passes through the stage machine per reconcile (start → gate → ... without waiting for a watch event). */
 const MAX_STEPS = 4;
 
@@ -85,11 +74,13 @@ export class RemediationReconciler {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly followIntervalMs: number;
+  private readonly status: RemediationStatusWriter;
 
   constructor(private readonly options: RemediationReconcilerOptions) {
     this.log = options.log.child({ controller: 'remediation' });
     this.now = options.now ?? Date.now;
     this.followIntervalMs = options.followIntervalMs ?? 5_000;
+    this.status = new RemediationStatusWriter({ ...options, now: this.now });
   }
 
   readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
@@ -129,22 +120,22 @@ export class RemediationReconciler {
 
   private async start(r: MasakariRemediation): Promise<MasakariRemediation> {
     if (!hasFinalizer(r, REMEDIATION_FINALIZER)) {
-      r = await addFinalizer(this.options.kube, RESOURCE, r, REMEDIATION_FINALIZER, MANAGER);
+      r = await addFinalizer(this.options.kube, REMEDIATION_RESOURCE, r, REMEDIATION_FINALIZER, REMEDIATION_MANAGER);
       this.options.cache.upsertLocal(r);
     }
     if (r.status?.startedAt) return r;
     const node = nodeNameOf(r.metadata) ?? '';
     const message = `remediating node ${node}: waiting for proof of fencing before Masakari evacuates it`;
-    const updated = await this.writeStatus(r, {
+    const updated = await this.status.write(r, {
       ...r.status,
       nodeName: node,
       startedAt: rfc3339Seconds(new Date(this.now())),
-      conditions: this.conditions(r, [
+      conditions: this.status.conditions(r, [
         { type: REMEDIATION_CONDITIONS.processing, status: 'True', reason: REMEDIATION_REASONS.started, message },
         { type: REMEDIATION_CONDITIONS.succeeded, status: 'Unknown', reason: REMEDIATION_REASONS.started, message },
       ]),
     });
-    this.event(updated, 'Normal', REMEDIATION_REASONS.started, 'Start', message);
+    this.status.event(updated, 'Normal', REMEDIATION_REASONS.started, 'Start', message);
     return updated;
   }
 
@@ -166,8 +157,8 @@ export class RemediationReconciler {
     const hostName = computeHostOf(node);
     if (excludedFromRemediation(node)) {
       const message = `Node ${nodeName} has label ${MEDIK8S_LABELS.excludeFromRemediation}=true; nothing is forced down or filed while it is set`;
-      await this.setProcessing(r, REMEDIATION_REASONS.nodeExcluded, message);
-      this.event(r, 'Normal', REMEDIATION_REASONS.nodeExcluded, 'Wait', message);
+      await this.status.setProcessing(r, REMEDIATION_REASONS.nodeExcluded, message);
+      this.status.event(r, 'Normal', REMEDIATION_REASONS.nodeExcluded, 'Wait', message);
       return this.waitAgain(r, spec);
     }
     const service = await this.options.serviceFor(spec.segmentNamespace);
@@ -202,73 +193,28 @@ export class RemediationReconciler {
       );
     } catch (e) {
       if (!(e instanceof NodeLeaseUnreadable)) throw e;
-      await this.setProcessing(r, REMEDIATION_REASONS.nodeLeaseUnreadable, e.message, hostName);
-      this.event(r, 'Warning', REMEDIATION_REASONS.nodeLeaseUnreadable, 'Wait', e.message);
+      await this.status.setProcessing(r, REMEDIATION_REASONS.nodeLeaseUnreadable, e.message, hostName);
+      this.status.event(r, 'Warning', REMEDIATION_REASONS.nodeLeaseUnreadable, 'Wait', e.message);
       return this.waitAgain(r, spec);
     }
     const holder = leaseBlocker(nodeLease, this.now());
     if (holder) {
       const message = `the medik8s node lease of ${nodeName} is held by ${holder} (e.g. Node Maintenance); not acting while it holds it`;
-      await this.setProcessing(r, REMEDIATION_REASONS.nodeLeaseHeld, message, hostName);
-      this.event(r, 'Normal', REMEDIATION_REASONS.nodeLeaseHeld, 'Wait', message);
+      await this.status.setProcessing(r, REMEDIATION_REASONS.nodeLeaseHeld, message, hostName);
+      this.status.event(r, 'Normal', REMEDIATION_REASONS.nodeLeaseHeld, 'Wait', message);
       return this.waitAgain(r, spec);
     }
 
     if (!r.status?.fencedAt) {
-      // One Node per host, as the engine's gate: if another Node also maps to this host, fencing this Node
-      // proves nothing about the host, and no proof (nor an approval) is taken until the mapping is fixed.
-      const mapped = hostNodes((await this.options.kube.list<NodeLike>(RESOURCES.nodes, undefined)).items, hostName);
-      if (mapped.nodes.length > 1) {
-        const message = mapped.problem ?? `host ${hostName} maps to more than one Node`;
-        await this.setProcessing(r, REMEDIATION_REASONS.nodeMappingAmbiguous, message, hostName);
-        this.event(r, 'Warning', REMEDIATION_REASONS.nodeMappingAmbiguous, 'Wait', message);
-        return this.waitAgain(r, spec);
-      }
-      const approval = manualApproval(r.metadata, REMEDIATION_KINDS.remediation.kind);
-      const unguarded = approval ? await this.options.approvalGuard?.unguardedReason() : undefined;
-      const verdict = evaluateFencing({
-        required: spec.fencingProof,
-        node: nodeName,
-        nowMs: this.now(),
-        selfNodeRemediationSafeTimeSeconds: spec.selfNodeRemediationSafeTimeSeconds,
-        ...(unguarded ? {} : { approvalOn: { meta: r.metadata, kind: REMEDIATION_KINDS.remediation.kind } }),
-        ...(await gatherEvidence(this.options.kube, spec.fencingProof)),
-      });
-      if (!verdict.proven) {
-        const missing = unguarded
-          ? `${REMEDIATION_ANNOTATIONS.fencingApprovedBy} ("${approval?.approvedBy}") is not honoured: ${unguarded}; ${verdict.missing}`
-          : verdict.missing;
-        await this.setProcessing(r, REMEDIATION_REASONS.waitingForFencing, missing, hostName);
-        return this.waitAgain(r, spec);
-      }
-      const fencedAt = rfc3339Seconds(new Date(this.now()));
-      const { proof } = verdict;
-      r = await this.writeStatus(r, {
-        ...r.status,
+      const fenced = await proveFencing(
+        { ...this.options, status: this.status, log: this.log, now: this.now },
+        r,
+        spec,
+        nodeName,
         hostName,
-        fencedAt,
-        conditions: this.conditions(r, [
-          {
-            type: REMEDIATION_CONDITIONS.fencingVerified,
-            status: 'True',
-            reason: proof.reason,
-            message: proof.message,
-          },
-          {
-            type: REMEDIATION_CONDITIONS.processing,
-            status: 'True',
-            reason: REMEDIATION_REASONS.fencingVerified,
-            message: `node ${nodeName} is fenced (${proof.source}); notifying Masakari about host ${hostName}`,
-          },
-        ]),
-      });
-      if (proof.kind === 'ManualApproval') {
-        // The audit trail: who vouched, when we acted on it, and which writer set the annotation.
-        this.log.warn({ remediation: r.metadata.name, node: nodeName, approvedBy: proof.approvedBy }, proof.message);
-        this.event(r, 'Warning', proof.reason, 'ApproveFencing', `${proof.message}, accepted at ${fencedAt}`);
-      } else {
-        this.event(r, 'Normal', REMEDIATION_REASONS.fencingVerified, 'VerifyFencing', proof.message);
-      }
+      );
+      if (!fenced) return this.waitAgain(r, spec);
+      r = fenced;
     }
 
     if (spec.forceDownComputeService) {
@@ -276,7 +222,7 @@ export class RemediationReconciler {
       if (!forced.ok)
         return this.finishAndStop(r, { succeeded: false, reason: forced.reason, message: forced.message });
       if (!forced.already) {
-        this.event(
+        this.status.event(
           r,
           'Normal',
           'ComputeServiceForcedDown',
@@ -303,12 +249,12 @@ export class RemediationReconciler {
     const { record, adopted } = filed;
     const reason = adopted ? REMEDIATION_REASONS.notificationAdopted : REMEDIATION_REASONS.notificationCreated;
     const message = `${adopted ? 'adopted the existing' : 'filed'} COMPUTE_HOST notification ${record.notification_uuid} (${spec.segmentNamespace}/${record.k8sName}) for host ${hostName}`;
-    r = await this.writeStatus(r, {
+    r = await this.status.write(r, {
       ...r.status,
       hostName,
       notificationName: record.k8sName,
       notificationUuid: record.notification_uuid,
-      conditions: this.conditions(r, [
+      conditions: this.status.conditions(r, [
         {
           type: REMEDIATION_CONDITIONS.processing,
           status: 'True',
@@ -317,7 +263,7 @@ export class RemediationReconciler {
         },
       ]),
     });
-    this.event(r, 'Normal', reason, 'Notify', message);
+    this.status.event(r, 'Normal', reason, 'Notify', message);
     return { r };
   }
 
@@ -332,7 +278,7 @@ export class RemediationReconciler {
     }
     const outcome = notificationOutcome(n, uuid);
     if ('running' in outcome) {
-      await this.setProcessing(r, REMEDIATION_REASONS.recoveryInProgress, outcome.running);
+      await this.status.setProcessing(r, REMEDIATION_REASONS.recoveryInProgress, outcome.running);
       const deadline = deadlineMs(r, spec);
       const untilDeadline = deadline === undefined ? this.followIntervalMs : deadline - this.now() + 100;
       return { requeueAfterMs: Math.max(100, Math.min(this.followIntervalMs, untilDeadline)) };
@@ -343,10 +289,10 @@ export class RemediationReconciler {
 
   private async finish(r: MasakariRemediation, f: Finish): Promise<void> {
     const reasonOfProcessing = f.succeeded ? REMEDIATION_REASONS.finished : f.reason;
-    await this.writeStatus(r, {
+    await this.status.write(r, {
       ...r.status,
       finishedAt: rfc3339Seconds(new Date(this.now())),
-      conditions: this.conditions(r, [
+      conditions: this.status.conditions(r, [
         {
           type: REMEDIATION_CONDITIONS.succeeded,
           status: f.succeeded ? 'True' : 'False',
@@ -356,7 +302,7 @@ export class RemediationReconciler {
         { type: REMEDIATION_CONDITIONS.processing, status: 'False', reason: reasonOfProcessing, message: f.message },
       ]),
     });
-    this.event(r, f.succeeded ? 'Normal' : 'Warning', f.reason, f.succeeded ? 'Succeed' : 'Fail', f.message);
+    this.status.event(r, f.succeeded ? 'Normal' : 'Warning', f.reason, f.succeeded ? 'Succeed' : 'Fail', f.message);
   }
 
   private async finishAndStop(r: MasakariRemediation, f: Finish): Promise<ReconcileResult> {
@@ -384,9 +330,15 @@ export class RemediationReconciler {
         `host ${r.status?.hostName ?? ''} could not be returned to service: ${e instanceof Error ? e.message : String(e)}`,
     );
     const note = `deleted; finalizer removed${open ? `; notification ${r.status!.notificationUuid} continues in the engine` : ''}${returned ? `; ${returned}` : ''}`;
-    const updated = await removeFinalizer(this.options.kube, RESOURCE, r, REMEDIATION_FINALIZER, MANAGER);
+    const updated = await removeFinalizer(
+      this.options.kube,
+      REMEDIATION_RESOURCE,
+      r,
+      REMEDIATION_FINALIZER,
+      REMEDIATION_MANAGER,
+    );
     if (updated) this.options.cache.upsertLocal(updated);
-    this.event(r, 'Normal', 'RemediationDeleted', 'Cleanup', note);
+    this.status.event(r, 'Normal', 'RemediationDeleted', 'Cleanup', note);
   }
 
   // ------------------------------------------------------------------ helpers
@@ -406,9 +358,9 @@ export class RemediationReconciler {
       const text = err instanceof Error ? err.message : String(err);
       if (processing && !isFinished(current)) {
         const message = `${processing.message.replace(/ \(retrying after: .*\)$/s, '')} (retrying after: ${text.slice(0, 512)})`;
-        await this.setProcessing(current, processing.reason, message).catch((e: unknown) =>
-          this.log.debug({ err: e }, 'could not record the retry in Processing'),
-        );
+        await this.status
+          .setProcessing(current, processing.reason, message)
+          .catch((e: unknown) => this.log.debug({ err: e }, 'could not record the retry in Processing'));
       }
       throw err;
     }
@@ -427,62 +379,5 @@ export class RemediationReconciler {
       if (isNotFound(err)) return undefined;
       throw err;
     }
-  }
-
-  private conditions(r: MasakariRemediation, inputs: ConditionInput[]) {
-    const now = new Date(this.now());
-    return inputs.reduce(
-      (list, c) => setCondition(list, { ...c, observedGeneration: r.metadata.generation }, now),
-      r.status?.conditions,
-    );
-  }
-
-  /** Processing=True with this reason; written only when something changes (a waiting loop writes nothing). */
-  private async setProcessing(
-    r: MasakariRemediation,
-    reason: string,
-    message: string,
-    hostName?: string,
-  ): Promise<void> {
-    const conditions = this.conditions(r, [
-      { type: REMEDIATION_CONDITIONS.processing, status: 'True', reason, message },
-    ]);
-    const sameHost = hostName === undefined || r.status?.hostName === hostName;
-    if (sameHost && sameConditions(conditions, r.status?.conditions)) return;
-    await this.writeStatus(r, { ...r.status, ...(hostName ? { hostName } : {}), conditions });
-  }
-
-  private async writeStatus(r: MasakariRemediation, status: MasakariRemediationStatus): Promise<MasakariRemediation> {
-    const updated = await this.options.kube.replaceStatus<MasakariRemediation>(
-      RESOURCE,
-      this.options.namespace,
-      r.metadata.name!,
-      { ...r, status },
-      { fieldManager: MANAGER },
-    );
-    this.options.cache.upsertLocal(updated);
-    return updated;
-  }
-
-  private event(
-    r: MasakariRemediation,
-    type: 'Normal' | 'Warning',
-    reason: string,
-    action: string,
-    note: string,
-  ): void {
-    this.options.events.record({
-      regarding: {
-        apiVersion: r.apiVersion,
-        kind: REMEDIATION_KINDS.remediation.kind,
-        name: r.metadata.name!,
-        namespace: this.options.namespace,
-        uid: r.metadata.uid,
-      },
-      type,
-      reason,
-      action,
-      note: `${EVENT_PREFIX} ${note}`,
-    });
   }
 }

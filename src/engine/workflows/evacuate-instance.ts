@@ -28,7 +28,7 @@
 //   was active before we reset it to error) and the evacuation migrations
 //   Nova already had for the server (listed together with the first GET).
 //   Before re-issuing an evacuate that was intended earlier we ask Nova what
-//   happened: the server already on another host → confirm it; task_state
+//   happened (prior-evacuation.ts): the server already on another host → confirm it; task_state
 //   rebuilding or an evacuation migration from the source that is not among
 //   those listed before the intent → wait for it; such a migration that
 //   failed → the move fails (same attempt) or the next attempt may evacuate
@@ -52,7 +52,6 @@
 //   the engine core's sweep or the resumed run uses to unlock.
 
 import type { NovaMigration, NovaServer } from '../../openstack/types.ts';
-import { NovaError } from '../../openstack/types.ts';
 import type { VMoveRecord } from '../../model/types.ts';
 import type { WorkflowContext } from './context.ts';
 import {
@@ -69,12 +68,11 @@ import {
 } from './evacuation-rules.ts';
 import type { EvacuateIntent, EvacuationResult } from './evacuation-rules.ts';
 import { settleSchedule } from './evacuation-polling.ts';
+import { acceptedDespite, evacuationMigrations, inspectPriorEvacuation } from './prior-evacuation.ts';
+import type { NovaCall } from './prior-evacuation.ts';
 import { serverLockKey, serverUnlockKey, unlockWithRetry } from '../nova/server-locks.ts';
 import { PollTimeout, pollUntil } from '../../time/poll.ts';
 import { rfc3339Micro } from '../../time/format.ts';
-
-/** How many times Nova is asked whether it accepted an evacuate whose answer was lost. */
-const LOST_ANSWER_LOOKS = 3;
 
 /** Where this attempt sends instances: Nova's scheduler ('auto') or one reserved host. */
 export interface EvacuationTarget {
@@ -92,10 +90,8 @@ export interface EvacuationHooks {
   onEvacuation?: (result: EvacuationResult) => void;
 }
 
-type PriorEvacuation = 'moved' | 'in-progress' | 'failed' | 'not-started';
-
 export class EvacuationProcedure {
-  private readonly call: { requestId: string; signal: AbortSignal };
+  private readonly call: NovaCall;
   /** Fastest evacuation this attempt has watched from call to confirmation (tunes the first poll). */
   private fastestMs: number | undefined;
 
@@ -180,9 +176,9 @@ export class EvacuationProcedure {
         priorIntent.attempt === this.target.attempt;
       const [server, migrations] = await Promise.all([
         ctx.nova.getServer(uuid, this.call),
-        this.evacuationMigrations(uuid, sourceHost),
+        evacuationMigrations(ctx, this.call, uuid, sourceHost),
       ]);
-      const seen = this.inspect(server, sourceHost, priorIntent, migrations);
+      const seen = inspectPriorEvacuation(server, sourceHost, priorIntent, migrations);
       const planned = sameAttempt ? priorIntent : this.newIntent(server, sourceHost, priorIntent, migrations);
       intent = planned;
       const lock = this.lockDecision(server);
@@ -218,7 +214,7 @@ export class EvacuationProcedure {
         try {
           await ctx.nova.evacuate(uuid, this.target.host, this.call);
         } catch (err) {
-          if (!(await this.acceptedDespite(err, uuid, sourceHost, planned))) throw err;
+          if (!(await acceptedDespite(ctx, this.call, err, uuid, sourceHost, planned))) throw err;
         }
         const sent = ctx.clock.now().getTime();
         confirmed = await this.confirm(uuid, sourceHost, stateAtEvacuation(planned), false, this.fastestMs);
@@ -280,96 +276,6 @@ export class EvacuationProcedure {
       ctx.log.warn({ instance: uuid, err: errorText(err) }, `Failed to unlock instance ${uuid} after evacuation`);
       return false;
     }
-  }
-
-  /** Nova's evacuation migrations of the server from the source host. */
-  private async evacuationMigrations(uuid: string, sourceHost: string): Promise<NovaMigration[]> {
-    const listed = await this.ctx.nova.listMigrations(
-      { instanceUuid: uuid, migrationType: 'evacuation', sourceCompute: sourceHost },
-      this.call,
-    );
-    return listed.filter(
-      (m) => m.instance_uuid === uuid && m.migration_type === 'evacuation' && m.source_compute === sourceHost,
-    );
-  }
-
-  /**
-   * What Nova says about an evacuation we may have sent before (see the
-   * header): only migrations not listed before the prior intent count, the
-   * newest (highest id, Nova's own order) deciding.
-   */
-  private inspect(
-    server: NovaServer,
-    sourceHost: string,
-    prior: EvacuateIntent | undefined,
-    migrations: NovaMigration[],
-  ): PriorEvacuation {
-    const host = serviceHost(server);
-    if (host !== null && host !== sourceHost) return 'moved';
-    if (!prior) return 'not-started';
-    if ((server['OS-EXT-STS:task_state'] ?? '').startsWith('rebuild')) return 'in-progress';
-    const before = new Set(prior.priorMigrations ?? []);
-    const latest = migrations.filter((m) => !before.has(migrationKey(m))).sort((a, b) => b.id - a.id)[0];
-    if (!latest) return 'not-started';
-    if (['failed', 'error', 'cancelled'].includes(latest.status)) return 'failed';
-    return latest.status === 'done' || latest.status === 'completed' ? 'moved' : 'in-progress';
-  }
-
-  /**
-   * After an evacuate that got no answer (a timeout or dropped connection once
-   * the request was sent, or a 5xx from a proxy that may have forwarded it),
-   * asks Nova whether it accepted the request before the move is failed. Nova
-   * records an accepted evacuation before it answers (nova/compute/api.py
-   * API.evacuate: an `evacuation` migration in status accepted, then
-   * task_state rebuilding), so a server on another host, rebuilding, or with
-   * a migration not listed before our intent means it did. A request still on
-   * its way through Nova's API may not show yet, hence a few looks,
-   * verify_interval apart. A 409 is asked about too, once: after a takeover
-   * the deposed leader's evacuate may have reached Nova just before ours, and
-   * Nova refuses ours because of it (task_state rebuilding); its state is
-   * already visible when Nova answers. True: confirm as usual; false: the
-   * move fails with the original error. A failed migration fails the move.
-   */
-  private async acceptedDespite(
-    err: unknown,
-    uuid: string,
-    sourceHost: string,
-    intent: EvacuateIntent,
-  ): Promise<boolean> {
-    const { ctx } = this;
-    if (!(err instanceof NovaError) || ctx.signal.aborted) return false;
-    const conflict = err.status === 409;
-    if (err.status !== 0 && err.status < 500 && !conflict) return false;
-    const looks = conflict ? 1 : LOST_ANSWER_LOOKS;
-    for (let look = 1; look <= looks; look++) {
-      let seen: PriorEvacuation;
-      try {
-        const [server, migrations] = await Promise.all([
-          ctx.nova.getServer(uuid, this.call),
-          this.evacuationMigrations(uuid, sourceHost),
-        ]);
-        seen = this.inspect(server, sourceHost, intent, migrations);
-      } catch (lookErr) {
-        if (ctx.signal.aborted) throw lookErr;
-        ctx.log.warn(
-          { instance: uuid, err: errorText(lookErr) },
-          'Could not ask Nova about a refused or unanswered evacuate',
-        );
-        return false;
-      }
-      if (seen === 'failed') throw new InstanceEvacuateFailed(uuid);
-      if (seen !== 'not-started') {
-        ctx.log.warn(
-          { instance: uuid, err: errorText(err), seen },
-          conflict
-            ? 'Evacuate refused with 409 while an evacuation of the server is under way in Nova; confirming that one'
-            : 'Evacuate got no answer, but Nova accepted it; confirming the evacuation',
-        );
-        return true;
-      }
-      if (look < looks) await ctx.clock.sleep(ctx.config.DEFAULT.verify_interval * 1000, ctx.signal);
-    }
-    return false;
   }
 
   /** The intent of a new attempt; an earlier attempt may have reset the server to error, so keep the states it saw first. */

@@ -4,7 +4,7 @@ import { RecoveryFailed, SkipRecovery } from './context.ts';
 import { FAILED_HOST, scenario } from './testing/evacuation-scenario.ts';
 import { novaServerError } from '../../testing/fake-nova.ts';
 import { runHostFailure } from './host-failure.ts';
-import { isTrueish } from './host-failure-tasks.ts';
+import { isTrueish } from './instance-selection.ts';
 
 async function outcome(p: Promise<void>): Promise<unknown> {
   try {
