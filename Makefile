@@ -51,11 +51,11 @@ lint: deps ## eslint (with the layer and no-cycle rules, docs/design.md) and pre
 	npm run lint
 	npm run format:check
 
-typecheck: deps ## tsc --noEmit over src/, test/, scripts/ and bench/
+typecheck: deps ## tsc --noEmit over src/, tools/, test/, scripts/ and bench/
 	npm run typecheck
 
 openstack: deps ## a real mini OpenStack (Keystone, Placement, Nova with fake computes) in the foreground; prints OS_* exports
-	$(TSX) src/openstack-cloud/cli.ts
+	$(TSX) tools/openstack-cloud/cli.ts
 
 envtest: ## build kube-apiserver and etcd into ~/.cache/masakari-operator/envtest (first time only)
 	hack/envtest/build.sh

@@ -1,5 +1,5 @@
 // Lint config: typescript-eslint's recommended rules on top of eslint's, and
-// the layers of src/ (scripts/lint/layers.js) with no import cycles.
+// the layers of src/ (scripts/lint/layers.js), the tools beside them in tools/, with no import cycles.
 import js from '@eslint/js';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
@@ -41,8 +41,8 @@ export default tseslint.config(
     // Test doubles live in testing/ folders, which dist/ does not ship (tsconfig.build.json): product code
     // importing one would either break the build's output or ship the double. (A separate rule name from the
     // layer rule, so neither overrides the other.)
-    files: ['src/**/*.ts'],
-    ignores: ['src/**/*.test.ts', 'src/**/testing/**'],
+    files: ['src/**/*.ts', 'tools/**/*.ts'],
+    ignores: ['src/**/*.test.ts', 'src/**/testing/**', 'tools/**/*.test.ts', 'tools/**/testing/**'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -58,9 +58,9 @@ export default tseslint.config(
     },
   },
   {
-    // Every import in src/ is relative with its .ts extension: the plain node
+    // Every import in src/ and tools/ is relative with its .ts extension: the plain node
     // resolver finds them all, no TypeScript resolver needed.
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.ts', 'tools/**/*.ts'],
     ignores: OUTSIDE_LAYERS,
     plugins: { 'import-x': importX },
     settings: {

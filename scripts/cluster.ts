@@ -1,7 +1,7 @@
-// Starts the single-node test cluster (src/controlplane/cluster.ts) with the
+// Starts the single-node test cluster (tools/controlplane/cluster.ts) with the
 // operator image loaded, prints how to reach it, and stops it on Ctrl-C.
 //   sudo node --import tsx scripts/cluster.ts [IMAGE_ARCHIVE...]
-import { startCluster } from '../src/controlplane/cluster.ts';
+import { startCluster } from '../tools/controlplane/cluster.ts';
 
 const cluster = await startCluster({ images: process.argv.slice(2) });
 process.stdout.write(`export KUBECONFIG=${cluster.kubeconfigPath}\n`);

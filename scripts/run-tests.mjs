@@ -2,8 +2,8 @@
 // (npm test = all). Runs on the Node 24 from node_modules/.bin (npm puts it
 // first in PATH).
 //
-//   unit         uvu over src/**/*.test.ts and bench/**/*.test.ts
-//   integration  starts ONE local control plane (src/controlplane), runs uvu over
+//   unit         uvu over src/**/*.test.ts, tools/**/*.test.ts, bench/**/*.test.ts and scripts/**/*.test.ts
+//   integration  starts ONE local control plane (tools/controlplane), runs uvu over
 //                test/integration/**/*.test.ts with MASAKARI_TEST_KUBECONFIG set, stops it
 //   e2e          the same over test/e2e/**/*.test.ts (none there: nothing to run)
 //   chaos        uvu over test/chaos/**/*.test.ts: 10 seeded fault-injection runs on a control plane
@@ -16,12 +16,12 @@
 //   fuzz         uvu over test/fuzz/**/*.test.ts: schemathesis (its venv built on first use) against
 //                facades it starts in noauth2 and keystone mode, at least 10,000 requests
 //   cluster      builds the image (hack/image/build.sh), starts ONE real single-node
-//                cluster with it loaded (src/controlplane/cluster.ts; needs root), runs
+//                cluster with it loaded (tools/controlplane/cluster.ts; needs root), runs
 //                uvu over test/cluster/**/*.test.ts with MASAKARI_TEST_CLUSTER_* set, stops it;
 //                MASAKARI_TEST_CLUSTER_CHART=DIR installs that chart instead of charts/masakari-operator
 //                (test/cluster/README.md: the mutation check)
 //   openstack    the same over test/openstack/**/*.test.ts, plus ONE real mini OpenStack
-//                (src/openstack-cloud: Keystone, Placement, Nova with fake computes; its
+//                (tools/openstack-cloud: Keystone, Placement, Nova with fake computes; its
 //                venv built on first use) whose control API is MASAKARI_TEST_OPENSTACK_CONTROL
 //   all          lint (eslint .), format (prettier --check .), typecheck (tsc --noEmit),
 //                then unit, integration, e2e, cluster, chaos, fuzz, openstack;
@@ -254,7 +254,7 @@ async function withControlPlane(name, fn) {
   try {
     const { register } = await import('tsx/esm/api');
     register();
-    const { startControlPlane } = await import('../src/controlplane/index.ts');
+    const { startControlPlane } = await import('../tools/controlplane/index.ts');
     say(`\n=== ${name}: starting the local control plane`);
     cp = await startControlPlane({ log: (line) => say(`[controlplane] ${line}`) });
   } catch (e) {
@@ -274,7 +274,7 @@ async function withControlPlane(name, fn) {
 
 /**
  * The cluster suite: the image, built from the Dockerfile and saved as a
- * docker-archive, then ONE real cluster (src/controlplane/cluster.ts) with
+ * docker-archive, then ONE real cluster (tools/controlplane/cluster.ts) with
  * the image imported, shared by every test/cluster file.
  */
 async function clusterSuite(filter) {
@@ -306,7 +306,7 @@ async function clusterSuite(filter) {
   try {
     const { register } = await import('tsx/esm/api');
     register();
-    const { startCluster } = await import('../src/controlplane/cluster.ts');
+    const { startCluster } = await import('../tools/controlplane/cluster.ts');
     say('\n=== cluster: starting the single-node cluster');
     cluster = await startCluster({ images: [archive], log: (line) => say(`[cluster] ${line}`) });
   } catch (e) {
@@ -332,7 +332,7 @@ async function clusterSuite(filter) {
 }
 
 /**
- * `all` installs what the mini OpenStack needs (src/openstack-cloud/prepare.ts: its venv, RabbitMQ,
+ * `all` installs what the mini OpenStack needs (tools/openstack-cloud/prepare.ts: its venv, RabbitMQ,
  * the migrated database templates; minutes on a fresh machine, seconds once cached) in the background
  * from the start, so it overlaps with lint and the other suites. Resolves with whether it worked; the
  * openstack suite awaits it. Its output goes to a log file, shown only when it fails.
@@ -342,7 +342,7 @@ function prepareOpenStackInBackground() {
   const logFd = openSync(logPath, 'w');
   const started = Date.now();
   // its own process group: pip and the migrations it starts stop with it
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/openstack-cloud/prepare.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'tools/openstack-cloud/prepare.ts')], {
     cwd: ROOT,
     stdio: ['ignore', logFd, logFd],
     detached: true,
@@ -383,8 +383,8 @@ async function withOpenStack(name, fn) {
   try {
     const { register } = await import('tsx/esm/api');
     register();
-    const { startOpenStackCloud } = await import('../src/openstack-cloud/cloud.ts');
-    const { startCloudControl } = await import('../src/openstack-cloud/control.ts');
+    const { startOpenStackCloud } = await import('../tools/openstack-cloud/cloud.ts');
+    const { startCloudControl } = await import('../tools/openstack-cloud/control.ts');
     // Ports are picked free and bound moments later by the services: another process on the machine may take
     // one in between ("Address already in use"). That start is retried once, on new ports.
     for (let attempt = 1; ; attempt++) {
@@ -507,6 +507,8 @@ async function main() {
   }
   if (mode === 'unit' || mode === 'all') {
     await uvuSuite('unit', 'src', filter, { timeoutMs: timeouts.unit });
+    // the development tools' own tests (tools/: the simulator, the control plane, the mini OpenStack)
+    await uvuSuite('tools unit', 'tools', filter, { timeoutMs: timeouts.unit });
     // the benchmarks' pure helpers (percentiles, Prometheus parsing, ...); the benchmarks themselves are `make bench`
     await uvuSuite('bench unit', 'bench', filter, { timeoutMs: timeouts.unit });
     // the test runner's own logic (which suites it leaves out, scripts/test-prerequisites.mjs)

@@ -3,7 +3,7 @@
 // what was probed, so scripts/test-prerequisites.test.ts can pin them.
 //
 //   cluster    always needs root: it runs kubelet and containerd and writes iptables rules
-//              (src/controlplane/cluster.ts).
+//              (tools/controlplane/cluster.ts).
 //   openstack  needs root only to install Debian's rabbitmq-server (hack/openstack/rabbitmq.sh)
 //              and, for its emulated BMCs, openipmi and ipmitool (hack/bmc/openipmi.sh) when they
 //              are missing; with them installed, it runs as any user.

@@ -1,6 +1,6 @@
 // Death → every HA server ACTIVE elsewhere, with nothing but the operator:
-// on one real mini cloud (src/openstack-cloud) with emulated BMCs linked to
-// its computes (src/openstack-cloud/bmc), cpu1's nova-compute is SIGKILLed
+// on one real mini cloud (tools/openstack-cloud) with emulated BMCs linked to
+// its computes (tools/openstack-cloud/bmc), cpu1's nova-compute is SIGKILLed
 // while its Redfish BMC still reports On; the operator (compiled, api +
 // engine + detection) finds the failure from Nova's service states, powers
 // cpu1 off at its BMC and waits for Off, forces the service down and
@@ -21,10 +21,10 @@ import { startOperator } from '../../test/e2e/support/stack.ts';
 import { useNamespace } from '../../test/support/cluster.ts';
 import { LABELS } from '../../src/model/constants.ts';
 import type { HaHost, Notification } from '../../src/model/types.ts';
-import { startEmulatedBmcs, type EmulatedBmcs } from '../../src/openstack-cloud/bmc/emulated-bmcs.ts';
-import { startOpenStackCloud, type OpenStackCloud } from '../../src/openstack-cloud/cloud.ts';
-import { resetCloud } from '../../src/openstack-cloud/reset.ts';
-import { ensureFlavor, getServer } from '../../src/openstack-cloud/servers.ts';
+import { startEmulatedBmcs, type EmulatedBmcs } from '../../tools/openstack-cloud/bmc/emulated-bmcs.ts';
+import { startOpenStackCloud, type OpenStackCloud } from '../../tools/openstack-cloud/cloud.ts';
+import { resetCloud } from '../../tools/openstack-cloud/reset.ts';
+import { ensureFlavor, getServer } from '../../tools/openstack-cloud/servers.ts';
 import { createSegment, masakariCaller } from './masakari-api.ts';
 import { bootFleet, FAILED_HOST, runScenario } from './scenario.ts';
 import { startSide, type SideName } from './sides.ts';

@@ -1,4 +1,4 @@
-// Side by side on one real OpenStack (src/openstack-cloud: Keystone 30,
+// Side by side on one real OpenStack (tools/openstack-cloud: Keystone 30,
 // Placement 16, Nova 34 with three fake-driver computes, RabbitMQ): the same
 // host failure recovered by masakari-api + masakari-engine 22.0.0 with
 // Masakari's defaults, by the same with wait_period_after_service_update = 0,
@@ -26,8 +26,8 @@ import { parseArgs } from 'node:util';
 import { compile } from '../lib/operator.ts';
 import { sourceRevision, writeSection } from '../lib/docs.ts';
 import { e2eVenv } from '../../test/e2e/support/python-env.ts';
-import { startOpenStackCloud } from '../../src/openstack-cloud/cloud.ts';
-import { ensureFlavor } from '../../src/openstack-cloud/servers.ts';
+import { startOpenStackCloud } from '../../tools/openstack-cloud/cloud.ts';
+import { ensureFlavor } from '../../tools/openstack-cloud/servers.ts';
 import { comparable, diff, type Difference } from './compare.ts';
 import { METHODS, runScenario, type Method, type RunResult } from './scenario.ts';
 import { SIDES, startSide, type SideName } from './sides.ts';

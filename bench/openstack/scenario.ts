@@ -8,7 +8,7 @@
 // the cloud is put back: servers deleted, cpu1's compute restarted and its
 // service re-enabled.
 import { randomBytes } from 'node:crypto';
-import type { OpenStackCloud } from '../../src/openstack-cloud/cloud.ts';
+import type { OpenStackCloud } from '../../tools/openstack-cloud/cloud.ts';
 import {
   bootServer,
   deleteServers,
@@ -16,7 +16,7 @@ import {
   serverAction,
   waitServers,
   type NovaCall,
-} from '../../src/openstack-cloud/servers.ts';
+} from '../../tools/openstack-cloud/servers.ts';
 import { createSegment, masakariCaller, notifyHostDown, waitFinal, type MasakariCall } from './masakari-api.ts';
 import type { RunningSide } from './sides.ts';
 

@@ -10,8 +10,8 @@ import { promisify } from 'node:util';
 import { startReferenceMasakari } from '../../test/e2e/support/reference-masakari.ts';
 import { startOperator } from '../../test/e2e/support/stack.ts';
 import { useNamespace } from '../../test/support/cluster.ts';
-import { ADMIN_PASSWORD } from '../../src/openstack-cloud/config.ts';
-import type { OpenStackCloud } from '../../src/openstack-cloud/cloud.ts';
+import { ADMIN_PASSWORD } from '../../tools/openstack-cloud/config.ts';
+import type { OpenStackCloud } from '../../tools/openstack-cloud/cloud.ts';
 
 const run = promisify(execFile);
 

@@ -12,11 +12,11 @@ import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startControlPlane } from '../../src/controlplane/index.ts';
+import { startControlPlane } from '../../tools/controlplane/index.ts';
 import { createKubeClient } from '../../src/k8s/kube-client.ts';
 import { loadKubeConfig } from '../../src/k8s/kubeconfig.ts';
 import { RESOURCES } from '../../src/k8s/resources.ts';
-import { startSimulator } from '../../src/simulator/server.ts';
+import { startSimulator } from '../../tools/simulator/server.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FAILED = 'compute-1';

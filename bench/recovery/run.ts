@@ -1,7 +1,7 @@
 // Host-failure recovery benchmark: how close the evacuation workflow gets to
 // the physical limit set by Nova.
 //
-// Setup: the Nova/Keystone simulator (src/simulator) over HTTP with the real
+// Setup: the Nova/Keystone simulator (tools/simulator) over HTTP with the real
 // OpenStack client, a failed compute host (its service already reported down,
 // as it is once a monitor has confirmed the failure) carrying n active
 // servers, two healthy computes, every simulated evacuation taking exactly
@@ -37,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createNovaClient } from '../../src/openstack/index.ts';
-import { startSimulator } from '../../src/simulator/server.ts';
+import { startSimulator } from '../../tools/simulator/server.ts';
 import { runHostFailure } from '../../src/engine/workflows/host-failure.ts';
 import { MemoryEngine } from '../../src/engine/workflows/testing/memory-context.ts';
 import { benchmarkRecoveryE2e } from './e2e.ts';

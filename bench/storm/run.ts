@@ -36,11 +36,11 @@
 // Writes the "Storm" section of docs/benchmarks.md (not with --no-write).
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { startControlPlane } from '../../src/controlplane/index.ts';
+import { startControlPlane } from '../../tools/controlplane/index.ts';
 import { createKubeClient } from '../../src/k8s/kube-client.ts';
 import { loadKubeConfig } from '../../src/k8s/kubeconfig.ts';
 import { RESOURCES } from '../../src/k8s/resources.ts';
-import { startSimulator } from '../../src/simulator/server.ts';
+import { startSimulator } from '../../tools/simulator/server.ts';
 import { startReferenceMasakari } from '../../test/e2e/support/reference-masakari.ts';
 import { e2eVenv } from '../../test/e2e/support/python-env.ts';
 import { apiserverCpuProfile } from '../lib/apiserver-profile.ts';

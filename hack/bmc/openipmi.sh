@@ -3,7 +3,7 @@
 # emulated BMCs) and ipmitool (the client the operator's IPMI driver runs)
 # are installed (apt-get, when missing), and prints the path of ipmi_sim.
 # Like hack/openstack/rabbitmq.sh: no service is started; the mini cloud runs
-# its own ipmi_sim per host on free loopback ports (src/openstack-cloud/bmc/).
+# its own ipmi_sim per host on free loopback ports (tools/openstack-cloud/bmc/).
 set -euo pipefail
 if ! command -v ipmi_sim >/dev/null || ! command -v ipmitool >/dev/null; then
   echo "openipmi: installing Debian's openipmi and ipmitool (first time only)..." >&2

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepares this machine to be the test cluster's node (src/controlplane/
+# Prepares this machine to be the test cluster's node (tools/controlplane/
 # cluster.ts runs it before starting anything), idempotently:
 #   - containerd, runc, iptables, conntrack and the CNI plugins from Debian,
 #     installed when missing (plus buildah, which builds the pause image);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure Debian's rabbitmq-server is installed (apt-get, when missing) and
 # prints the path of its server script. The mini cloud runs its own RabbitMQ
-# node on free loopback ports (src/openstack-cloud), never the system service.
+# node on free loopback ports (tools/openstack-cloud), never the system service.
 set -euo pipefail
 server=/usr/lib/rabbitmq/bin/rabbitmq-server
 if [ ! -x "$server" ] || ! command -v epmd >/dev/null; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates (once) the Python venv with Keystone 30, Placement 16 and Nova 34
-# for the mini OpenStack (src/openstack-cloud), cached outside git like the
+# for the mini OpenStack (tools/openstack-cloud), cached outside git like the
 # kube-apiserver binaries. Prints the venv path on stdout; progress on stderr.
 #
 #   MASAKARI_OPENSTACK_VENV   the venv (default ~/.cache/masakari-operator/openstack/venv)

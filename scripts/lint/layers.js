@@ -12,7 +12,7 @@
 //   the app's contract and start other features (the api component runs the
 //   store reconcilers and the admission webhook). Of another feature it may
 //   import only the public entry, index.ts or component.ts, never internals.
-// - TOOLS are the development and test programs that ship in src/ (the Nova
+// - TOOLS are the development and test programs, in tools/ beside src/ (the Nova
 //   simulator, the throwaway control plane, the mini OpenStack): they may
 //   import the product, the product never imports them.
 // - The store has one door (STORE_DOOR): outside src/store/, product code
@@ -46,6 +46,7 @@ export const LAYERS = [
   { name: 'entry points', folders: ['cli', 'main.ts'] },
 ];
 
+/** The folders of tools/: development and test programs outside the product (see above). */
 export const TOOLS = ['simulator', 'controlplane', 'openstack-cloud'];
 
 /**
@@ -68,10 +69,17 @@ export const ENGINE_PARTS = [
 export const STORE_DOOR = 'src/store/index.ts';
 
 /** Files of src/ that are not product code, so no layer applies to them. */
-export const OUTSIDE_LAYERS = ['src/**/*.test.ts', 'src/**/testing/**', 'src/testing/**'];
+export const OUTSIDE_LAYERS = [
+  'src/**/*.test.ts',
+  'src/**/testing/**',
+  'src/testing/**',
+  'tools/**/*.test.ts',
+  'tools/**/testing/**',
+];
 
 const SEE = 'See docs/design.md, "Layers".';
 const paths = (folders) => folders.map((f) => `src/${f}`);
+const toolPaths = () => TOOLS.map((f) => `tools/${f}`);
 /** The files a layer's rules apply to: its folders (a feature's component.ts belongs to the app layer) and files. */
 const targets = (layer) => [
   ...(layer.isolated ? layer.folders.map((f) => `src/${f}/**/!(component).ts`) : paths(layer.folders)),
@@ -111,14 +119,14 @@ export function layerZones() {
   }
   zones.push(...engineZones());
   zones.push({
-    target: [...LAYERS.flatMap((l) => paths(l.folders.filter((f) => f !== 'store'))), ...paths(TOOLS)],
+    target: [...LAYERS.flatMap((l) => paths(l.folders.filter((f) => f !== 'store'))), ...toolPaths()],
     from: 'src/store',
     except: ['./index.ts'],
     message: `Outside src/store/, import the store through its door, ${STORE_DOOR}; its other files are private. ${SEE}`,
   });
   zones.push({
     target: LAYERS.flatMap((l) => [...paths(l.folders), ...(l.files ?? [])]),
-    from: paths(TOOLS),
+    from: toolPaths(),
     message: `Product code may not import the development tools (${TOOLS.join(', ')}). ${SEE}`,
   });
   return zones;

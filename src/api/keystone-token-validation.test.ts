@@ -1,7 +1,7 @@
 // auth_strategy = keystone end to end: the api component validates
 // X-Auth-Token through the real Keystone v3 client (src/openstack), logged in
 // with the simulator's OS_* credentials as a deployment would be, against the
-// Keystone of the simulator (src/simulator), which issues the tokens. The
+// Keystone of the simulator (tools/simulator), which issues the tokens. The
 // fake-validator tests in app.test.ts pin the details; this proves the wiring.
 
 import { suite } from 'uvu';
@@ -18,8 +18,8 @@ import type { KubeClient } from '../k8s/client.ts';
 import { createNovaClient, createOpenStackSession, createTokenValidator } from '../openstack/index.ts';
 import type { OpenStackSession } from '../openstack/index.ts';
 import { parseTokenInfo } from '../openstack/keystone.ts';
-import { startSimulator } from '../simulator/server.ts';
-import type { Simulator } from '../simulator/server.ts';
+import { startSimulator } from '../../tools/simulator/server.ts';
+import type { Simulator } from '../../tools/simulator/server.ts';
 
 interface Ctx {
   sim: Simulator;

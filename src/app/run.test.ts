@@ -11,7 +11,7 @@ import { runOperator, type RunOptions } from './run.ts';
 import { KubeWriteHealth } from './kube-write-health.ts';
 import type { TransportOptions } from '../k8s/transport.ts';
 import { ConfigError } from '../config/load.ts';
-import { freePort } from '../controlplane/ports.ts';
+import { freePort } from '../../tools/controlplane/ports.ts';
 
 /** A component the test drives: ready flag, stop behaviour, and a record of what happened. */
 class FakeComponent implements Component {

@@ -36,7 +36,7 @@ const REVERTED_FIXES: { fix: string; file: string; line: string; rule?: string }
   {
     fix: "the webhook's certificate comes from @peculiar/x509, not the test control plane's PKI",
     file: 'src/webhook/tls.ts',
-    line: "import { generateControlPlanePki } from '../controlplane/pki.ts';",
+    line: "import { generateControlPlanePki } from '../../tools/controlplane/pki.ts';",
   },
   {
     fix: 'the engine uses src/fencing/, not the remediator (its wiring included)',
@@ -124,8 +124,8 @@ for (const c of REVERTED_FIXES) {
   });
 }
 
-test('every folder of src/ with product code has a layer (or is a tool)', () => {
-  const placed = new Set([...LAYERS.flatMap((l) => l.folders), ...TOOLS]);
+test('every folder of src/ with product code has a layer', () => {
+  const placed = new Set(LAYERS.flatMap((l) => l.folders));
   const productFiles = (dir: string): boolean =>
     readdirSync(dir, { withFileTypes: true }).some((e) =>
       e.isDirectory()
@@ -138,7 +138,11 @@ test('every folder of src/ with product code has a layer (or is a tool)', () => 
     )
     .map((e) => e.name)
     .filter((name) => !placed.has(name));
-  assert.equal(unplaced, [], 'add these to LAYERS or TOOLS in scripts/lint/layers.js and to docs/design.md');
+  assert.equal(
+    unplaced,
+    [],
+    'add these to LAYERS in scripts/lint/layers.js and to docs/design.md (tools go to tools/)',
+  );
 });
 
 test("every folder of src/engine/ with product code is one of the engine's parts", () => {
@@ -155,6 +159,25 @@ test("every folder of src/engine/ with product code is one of the engine's parts
     [...parts].filter((p) => !folders.includes(p)),
     [],
     'ENGINE_PARTS names folders that are gone',
+  );
+});
+
+test('every folder of tools/ is in TOOLS, so the lint zones keep the product from importing it', () => {
+  const folders = readdirSync(join(ROOT, 'tools'), { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
+  assert.equal(folders, [...TOOLS].sort(), 'TOOLS in scripts/lint/layers.js names the folders of tools/');
+});
+
+test('product code may not import a tool', async () => {
+  const hits = await ruleHits(
+    'src/engine/component.ts',
+    "import { startSimulator } from '../../tools/simulator/server.ts';",
+  );
+  assert.ok(
+    hits.some((h) => h.rule === RESTRICTED && /development tools/.test(h.message)),
+    `expected ${RESTRICTED} (development tools); got ${JSON.stringify(hits)}`,
   );
 });
 

@@ -4,8 +4,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rejection } from '../testing/expect-error.ts';
-import type { Simulator } from '../simulator/server.ts';
-import { startSimulator } from '../simulator/server.ts';
+import type { Simulator } from '../../tools/simulator/server.ts';
+import { startSimulator } from '../../tools/simulator/server.ts';
 import type { CallRecord } from './http.ts';
 import { createNovaClient, createOpenStackSession, createTokenValidator } from './index.ts';
 import type { HttpNovaClient } from './nova.ts';

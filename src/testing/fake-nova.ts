@@ -11,7 +11,7 @@
 // onStart). Every call is recorded.
 //
 // Tests that need Nova's HTTP surface (paging, microversions, Keystone) use
-// the simulator (src/simulator) through the real client instead.
+// the simulator (tools/simulator) through the real client instead.
 import { randomUUID } from 'node:crypto';
 import type {
   CallOptions,

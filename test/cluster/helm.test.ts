@@ -8,8 +8,8 @@
 // would cost a minute each on 2 cores).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startSimulator, type Simulator } from '../../src/simulator/server.ts';
-import { freePort } from '../../src/controlplane/ports.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/server.ts';
+import { freePort } from '../../tools/controlplane/ports.ts';
 import { forbiddenRights, missingRights, type DeployedAccounts } from './support/access.ts';
 import {
   ROOT,

@@ -8,8 +8,8 @@
 // no access to Secrets but the admission key, and `kubectl delete -k` removing it all.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { freePort } from '../../src/controlplane/ports.ts';
-import { startSimulator, type Simulator } from '../../src/simulator/server.ts';
+import { freePort } from '../../tools/controlplane/ports.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/server.ts';
 import { forbiddenRights, missingRights, type DeployedAccounts } from './support/access.ts';
 import {
   ROOT,

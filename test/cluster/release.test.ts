@@ -12,8 +12,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../src/controlplane/ports.ts';
-import { startSimulator, type Simulator } from '../../src/simulator/server.ts';
+import { freePort } from '../../tools/controlplane/ports.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/server.ts';
 import {
   ROOT,
   clusterEnv,
@@ -52,11 +52,11 @@ const step = orderedSteps(test, { bail: true });
 
 /**
  * `ctr` against the node's containerd, in the namespace the kubelet uses. The runner's cluster
- * (src/controlplane/cluster.ts) keeps the admin kubeconfig and `run/containerd.sock` in its run directory.
+ * (tools/controlplane/cluster.ts) keeps the admin kubeconfig and `run/containerd.sock` in its run directory.
  */
 async function ctr(args: string[], timeoutMs = 300_000): Promise<string> {
   const sock = join(dirname(clusterEnv().kubeconfig), 'run', 'containerd.sock');
-  if (!existsSync(sock)) throw new Error(`no containerd socket at ${sock} (src/controlplane/cluster.ts moved it?)`);
+  if (!existsSync(sock)) throw new Error(`no containerd socket at ${sock} (tools/controlplane/cluster.ts moved it?)`);
   const r = await exec('ctr', ['--address', sock, '--namespace', 'k8s.io', ...args], {
     timeout: timeoutMs,
     maxBuffer: 16 << 20,

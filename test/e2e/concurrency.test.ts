@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { KubeConfig } from '@kubernetes/client-node';
 import { useNamespace, type TestNamespace } from '../support/cluster.ts';
-import { startSimulator, type Simulator } from '../../src/simulator/server.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/server.ts';
 import { startOperator, type OperatorProcess } from './support/stack.ts';
 import { createKubeClient } from '../../src/k8s/kube-client.ts';
 import { RESOURCES } from '../../src/k8s/resources.ts';

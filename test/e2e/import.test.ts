@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { useNamespace, type TestNamespace } from '../support/cluster.ts';
-import { startSimulator, type Simulator } from '../../src/simulator/server.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/server.ts';
 import { createKubeClient } from '../../src/k8s/kube-client.ts';
 import type { KubeClient } from '../../src/k8s/client.ts';
 import { RESOURCES } from '../../src/k8s/resources.ts';

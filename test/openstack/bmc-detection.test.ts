@@ -1,5 +1,5 @@
 // Detection alone, no monitor, on real Nova 34 with emulated BMCs linked to
-// the computes (src/openstack-cloud/bmc/): a segment of cpu1..cpu3 with
+// the computes (tools/openstack-cloud/bmc/): a segment of cpu1..cpu3 with
 // spec.detection on, cpu1 with spec.fencing at its BMC. cpu1's nova-compute
 // is SIGKILLed while its BMC keeps reporting power On, and nobody POSTs
 // anything. The operator must raise the notification itself, power cpu1 off
@@ -11,8 +11,8 @@
 // (sushy-emulator) and Restore, once with IPMI (ipmi_sim) and LeaveDisabled.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { BmcKind } from '../../src/openstack-cloud/bmc/emulated-bmcs.ts';
-import { bootServer, waitServers } from '../../src/openstack-cloud/servers.ts';
+import type { BmcKind } from '../../tools/openstack-cloud/bmc/emulated-bmcs.ts';
+import { bootServer, waitServers } from '../../tools/openstack-cloud/servers.ts';
 import {
   bmcSecret,
   DETECTION,

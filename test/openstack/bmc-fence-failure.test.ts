@@ -1,5 +1,5 @@
 // A fence that cannot be done never leads to an evacuation, on real Nova 34
-// with emulated BMCs (src/openstack-cloud/bmc/): cpu1 has spec.fencing at its
+// with emulated BMCs (tools/openstack-cloud/bmc/): cpu1 has spec.fencing at its
 // Redfish BMC (sushy-emulator), its nova-compute really dies, and a
 // COMPUTE_HOST notification is POSTed once Nova reports it down. With the BMC
 // unreachable (the emulator stopped) or refusing (a wrong password in the
@@ -11,7 +11,7 @@
 // stepping in: the engine's retry fences and evacuates.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { bootServer, waitServers } from '../../src/openstack-cloud/servers.ts';
+import { bootServer, waitServers } from '../../tools/openstack-cloud/servers.ts';
 import {
   alertExpr,
   bmcSecret,

@@ -1,4 +1,4 @@
-// The emulated BMCs of the mini cloud (src/openstack-cloud/bmc/) against real
+// The emulated BMCs of the mini cloud (tools/openstack-cloud/bmc/) against real
 // Nova 34, with the clients an operator uses: a power off at a host's BMC
 // (Redfish ComputerSystem.Reset ForceOff with curl-like fetch, `ipmitool -I
 // lanplus chassis power off`) kills that host's nova-compute, so Nova reports

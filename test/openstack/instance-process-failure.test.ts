@@ -4,7 +4,7 @@
 // notification disables the host's nova-compute service with Masakari's reason.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { bootServer, getServer, waitServers } from '../../src/openstack-cloud/servers.ts';
+import { bootServer, getServer, waitServers } from '../../tools/openstack-cloud/servers.ts';
 import {
   captureWorld,
   computeService,

@@ -12,7 +12,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { LABELS } from '../../src/model/constants.ts';
 import type { FailoverSegment, Notification } from '../../src/model/types.ts';
-import { bootServer, waitServers } from '../../src/openstack-cloud/servers.ts';
+import { bootServer, waitServers } from '../../tools/openstack-cloud/servers.ts';
 import {
   createSegment,
   facade,

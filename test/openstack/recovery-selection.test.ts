@@ -7,8 +7,8 @@
 // really SIGKILLed and the notification is sent once Nova reports it down.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { EVACUABLE_IMAGE_ID } from '../../src/openstack-cloud/standins.ts';
-import { bootServer, waitServers, type NovaCall } from '../../src/openstack-cloud/servers.ts';
+import { EVACUABLE_IMAGE_ID } from '../../tools/openstack-cloud/standins.ts';
+import { bootServer, waitServers, type NovaCall } from '../../tools/openstack-cloud/servers.ts';
 import {
   evacuations,
   facade,

@@ -3,7 +3,7 @@
 // tokens cost Keystone a bounded number of calls (max_validations_in_flight,
 // max_validations_per_second), none of them is a 500, and a valid token
 // cached before the flood is served from the cache throughout. The operator
-// reaches Keystone through a recording proxy (src/openstack-cloud/recorder.ts),
+// reaches Keystone through a recording proxy (tools/openstack-cloud/recorder.ts),
 // so every call it makes is counted; the catalog's identity endpoint in the
 // token body is rewritten to the proxy as well, so validations go through it.
 import { randomBytes } from 'node:crypto';
@@ -15,11 +15,11 @@ import { useCloud } from './support/cloud.ts';
 import { createComponent, type ApiComponent } from '../../src/api/component.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { resolveOpenStackCredentials } from '../../src/config/openstack-auth.ts';
-import { freePort } from '../../src/controlplane/ports.ts';
+import { freePort } from '../../tools/controlplane/ports.ts';
 import { memoryStore } from '../../src/api/testing/harness.ts';
 import type { KubeClient } from '../../src/k8s/client.ts';
 import { createNovaClient, createOpenStackSession } from '../../src/openstack/index.ts';
-import { startNovaRecorder } from '../../src/openstack-cloud/recorder.ts';
+import { startNovaRecorder } from '../../tools/openstack-cloud/recorder.ts';
 
 const test = suite('token flood against the mini cloud’s Keystone');
 

@@ -8,8 +8,8 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { startControlPlane } from '../../src/controlplane/index.ts';
-import type { ControlPlane } from '../../src/controlplane/index.ts';
+import { startControlPlane } from '../../tools/controlplane/index.ts';
+import type { ControlPlane } from '../../tools/controlplane/index.ts';
 import { kubectlBinary } from './kubectl.ts';
 
 export interface KubectlResult {

@@ -4,7 +4,7 @@
 // only) and prints the path; asking it once per process keeps that order in
 // one script that CI (.ci/run) and the tests share.
 import { fileURLToPath } from 'node:url';
-import { runPathScript } from '../../src/controlplane/binaries.ts';
+import { runPathScript } from '../../tools/controlplane/binaries.ts';
 
 const SCRIPT = fileURLToPath(new URL('../../hack/envtest/kubectl.sh', import.meta.url));
 

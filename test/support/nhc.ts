@@ -13,9 +13,9 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runPathScript } from '../../src/controlplane/binaries.ts';
-import { repoRoot } from '../../src/controlplane/paths.ts';
-import { generateControlPlanePki } from '../../src/controlplane/pki.ts';
+import { runPathScript } from '../../tools/controlplane/binaries.ts';
+import { repoRoot } from '../../tools/controlplane/paths.ts';
+import { generateControlPlanePki } from '../../tools/controlplane/pki.ts';
 
 /** A first build on 2 cores takes minutes; give up after 30 rather than hang the suite. */
 const BUILD_TIMEOUT_MS = 30 * 60_000;

@@ -1,6 +1,6 @@
 # Loaded at start-up by every Python process of the mini cloud and of the
 # reference Masakari the tests and benches compare against (PYTHONPATH;
-# src/openstack-cloud/config.ts sqliteImmediatePythonPath).
+# tools/openstack-cloud/config.ts sqliteImmediatePythonPath).
 #
 # oslo.db starts each SQLite transaction with a plain (deferred) BEGIN
 # (oslo_db/sqlalchemy/engines.py _sqlite_emit_begin). Several processes and

@@ -4,7 +4,7 @@ import { rejection } from '../../testing/expect-error.ts';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpenStackSession } from '../../openstack/index.ts';
-import { startSimulator } from '../../simulator/server.ts';
+import { startSimulator } from '../../../tools/simulator/server.ts';
 import { masakariEndpoint, MasakariReader, parseHost, parseSegment, redacted, SourceError } from './source.ts';
 import type { SourceAuth } from './source.ts';
 

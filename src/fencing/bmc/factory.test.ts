@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { KubeError } from '../../k8s/client.ts';
 import { RESOURCES } from '../../k8s/resources.ts';
 import type { HaHost, HostFencing } from '../../model/types.ts';
-import { startFakeRedfish } from '../../simulator/redfish-bmc.ts';
+import { startFakeRedfish } from '../../../tools/simulator/redfish-bmc.ts';
 import { rejection } from '../../testing/expect-error.ts';
 import { FakeKube } from '../../testing/fake-kube.ts';
 import { BmcError } from './bmc.ts';

@@ -5,8 +5,8 @@
 // runSchedule resolves the system has everything it needs to finish.
 import type { Fleet } from './fleet.ts';
 import { LEASE } from './fleet.ts';
-import type { SimulatorProcess } from '../../../src/simulator/process.ts';
-import type { HaControls } from '../../../src/controlplane/index.ts';
+import type { SimulatorProcess } from '../../../tools/simulator/process.ts';
+import type { HaControls } from '../../../tools/controlplane/index.ts';
 import type { ClockSkew, Fault, FaultKind, Lane } from './schedule.ts';
 import { describeFault, describeSkew } from './schedule.ts';
 

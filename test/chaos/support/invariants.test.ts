@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { SimServer } from '../../../src/simulator/process.ts';
+import type { SimServer } from '../../../tools/simulator/process.ts';
 import { checkLocks } from './invariants.ts';
 import type { Cr } from './kube.ts';
 import type { MasakariRest } from './rest.ts';

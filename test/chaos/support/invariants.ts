@@ -3,7 +3,7 @@
 import type { Fleet } from './fleet.ts';
 import type { Cr, Kube } from './kube.ts';
 import type { MasakariRest } from './rest.ts';
-import type { SimServer, SimState, SimulatorProcess } from '../../../src/simulator/process.ts';
+import type { SimServer, SimState, SimulatorProcess } from '../../../tools/simulator/process.ts';
 import { SERVERS_PER_HOST, serverShape, type Topology } from './topology.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -12,7 +12,7 @@ import { checkProcesses } from './process-checks.ts';
 import type { Kube } from './kube.ts';
 import { MasakariRest } from './rest.ts';
 import { clockSkewFor, describeFault, faultKindsFor, scheduleFor, type Fault } from './schedule.ts';
-import type { SimulatorProcess } from '../../../src/simulator/process.ts';
+import type { SimulatorProcess } from '../../../tools/simulator/process.ts';
 import { SERVERS_PER_HOST, serverShape, topologyFor, type Topology } from './topology.ts';
 
 const TERMINAL = new Set(['finished', 'failed', 'ignored']);

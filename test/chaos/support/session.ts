@@ -6,12 +6,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startControlPlane, type ControlPlane } from '../../../src/controlplane/index.ts';
+import { startControlPlane, type ControlPlane } from '../../../tools/controlplane/index.ts';
 import { createFleet, type Fleet } from './fleet.ts';
 import { Kube } from './kube.ts';
 import { checkProcesses } from './process-checks.ts';
 import { BOUNDS, runOnce, type RunContext, type RunResult } from './scenario.ts';
-import { startSimulatorProcess, type SimulatorProcess } from '../../../src/simulator/process.ts';
+import { startSimulatorProcess, type SimulatorProcess } from '../../../tools/simulator/process.ts';
 
 /** Seeds of this session: MASAKARI_CHAOS_SEED=N is one run; else `runs` seeds from MASAKARI_CHAOS_BASE_SEED or a random base. */
 export function sessionSeeds(runs: number, env = process.env): number[] {

@@ -1,21 +1,21 @@
 // The Nova side of test/cluster/nhc.test.ts: the Nova simulator, or with MASAKARI_TEST_NHC_NOVA=openstack
-// the mini OpenStack of `make openstack` (src/openstack-cloud: Keystone, Placement and Nova with fake
+// the mini OpenStack of `make openstack` (tools/openstack-cloud: Keystone, Placement and Nova with fake
 // computes; test/openstack/support/cloud.ts, a private cloud unless MASAKARI_TEST_OPENSTACK_CONTROL
 // names a running one, which adds its bring-up of a minute or more).
 // Either way one compute host stands for the cluster's node, and servers run on it.
 import { createNovaClient } from '../../../src/openstack/index.ts';
 import type { HttpNovaClient, PasswordCredentials } from '../../../src/openstack/index.ts';
-import { startOpenStackCloud } from '../../../src/openstack-cloud/cloud.ts';
-import { startCloudControl } from '../../../src/openstack-cloud/control.ts';
+import { startOpenStackCloud } from '../../../tools/openstack-cloud/cloud.ts';
+import { startCloudControl } from '../../../tools/openstack-cloud/control.ts';
 import {
   bootServer,
   deleteServers,
   ensureFlavor,
   getServer,
   waitServers,
-} from '../../../src/openstack-cloud/servers.ts';
-import type { NovaCall } from '../../../src/openstack-cloud/servers.ts';
-import { startSimulator } from '../../../src/simulator/server.ts';
+} from '../../../tools/openstack-cloud/servers.ts';
+import type { NovaCall } from '../../../tools/openstack-cloud/servers.ts';
+import { startSimulator } from '../../../tools/simulator/server.ts';
 import { useCloud } from '../../openstack/support/cloud.ts';
 
 export interface Computes {

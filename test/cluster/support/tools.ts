@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Test } from 'uvu';
-import { runPathScript } from '../../../src/controlplane/binaries.ts';
+import { runPathScript } from '../../../tools/controlplane/binaries.ts';
 import { kubectlBinary } from '../../support/kubectl.ts';
 
 const exec = promisify(execFile);

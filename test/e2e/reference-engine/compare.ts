@@ -17,8 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { startStack, type Stack } from '../support/stack.ts';
 import { startReferenceMasakari, type ReferenceMasakari } from '../support/reference-masakari.ts';
 import { e2eVenv } from '../support/python-env.ts';
-import { startSimulator, type Simulator } from '../../../src/simulator/server.ts';
-import type { SimServerInput } from '../../../src/simulator/records.ts';
+import { startSimulator, type Simulator } from '../../../tools/simulator/server.ts';
+import type { SimServerInput } from '../../../tools/simulator/records.ts';
 import { SCENARIOS, SIM_HOSTS, SIM_SERVERS, type Scenario } from './scenarios.ts';
 import { diffValues, normaliseOutcome, type Difference, type HostFlags, type Outcome } from './normalise.ts';
 

@@ -1,7 +1,7 @@
 // The failure scenarios both engines run. Each has its own segment and host,
 // so they run side by side without sharing a per-host lock or a duplicate
 // window; server ids are fixed so both simulators hold the same uuids.
-import type { SimServerInput } from '../../../src/simulator/records.ts';
+import type { SimServerInput } from '../../../tools/simulator/records.ts';
 
 export interface Scenario {
   name: string;

@@ -1,6 +1,6 @@
 // Small network helpers for end-to-end tests (loopback only).
 // Free ports: the one picker, outside the kernel's ephemeral range.
-export { freePort } from '../../../src/controlplane/ports.ts';
+export { freePort } from '../../../tools/controlplane/ports.ts';
 
 /** Polls url until it answers (any status below 500), or throws after timeoutMs. */
 export async function waitForHttp(url: string, timeoutMs: number): Promise<void> {

@@ -27,7 +27,7 @@ import { promisify } from 'node:util';
 import { mkdtemp, writeFile, copyFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { sqliteImmediatePythonPath } from '../../../src/openstack-cloud/config.ts';
+import { sqliteImmediatePythonPath } from '../../../tools/openstack-cloud/config.ts';
 import { freePort, waitForHttp } from './net.ts';
 
 const run = promisify(execFile);

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { useNamespace, type TestNamespace } from '../../support/cluster.ts';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../../../src/simulator/server.ts';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../../tools/simulator/server.ts';
 import { freePort, waitForHttp } from './net.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');

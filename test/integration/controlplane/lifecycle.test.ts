@@ -7,9 +7,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defaultCrdDir, startControlPlane } from '../../../src/controlplane/index.ts';
-import { loadCrds } from '../../../src/controlplane/crds.ts';
-import { isAlive } from '../../../src/controlplane/processes.ts';
+import { defaultCrdDir, startControlPlane } from '../../../tools/controlplane/index.ts';
+import { loadCrds } from '../../../tools/controlplane/crds.ts';
+import { isAlive } from '../../../tools/controlplane/processes.ts';
 import { runKubectl } from '../../support/cluster.ts';
 import { usePrivateStateDir } from './state-dir.ts';
 

@@ -8,10 +8,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { reapOrphans } from '../../../src/controlplane/index.ts';
-import { mountsUnder } from '../../../src/controlplane/mounts.ts';
-import { isAlive, processStartTime } from '../../../src/controlplane/processes.ts';
-import { ownerRef, writeRecord } from '../../../src/controlplane/registry.ts';
+import { reapOrphans } from '../../../tools/controlplane/index.ts';
+import { mountsUnder } from '../../../tools/controlplane/mounts.ts';
+import { isAlive, processStartTime } from '../../../tools/controlplane/processes.ts';
+import { ownerRef, writeRecord } from '../../../tools/controlplane/registry.ts';
 import { usePrivateStateDir } from './state-dir.ts';
 
 const test = suite<{ stateDir: string }>('orphan reaping', { stateDir: '' });

@@ -26,8 +26,8 @@ import { RESOURCES } from '../../../src/k8s/resources.ts';
 import type { FailoverSegment, HaHost, Notification } from '../../../src/model/types.ts';
 import { createNovaClient } from '../../../src/openstack/index.ts';
 import type { HttpNovaClient } from '../../../src/openstack/index.ts';
-import { startSimulator } from '../../../src/simulator/server.ts';
-import type { Simulator } from '../../../src/simulator/server.ts';
+import { startSimulator } from '../../../tools/simulator/server.ts';
+import type { Simulator } from '../../../tools/simulator/server.ts';
 import { createCrRepository } from '../../../src/store/index.ts';
 import type { CrRepositoryHandle } from '../../../src/store/index.ts';
 

@@ -23,8 +23,8 @@ import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { API_VERSION, LABELS } from '../../../src/model/constants.ts';
 import type { Notification } from '../../../src/model/types.ts';
 import { createNovaClient } from '../../../src/openstack/index.ts';
-import { startSimulator } from '../../../src/simulator/server.ts';
-import type { Simulator } from '../../../src/simulator/server.ts';
+import { startSimulator } from '../../../tools/simulator/server.ts';
+import type { Simulator } from '../../../tools/simulator/server.ts';
 import {
   createAdmissionSeal,
   loadAdmissionSealKey,

@@ -27,9 +27,9 @@ import type {
 import { createNovaClient } from '../../../src/openstack/index.ts';
 import type { NovaClient } from '../../../src/openstack/types.ts';
 import * as assert from 'uvu/assert';
-import { startSimulator } from '../../../src/simulator/server.ts';
+import { startSimulator } from '../../../tools/simulator/server.ts';
 import { assembleNotification, countedPages, notificationUuidOf, readPages } from '../../../src/store/journal-pages.ts';
-import type { Simulator } from '../../../src/simulator/server.ts';
+import type { Simulator } from '../../../tools/simulator/server.ts';
 
 /** Masakari's timings shrunk so a test takes seconds; the semantics are the same. */
 export function fastConfig(mutate?: (c: Config) => void): Config {

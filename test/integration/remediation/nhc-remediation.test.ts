@@ -36,8 +36,8 @@ import { createNovaClient } from '../../../src/openstack/index.ts';
 import type { HttpNovaClient } from '../../../src/openstack/index.ts';
 import { createComponent as createRemediation } from '../../../src/remediation/component.ts';
 import type { RemediationComponent } from '../../../src/remediation/component.ts';
-import { startSimulator } from '../../../src/simulator/server.ts';
-import type { Simulator } from '../../../src/simulator/server.ts';
+import { startSimulator } from '../../../tools/simulator/server.ts';
+import type { Simulator } from '../../../tools/simulator/server.ts';
 import { createCrRepository } from '../../../src/store/index.ts';
 import type { CrRepositoryHandle } from '../../../src/store/index.ts';
 

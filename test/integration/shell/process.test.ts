@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { useNamespace, type TestNamespace } from '../../support/cluster.ts';
-import { freePort } from '../../../src/controlplane/ports.ts';
+import { freePort } from '../../../tools/controlplane/ports.ts';
 import { eventually } from '../../support/eventually.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));

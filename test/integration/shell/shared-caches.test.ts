@@ -11,7 +11,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
-import { freePort } from '../../../src/controlplane/ports.ts';
+import { freePort } from '../../../tools/controlplane/ports.ts';
 import { KubeError } from '../../../src/k8s/client.ts';
 import type { KubeClient } from '../../../src/k8s/client.ts';
 import { createKubeClient } from '../../../src/k8s/kube-client.ts';

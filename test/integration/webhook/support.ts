@@ -17,8 +17,8 @@ import { loadConfig } from '../../../src/config/load.ts';
 import { createComponent } from '../../../src/api/component.ts';
 import type { ApiComponent } from '../../../src/api/component.ts';
 import { createNovaClient } from '../../../src/openstack/index.ts';
-import { startSimulator } from '../../../src/simulator/server.ts';
-import type { Simulator } from '../../../src/simulator/server.ts';
+import { startSimulator } from '../../../tools/simulator/server.ts';
+import type { Simulator } from '../../../tools/simulator/server.ts';
 import {
   buildValidatingWebhookConfiguration,
   kubeUsername,

@@ -1,14 +1,14 @@
-// Shared pieces of the scenarios with emulated BMCs (src/openstack-cloud/bmc/):
+// Shared pieces of the scenarios with emulated BMCs (tools/openstack-cloud/bmc/):
 // fencing and detection set on the CRs with kubectl (the Masakari API has no
 // such fields), the operator's view read back through kubectl, REST and
 // /metrics, and what reached Nova read from the recording proxy.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot } from '../../../src/controlplane/paths.ts';
+import { repoRoot } from '../../../tools/controlplane/paths.ts';
 import { LABELS } from '../../../src/model/constants.ts';
 import type { FailoverSegment, HaHost, HostFencing, Notification } from '../../../src/model/types.ts';
-import type { BmcDescription, BmcKind, PowerEvent } from '../../../src/openstack-cloud/bmc/emulated-bmcs.ts';
-import type { NovaExchange } from '../../../src/openstack-cloud/recorder.ts';
+import type { BmcDescription, BmcKind, PowerEvent } from '../../../tools/openstack-cloud/bmc/emulated-bmcs.ts';
+import type { NovaExchange } from '../../../tools/openstack-cloud/recorder.ts';
 import { facade, type Env, type NotificationView } from './scenario.ts';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

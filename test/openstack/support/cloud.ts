@@ -1,15 +1,15 @@
 // The mini OpenStack for the test files in test/openstack. Under the test
 // runner (`scripts/run-tests.mjs openstack`) one cloud serves the whole suite
 // and MASAKARI_TEST_OPENSTACK_CONTROL names its control API
-// (src/openstack-cloud/control.ts). A file run on its own starts a private
+// (tools/openstack-cloud/control.ts). A file run on its own starts a private
 // cloud that stops when the process exits.
-import { startOpenStackCloud } from '../../../src/openstack-cloud/cloud.ts';
-import { startCloudControl, type CloudDescription } from '../../../src/openstack-cloud/control.ts';
-import { novaCaller, passwordToken } from '../../../src/openstack-cloud/keystone-seed.ts';
-import type { ResetReport } from '../../../src/openstack-cloud/reset.ts';
-import type { BmcDescription, BmcKind, PowerEvent } from '../../../src/openstack-cloud/bmc/emulated-bmcs.ts';
-import type { NovaExchange } from '../../../src/openstack-cloud/recorder.ts';
-import type { NovaCall } from '../../../src/openstack-cloud/servers.ts';
+import { startOpenStackCloud } from '../../../tools/openstack-cloud/cloud.ts';
+import { startCloudControl, type CloudDescription } from '../../../tools/openstack-cloud/control.ts';
+import { novaCaller, passwordToken } from '../../../tools/openstack-cloud/keystone-seed.ts';
+import type { ResetReport } from '../../../tools/openstack-cloud/reset.ts';
+import type { BmcDescription, BmcKind, PowerEvent } from '../../../tools/openstack-cloud/bmc/emulated-bmcs.ts';
+import type { NovaExchange } from '../../../tools/openstack-cloud/recorder.ts';
+import type { NovaCall } from '../../../tools/openstack-cloud/servers.ts';
 
 export interface TestCloud {
   desc: CloudDescription;
@@ -28,7 +28,7 @@ export interface TestCloud {
   exchanges(since: number): Promise<{ last: number; exchanges: NovaExchange[] }>;
   /** While down, Nova cannot be reached through the catalog (the proxy closes every connection). */
   setNovaDown(down: boolean): Promise<void>;
-  /** The emulated BMCs (started on first use; src/openstack-cloud/bmc/). */
+  /** The emulated BMCs (started on first use; tools/openstack-cloud/bmc/). */
   bmcs(): Promise<BmcDescription>;
   /** Power changes at the emulated BMCs after seq `since`, with their times. */
   powerEvents(since: number): Promise<{ last: number; events: PowerEvent[] }>;

@@ -10,7 +10,7 @@ import { useNamespace, type TestNamespace } from '../../support/cluster.ts';
 import { startOperator, type OperatorProcess } from '../../e2e/support/stack.ts';
 import { e2eVenv } from '../../e2e/support/python-env.ts';
 import { useCloud, type TestCloud } from './cloud.ts';
-import type { ResetReport } from '../../../src/openstack-cloud/reset.ts';
+import type { ResetReport } from '../../../tools/openstack-cloud/reset.ts';
 import {
   bootServer,
   ensureFlavor,
@@ -18,7 +18,7 @@ import {
   serverAction,
   waitServers,
   type NovaServer,
-} from '../../../src/openstack-cloud/servers.ts';
+} from '../../../tools/openstack-cloud/servers.ts';
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -386,7 +386,7 @@ const NOT_THE_ENGINE = /masakari-openstack-cloud|openstacksdk|keystoneauth|pytho
 /**
  * With MASAKARI_RECORD_NOVA_TRANSCRIPT_DIR set, writes <dir>/<name>.json: the
  * world before the notification and every Nova exchange the operator made
- * since seq `since` (real Nova's answers), for src/simulator's replay test.
+ * since seq `since` (real Nova's answers), for tools/simulator's replay test.
  */
 export async function saveTranscript(e: Env, name: string, world: World, since: number): Promise<void> {
   const dir = process.env.MASAKARI_RECORD_NOVA_TRANSCRIPT_DIR;

@@ -232,7 +232,7 @@ export interface ClusterPki extends ControlPlanePki {
 }
 
 /**
- * The PKI of the single-node test cluster (src/controlplane/cluster.ts): the
+ * The PKI of the single-node test cluster (tools/controlplane/cluster.ts): the
  * API server is reached at the node IP by the node's components and, through
  * the `kubernetes` Service IP, by pods, so both go into its certificate.
  */

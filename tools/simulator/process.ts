@@ -42,7 +42,7 @@ export interface SimulatorProcess {
 }
 
 export async function startSimulatorProcess(args: string[]): Promise<SimulatorProcess> {
-  const child = spawn(nodeBin, ['--import', 'tsx', path.join(root, 'src/simulator/cli.ts'), ...args], {
+  const child = spawn(nodeBin, ['--import', 'tsx', path.join(root, 'tools/simulator/cli.ts'), ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PasswordCredentials } from '../openstack/credentials.ts';
+import type { PasswordCredentials } from '../../src/openstack/credentials.ts';
 import { controlRouter } from './control.ts';
 import { glanceFault, glanceHandler } from './glance.ts';
 import { keystoneError, keystoneRouter } from './keystone.ts';

@@ -5,7 +5,7 @@
 // of hack/openstack/venv.sh, plus our Glance/Neutron stand-ins and a recording
 // proxy in front of nova-api. SQLite, one worker each, free ports.
 //
-// Like the Kubernetes control plane (src/controlplane) it leaves a record and
+// Like the Kubernetes control plane (tools/controlplane) it leaves a record and
 // starts a watchdog, so its processes die with the owner however the owner
 // dies, and a later start reaps what a killed owner left behind.
 import { randomBytes } from 'node:crypto';

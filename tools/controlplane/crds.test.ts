@@ -2,7 +2,7 @@
 // on before any API server sees them.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { GROUP, KINDS, VERSION } from '../model/constants.ts';
+import { GROUP, KINDS, VERSION } from '../../src/model/constants.ts';
 import { loadCrds } from './crds.ts';
 import { defaultCrdDir } from './paths.ts';
 

@@ -1,6 +1,6 @@
 // `make openstack`: the mini OpenStack in the foreground.
 //
-//   node --import tsx src/openstack-cloud/cli.ts [--masakari-url URL] [--no-servers]
+//   node --import tsx tools/openstack-cloud/cli.ts [--masakari-url URL] [--no-servers]
 //
 // Starts RabbitMQ, Keystone, Placement, Nova (3 fake computes) and our
 // Glance/Neutron stand-ins, registers the instance-ha endpoint (default

@@ -7,7 +7,7 @@
 // everything cached (venv.sh holds a lock, so a build still running is waited
 // for, never started twice).
 //
-//   node --import tsx src/openstack-cloud/prepare.ts
+//   node --import tsx tools/openstack-cloud/prepare.ts
 import { defaultLog, ensureOpenIpmi, ensureOpenStackVenv, ensureRabbitmq, ensureSushyVenv } from './install.ts';
 import { ensureTemplates } from './templates.ts';
 

@@ -1,6 +1,6 @@
 // Runs the Keystone + Nova simulator until SIGINT/SIGTERM and prints the OS_*
 // exports for it, e.g.
-//   node --import tsx src/simulator/cli.ts --port 5050 --hosts cpu1,cpu2,cpu3 --server vm1@cpu1:ha
+//   node --import tsx tools/simulator/cli.ts --port 5050 --hosts cpu1,cpu2,cpu3 --server vm1@cpu1:ha
 //   eval "$(... | grep ^export)"
 // Options:
 //   --port N                 listen port on 127.0.0.1 (default 0: a free port)

@@ -1,6 +1,6 @@
 // Command line for the local control plane.
 //
-//   node --import tsx src/controlplane/cli.ts start [--kubeconfig-out PATH] [--crds DIR | --no-crds] [--keep] [--ha]
+//   node --import tsx tools/controlplane/cli.ts start [--kubeconfig-out PATH] [--crds DIR | --no-crds] [--keep] [--ha]
 //       Starts etcd + kube-apiserver with the CRDs, prints "kubeconfig: PATH" and
 //       "server: URL", and runs until SIGINT/SIGTERM, then stops everything.
 //       --ha: three etcd members and two kube-apiservers behind a balancer (shape 'ha').

@@ -3,8 +3,8 @@
 // takes the CA and the bearer token directly. Every request has a timeout.
 import { request as httpRequestRaw } from 'node:http';
 import { request as httpsRequestRaw } from 'node:https';
-import { systemClock } from '../time/clock.ts';
-import { fixedSchedule, pollUntil, PollTimeout } from '../time/poll.ts';
+import { systemClock } from '../../src/time/clock.ts';
+import { fixedSchedule, pollUntil, PollTimeout } from '../../src/time/poll.ts';
 
 export interface HttpOptions {
   method?: string;
