@@ -118,10 +118,18 @@ running('healthz answers 200 while the process runs', async ({ op }) => {
   assert.is(res.body, 'ok\n');
 });
 
-running('readyz turns 200 once the api component is ready, listing it', async ({ op }) => {
-  const res = await waitFor(op!, '/readyz', 200);
-  assert.equal(JSON.parse(res.body), { status: 'ready', phase: 'running', components: { api: true }, not_ready: [] });
-});
+running(
+  'readyz turns 200 once the api component is ready, listing it and the API server taking writes',
+  async ({ op }) => {
+    const res = await waitFor(op!, '/readyz', 200);
+    assert.equal(JSON.parse(res.body), {
+      status: 'ready',
+      phase: 'running',
+      components: { api: true, 'kube-writes': true },
+      not_ready: [],
+    });
+  },
+);
 
 running('the Masakari API of the started component answers GET / (versions) on MASAKARI_LISTEN', async ({ op }) => {
   const res = await get(`http://127.0.0.1:${op!.apiPort}/`);
