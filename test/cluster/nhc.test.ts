@@ -366,6 +366,12 @@ step('kubelet stopped → NotReady → NHC creates the CR → fenced → evacuat
     for (const [name, host] of await computes.placement()) {
       assert.ok(computes.others.includes(host), `${name} is on ${host}, not on one of ${computes.others.join(', ')}`);
     }
+    // The host is repaired: its nova-compute starts before its kubelet is back, as on a host that
+    // boots again. Real Nova refuses to clear forced_down until that restart has cleaned up the
+    // evacuation records (support/computes.ts), so the return to service at the CR's deletion
+    // can only succeed after it.
+    await computes.restartCompute();
+    mark(`${computes.failed}'s nova-compute restarted (evacuation records cleaned up)`);
   } finally {
     process.kill(ctx.kubeletPid, 'SIGCONT');
   }
@@ -424,8 +430,7 @@ step('kubelet stopped → NotReady → NHC creates the CR → fenced → evacuat
   })();
   assert.is(svc.forced_down, false);
   mark('back in service (forced_down off, service enabled, on_maintenance off: by the remediator)');
-  // and the repaired host's nova-compute runs again
-  await computes.restartCompute();
+  // forced_down cleared, the restarted nova-compute reads up again
   await waitFor(
     `${computes.failed}'s nova-compute up`,
     async () => ((await computes.service()).state === 'up' ? true : undefined),
