@@ -3,8 +3,8 @@
 // containers keep running), kube-controller-manager marks the Node NotReady (Ready=Unknown) after its
 // node-monitor grace period, NHC creates the MasakariRemediation from our template, the fencing is
 // approved (fencingProof ManualApproval: the person who powered the host off says so), the engine
-// evacuates the host's servers (Nova simulator, or the mini OpenStack: support/computes.ts), the
-// kubelet resumes, the Node turns Ready, NHC deletes the CR, and the remediator returns the host to
+// evacuates the host's servers (the mini OpenStack, or the Nova simulator: support/computes.ts), the
+// repaired host's nova-compute starts again and then its kubelet resumes, the Node turns Ready, NHC deletes the CR, and the remediator returns the host to
 // service (the segment's returnToService policy Restore) before its finalizer lets the CR go. The remediator and the engine run in this process
 // against the cluster's API server (the operator pods of helm.test.ts are not needed for it); NHC
 // runs in the cluster from the image hack/nhc/image.sh builds (Debian base, no registry). The

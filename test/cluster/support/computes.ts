@@ -1,7 +1,7 @@
-// The Nova side of test/cluster/nhc.test.ts: the Nova simulator, or with MASAKARI_TEST_NHC_NOVA=openstack
-// the mini OpenStack of `make openstack` (src/openstack-cloud: Keystone, Placement and Nova with fake
-// computes; test/openstack/support/cloud.ts, a private cloud unless MASAKARI_TEST_OPENSTACK_CONTROL
-// names a running one, which adds its bring-up of a minute or more).
+// The Nova side of test/cluster/nhc.test.ts: the mini OpenStack of `make openstack` (src/openstack-cloud:
+// Keystone, Placement and real Nova with fake computes; test/openstack/support/cloud.ts, a private cloud
+// unless MASAKARI_TEST_OPENSTACK_CONTROL names a running one), or with MASAKARI_TEST_NHC_NOVA=simulator
+// the Nova simulator (faster, but it does not refuse a force-up while evacuation records remain).
 // Either way one compute host stands for the cluster's node, and servers run on it.
 import { createNovaClient } from '../../../src/openstack/index.ts';
 import type { HttpNovaClient, PasswordCredentials } from '../../../src/openstack/index.ts';
@@ -46,7 +46,7 @@ export interface Computes {
 const SERVERS = ['vm-1', 'vm-2'];
 
 export async function startComputes(): Promise<Computes> {
-  return process.env.MASAKARI_TEST_NHC_NOVA === 'openstack' ? miniCloudComputes() : simulatorComputes();
+  return process.env.MASAKARI_TEST_NHC_NOVA === 'simulator' ? simulatorComputes() : miniCloudComputes();
 }
 
 async function simulatorComputes(): Promise<Computes> {
