@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { fileHostFailure } from '../domain/testing/memory-service.ts';
 import { NovaError } from '../openstack/types.ts';
 import { world } from './testing/world.ts';
+import { NovaBadRequest } from '../openstack/types.ts';
 
 const DETECT = { enabled: true, gracePeriodSeconds: 30 };
 
@@ -204,6 +205,37 @@ test('return to service, Restore: once nova-compute reports again and the BMC sa
     w.nova.calls.filter((c) => c.method === 'updateService').map((c) => c.args),
     [[svc.id, { forced_down: false, status: 'enabled' }]],
   );
+});
+
+test('return to service of a segment without detection (a remediator\'s host): Nova refusing to clear forced_down is "not yet", retried at the next look', async () => {
+  // no spec.detection: the segment is watched only for the return (the Medik8s remediator raised the recovery)
+  const w = await world({ hosts: ['cmp1', 'cmp2'], returnToService: { policy: 'Restore' } });
+  await w.recovered('cmp1');
+  assert.equal((await w.look()).returned, []);
+  // the repaired host's nova-compute reports again, but Nova still has its done evacuation records
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:05:00.000000';
+  w.nova.failNext(
+    'updateService',
+    new NovaBadRequest(
+      400,
+      'Unable to force up host cmp1 as `done` evacuation migration records remain associated with the host.',
+    ),
+  );
+  assert.equal(
+    (await w.lookFor(10)).flatMap((l) => l.returned),
+    [],
+  );
+  const deferred = w.events.find((e) => e.reason === 'ReturnToServiceDeferred')!;
+  assert.match(deferred.note!, /not returned to service yet: Nova refused .*HTTP 400.*evacuation migration records/);
+  assert.is(await w.metric('masakari_return_to_service_total', { outcome: 'deferred' }), 1);
+  assert.is(w.nova.service('cmp1').forced_down, true);
+  assert.ok(w.repo.getHostByName('cmp1')!.on_maintenance);
+  // its records cleaned up, Nova agrees: the next look returns it
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:05:30.000000';
+  assert.equal((await w.look()).returned, ['cmp1']);
+  assert.is(w.nova.service('cmp1').forced_down, false);
+  assert.is(w.nova.service('cmp1').status, 'enabled');
+  assert.is(w.repo.getHostByName('cmp1')!.on_maintenance, false);
 });
 
 test('return to service: a BMC that cannot be read never counts as On', async () => {

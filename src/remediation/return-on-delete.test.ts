@@ -7,6 +7,7 @@ import { KubeError } from '../k8s/client.ts';
 import type { MasakariRemediation, NodeLike } from '../model/remediation-types.ts';
 import type { FailoverSegment, HaHost, ReturnToService } from '../model/types.ts';
 import { scriptedKube } from '../testing/fake-kube.ts';
+import { NovaBadRequest } from '../openstack/types.ts';
 import { FakeNova } from '../testing/fake-nova.ts';
 import { returnOnDelete } from './return-on-delete.ts';
 
@@ -104,6 +105,26 @@ test('Restore, but the recovery still runs or the Node is not Ready: nothing is 
   const notReady = await setup({ policy: 'Restore', nodeReady: 'False' });
   assert.match((await notReady.run())!, /not returned to service \(its nova-compute service is not reporting/);
   assert.is(notReady.nova.count('updateService'), 0);
+});
+
+test("Restore, but Nova refuses to clear forced_down (done evacuation records, nova-compute not restarted yet): nothing else is undone, and the note says Nova's words", async () => {
+  const s = await setup({ policy: 'Restore' });
+  // real Nova's answer while the host's nova-compute has not restarted since the evacuation (nova/api/openstack/compute/services.py)
+  s.nova.failNext(
+    'updateService',
+    new NovaBadRequest(
+      400,
+      'Unable to force up host worker-1 as `done` evacuation migration records remain associated with the host.',
+    ),
+  );
+  const note = (await s.run())!;
+  assert.match(
+    note,
+    /host worker-1 is not returned to service \(Nova refused to bring the nova-compute service of worker-1 back \(HTTP 400\): Unable to force up host worker-1/,
+  );
+  assert.is(s.nova.service('worker-1').forced_down, true);
+  // still on maintenance: the detection component's return watch finds the host at its next look
+  assert.ok(s.repo.getHostByName('worker-1')!.on_maintenance);
 });
 
 test.run();

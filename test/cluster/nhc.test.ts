@@ -3,8 +3,8 @@
 // containers keep running), kube-controller-manager marks the Node NotReady (Ready=Unknown) after its
 // node-monitor grace period, NHC creates the MasakariRemediation from our template, the fencing is
 // approved (fencingProof ManualApproval: the person who powered the host off says so), the engine
-// evacuates the host's servers (Nova simulator, or the mini OpenStack: support/computes.ts), the
-// kubelet resumes, the Node turns Ready, NHC deletes the CR, and the remediator returns the host to
+// evacuates the host's servers (the mini OpenStack, or the Nova simulator: support/computes.ts), the
+// repaired host's nova-compute starts again and then its kubelet resumes, the Node turns Ready, NHC deletes the CR, and the remediator returns the host to
 // service (the segment's returnToService policy Restore) before its finalizer lets the CR go. The remediator and the engine run in this process
 // against the cluster's API server (the operator pods of helm.test.ts are not needed for it); NHC
 // runs in the cluster from the image hack/nhc/image.sh builds (Debian base, no registry). The
@@ -366,6 +366,12 @@ step('kubelet stopped → NotReady → NHC creates the CR → fenced → evacuat
     for (const [name, host] of await computes.placement()) {
       assert.ok(computes.others.includes(host), `${name} is on ${host}, not on one of ${computes.others.join(', ')}`);
     }
+    // The host is repaired: its nova-compute starts before its kubelet is back, as on a host that
+    // boots again. Real Nova refuses to clear forced_down until that restart has cleaned up the
+    // evacuation records (support/computes.ts), so the return to service at the CR's deletion
+    // can only succeed after it.
+    await computes.restartCompute();
+    mark(`${computes.failed}'s nova-compute restarted (evacuation records cleaned up)`);
   } finally {
     process.kill(ctx.kubeletPid, 'SIGCONT');
   }
@@ -424,8 +430,7 @@ step('kubelet stopped → NotReady → NHC creates the CR → fenced → evacuat
   })();
   assert.is(svc.forced_down, false);
   mark('back in service (forced_down off, service enabled, on_maintenance off: by the remediator)');
-  // and the repaired host's nova-compute runs again
-  await computes.restartCompute();
+  // forced_down cleared, the restarted nova-compute reads up again
   await waitFor(
     `${computes.failed}'s nova-compute up`,
     async () => ((await computes.service()).state === 'up' ? true : undefined),

@@ -4,7 +4,8 @@
 //
 //   GET  /cloud                     OS_* of admin and member, computes, URLs, work dir
 //   POST /computes/{host}/kill      SIGKILL that host's nova-compute
-//   POST /computes/{host}/start     start it again; answers once Nova sees it up
+//   POST /computes/{host}/start     start it again; answers once Nova sees it up (with ?wait=false
+//                                   at once: a forced-down service never reads up)
 //   GET  /computes                  [{host, running}]
 //   PUT  /endpoints/instance-ha     {"url": …}: the catalog's masakari endpoint
 //   GET  /nova/exchanges?since=N    what went through the nova-api proxy after seq N
@@ -76,7 +77,7 @@ export async function startCloudControl(
           const host = decodeURIComponent(compute[1] ?? '');
           if (!cloud.computes.includes(host)) return [404, { error: `no compute ${host}` }];
           if (compute[2] === 'kill') await cloud.killCompute(host);
-          else await cloud.startCompute(host);
+          else await cloud.startCompute(host, url.searchParams.get('wait') !== 'false');
           return [200, { host, running: cloud.computeRunning(host) }];
         }
         if (req.method === 'PUT' && url.pathname === '/endpoints/instance-ha') {

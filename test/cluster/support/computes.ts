@@ -1,7 +1,7 @@
-// The Nova side of test/cluster/nhc.test.ts: the Nova simulator, or with MASAKARI_TEST_NHC_NOVA=openstack
-// the mini OpenStack of `make openstack` (tools/openstack-cloud: Keystone, Placement and Nova with fake
-// computes; test/openstack/support/cloud.ts, a private cloud unless MASAKARI_TEST_OPENSTACK_CONTROL
-// names a running one, which adds its bring-up of a minute or more).
+// The Nova side of test/cluster/nhc.test.ts: the mini OpenStack of `make openstack` (tools/openstack-cloud:
+// Keystone, Placement and real Nova with fake computes; test/openstack/support/cloud.ts, a private cloud
+// unless MASAKARI_TEST_OPENSTACK_CONTROL names a running one), or with MASAKARI_TEST_NHC_NOVA=simulator
+// the Nova simulator (faster, but it does not refuse a force-up while evacuation records remain).
 // Either way one compute host stands for the cluster's node, and servers run on it.
 import { createNovaClient } from '../../../src/openstack/index.ts';
 import type { HttpNovaClient, PasswordCredentials } from '../../../src/openstack/index.ts';
@@ -31,7 +31,14 @@ export interface Computes {
   placement(): Promise<Map<string, string>>;
   /** The compute service of the failed host as Nova lists it. */
   service(): Promise<{ status: string; state: string; forced_down: boolean }>;
-  /** The repaired host's nova-compute runs again (once the operator has cleared forced_down). */
+  /**
+   * The repaired host's nova-compute runs again, as on a host brought back after its repair, and has
+   * done what it does at start: on real Nova, init_host destroys the instances evacuated away from
+   * it and marks their 'done' evacuation migrations 'completed' (nova/compute/manager.py
+   * _destroy_evacuated_instances). Until then Nova refuses to clear forced_down (nova/api/openstack/
+   * compute/services.py: "Unable to force up host ... as `done` evacuation migration records remain
+   * associated with the host"), so this resolves only once none is left.
+   */
   restartCompute(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -39,7 +46,7 @@ export interface Computes {
 const SERVERS = ['vm-1', 'vm-2'];
 
 export async function startComputes(): Promise<Computes> {
-  return process.env.MASAKARI_TEST_NHC_NOVA === 'openstack' ? miniCloudComputes() : simulatorComputes();
+  return process.env.MASAKARI_TEST_NHC_NOVA === 'simulator' ? simulatorComputes() : miniCloudComputes();
 }
 
 async function simulatorComputes(): Promise<Computes> {
@@ -137,7 +144,22 @@ async function onMiniCloud(own: { stop(): Promise<void> } | undefined): Promise<
         ),
       ),
     service: async () => serviceOf(nova, failed!),
-    restartCompute: () => cloud.startCompute(failed!),
+    restartCompute: async () => {
+      // forced down, it never reads up: what shows it has started is its records cleaned up
+      await cloud.startCompute(failed!, false);
+      const deadline = Date.now() + 180_000;
+      for (;;) {
+        const r = await cloud.admin('GET', `/os-migrations?source_compute=${failed}&migration_type=evacuation`);
+        const left = ((r.body as { migrations?: { status: string }[] }).migrations ?? []).filter(
+          (m) => m.status === 'done' || m.status === 'accepted' || m.status === 'pre-migrating',
+        );
+        if (r.status === 200 && left.length === 0) return;
+        if (Date.now() > deadline) {
+          throw new Error(`${failed}'s nova-compute left evacuation records uncleaned: ${JSON.stringify(r.body)}`);
+        }
+        await new Promise((res) => setTimeout(res, 1_000));
+      }
+    },
     stop: async () => {
       await nova.session.close();
       if (own) await own.stop();

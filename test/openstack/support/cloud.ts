@@ -22,7 +22,8 @@ export interface TestCloud {
   /** Back to the just-started state: computes up and enabled, no servers, no aggregates. */
   reset(): Promise<ResetReport>;
   killCompute(host: string): Promise<void>;
-  startCompute(host: string): Promise<void>;
+  /** Starts the host's nova-compute; unless waitUp is false, resolves once Nova lists it up. */
+  startCompute(host: string, waitUp?: boolean): Promise<void>;
   setMasakariEndpoint(url: string): Promise<void>;
   /** Exchanges through the nova-api proxy after seq `since`, and the last seq. */
   exchanges(since: number): Promise<{ last: number; exchanges: NovaExchange[] }>;
@@ -88,7 +89,8 @@ export function useCloud(): Promise<TestCloud> {
       admin: novaCaller(keystone, desc.novaUrl, env.OS_USERNAME ?? 'admin', env.OS_PASSWORD ?? '', 'admin'),
       member: novaCaller(keystone, desc.novaUrl, 'member', desc.memberEnv.OS_PASSWORD ?? '', 'demo'),
       killCompute: async (host) => void (await call(`${url}/computes/${host}/kill`, 'POST')),
-      startCompute: async (host) => void (await call(`${url}/computes/${host}/start`, 'POST')),
+      startCompute: async (host, waitUp = true) =>
+        void (await call(`${url}/computes/${host}/start${waitUp ? '' : '?wait=false'}`, 'POST')),
       setMasakariEndpoint: async (u) => void (await call(`${url}/endpoints/instance-ha`, 'PUT', { url: u })),
       exchanges: async (since) =>
         (await call(`${url}/nova/exchanges?since=${since}`)) as { last: number; exchanges: NovaExchange[] },
