@@ -19,7 +19,7 @@
 //                cluster with it loaded (tools/controlplane/cluster.ts; needs root), runs
 //                uvu over test/cluster/**/*.test.ts with MASAKARI_TEST_CLUSTER_* set, stops it;
 //                MASAKARI_TEST_CLUSTER_CHART=DIR installs that chart instead of charts/masakari-operator
-//                (test/cluster/README.md: the mutation check); its NHC chain (nhc.test.ts) starts a
+//                (test/cluster/README.md: the mutation check); its NHC chain (remediation-nhc.test.ts) starts a
 //                private mini OpenStack (MASAKARI_TEST_NHC_NOVA=simulator: the Nova simulator instead)
 //   openstack    the same over test/openstack/**/*.test.ts, plus ONE real mini OpenStack
 //                (tools/openstack-cloud: Keystone, Placement, Nova with fake computes; its
@@ -528,9 +528,9 @@ async function main() {
   }
   // Needs root; .ci/run builds its binaries and image in the background while the suites above run.
   if ((mode === 'cluster' || mode === 'all') && !isLeftOut('cluster')) {
-    // test/cluster/nhc.test.ts evacuates on the mini OpenStack: its install, running in the background,
+    // test/cluster/remediation-nhc.test.ts evacuates on the mini OpenStack: its install, running in the background,
     // finishes first, so that the test does not start a second one (its failure is reported with the openstack suite)
-    if (openstackReady && (!filter || filter.test('nhc.test.ts'))) await openstackReady;
+    if (openstackReady && (!filter || filter.test('remediation-nhc.test.ts'))) await openstackReady;
     await clusterSuite(filter);
   }
   // Owns its control plane (it freezes and restarts kube-apiserver), so none is started here.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Medik8s NodeHealthCheck operator as a container image, for the
-# real-cluster suite (test/cluster/nhc.test.ts): the binary hack/nhc/build.sh
+# real-cluster suite (test/cluster/remediation-nhc.test.ts): the binary hack/nhc/build.sh
 # builds, on the Debian bookworm base hack/image/build-base.sh builds from
 # Debian packages (no container registry involved), saved as a docker-archive
 # (what `ctr images import` loads into the node). Prints the archive's path;

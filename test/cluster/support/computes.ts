@@ -1,4 +1,4 @@
-// The Nova side of test/cluster/nhc.test.ts: the mini OpenStack of `make openstack` (tools/openstack-cloud:
+// The Nova side of test/cluster/remediation-nhc.test.ts: the mini OpenStack of `make openstack` (tools/openstack-cloud:
 // Keystone, Placement and real Nova with fake computes; test/openstack/support/cloud.ts, a private cloud
 // unless MASAKARI_TEST_OPENSTACK_CONTROL names a running one), or with MASAKARI_TEST_NHC_NOVA=simulator
 // the Nova simulator (faster, but it does not refuse a force-up while evacuation records remain).

@@ -9,6 +9,8 @@
 // against the cluster's API server (the operator pods of helm.test.ts are not needed for it); NHC
 // runs in the cluster from the image hack/nhc/image.sh builds (Debian base, no registry). The
 // timeline of the run is printed at the end (docs/medik8s.md quotes one).
+// Its name sorts it after release*.test.ts (files run in name order): it applies our CRDs with
+// kubectl, and a later `helm install` of the chart could not adopt CRDs it did not create.
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
