@@ -261,7 +261,17 @@ export class HttpTransport {
       }
       report(res.statusCode, res.statusCode >= 400 ? 'http' : undefined);
       this.opts.log?.debug(
-        { service: req.service, method: req.method, path: req.pathTemplate, status: res.statusCode },
+        // target: this request's own path (server ids, host names; no query, never a credential) and the
+        // action and attempt, so a debug log tells two calls to the same server apart
+        {
+          service: req.service,
+          method: req.method,
+          path: req.pathTemplate,
+          target: new URL(req.url).pathname,
+          ...(req.action !== undefined ? { action: req.action } : {}),
+          attempt,
+          status: res.statusCode,
+        },
         'OpenStack request',
       );
       return { status: res.statusCode, headers: responseHeaders, body: parsed, text };
