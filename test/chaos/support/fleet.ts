@@ -59,7 +59,8 @@ export async function createFleet(o: {
         MASAKARI_AUTH_STRATEGY: 'noauth2',
         MASAKARI_LISTEN: `127.0.0.1:${apiPort ?? (await freePort())}`,
         MASAKARI_METRICS_LISTEN: `127.0.0.1:${metricsPort}`,
-        MASAKARI_LOG_LEVEL: 'info',
+        // MASAKARI_CHAOS_LOG_LEVEL=debug: every OpenStack request of the replicas in their logs
+        MASAKARI_LOG_LEVEL: process.env.MASAKARI_CHAOS_LOG_LEVEL ?? 'info',
         ...o.openstack,
         ...TIMINGS,
         ...o.extraEnv,

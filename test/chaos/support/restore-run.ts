@@ -43,6 +43,10 @@ export async function restoreRun(seed: number, ctx: RunContext): Promise<Restore
     await seedNova(ctx.sim, t);
     await registerHosts(rest, t);
     for (const h of t.failed) await ctx.sim.call('POST', `/hosts/${h}/fail`);
+    // The late host exists in Nova from the start, already failed: created later, it was up for a moment
+    // and Nova (auto) could land an evacuation on it, which its own recovery then rightly evacuated again.
+    await ctx.sim.call('POST', '/hosts', { name: late });
+    await ctx.sim.call('POST', `/hosts/${late}/fail`);
     // mid-run for certain: Nova holds the first step of each recovery (disabling the host's compute
     // service, which is idempotent when the engine repeats it) until the snapshot is taken
     await ctx.sim.call('POST', '/holds', { method: 'PUT', path: '/compute/v2.1/os-services/', count: 5 });
@@ -61,14 +65,12 @@ export async function restoreRun(seed: number, ctx: RunContext): Promise<Restore
     // created after the snapshot: a host with no servers and its notification, a second later at least
     // (the engine tells lost from purged by creationTimestamp, which has whole seconds)
     await sleep(1_100);
-    await ctx.sim.call('POST', '/hosts', { name: late });
     const segs = await rest.call<{ segments: { uuid: string; name: string }[] }>('GET', '/segments');
     const seg = segs.json.segments.find((s) => s.name === t.segment);
     const host = await rest.call('POST', `/segments/${seg?.uuid}/hosts`, {
       host: { name: late, type: 'COMPUTE', control_attributes: 'SSH' },
     });
     if (host.status !== 201) violations.push(`POST host ${late}: ${host.status}`);
-    await ctx.sim.call('POST', `/hosts/${late}/fail`);
     const lateN = await rest.call<{ notification: { notification_uuid: string } }>('POST', '/notifications', {
       notification: {
         type: 'COMPUTE_HOST',
