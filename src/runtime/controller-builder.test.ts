@@ -22,7 +22,7 @@ function cache(initial: Obj[] = []) {
 
 /** A manager double that keeps the runnable, and a controller double that records its keys. */
 function harness() {
-  const added: Array<{ runnable: { start(signal: AbortSignal): Promise<void> }; lease: string; name: string }> = [];
+  const added: Array<{ runnable: Parameters<ControllerHost['add']>[0]; lease: string; name: string }> = [];
   const host: ControllerHost = {
     add: (runnable, opts) => void added.push({ runnable, lease: opts.lease, name: opts.name }),
     log: pino({ level: 'silent' }),
@@ -112,6 +112,32 @@ test('watches maps another kind to keys; owns enqueues the owner named by ownerR
   assert.equal(h.terms[0], ['update:x', 'old:w', 'delete:y', 'p1']);
   term.abort();
   await running;
+});
+
+test('the term start gets the term signal and hold; the handle reconcile() returns enqueues into the current term only', async () => {
+  const h = harness();
+  const seen: Array<{ signal: AbortSignal; held?: boolean }> = [];
+  const handle = new ControllerBuilder(h.host, 'c', {
+    lease: 'L',
+    makeController: h.makeController,
+    onTermStart: (signal, hold) => {
+      seen.push({ signal, held: hold?.held() });
+      handle.enqueue('from the term start');
+    },
+  })
+    .watches(cache(), () => [])
+    .reconcile(async () => undefined);
+  handle.enqueue('between terms');
+  const term = new AbortController();
+  const running = h.added[0]!.runnable.start(term.signal, { held: () => true });
+  handle.enqueue('follow-up');
+  assert.is(seen[0]?.signal, term.signal);
+  assert.is(seen[0]?.held, true);
+  assert.equal(h.terms[0], ['from the term start', 'follow-up'], 'watches() alone lists nothing at the term start');
+  term.abort();
+  await running;
+  handle.enqueue('after the term');
+  assert.equal(h.terms[0], ['from the term start', 'follow-up']);
 });
 
 test('for() and reconcile() are given once', () => {

@@ -5,7 +5,7 @@
 //     .for(primary, filter?)        // a cached object's own name, on add and update
 //     .watches(other, map)          // the keys `map` names for another kind's change
 //     .owns(children, ownerKind)    // the owner named by a child's ownerReferences
-//     .reconcile(fn);               // registers it with the manager
+//     .reconcile(fn);               // registers it with the manager; returns { enqueue }
 //
 // Leadership-aware: the informer handlers are registered once and enqueue
 // only while this process leads the Lease; each term gets a new controller
@@ -16,11 +16,12 @@ import type { Registry } from 'prom-client';
 import { Controller } from './controller.ts';
 import type { ControllerFactory, QueueingController } from './controller.ts';
 import type { Informer, InformerEvent, KubeObjectLike, Reconciler } from './types.ts';
+import type { LeaseHold } from './leaderelection.ts';
 
 /** What the builder needs of the manager (src/runtime/manager.ts implements it). */
 export interface ControllerHost {
   add(
-    runnable: { start(signal: AbortSignal): Promise<void> },
+    runnable: { start(signal: AbortSignal, hold?: LeaseHold): Promise<void> },
     opts: { name: string; needLeaderElection: true; lease: string },
   ): void;
   readonly log: Logger;
@@ -34,8 +35,12 @@ export interface ControllerBuilderOptions {
   workers?: number;
   /** Makes each term's controller; default the runtime's Controller. Tests pass a double. */
   makeController?: ControllerFactory;
-  /** Runs at the start of every term, before its first key is enqueued. */
-  onTermStart?: () => void;
+  /**
+   * Runs at the start of every term, once the term's controller exists and
+   * before the cached primaries are enqueued (keys it enqueues reach the new
+   * controller). The end of a term is the manager's: Manager.onTermEnd.
+   */
+  onTermStart?: (signal: AbortSignal, hold?: LeaseHold) => void;
 }
 
 /** What the builder uses of a cache. */
@@ -81,8 +86,12 @@ export class ControllerBuilder {
     );
   }
 
-  /** Registers the controller with the manager; it runs in every term of opts.lease. */
-  reconcile(fn: Reconciler): void {
+  /**
+   * Registers the controller with the manager; it runs in every term of
+   * opts.lease. The handle enqueues into the current term's controller (a
+   * reconcile's follow-up work), and drops keys between terms.
+   */
+  reconcile(fn: Reconciler): { enqueue(key: string): void } {
     if (this.registered) throw new Error(`controller ${this.name}: reconcile() given twice`);
     this.registered = true;
     let active: QueueingController | undefined;
@@ -102,10 +111,10 @@ export class ControllerBuilder {
         }));
     this.host.add(
       {
-        start: async (signal) => {
+        start: async (signal, hold) => {
           const controller = make(this.name, fn);
           active = controller;
-          this.opts.onTermStart?.();
+          this.opts.onTermStart?.(signal, hold);
           const primary = this.primary;
           if (primary) {
             for (const obj of primary.list()) if (primary.filter(obj)) enqueue(obj.metadata.name);
@@ -119,5 +128,6 @@ export class ControllerBuilder {
       },
       { name: this.name, needLeaderElection: true, lease: this.opts.lease },
     );
+    return { enqueue };
   }
 }

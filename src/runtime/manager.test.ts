@@ -167,6 +167,28 @@ test('a runnable added after start runs at once; one added to a Lease being led 
   assert.ok(events.includes('late-engine stop'));
 });
 
+test('the end-of-term hooks run once every runnable of the term stopped, still under the Lease, and stop() waits for them', async () => {
+  const events: string[] = [];
+  const { m, leases } = manager(events);
+  m.add(recording('engine', events), { name: 'engine', needLeaderElection: true, lease: 'engine' });
+  m.add(recording('periodic', events), { name: 'periodic', needLeaderElection: true, lease: 'engine' });
+  m.onTermEnd('engine', async () => {
+    await tick();
+    events.push('hand over');
+  });
+  m.onTermEnd('nothing-to-lead', () => void events.push('never'));
+  m.onStop(async () => void events.push('flush events'));
+  await m.start();
+  await until(() => events.includes('periodic start'));
+  leases.revoke('engine');
+  await until(() => events.filter((e) => e === 'periodic start').length === 2);
+  assert.equal(events.slice(2, 6), ['engine stop', 'periodic stop', 'hand over', 'engine released']);
+  events.length = 0;
+  await m.stop();
+  assert.equal(events, ['engine stop', 'periodic stop', 'hand over', 'flush events', 'engine released']);
+  assert.equal(leases.campaigns, ['engine'], 'a Lease with hooks only is not campaigned for');
+});
+
 test('a failing runnable is logged, not thrown; the others keep running', async () => {
   const events: string[] = [];
   const { m } = manager(events);

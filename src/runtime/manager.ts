@@ -88,7 +88,9 @@ interface Registered {
 /** The runnables of one Lease, and the term they are running in (if this process leads). */
 interface LeaseGroup {
   runnables: Registered[];
-  term?: { signal: AbortSignal; hold?: LeaseHold; running: Set<Promise<void>> };
+  /** Run once every runnable of a term has stopped, before the term ends (termEnd). */
+  endHooks: Array<() => Promise<void> | void>;
+  term?: { signal: AbortSignal; hold?: LeaseHold; running: Set<Promise<void>>; ended: Promise<void> };
   campaign?: Promise<void>;
 }
 
@@ -107,7 +109,8 @@ export class Manager {
   private readonly cachesStopped = new Promise<void>((resolve) => (this.cachesStoppedResolve = resolve));
   readonly log: Logger;
   readonly metrics: Registry | undefined;
-  private readonly clock: Clock;
+  /** The time of the periodic jobs (every), and of the components' own waits. */
+  readonly clock: Clock;
   private started: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
   private cachesSynced = false;
@@ -145,11 +148,7 @@ export class Manager {
       if (this.cachesSynced && !this.stopped) this.runOther(entry);
       return;
     }
-    let group = this.leases.get(opts.lease);
-    if (!group) {
-      group = { runnables: [] };
-      this.leases.set(opts.lease, group);
-    }
+    const group = this.leaseGroup(opts.lease);
     group.runnables.push(entry);
     if (group.term && !group.term.signal.aborted) this.runInTerm(group, entry);
     else if (this.cachesSynced && !this.stopped) this.campaign(opts.lease, group);
@@ -169,6 +168,24 @@ export class Manager {
         ? { name: job.name, needLeaderElection: true, lease: opts.lease }
         : { name: job.name, needLeaderElection: false },
     );
+  }
+
+  /**
+   * Runs at the end of every term of `lease`, once all of the term's
+   * runnables have stopped and before the Lease is handed back (on a graceful
+   * stop it is still held, so work can be released cleanly); stop() waits for it.
+   */
+  onTermEnd(lease: string, hook: () => Promise<void> | void): void {
+    this.leaseGroup(lease).endHooks.push(hook);
+  }
+
+  private leaseGroup(lease: string): LeaseGroup {
+    let group = this.leases.get(lease);
+    if (!group) {
+      group = { runnables: [], endHooks: [] };
+      this.leases.set(lease, group);
+    }
+    return group;
   }
 
   /** Runs after every runnable has stopped and before the caches stop (e.g. flushing Events). */
@@ -192,7 +209,8 @@ export class Manager {
     if (this.o.compactHeapAfterSync) await compactHeap(this.log);
     this.cachesSynced = true;
     for (const entry of this.others) this.runOther(entry);
-    for (const [lease, group] of this.leases) this.campaign(lease, group);
+    // A Lease with only end-of-term hooks (onTermEnd before add) has nothing to lead for yet.
+    for (const [lease, group] of this.leases) if (group.runnables.length > 0) this.campaign(lease, group);
   }
 
   /** True while every registered cache is serving (synced, its watch not failing for long). */
@@ -221,7 +239,7 @@ export class Manager {
     this.othersStop.abort();
     await Promise.all(this.othersRunning);
     this.electionStop.abort();
-    await Promise.all([...this.leases.values()].flatMap((g) => [...(g.term?.running ?? [])]));
+    await Promise.all([...this.leases.values()].map((g) => g.term?.ended));
     for (const hook of this.stopHooks) await hook().catch((err: unknown) => this.log.warn({ err }, 'stop hook failed'));
     for (const c of this.caches) c.stop();
     this.cachesStoppedResolve();
@@ -241,20 +259,32 @@ export class Manager {
       name: lease,
       identity: this.o.identity,
       signal: this.electionStop.signal,
-      lead: (signal, hold) => this.lead(group, signal, hold),
+      lead: (signal, hold) => this.lead(lease, group, signal, hold),
     }).catch((err: unknown) => this.log.error({ err, lease }, 'leader election stopped with an error'));
   }
 
-  /** One leadership term: every runnable of the Lease, until the term ends; on shutdown the Lease is kept until the caches stopped. */
-  private async lead(group: LeaseGroup, signal: AbortSignal, hold?: LeaseHold): Promise<void> {
-    const term = { signal, ...(hold ? { hold } : {}), running: new Set<Promise<void>>() };
+  /**
+   * One leadership term: every runnable of the Lease until all have stopped,
+   * then the Lease's end-of-term hooks; on shutdown the Lease is kept until
+   * the caches stopped.
+   */
+  private async lead(lease: string, group: LeaseGroup, signal: AbortSignal, hold?: LeaseHold): Promise<void> {
+    let endTerm = (): void => undefined;
+    const ended = new Promise<void>((resolve) => (endTerm = resolve));
+    const term = { signal, ...(hold ? { hold } : {}), running: new Set<Promise<void>>(), ended };
     group.term = term;
     for (const entry of group.runnables) this.runInTerm(group, entry);
     try {
       // Runnables added during the term join `running`; wait until none is left.
       while (term.running.size > 0) await Promise.all(term.running);
+      for (const hook of group.endHooks) {
+        await Promise.resolve()
+          .then(hook)
+          .catch((err: unknown) => this.log.error({ err, lease }, 'end-of-term hook failed'));
+      }
     } finally {
       if (group.term === term) group.term = undefined;
+      endTerm();
     }
     if (this.electionStop.signal.aborted) await this.cachesStopped;
   }
