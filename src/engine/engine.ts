@@ -1,8 +1,9 @@
 // The recovery engine assembled from its parts: informers on notifications,
 // hosts and segments; the notification state machine on a work-queue
-// controller; Masakari's two periodic tasks; all of it a runnable of the
-// process's manager (src/runtime/manager.ts) that runs only while this
-// process holds the engine Lease. The caches and the leader election are the
+// controller (the manager's controller builder); Masakari's two periodic
+// tasks (Manager.every); all of it run by the process's manager
+// (src/runtime/manager.ts) only while this process holds the engine Lease,
+// one controller per term. The caches and the leader election are the
 // manager's; the controller and events are injected, so the engine runs the
 // same way on the real runtime (src/engine/component.ts) and on test doubles.
 
@@ -12,11 +13,10 @@ import type { KubeClient, ResourceRef } from '../k8s/client.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
-import type { ControllerFactory, QueueingController } from '../runtime/controller.ts';
+import type { ControllerFactory } from '../runtime/controller.ts';
 import type { Informer, InformerOptions } from '../runtime/types.ts';
 import { informerReady } from '../runtime/types.ts';
 import { isUnfinishedNotification, UNFINISHED_FIELD_SELECTOR } from '../model/notification-phase.ts';
-import type { LeaseHold } from '../runtime/leaderelection.ts';
 import { slimHost } from '../store/index.ts';
 import { effectiveFlags } from '../domain/host-flags.ts';
 import { INDEX } from '../model/indexes.ts';
@@ -25,10 +25,8 @@ import { bmcForHost } from '../fencing/bmc/factory.ts';
 import { NotificationProcessor } from './notification-processor.ts';
 import type { EngineEvents, FencingPrecondition, IdSource, ProcessorDeps } from './deps/processor-deps.ts';
 import type { RecoveryDriver } from './workflows/recovery-driver.ts';
-import { runPeriodic } from './periodic/notification-tasks.ts';
+import { periodicTask } from './periodic/notification-tasks.ts';
 import { observingWrites, RestoreGuard } from './gates/restore-guard.ts';
-import type { Clock } from '../time/clock.ts';
-import { systemClock } from '../time/clock.ts';
 
 /** Lease held by the engine replica that processes notifications. */
 export const ENGINE_LEASE_NAME = 'masakari-engine';
@@ -49,7 +47,6 @@ export interface EngineOptions {
   nova?: NovaClient;
   log: Logger;
   identity: string;
-  clock?: Clock;
   /** Runs the engine's caches and, under the Lease ENGINE_LEASE_NAME, the engine itself. */
   manager: Manager;
   /** Default: the manager's shared informers. Caches from another factory (test doubles) are handed to the manager. */
@@ -79,7 +76,6 @@ export interface Engine {
 
 export function createEngine(o: EngineOptions): Engine {
   const log = o.log.child({ component: 'engine' });
-  const clock = o.clock ?? systemClock;
   // Only unfinished notifications: finished, failed and ignored ones need no more work, and
   // they are what grows without bound. The API server filters (the CRD's selectable field
   // status.phase) and sends DELETED when one finishes; keep applies the same rule to the
@@ -123,14 +119,13 @@ export function createEngine(o: EngineOptions): Engine {
   notifications.on('delete', (n) => guard.observe(n, 'left'));
   notifications.onRewound?.(() => guard.rewound());
 
-  let controller: QueueingController | undefined;
   const processor = new NotificationProcessor({
     kube: o.kube,
     namespace: o.namespace,
     config: o.config,
     ...(o.nova ? { nova: o.nova } : {}),
     log: o.log,
-    clock,
+    clock: manager.clock,
     identity: o.identity,
     notifications: observingWrites(notifications, guard),
     hosts,
@@ -141,84 +136,58 @@ export function createEngine(o: EngineOptions): Engine {
     ...(o.fencing ? { fencing: o.fencing } : {}),
     bmcFor: o.bmcFor ?? ((host) => bmcForHost(o.kube, host)),
     ...(o.approvalGuard ? { approvalGuard: o.approvalGuard } : {}),
-    enqueue: (key) => controller?.enqueue(key),
+    // Into the current term's controller (below); dropped between terms.
+    enqueue: (key) => controller.enqueue(key),
   });
 
-  // New notifications are processed on the watch event (Masakari's RPC cast), not by the periodic task.
-  const onNotification = (n: Notification): void => {
-    if (n.metadata.name) controller?.enqueue(n.metadata.name);
-  };
-  notifications.on('add', onNotification);
-  notifications.on('update', onNotification);
-  notifications.on('delete', onNotification);
   // Brakes on mass failure: a host back in service (its on_maintenance cleared) or gone may let a held notification start.
   hosts.on('update', (h, old) => {
     if (old && effectiveFlags(old).onMaintenance && !effectiveFlags(h).onMaintenance) processor.wakeHeld();
   });
   hosts.on('delete', () => processor.wakeHeld());
 
-  const lead = async (signal: AbortSignal, hold?: LeaseHold): Promise<void> => {
-    const c = o.makeController(ENGINE_CONTROLLER_NAME, async (key) => {
+  // One controller per term of the engine Lease. New notifications are processed on the watch event (Masakari's
+  // RPC cast), not by the periodic task; the processor enqueues every cached one when it takes the term.
+  const lease = ENGINE_LEASE_NAME;
+  const controller = manager
+    .controller(ENGINE_CONTROLLER_NAME, {
+      lease,
+      makeController: o.makeController,
+      onTermStart: (signal, hold) => {
+        leading = true;
+        processor.startLeading(signal, {
+          isGracefulStop: () => manager.isStopping(),
+          ...(hold ? { holdsLease: () => hold.held() } : {}),
+        });
+      },
+    })
+    .watches(notifications, (n) => [n.metadata.name])
+    .reconcile(async (key) => {
       if (!guard.holds(key)) return processor.reconcile(key);
       await guard.reinstate(key);
       return {};
     });
-    controller = c;
-    processor.startLeading(signal, {
-      isGracefulStop: () => manager.isStopping(),
-      ...(hold ? { holdsLease: () => hold.held() } : {}),
-    });
-    const d = o.config.DEFAULT;
+  const d = o.config.DEFAULT;
+  for (const job of [
+    periodicTask('process_unfinished_notifications', d.process_unfinished_notifications_interval, () =>
+      processor.processUnfinished(),
+    ),
+    periodicTask('report_restore_losses', RESTORE_REPORT_SECONDS, async () => void (await guard.reportIfRewound())),
+    periodicTask('check_expired_notifications', d.check_expired_notifications_interval, () => processor.checkExpired()),
+  ]) {
+    manager.every(job, { lease });
+  }
+  // Once the term's controller and periodic tasks stopped. A graceful stop still holds the Lease here (it is
+  // released after the term ends), so runs unlock their servers.
+  manager.onTermEnd(lease, async () => {
     try {
-      await Promise.all([
-        c.start(signal),
-        runPeriodic(
-          {
-            name: 'process_unfinished_notifications',
-            spacingSeconds: d.process_unfinished_notifications_interval,
-            run: () => processor.processUnfinished(),
-          },
-          { clock, signal, log },
-        ),
-        runPeriodic(
-          {
-            name: 'report_restore_losses',
-            spacingSeconds: RESTORE_REPORT_SECONDS,
-            run: async () => void (await guard.reportIfRewound()),
-          },
-          { clock, signal, log },
-        ),
-        runPeriodic(
-          {
-            name: 'check_expired_notifications',
-            spacingSeconds: d.check_expired_notifications_interval,
-            run: () => processor.checkExpired(),
-          },
-          { clock, signal, log },
-        ),
-      ]);
-    } finally {
-      if (controller === c) controller = undefined;
-      // A graceful stop still holds the Lease here (it is released after lead returns), so runs unlock their servers.
       const graceful = manager.isStopping();
       await processor.stopLeading(graceful ? 'engine stopping' : 'leadership lost', { releaseLocks: graceful });
       log.info({ graceful }, 'engine stopped leading');
+    } finally {
+      leading = false;
     }
-  };
-
-  manager.add(
-    {
-      start: async (signal, hold) => {
-        leading = true;
-        try {
-          await lead(signal, hold);
-        } finally {
-          leading = false;
-        }
-      },
-    },
-    { name: 'engine', needLeaderElection: true, lease: ENGINE_LEASE_NAME },
-  );
+  });
 
   return {
     processor,

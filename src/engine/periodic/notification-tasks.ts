@@ -1,12 +1,12 @@
 // Masakari's periodic tasks (engine/manager.py), run by the leader only:
 // processing unfinished notifications (here) and expiring old ones
 // (expiry.ts). Each task sleeps its configured spacing, runs, and repeats
-// until leadership ends. A failing pass is logged and the next pass runs on
-// schedule (oslo's periodic_task does the same). Masakari runs both tasks one
+// until leadership ends: the engine runs them with Manager.every under its
+// Lease. A failing pass is logged and the next pass runs on schedule (oslo's
+// periodic_task does the same). Masakari runs both tasks one
 // after the other in one greenthread; here each has its own loop, so a long
 // expiry pass never delays retries.
 
-import type { Logger } from 'pino';
 import { admitted, phaseOf } from '../intake/admitted-notification.ts';
 import type { AdmittedNotification } from '../intake/admitted-notification.ts';
 import type { FencingWait } from '../gates/fencing-wait.ts';
@@ -15,21 +15,18 @@ import type { RecoveryBrake } from '../gates/recovery-brake.ts';
 import type { ProcessorDeps } from '../deps/processor-deps.ts';
 import type { LeadershipTerm } from '../deps/leadership-term.ts';
 import type { RunExecutor } from '../run/executor.ts';
-import type { Clock } from '../../time/clock.ts';
-import { runEvery } from '../../runtime/scheduler.ts';
+import type { PeriodicJob } from '../../runtime/scheduler.ts';
 import { parseGeneratedTime } from '../../time/format.ts';
 import { newestFirst } from '../../domain/created-at.ts';
 
-export interface PeriodicTask {
-  name: string;
-  /** Spacing in seconds (e.g. process_unfinished_notifications_interval). */
-  spacingSeconds: number;
-  run(): Promise<void> | void;
-}
-
-/** Runs `task` every spacingSeconds until `signal` aborts; resolves then (the runtime's scheduler, runEvery). */
-export function runPeriodic(task: PeriodicTask, o: { clock: Clock; signal: AbortSignal; log: Logger }): Promise<void> {
-  return runEvery({ name: task.name, intervalMs: Math.max(task.spacingSeconds, 1) * 1000, run: () => task.run() }, o);
+/**
+ * A Masakari periodic task as a job of the runtime's scheduler (Manager.every,
+ * src/runtime/scheduler.ts): `spacingSeconds` (e.g.
+ * process_unfinished_notifications_interval) from the end of one pass to the
+ * start of the next, never less than a second.
+ */
+export function periodicTask(name: string, spacingSeconds: number, run: () => Promise<void> | void): PeriodicJob {
+  return { name, intervalMs: Math.max(spacingSeconds, 1) * 1000, run: () => run() };
 }
 
 // ---------------------------------------------------------------- Masakari's two tasks
