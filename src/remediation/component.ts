@@ -14,7 +14,6 @@ import { HaService } from '../domain/ha-service.ts';
 import { REMEDIATION_CONTROLLER_NAME, REMEDIATION_LEASE_NAME } from '../model/remediation-constants.ts';
 import { REMEDIATION_RESOURCES } from '../k8s/resources.ts';
 import type { MasakariRemediation } from '../model/remediation-types.ts';
-import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { managerFor } from '../runtime/manager.ts';
 import { sharedFactoryOf } from '../runtime/shared-informers.ts';
@@ -130,39 +129,19 @@ export async function createComponent(
     }),
   });
 
-  // One controller per leadership term (a Controller starts once); the cache feeds whichever is current.
-  let controller: Controller | undefined;
-  const enqueue = (r: MasakariRemediation): void => {
-    if (r.metadata.name) controller?.enqueue(r.metadata.name);
-  };
-  cache.on('add', enqueue);
-  cache.on('update', enqueue);
-  cache.on('delete', enqueue);
   await untilSyncedOrShutdown(cache, ctx.signal);
 
-  manager.add(
-    {
-      start: async (leadSignal) => {
-        const c = new Controller({
-          name: REMEDIATION_CONTROLLER_NAME,
-          reconcile: reconciler.reconcile,
-          workers: opts.workers ?? 2,
-          log,
-          metrics: ctx.metrics,
-        });
-        controller = c;
-        for (const r of cache.list()) enqueue(r);
-        log.info('leading: remediation controller started');
-        try {
-          await c.start(leadSignal);
-        } finally {
-          if (controller === c) controller = undefined;
-          log.info('no longer leading: remediation controller stopped');
-        }
-      },
-    },
-    { name: 'remediation', needLeaderElection: true, lease: REMEDIATION_LEASE_NAME },
-  );
+  // One controller per leadership term, fed by the cache: every remediation at the term's start, then each change.
+  manager
+    .controller(REMEDIATION_CONTROLLER_NAME, {
+      lease: REMEDIATION_LEASE_NAME,
+      workers: opts.workers ?? 2,
+      onTermStart: () => log.info('leading: remediation controller started'),
+    })
+    .for(cache)
+    .watches(cache, (r, _old, event) => (event === 'delete' ? [r.metadata.name] : []))
+    .reconcile(reconciler.reconcile);
+  manager.onTermEnd(REMEDIATION_LEASE_NAME, () => log.info('no longer leading: remediation controller stopped'));
   manager.onStop(async () => {
     await services.stop();
     await events.flush();
@@ -173,7 +152,7 @@ export async function createComponent(
   return {
     name: 'remediation',
     ready: () => informerReady(cache),
-    isLeading: () => controller !== undefined,
+    isLeading: () => manager.isLeading(REMEDIATION_LEASE_NAME),
     async stop() {
       // The process's manager stops the controller after every component stopped serving.
       if (owned) await manager.stop();
