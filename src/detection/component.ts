@@ -1,8 +1,9 @@
 // The 'detection' component (MASAKARI_COMPONENTS=detection): built-in failure
 // detection and the return to service (src/detection/detector.ts). Its caches
 // (segments, hosts, COMPUTE_HOST notifications, the slim Node cache) are the
-// process's shared ones; its look runs only on the replica holding the Lease
-// "masakari-detection", so one process raises notifications and returns hosts.
+// process's shared ones; its look is a periodic job of the manager (every)
+// under the Lease "masakari-detection", so one process raises notifications
+// and returns hosts.
 // Notifications go through the same HaService and CR repository as the REST
 // API, so the duplicate detection and the on-maintenance refusal are theirs.
 import type { AppContext, Component } from '../app/component.ts';
@@ -15,8 +16,6 @@ import { EventRecorder } from '../runtime/events.ts';
 import { managerFor } from '../runtime/manager.ts';
 import { sharedFactoryOf } from '../runtime/shared-informers.ts';
 import { createCrRepository } from '../store/index.ts';
-import { systemClock } from '../time/clock.ts';
-import type { Clock } from '../time/clock.ts';
 import { Detector } from './detector.ts';
 import { bmcForHost } from '../fencing/bmc/factory.ts';
 import { detectionMetrics } from './metrics.ts';
@@ -31,7 +30,6 @@ export interface DetectionComponentOptions {
   bmcFor?: BmcFactory;
   /** Tests: a shorter look interval than [detection] poll_interval allows. */
   pollIntervalMs?: number;
-  clock?: Clock;
 }
 
 export interface DetectionComponent extends Component {
@@ -43,7 +41,6 @@ export async function createComponent(
   opts: DetectionComponentOptions = {},
 ): Promise<DetectionComponent> {
   const log = ctx.log.child({ component: 'detection' });
-  const clock = opts.clock ?? systemClock;
   const { manager, owned } = managerFor(ctx);
   const apiServes = ctx.config.operator.components.includes('api');
   const repo = createCrRepository({
@@ -76,7 +73,7 @@ export async function createComponent(
     bmcFor: opts.bmcFor ?? ((host) => bmcForHost(ctx.kube, host)),
     events,
     metrics,
-    clock,
+    clock: manager.clock,
     log,
     maxDownPercent: ctx.config.detection.max_down_percent,
     novaTimeoutMs: NOVA_LOOK_TIMEOUT_MS,
@@ -84,31 +81,13 @@ export async function createComponent(
   const intervalMs = opts.pollIntervalMs ?? ctx.config.detection.poll_interval * 1000;
   await untilSyncedOrShutdown(repo, ctx.signal);
 
-  let leading = false;
-  manager.add(
-    {
-      start: async (leadSignal) => {
-        leading = true;
-        log.info('leading: built-in detection started');
-        try {
-          while (!leadSignal.aborted) {
-            try {
-              await detector.look(leadSignal);
-            } catch (err) {
-              if (leadSignal.aborted) break;
-              log.error({ err }, 'a look of the built-in detection failed; looking again at the next interval');
-            }
-            await clock.sleep(intervalMs, leadSignal).catch(() => undefined);
-          }
-        } finally {
-          leading = false;
-          detector.reset();
-          log.info('no longer leading: built-in detection stopped');
-        }
-      },
-    },
-    { name: 'detection', needLeaderElection: true, lease: DETECTION_LEASE_NAME },
+  // A look at once when this process takes the Lease, then one every interval, until the term ends.
+  manager.every(
+    { name: 'detection', intervalMs, firstAfterMs: 0, run: (signal) => detector.look(signal) },
+    { lease: DETECTION_LEASE_NAME },
   );
+  // What this replica saw is not handed on: the next leader looks afresh.
+  manager.onTermEnd(DETECTION_LEASE_NAME, () => detector.reset());
   manager.onStop(async () => {
     nodes.stop();
     await repo.stop();
@@ -119,7 +98,7 @@ export async function createComponent(
   return {
     name: 'detection',
     ready: () => repo.ready(),
-    isLeading: () => leading,
+    isLeading: () => manager.isLeading(DETECTION_LEASE_NAME),
     async stop() {
       if (owned) await manager.stop();
     },
