@@ -8,6 +8,7 @@ import { createComponent } from './component.ts';
 import type { ApiRepository } from './component.ts';
 import { MemoryRepository } from '../domain/testing/memory-repository.ts';
 import { componentContext as context } from './testing/component-context.ts';
+import { startComponent } from '../testing/component.ts';
 
 function memoryStore(): ApiRepository & { started: boolean; stopped: boolean } {
   const repo = new MemoryRepository() as MemoryRepository & ApiRepository & { started: boolean; stopped: boolean };
@@ -39,7 +40,9 @@ test('keystone without OpenStack credentials is refused at start, before anythin
   const ctx = context();
   ctx.config.DEFAULT.auth_strategy = 'keystone';
   const repo = memoryStore();
-  await createComponent(ctx, { repository: repo, listen: { host: '127.0.0.1', port: 0 } }).then(
+  await startComponent(ctx, (app) =>
+    createComponent(app, { repository: repo, listen: { host: '127.0.0.1', port: 0 } }),
+  ).then(
     () => assert.unreachable('should not start'),
     (e: Error) => assert.match(e.message, 'auth_strategy = keystone needs OpenStack credentials'),
   );
@@ -48,7 +51,9 @@ test('keystone without OpenStack credentials is refused at start, before anythin
 
 test('the component serves the facade over its repository and stops cleanly', async () => {
   const repo = memoryStore();
-  const c = await createComponent(context(), { repository: repo, listen: { host: '127.0.0.1', port: 0 } });
+  const c = await startComponent(context(), (app) =>
+    createComponent(app, { repository: repo, listen: { host: '127.0.0.1', port: 0 } }),
+  );
   try {
     assert.is(c.name, 'api');
     assert.ok(repo.started);
@@ -66,7 +71,9 @@ test('the component serves the facade over its repository and stops cleanly', as
 
 test('without Nova, adding a host is the 500 Masakari gives when Nova cannot be reached', async () => {
   const repo = memoryStore();
-  const c = await createComponent(context(), { repository: repo, listen: { host: '127.0.0.1', port: 0 } });
+  const c = await startComponent(context(), (app) =>
+    createComponent(app, { repository: repo, listen: { host: '127.0.0.1', port: 0 } }),
+  );
   try {
     const seg = await repo.createSegment({
       name: 's',
@@ -105,7 +112,9 @@ test('a port already in use fails the start and releases the repository', async 
   const port = (blocker.address() as { port: number }).port;
   const repo = memoryStore();
   try {
-    await createComponent(context(), { repository: repo, listen: { host: '127.0.0.1', port } }).then(
+    await startComponent(context(), (app) =>
+      createComponent(app, { repository: repo, listen: { host: '127.0.0.1', port } }),
+    ).then(
       () => assert.unreachable('should not start'),
       (e: NodeJS.ErrnoException) => assert.is(e.code, 'EADDRINUSE'),
     );

@@ -5,7 +5,6 @@
 import type { AddressInfo } from 'node:net';
 import type { AppContext, Component } from '../app/component.ts';
 import { untilSyncedOrShutdown } from '../app/first-sync.ts';
-import { managerFor } from '../runtime/manager.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { addStoreReconcilers } from '../reconcilers/component.ts';
 import type { CrRepositoryHandle } from '../store/index.ts';
@@ -109,19 +108,15 @@ export async function createComponent(ctx: AppContext, opts: ApiComponentOptions
   const auth = authSettings(ctx);
   const tls = opts.tls === false ? undefined : (opts.tls ?? apiTlsSettings(config));
   const policy = new PolicyEnforcer({ policyFile: config.oslo_policy.policy_file });
-  const { manager, owned } = managerFor(ctx);
-  const store = opts.repository ? undefined : openStore(ctx, manager);
+  const store = opts.repository ? undefined : openStore(ctx, ctx.manager);
   const repo: ApiRepository = opts.repository ?? store!;
   // The first sync is retried for as long as it takes (readiness stays false); only a shutdown ends the wait.
   await untilSyncedOrShutdown(repo, ctx.signal);
   // The first notification after a start (often with a failure) need not wait for a block of ids.
   store?.parts.ids.notifications.warm();
-  // A process's manager is started by the process once every component is created.
-  if (owned) await manager.start();
-  /** The repository's caches and the store reconcilers stop with the manager; a given repository by itself. */
+  /** The store's caches and reconcilers stop with the process's manager; a given repository by itself. */
   const stopStore = async (): Promise<void> => {
     if (opts.repository) await repo.stop();
-    if (owned) await manager.stop();
   };
 
   const compute = computeHostCheckerFor(ctx.nova);

@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import { createComponent } from './component.ts';
 import { componentContext as context } from './testing/component-context.ts';
 import { memoryStore } from './testing/harness.ts';
+import { startComponent } from '../testing/component.ts';
 
 function get(port: number, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -24,17 +25,19 @@ function get(port: number, path: string): Promise<number> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('1,000 slowloris connections do not stop normal requests from being answered promptly', async () => {
-  const api = await createComponent(context(), {
-    repository: memoryStore(),
-    listen: { host: '127.0.0.1', port: 0 },
-    webhook: false,
-    connectionLimits: {
-      maxConnections: 200,
-      headersTimeoutMs: 4_000,
-      requestTimeoutMs: 8_000,
-      keepAliveTimeoutMs: 2_000,
-    },
-  });
+  const api = await startComponent(context(), (app) =>
+    createComponent(app, {
+      repository: memoryStore(),
+      listen: { host: '127.0.0.1', port: 0 },
+      webhook: false,
+      connectionLimits: {
+        maxConnections: 200,
+        headersTimeoutMs: 4_000,
+        requestTimeoutMs: 8_000,
+        keepAliveTimeoutMs: 2_000,
+      },
+    }),
+  );
   const port = api.address().port;
   const slow: net.Socket[] = [];
   let closedByServer = 0;
@@ -86,11 +89,13 @@ test('1,000 slowloris connections do not stop normal requests from being answere
 });
 
 test('an early 413 or 415 closes the connection without reading the rest of the body', async () => {
-  const api = await createComponent(context(), {
-    repository: memoryStore(),
-    listen: { host: '127.0.0.1', port: 0 },
-    webhook: false,
-  });
+  const api = await startComponent(context(), (app) =>
+    createComponent(app, {
+      repository: memoryStore(),
+      listen: { host: '127.0.0.1', port: 0 },
+      webhook: false,
+    }),
+  );
   const port = api.address().port;
   try {
     for (const [headers, status] of [

@@ -20,6 +20,7 @@ import type { OpenStackSession } from '../openstack/index.ts';
 import { parseTokenInfo } from '../openstack/keystone.ts';
 import { startSimulator } from '../../tools/simulator/server.ts';
 import type { Simulator } from '../../tools/simulator/server.ts';
+import { startComponent } from '../testing/component.ts';
 
 interface Ctx {
   sim: Simulator;
@@ -38,7 +39,7 @@ async function startKeystoneApi(
   const { config } = loadConfig({ env: {} });
   config.DEFAULT.auth_strategy = 'keystone';
   tune(config);
-  return createComponent(
+  return startComponent(
     {
       config,
       namespace: 'test',
@@ -50,7 +51,8 @@ async function startKeystoneApi(
       identity: 'test',
       signal: new AbortController().signal,
     },
-    { repository: memoryStore(), listen: { host: '127.0.0.1', port: 0 }, webhook: false },
+    (app) =>
+      createComponent(app, { repository: memoryStore(), listen: { host: '127.0.0.1', port: 0 }, webhook: false }),
   );
 }
 

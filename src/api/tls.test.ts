@@ -14,6 +14,7 @@ import { componentContext as context } from './testing/component-context.ts';
 import { memoryStore } from './testing/harness.ts';
 import { loadConfig } from '../config/load.ts';
 import { selfSignedKeyPair } from '../webhook/self-signed.ts';
+import { startComponent } from '../testing/component.ts';
 
 function getTls(port: number, path: string, ca: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -53,7 +54,9 @@ test('over TLS the facade answers and its version links read https', async () =>
     ctx.config.DEFAULT.use_ssl = true;
     ctx.config.wsgi.ssl_cert_file = join(dir, 'api.crt');
     ctx.config.wsgi.ssl_key_file = join(dir, 'api.key');
-    const c = await createComponent(ctx, { repository: memoryStore(), listen: { host: '127.0.0.1', port: 0 } });
+    const c = await startComponent(ctx, (app) =>
+      createComponent(app, { repository: memoryStore(), listen: { host: '127.0.0.1', port: 0 } }),
+    );
     try {
       const port = c.address().port;
       assert.is((await getTls(port, '/v1/segments', pair.caPem)).body, '{"segments": []}');
@@ -74,11 +77,13 @@ test('a renewed certificate is served without a restart; a bad new pair keeps th
     await writeFile(certFile, first.cert);
     await writeFile(keyFile, first.key);
     const ctx = context();
-    const c = await createComponent(ctx, {
-      repository: memoryStore(),
-      listen: { host: '127.0.0.1', port: 0 },
-      tls: { certFile, keyFile, caFile: null, pollMs: 30 },
-    });
+    const c = await startComponent(ctx, (app) =>
+      createComponent(app, {
+        repository: memoryStore(),
+        listen: { host: '127.0.0.1', port: 0 },
+        tls: { certFile, keyFile, caFile: null, pollMs: 30 },
+      }),
+    );
     const expiry = async () =>
       (await ctx.metrics.getSingleMetric('masakari_api_certificate_expiry_timestamp_seconds')!.get()).values[0]?.value;
     try {
@@ -120,11 +125,13 @@ test('with ssl_ca_file a client without a certificate is refused', async () => {
     await writeFile(certFile, pair.cert);
     await writeFile(keyFile, pair.key);
     await writeFile(caFile, pair.caPem);
-    const c = await createComponent(context(), {
-      repository: memoryStore(),
-      listen: { host: '127.0.0.1', port: 0 },
-      tls: { certFile, keyFile, caFile },
-    });
+    const c = await startComponent(context(), (app) =>
+      createComponent(app, {
+        repository: memoryStore(),
+        listen: { host: '127.0.0.1', port: 0 },
+        tls: { certFile, keyFile, caFile },
+      }),
+    );
     try {
       await getTls(c.address().port, '/v1/segments', pair.caPem).then(
         (r) => assert.unreachable(`answered ${r.status}`),

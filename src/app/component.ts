@@ -39,11 +39,11 @@ export interface AppContext {
    * The process's manager (src/runtime/manager.ts): its caches, one per
    * (resource, namespace, selectors), are shared by every component; it runs
    * the components' runnables and leader elections in one start and one
-   * shutdown order. The process shell always sets it and starts it once every
-   * component is created; a component given none (tests) makes, starts and
-   * stops its own (managerFor).
+   * shutdown order. The process shell starts it once every component is
+   * created, and stops it after every component stopped; a component never
+   * starts or stops it (tests use src/testing/component.ts startComponent).
    */
-  manager?: Manager;
+  manager: Manager;
   /**
    * Seals the notifications the REST path creates in `namespace`, so they need
    * no admission status write (src/store/admission/seal.ts). Set by the process

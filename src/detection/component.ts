@@ -13,7 +13,6 @@ import { NodeDirectory } from '../fencing/node-directory.ts';
 import type { BmcFactory } from '../fencing/return-to-service.ts';
 import { computeHostCheckerFor } from '../openstack/compute-host-checker.ts';
 import { EventRecorder } from '../runtime/events.ts';
-import { managerFor } from '../runtime/manager.ts';
 import { sharedFactoryOf } from '../runtime/shared-informers.ts';
 import { createCrRepository } from '../store/index.ts';
 import { Detector } from './detector.ts';
@@ -41,7 +40,7 @@ export async function createComponent(
   opts: DetectionComponentOptions = {},
 ): Promise<DetectionComponent> {
   const log = ctx.log.child({ component: 'detection' });
-  const { manager, owned } = managerFor(ctx);
+  const { manager } = ctx;
   const apiServes = ctx.config.operator.components.includes('api');
   const repo = createCrRepository({
     kube: ctx.kube,
@@ -93,14 +92,12 @@ export async function createComponent(
     await repo.stop();
     await events.flush();
   });
-  if (owned) await manager.start();
 
   return {
     name: 'detection',
     ready: () => repo.ready(),
     isLeading: () => manager.isLeading(DETECTION_LEASE_NAME),
-    async stop() {
-      if (owned) await manager.stop();
-    },
+    // The process's manager stops the look after every component stopped serving.
+    stop: async () => undefined,
   };
 }

@@ -10,7 +10,6 @@ import { API_VERSION } from '../model/constants.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
-import { managerFor } from '../runtime/manager.ts';
 import { sharedFactoryOf } from '../runtime/shared-informers.ts';
 import { ApprovalGuard } from '../fencing/approval-guard.ts';
 import { NodeDirectory } from '../fencing/node-directory.ts';
@@ -62,7 +61,7 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
   const op = config.operator;
   if (!ctx.nova) log.warn('no OpenStack credentials: notifications that need Nova will end in error');
   // The process's manager: shared caches (hosts and segments are the API's too) and leader election.
-  const { manager, owned } = managerFor(ctx);
+  const { manager } = ctx;
   // Opened on first use (a requireFencing segment) and stopped by the directory itself.
   const nodes = new NodeDirectory({ kube, informers: sharedFactoryOf(manager.informers), log });
   const approvals = new ApprovalGuard({
@@ -107,22 +106,14 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
     nodes.stop();
     await recorder.flush();
   });
-  // Caches sync in the background, retried for as long as it takes; ready() reports it. Only
-  // stop() ends the wait (start() then rejects: the caches were stopped before they synced).
-  // A process's manager is started by the process once every component is created.
-  const started = owned
-    ? engine.start().catch((err: unknown) => log.info({ err }, 'engine stopped before its caches synced'))
-    : undefined;
+  // The process starts its manager once every component is created: the caches sync (retried for as
+  // long as it takes; ready() reports it), then the engine campaigns for its Lease.
   log.info({ namespace, lease: RESOURCES.leases.plural }, 'engine component started');
 
   return {
     name: 'engine',
     ready: () => engine.ready(),
-    async stop() {
-      // The process's manager stops the engine after every component stopped serving.
-      if (!owned) return;
-      await engine.stop();
-      await started;
-    },
+    // The process's manager stops the engine (it hands its runs over) after every component stopped serving.
+    stop: async () => undefined,
   };
 }

@@ -15,7 +15,6 @@ import { REMEDIATION_CONTROLLER_NAME, REMEDIATION_LEASE_NAME } from '../model/re
 import { REMEDIATION_RESOURCES } from '../k8s/resources.ts';
 import type { MasakariRemediation } from '../model/remediation-types.ts';
 import { EventRecorder } from '../runtime/events.ts';
-import { managerFor } from '../runtime/manager.ts';
 import { sharedFactoryOf } from '../runtime/shared-informers.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { informerReady } from '../runtime/types.ts';
@@ -89,7 +88,7 @@ export async function createComponent(
   opts: RemediationComponentOptions = {},
 ): Promise<RemediationComponent> {
   const log = ctx.log.child({ component: 'remediation' });
-  const { manager, owned } = managerFor(ctx);
+  const { manager } = ctx;
   const cache = manager.informer<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, {
     namespace: ctx.namespace,
   });
@@ -146,16 +145,12 @@ export async function createComponent(
     await services.stop();
     await events.flush();
   });
-  // A process's manager is started by the process once every component is created.
-  if (owned) await manager.start();
 
   return {
     name: 'remediation',
     ready: () => informerReady(cache),
     isLeading: () => manager.isLeading(REMEDIATION_LEASE_NAME),
-    async stop() {
-      // The process's manager stops the controller after every component stopped serving.
-      if (owned) await manager.stop();
-    },
+    // The process's manager stops the controller after every component stopped serving.
+    stop: async () => undefined,
   };
 }

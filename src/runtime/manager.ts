@@ -329,27 +329,3 @@ export class Manager {
       });
   }
 }
-
-/** What managerFor needs of a component's context (src/app/component.ts AppContext). */
-export interface ManagerContext {
-  manager?: Manager;
-  kube: KubeClient;
-  namespace: string;
-  identity: string;
-  log: Logger;
-  metrics?: Registry;
-  config: { operator: LeaseSettings };
-}
-
-/**
- * The process's manager, or, for a component created on its own (tests), a
- * manager of its own: `owned` says the component starts and stops it itself.
- */
-export function managerFor(ctx: ManagerContext): { manager: Manager; owned: boolean } {
-  if (ctx.manager) return { manager: ctx.manager, owned: false };
-  const { kube, namespace, identity, log, metrics, config } = ctx;
-  return {
-    manager: new Manager({ kube, namespace, identity, log, ...(metrics ? { metrics } : {}), lease: config.operator }),
-    owned: true,
-  };
-}

@@ -38,6 +38,7 @@ import { fastConfig } from '../integration/engine/support.ts';
 import { startComputes } from './support/computes.ts';
 import type { Computes } from './support/computes.ts';
 import { clusterEnv, kubectl, kubectlJson, orderedSteps, ROOT, waitFor, waitPodsReady } from './support/tools.ts';
+import { startComponent } from '../../src/testing/component.ts';
 
 const exec = promisify(execFile);
 const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
@@ -266,8 +267,10 @@ step(
       identity,
       signal: ctx.stop!.signal,
     });
-    ctx.engine = await createEngine(appContext('nhc-chain-engine'));
-    ctx.remediation = await createRemediation(appContext('nhc-chain-remediation'), { followIntervalMs: 500 });
+    ctx.engine = await startComponent(appContext('nhc-chain-engine'), createEngine);
+    ctx.remediation = await startComponent(appContext('nhc-chain-remediation'), (app) =>
+      createRemediation(app, { followIntervalMs: 500 }),
+    );
     await waitFor('the remediation leader', async () => (ctx.remediation!.isLeading() ? true : undefined), 60_000);
     await kube.create(REMEDIATION_RESOURCES.templates, OPERATOR_NS, {
       apiVersion: 'masakari.openkeel.io/v1alpha1',

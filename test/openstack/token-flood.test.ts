@@ -20,6 +20,7 @@ import { memoryStore } from '../../src/api/testing/harness.ts';
 import type { KubeClient } from '../../src/k8s/client.ts';
 import { createNovaClient, createOpenStackSession } from '../../src/openstack/index.ts';
 import { startNovaRecorder } from '../../tools/openstack-cloud/recorder.ts';
+import { startComponent } from '../../src/testing/component.ts';
 
 const test = suite('token flood against the mini cloud’s Keystone');
 
@@ -54,7 +55,7 @@ test('5,000 requests with random tokens: a bounded number of Keystone calls; a c
   const metrics = new Registry();
   let api: ApiComponent | undefined;
   try {
-    api = await createComponent(
+    api = await startComponent(
       {
         config,
         namespace: 'token-flood',
@@ -66,7 +67,8 @@ test('5,000 requests with random tokens: a bounded number of Keystone calls; a c
         identity: 'token-flood',
         signal: new AbortController().signal,
       },
-      { repository: memoryStore(), listen: { host: '127.0.0.1', port: 0 }, webhook: false },
+      (app) =>
+        createComponent(app, { repository: memoryStore(), listen: { host: '127.0.0.1', port: 0 }, webhook: false }),
     );
     const base = `http://127.0.0.1:${api.address().port}/v1/segments`;
     const get = async (token: string) => {

@@ -4,11 +4,11 @@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { loadConfig } from '../../config/load.ts';
-import type { AppContext } from '../../app/component.ts';
+import type { ContextWithoutManager } from '../../testing/component.ts';
 import type { KubeClient } from '../../k8s/client.ts';
 
-/** The default configuration with auth_strategy noauth2, a silent logger, no Kubernetes client. */
-export function componentContext(): AppContext {
+/** The default configuration with auth_strategy noauth2, a silent logger, no Kubernetes client; startComponent adds the manager. */
+export function componentContext(): ContextWithoutManager {
   const config = loadConfig({ env: {} }).config;
   config.DEFAULT.auth_strategy = 'noauth2';
   return {

@@ -20,6 +20,7 @@ import { LABELS } from '../../../src/model/constants.ts';
 import type { Notification } from '../../../src/model/types.ts';
 import { runPurgeCommand } from '../../../src/cli/purge/command.ts';
 import { eventually } from '../../support/eventually.ts';
+import { startComponent } from '../../../src/testing/component.ts';
 
 /** Nova as far as the facade uses it: the nova-compute services. */
 const fakeNova = new FakeNova();
@@ -38,7 +39,7 @@ facade.before(async (ctx) => {
   ctx.ns = await useNamespace('api-facade');
   const config = loadConfig({ env: {} }).config;
   config.DEFAULT.auth_strategy = 'noauth2';
-  ctx.api = await createComponent(
+  ctx.api = await startComponent(
     {
       config,
       namespace: ctx.ns.namespace,
@@ -49,7 +50,7 @@ facade.before(async (ctx) => {
       identity: 'api-facade-test',
       signal: new AbortController().signal,
     },
-    { listen: { host: '127.0.0.1', port: 0 } },
+    (app) => createComponent(app, { listen: { host: '127.0.0.1', port: 0 } }),
   );
 });
 

@@ -15,6 +15,7 @@ import { loadConfig } from '../../../src/config/load.ts';
 import { createComponent } from '../../../src/api/component.ts';
 import type { ApiComponent } from '../../../src/api/component.ts';
 import { FakeNova } from '../../../src/testing/fake-nova.ts';
+import { startComponent } from '../../../src/testing/component.ts';
 
 const WATCH_LAG_MS = 4_000;
 
@@ -51,7 +52,7 @@ const replicas = suite<Ctx>('two api replicas', {} as Ctx);
 async function replica(ns: TestNamespace, identity: string, kube: KubeClient): Promise<ApiComponent> {
   const config = loadConfig({ env: {} }).config;
   config.DEFAULT.auth_strategy = 'noauth2';
-  return createComponent(
+  return startComponent(
     {
       config,
       namespace: ns.namespace,
@@ -62,7 +63,7 @@ async function replica(ns: TestNamespace, identity: string, kube: KubeClient): P
       identity,
       signal: new AbortController().signal,
     },
-    { listen: { host: '127.0.0.1', port: 0 }, webhook: false },
+    (app) => createComponent(app, { listen: { host: '127.0.0.1', port: 0 }, webhook: false }),
   );
 }
 

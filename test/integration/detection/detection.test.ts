@@ -30,6 +30,7 @@ import { startSimulator } from '../../../tools/simulator/server.ts';
 import type { Simulator } from '../../../tools/simulator/server.ts';
 import { createCrRepository } from '../../../src/store/index.ts';
 import type { CrRepositoryHandle } from '../../../src/store/index.ts';
+import { startComponent } from '../../../src/testing/component.ts';
 
 const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
 const HOSTS = ['det-1', 'det-2', 'det-3', 'det-4', 'det-5'];
@@ -125,8 +126,10 @@ test.before(async (ctx) => {
     identity,
     signal: stop.signal,
   });
-  const engine = await createEngine(appContext('test-engine', new Registry()));
-  const detection = await createDetection(appContext('test-detection', metrics), { pollIntervalMs: 300 });
+  const engine = await startComponent(appContext('test-engine', new Registry()), createEngine);
+  const detection = await startComponent(appContext('test-detection', metrics), (app) =>
+    createDetection(app, { pollIntervalMs: 300 }),
+  );
   ctx.env = { ns, kube, sim, nova, store, engine, detection, metrics, segmentName: segment.k8sName, stop };
   await eventually(
     'the detection leader',

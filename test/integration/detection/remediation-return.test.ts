@@ -29,6 +29,8 @@ import { startSimulator } from '../../../tools/simulator/server.ts';
 import type { Simulator } from '../../../tools/simulator/server.ts';
 import { createCrRepository } from '../../../src/store/index.ts';
 import type { CrRepositoryHandle } from '../../../src/store/index.ts';
+import { startComponent } from '../../../src/testing/component.ts';
+import type { ContextWithoutManager } from '../../../src/testing/component.ts';
 
 const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
 const NODE = `rtn-${randomBytes(3).toString('hex')}`;
@@ -42,7 +44,7 @@ interface Env {
   engine: Component;
   /** Started once the finished remediation exists, as after a remediator restart: it never raced its making. */
   remediation?: Component;
-  appContext: (identity: string) => Parameters<typeof createRemediation>[0];
+  appContext: (identity: string) => ContextWithoutManager;
   stop: AbortController;
 }
 
@@ -94,7 +96,7 @@ test.before(async (ctx) => {
     identity,
     signal: stop.signal,
   });
-  const engine = await createEngine(appContext('test-engine'));
+  const engine = await startComponent(appContext('test-engine'), createEngine);
   ctx.env = { ns, kube, sim, nova, store, engine, appContext, stop };
 });
 
@@ -177,7 +179,9 @@ test('Restore: deleting the remediation of a recovered, healthy host clears forc
       conditions: [condition('Succeeded'), condition('Processing')],
     },
   });
-  e.remediation = await createRemediation(e.appContext('test-remediation'), { followIntervalMs: 300 });
+  e.remediation = await startComponent(e.appContext('test-remediation'), (app) =>
+    createRemediation(app, { followIntervalMs: 300 }),
+  );
   await e.kube.delete(REMEDIATION_RESOURCES.remediations, e.ns.namespace, NODE);
   await eventually(
     'the remediation gone',

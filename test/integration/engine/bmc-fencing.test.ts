@@ -25,6 +25,7 @@ import type { Doc } from '../../support/api-call.ts';
 import { eventually } from '../../support/eventually.ts';
 import { engineEnv, fastConfig } from './support.ts';
 import type { EngineEnv, RunningEngine } from './support.ts';
+import { startComponent } from '../../../src/testing/component.ts';
 
 const t = suite('BMC fencing before evacuation (engine, REST, fake Redfish BMC)');
 let env: EngineEnv;
@@ -37,7 +38,7 @@ t.before(async () => {
   linkToNova(bmc, env.sim.state);
   const config = fastConfig();
   config.DEFAULT.auth_strategy = 'noauth2';
-  api = await createApi(
+  api = await startComponent(
     {
       config,
       namespace: env.namespace,
@@ -48,7 +49,7 @@ t.before(async () => {
       identity: 'api-bmc-test',
       signal: new AbortController().signal,
     },
-    { listen: { host: '127.0.0.1', port: 0 }, webhook: false, tls: false },
+    (app) => createApi(app, { listen: { host: '127.0.0.1', port: 0 }, webhook: false, tls: false }),
   );
 });
 

@@ -18,6 +18,7 @@ import { createKubeClient } from '../../../src/k8s/kube-client.ts';
 import { loadKubeConfig } from '../../../src/k8s/kubeconfig.ts';
 import { createNovaClient } from '../../../src/openstack/index.ts';
 import { fastConfig } from './support.ts';
+import { startComponent } from '../../../src/testing/component.ts';
 
 const env = process.env;
 const LEASE_OPTIONS = ['lease_duration', 'renew_deadline', 'retry_period'] as const;
@@ -36,16 +37,19 @@ const creds = resolveOpenStackCredentials(config, { env });
 if (!creds) throw new Error('crash child: OS_* credentials missing');
 const kube = createKubeClient(loadKubeConfig({ path: env.CRASH_KUBECONFIG ?? '', env: {} }));
 const stopping = new AbortController();
-const component = await createComponent({
-  config,
-  namespace: env.CRASH_NAMESPACE ?? '',
-  kube,
-  nova: createNovaClient(creds, { timeoutMs: 5_000, maxRetries: 1 }),
-  log: pino({ level: env.MASAKARI_TEST_LOG ?? 'warn' }),
-  metrics: new Registry(),
-  identity: env.CRASH_IDENTITY ?? `crash-${process.pid}`,
-  signal: stopping.signal,
-});
+const component = await startComponent(
+  {
+    config,
+    namespace: env.CRASH_NAMESPACE ?? '',
+    kube,
+    nova: createNovaClient(creds, { timeoutMs: 5_000, maxRetries: 1 }),
+    log: pino({ level: env.MASAKARI_TEST_LOG ?? 'warn' }),
+    metrics: new Registry(),
+    identity: env.CRASH_IDENTITY ?? `crash-${process.pid}`,
+    signal: stopping.signal,
+  },
+  createComponent,
+);
 
 const ready = setInterval(() => {
   if (!component.ready()) return;

@@ -34,6 +34,7 @@ import {
 import { REASONS, readyCondition } from '../../../src/domain/admitted.ts';
 import { hostOnMaintenance } from '../../../src/domain/messages.ts';
 import { eventually, fastConfig, HOST_DOWN, lastError } from './support.ts';
+import { startComponent } from '../../../src/testing/component.ts';
 
 interface Ctx {
   ns: TestNamespace;
@@ -67,11 +68,11 @@ t.before(async (ctx) => {
     c.DEFAULT.wait_period_after_evacuation = 1;
   });
   const common = { config, namespace, kube, nova, log, signal: ctx.stopping.signal };
-  ctx.api = await createApi(
+  ctx.api = await startComponent(
     { ...common, metrics: new Registry(), identity: 'api-freshness', admissionSeal },
-    { listen: { host: '127.0.0.1', port: 0 } },
+    (app) => createApi(app, { listen: { host: '127.0.0.1', port: 0 } }),
   );
-  ctx.engine = await createEngine({ ...common, metrics: new Registry(), identity: 'engine-freshness' });
+  ctx.engine = await startComponent({ ...common, metrics: new Registry(), identity: 'engine-freshness' }, createEngine);
   await eventually(
     'engine ready',
     () => ctx.engine.ready(),

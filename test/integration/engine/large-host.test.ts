@@ -22,6 +22,7 @@ import type { ConfigMap } from '../../../src/store/configmap.ts';
 import { ROLES } from '../../../src/store/configmap.ts';
 import { engineEnv, eventually, fastConfig, HOST_DOWN, waitPhase } from './support.ts';
 import type { EngineEnv } from './support.ts';
+import { startComponent } from '../../../src/testing/component.ts';
 
 const VMS = 1_000;
 /** etcd refuses requests over 1.5 MiB; the engine must stay far below. */
@@ -76,7 +77,7 @@ large.before(async () => {
     log,
     metrics: new Registry(),
   });
-  api = await createApiComponent(
+  api = await startComponent(
     {
       config,
       namespace: env.namespace,
@@ -86,7 +87,7 @@ large.before(async () => {
       identity: 'engine-large-api',
       signal: new AbortController().signal,
     },
-    { listen: { host: '127.0.0.1', port: 0 }, repository: repo, webhook: false },
+    (app) => createApiComponent(app, { listen: { host: '127.0.0.1', port: 0 }, repository: repo, webhook: false }),
   );
 });
 

@@ -188,16 +188,19 @@ export async function engineEnv(
       const metrics = new Registry();
       const stopping = new AbortController();
       const chosen = o.nova === null ? undefined : (o.nova ?? nova);
-      const component = await createComponent({
-        config: o.config ?? fastConfig(),
-        namespace,
-        kube,
-        ...(chosen ? { nova: chosen } : {}),
-        log: log.child({ engine: identity }),
-        metrics,
-        identity,
-        signal: stopping.signal,
-      });
+      const component = await startComponent(
+        {
+          config: o.config ?? fastConfig(),
+          namespace,
+          kube,
+          ...(chosen ? { nova: chosen } : {}),
+          log: log.child({ engine: identity }),
+          metrics,
+          identity,
+          signal: stopping.signal,
+        },
+        createComponent,
+      );
       let stopped = false;
       const running: RunningEngine = {
         identity,
@@ -236,6 +239,7 @@ export async function engineEnv(
 
 export { eventually } from '../../support/eventually.ts';
 import { eventually } from '../../support/eventually.ts';
+import { startComponent } from '../../../src/testing/component.ts';
 
 /** Waits until the notification reaches one of `phases` and returns it. */
 export function waitPhase(

@@ -22,6 +22,7 @@ import { fastConfig } from '../engine/support.ts';
 import type { OperatorEnv } from '../webhook/support.ts';
 import { eventually, operatorEnv } from '../webhook/support.ts';
 import { argocdHealth, argocdHealthKeys, argocdScriptFor, kstatus } from './health-tools.ts';
+import { startComponent } from '../../../src/testing/component.ts';
 
 interface Ctx {
   env: OperatorEnv;
@@ -69,16 +70,19 @@ function startEngine(ctx: Ctx): Promise<void> {
   const stopping = new AbortController();
   const metrics = new Registry();
   const nova = createNovaClient(ctx.env.sim.clientCredentials, { timeoutMs: 5_000, maxRetries: 1 });
-  return createComponent({
-    config: fastConfig(),
-    namespace: ctx.env.ns.namespace,
-    kube: ctx.env.kube,
-    nova,
-    log: pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' }),
-    metrics,
-    identity: 'gitops-health-engine',
-    signal: stopping.signal,
-  }).then(async (component) => {
+  return startComponent(
+    {
+      config: fastConfig(),
+      namespace: ctx.env.ns.namespace,
+      kube: ctx.env.kube,
+      nova,
+      log: pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' }),
+      metrics,
+      identity: 'gitops-health-engine',
+      signal: stopping.signal,
+    },
+    createComponent,
+  ).then(async (component) => {
     ctx.engine = { component, stop: () => stopping.abort(), metrics };
     await eventually(
       'engine ready',

@@ -40,6 +40,7 @@ import { startSimulator } from '../../../tools/simulator/server.ts';
 import type { Simulator } from '../../../tools/simulator/server.ts';
 import { createCrRepository } from '../../../src/store/index.ts';
 import type { CrRepositoryHandle } from '../../../src/store/index.ts';
+import { startComponent } from '../../../src/testing/component.ts';
 
 const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
 // Nodes and medik8s leases are cluster-wide: names carry a per-run suffix.
@@ -245,8 +246,10 @@ test.before(async (ctx) => {
     identity,
     signal: stop.signal,
   });
-  const engine = await createEngine(appContext('test-engine'));
-  const remediation = await createRemediation(appContext('test-remediation'), { followIntervalMs: 300 });
+  const engine = await startComponent(appContext('test-engine'), createEngine);
+  const remediation = await startComponent(appContext('test-remediation'), (app) =>
+    createRemediation(app, { followIntervalMs: 300 }),
+  );
   ctx.env = { ns, kube, sim, nova, store, engine, remediation, stop };
   await eventually(
     'the remediation leader',

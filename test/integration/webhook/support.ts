@@ -58,6 +58,7 @@ export function deniedMessage(stderr: string): string | undefined {
 }
 
 import { eventually } from '../../support/eventually.ts';
+import { startComponent } from '../../../src/testing/component.ts';
 export { eventually };
 
 /**
@@ -107,7 +108,8 @@ export async function operatorEnv(prefix: string, existing?: TestNamespace): Pro
     await ns.cleanup();
   };
   try {
-    api = await createComponent(
+    const operatorUsers = [await kubeUsername(kube)];
+    api = await startComponent(
       {
         config,
         namespace: ns.namespace,
@@ -118,12 +120,13 @@ export async function operatorEnv(prefix: string, existing?: TestNamespace): Pro
         identity: `${prefix}-api`,
         signal: new AbortController().signal,
       },
-      {
-        listen: { host: '127.0.0.1', port: 0 },
-        // The operator's writes carry this kubeconfig's user, as in `make run`
-        // (kubectl here is the same user; it passes --as=... to be someone else).
-        webhook: { listen: { host: '127.0.0.1', port: 0 }, operatorUsers: [await kubeUsername(kube)] },
-      },
+      (app) =>
+        createComponent(app, {
+          listen: { host: '127.0.0.1', port: 0 },
+          // The operator's writes carry this kubeconfig's user, as in `make run`
+          // (kubectl here is the same user; it passes --as=... to be someone else).
+          webhook: { listen: { host: '127.0.0.1', port: 0 }, operatorUsers },
+        }),
     );
     const started = api;
     const webhook = started.webhook!;
