@@ -379,9 +379,3 @@ function errorText(err: unknown): string {
   if (err instanceof KubeError) return `${err.code} ${err.reason}: ${err.message}`;
   return err instanceof Error ? err.message : String(err);
 }
-
-/** A factory of private (unshared) informers; processes share theirs through SharedInformerFactory. */
-export function createInformerFactory(deps: InformerDeps) {
-  return <T extends KubeObjectLike>(ref: ResourceRef, opts: InformerOptions<T>): KubeInformer<T> =>
-    new KubeInformer<T>(ref, opts, deps);
-}

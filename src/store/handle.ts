@@ -9,7 +9,6 @@ import type { Config } from '../config/config.ts';
 import type { KubeClient } from '../k8s/client.ts';
 import { FIELD_MANAGERS } from '../model/constants.ts';
 import type { Repository } from '../domain/repository.ts';
-import { createInformerFactory } from '../runtime/informer.ts';
 import { informerReady } from '../runtime/types.ts';
 import type { InformerFactory, NotificationScope, StoreCaches } from './caches.ts';
 import { createStoreCaches } from './caches.ts';
@@ -40,8 +39,8 @@ export interface CrRepositoryOptions {
   /** Age before an orphaned name claim may be removed; default 120 s. */
   claimGraceMs?: number;
   pendingClaimMs?: number;
-  /** Default: private list+watch informers (src/runtime/informer.ts); processes pass their manager's. */
-  informerFactory?: InformerFactory;
+  /** The caches' source: the process's manager (Manager.informerFactory); tests, src/testing/store.ts. */
+  informerFactory: InformerFactory;
   /** Which notifications the cache holds; default 'all' (see NotificationScope). */
   notifications?: NotificationScope;
   /** The store's time (sealed visibility, the orphan sweep); default systemClock. */
@@ -87,11 +86,7 @@ export function createCrRepository(opts: CrRepositoryOptions): CrRepositoryHandl
   const log = opts.log.child({ component: 'store' });
   const scope = opts.notifications ?? 'all';
   const clock = opts.clock ?? systemClock;
-  const caches = createStoreCaches(
-    opts.informerFactory ?? createInformerFactory({ kube, log, clock }),
-    namespace,
-    scope,
-  );
+  const caches = createStoreCaches(opts.informerFactory, namespace, scope);
   // A narrowed notification cache would count only part of them.
   if (opts.metrics && scope === 'all') registerStateMetrics(opts.metrics, caches);
   const claims = new NameClaims({

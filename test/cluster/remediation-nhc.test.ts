@@ -32,7 +32,7 @@ import type { MasakariRemediation } from '../../src/model/remediation-types.ts';
 import type { Condition, Notification } from '../../src/model/types.ts';
 import { createComponent as createRemediation } from '../../src/remediation/component.ts';
 import type { RemediationComponent } from '../../src/remediation/component.ts';
-import { createCrRepository } from '../../src/store/index.ts';
+import { standaloneStore } from '../../src/testing/store.ts';
 import type { CrRepositoryHandle } from '../../src/store/index.ts';
 import { fastConfig } from '../integration/engine/support.ts';
 import { startComputes } from './support/computes.ts';
@@ -232,7 +232,7 @@ step(
       c.DEFAULT.wait_period_after_service_update = 0;
       c.host_failure.evacuate_all_instances = false;
     });
-    ctx.store = createCrRepository({ kube, namespace: OPERATOR_NS, config, log });
+    ctx.store = standaloneStore({ kube, namespace: OPERATOR_NS, config, log });
     await ctx.store.start();
     const segment = await ctx.store.createSegment({
       name: 'workers',

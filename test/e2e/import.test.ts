@@ -19,7 +19,7 @@ import { RESOURCES } from '../../src/k8s/resources.ts';
 import { ANNOTATIONS, LABELS } from '../../src/model/constants.ts';
 import type { FailoverSegment, HaHost } from '../../src/model/types.ts';
 import { loadConfig } from '../../src/config/load.ts';
-import { createCrRepository } from '../../src/store/index.ts';
+import { standaloneStore } from '../../src/testing/store.ts';
 import { claimObjectName } from '../../src/store/names.ts';
 import { startReferenceMasakari, type ReferenceMasakari } from './support/reference-masakari.ts';
 import { e2eVenv } from './support/python-env.ts';
@@ -214,7 +214,7 @@ async function setUp(): Promise<void> {
   ctx.host['compute-5'] = await createHost(ctx.seg.rhp, host('compute-5', { reserved: true, on_maintenance: true }));
 
   // The namespace already has a segment of its own, which took id 1: the source's segment 1 must get a new id.
-  const repo = createCrRepository({
+  const repo = standaloneStore({
     kube: ctx.kube,
     namespace: ctx.ns.namespace,
     config: (() => {

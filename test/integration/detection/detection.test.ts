@@ -28,7 +28,7 @@ import { createNovaClient } from '../../../src/openstack/index.ts';
 import type { HttpNovaClient } from '../../../src/openstack/index.ts';
 import { startSimulator } from '../../../tools/simulator/server.ts';
 import type { Simulator } from '../../../tools/simulator/server.ts';
-import { createCrRepository } from '../../../src/store/index.ts';
+import { standaloneStore } from '../../../src/testing/store.ts';
 import type { CrRepositoryHandle } from '../../../src/store/index.ts';
 import { startComponent } from '../../../src/testing/component.ts';
 
@@ -86,7 +86,7 @@ test.before(async (ctx) => {
   });
   const nova = createNovaClient(sim.clientCredentials, { timeoutMs: 5_000, maxRetries: 1 });
   const config = fastConfig();
-  const store = createCrRepository({ kube, namespace: ns.namespace, config, log });
+  const store = standaloneStore({ kube, namespace: ns.namespace, config, log });
   await store.start();
   const segment = await store.createSegment({
     name: 'detected',

@@ -16,7 +16,7 @@ import type { Doc } from '../../support/api-call.ts';
 import { LABELS } from '../../../src/model/constants.ts';
 import type { Notification } from '../../../src/model/types.ts';
 import { STATUS_BUDGET } from '../../../src/engine/status/budget.ts';
-import { createCrRepository } from '../../../src/store/index.ts';
+import { standaloneStore } from '../../../src/testing/store.ts';
 import type { CrRepositoryHandle } from '../../../src/store/index.ts';
 import type { ConfigMap } from '../../../src/store/configmap.ts';
 import { ROLES } from '../../../src/store/configmap.ts';
@@ -70,7 +70,7 @@ large.before(async () => {
   for (const h of ['src-big', 'dst-big-1', 'dst-big-2']) await env.host(h, seg);
   await env.startEngine('engine-large-1', { config });
   const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
-  repo = createCrRepository({
+  repo = standaloneStore({
     kube: env.kube,
     namespace: env.namespace,
     config,

@@ -16,7 +16,7 @@ import { API_VERSION, FINALIZERS, LABELS, MANAGED_BY } from '../../../src/model/
 import type { FailoverSegment } from '../../../src/model/types.ts';
 import { loadConfig } from '../../../src/config/load.ts';
 import { NameTakenError } from '../../../src/domain/repository.ts';
-import { createCrRepository } from '../../../src/store/index.ts';
+import { standaloneStore } from '../../../src/testing/store.ts';
 import { createIdAllocator, reserveImportedId } from '../../../src/store/ids.ts';
 import { StoreImporter } from '../../../src/store/import.ts';
 import type { SourceHost, SourceSegment } from '../../../src/store/import-mapping.ts';
@@ -118,7 +118,7 @@ t('a created segment and host are served by the repository with their uuids, ids
   const h = await importer.createHost(created.object, host, true);
   assert.equal([h.id, h.preserved], [41, true]);
 
-  const repo = createCrRepository({
+  const repo = standaloneStore({
     kube,
     namespace: ns.namespace,
     config: loadConfig({ env: {} }).config,

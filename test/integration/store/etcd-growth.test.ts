@@ -18,7 +18,7 @@ import { startControlPlane } from '../../../tools/controlplane/index.ts';
 import type { ControlPlane } from '../../../tools/controlplane/index.ts';
 import { createKubeClient } from '../../../src/k8s/kube-client.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
-import { createCrRepository } from '../../../src/store/index.ts';
+import { standaloneStore } from '../../../src/testing/store.ts';
 import type { CrRepositoryHandle } from '../../../src/store/index.ts';
 import { hostInput, segmentInput } from './helpers.ts';
 
@@ -44,7 +44,7 @@ growth.before(async (ctx) => {
     kind: 'Namespace',
     metadata: { name: 'growth' },
   });
-  ctx.repo = createCrRepository({
+  ctx.repo = standaloneStore({
     kube: ctx.kube,
     namespace: 'growth',
     config: loadConfig({ env: {} }).config,
