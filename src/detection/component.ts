@@ -13,7 +13,6 @@ import { NodeDirectory } from '../fencing/node-directory.ts';
 import type { BmcFactory } from '../fencing/return-to-service.ts';
 import { computeHostCheckerFor } from '../openstack/compute-host-checker.ts';
 import { EventRecorder } from '../runtime/events.ts';
-import { sharedFactoryOf } from '../runtime/shared-informers.ts';
 import { createCrRepository } from '../store/index.ts';
 import { Detector } from './detector.ts';
 import { bmcForHost } from '../fencing/bmc/factory.ts';
@@ -47,14 +46,14 @@ export async function createComponent(
     namespace: ctx.namespace,
     config: ctx.config,
     log,
-    informerFactory: sharedFactoryOf(manager.informers),
+    informerFactory: manager.informerFactory,
     // Beside the API the caches are the API's; alone, the look needs only host notifications.
     notifications: apiServes ? 'all' : 'compute-host',
     ...(ctx.admissionSeal ? { seal: ctx.admissionSeal } : {}),
   });
   const { caches } = repo.parts;
   const service = new HaService(repo, computeHostCheckerFor(ctx.nova), ctx.config.DEFAULT);
-  const nodes = new NodeDirectory({ kube: ctx.kube, informers: sharedFactoryOf(manager.informers), log });
+  const nodes = new NodeDirectory({ kube: ctx.kube, informers: manager.informerFactory, log });
   const events = new EventRecorder({
     kube: ctx.kube,
     reportingInstance: ctx.identity,

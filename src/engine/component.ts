@@ -10,7 +10,6 @@ import { API_VERSION } from '../model/constants.ts';
 import type { HaHost, Notification } from '../model/types.ts';
 import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
-import { sharedFactoryOf } from '../runtime/shared-informers.ts';
 import { ApprovalGuard } from '../fencing/approval-guard.ts';
 import { NodeDirectory } from '../fencing/node-directory.ts';
 import { createIdAllocator } from '../store/index.ts';
@@ -62,8 +61,8 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
   if (!ctx.nova) log.warn('no OpenStack credentials: notifications that need Nova will end in error');
   // The process's manager: shared caches (hosts and segments are the API's too) and leader election.
   const { manager } = ctx;
-  // Opened on first use (a requireFencing segment) and stopped by the directory itself.
-  const nodes = new NodeDirectory({ kube, informers: sharedFactoryOf(manager.informers), log });
+  // Its Node cache is opened on first use (a requireFencing segment); the manager starts it then, and stops it.
+  const nodes = new NodeDirectory({ kube, informers: manager.informerFactory, log });
   const approvals = new ApprovalGuard({
     kube,
     bindingName: op.safety_overrides_policy,

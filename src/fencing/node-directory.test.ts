@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { pino } from 'pino';
 import type { ListOptions, WatchEvent } from '../k8s/client.ts';
 import type { NodeLike } from '../model/remediation-types.ts';
-import { SharedInformerFactory, sharedFactoryOf } from '../runtime/shared-informers.ts';
+import { SharedInformerFactory } from '../runtime/shared-informers.ts';
 import { scriptedKube } from '../testing/fake-kube.ts';
 import { fencingProofFor } from './proof.ts';
 import { NodeDirectory, slimNode } from './node-directory.ts';
@@ -49,7 +49,7 @@ function cluster() {
       }),
   });
   const factory = new SharedInformerFactory({ kube, log });
-  const nodes = new NodeDirectory({ kube, informers: sharedFactoryOf(factory), log });
+  const nodes = new NodeDirectory({ kube, informers: (ref, opts) => factory.informer(ref, opts), log });
   return { kube, nodes, push: (e: WatchEvent<NodeLike>) => push?.(e), factory };
 }
 

@@ -15,7 +15,6 @@ import { REMEDIATION_CONTROLLER_NAME, REMEDIATION_LEASE_NAME } from '../model/re
 import { REMEDIATION_RESOURCES } from '../k8s/resources.ts';
 import type { MasakariRemediation } from '../model/remediation-types.ts';
 import { EventRecorder } from '../runtime/events.ts';
-import { sharedFactoryOf } from '../runtime/shared-informers.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { informerReady } from '../runtime/types.ts';
 import { untilSyncedOrShutdown } from '../app/first-sync.ts';
@@ -39,7 +38,7 @@ export interface RemediationComponent extends Component {
 
 /**
  * Opens (once) and caches the CR repository + HaService of each segment
- * namespace. Their caches come from the process's shared factory: in a
+ * namespace. Their caches are the manager's (it starts and stops them): in a
  * process that also runs the API on that namespace they are the API's;
  * elsewhere only COMPUTE_HOST notifications are cached.
  */
@@ -59,7 +58,7 @@ function serviceCache(ctx: AppContext, log: Logger, manager: Manager) {
           log,
           metrics: ctx.metrics,
           // The API component of that namespace runs the store reconcilers; this is a client.
-          informerFactory: sharedFactoryOf(manager.informers),
+          informerFactory: manager.informerFactory,
           notifications: apiServes(namespace) ? 'all' : 'compute-host',
           // The key is the process namespace's; elsewhere admission writes status.
           ...(ctx.admissionSeal && namespace === ctx.namespace ? { seal: ctx.admissionSeal } : {}),

@@ -212,8 +212,3 @@ class SharedInformerHandle<T extends KubeObjectLike> implements Informer<T>, Sha
     return this.shared.waitForResourceVersion(rv, timeoutMs);
   }
 }
-
-/** The factory-function shape the store, the engine and the remediator take, over a shared factory. */
-export function sharedFactoryOf(f: SharedInformerFactory) {
-  return <T extends KubeObjectLike>(ref: ResourceRef, opts: InformerOptions<T>): Informer<T> => f.informer(ref, opts);
-}
