@@ -140,12 +140,6 @@ export function createEngine(o: EngineOptions): Engine {
     enqueue: (key) => controller.enqueue(key),
   });
 
-  // Brakes on mass failure: a host back in service (its on_maintenance cleared) or gone may let a held notification start.
-  hosts.on('update', (h, old) => {
-    if (old && effectiveFlags(old).onMaintenance && !effectiveFlags(h).onMaintenance) processor.wakeHeld();
-  });
-  hosts.on('delete', () => processor.wakeHeld());
-
   // One controller per term of the engine Lease. New notifications are processed on the watch event (Masakari's
   // RPC cast), not by the periodic task; the processor enqueues every cached one when it takes the term.
   const lease = ENGINE_LEASE_NAME;
@@ -162,6 +156,12 @@ export function createEngine(o: EngineOptions): Engine {
       },
     })
     .watches(notifications, (n) => [n.metadata.name])
+    // Brakes on mass failure: a host back in service (its on_maintenance cleared) or gone may let a held notification start.
+    .watches(hosts, (h, old, event) =>
+      event === 'delete' || (old && effectiveFlags(old).onMaintenance && !effectiveFlags(h).onMaintenance)
+        ? processor.heldKeys()
+        : [],
+    )
     .reconcile(async (key) => {
       if (!guard.holds(key)) return processor.reconcile(key);
       await guard.reinstate(key);

@@ -360,10 +360,15 @@ export class NotificationProcessor {
     this.wakeHeld();
   }
 
-  /** Looks at every notification held by the brakes again: a host came back or a run ended. */
+  /** Looks at every notification held by the brakes again: a run ended (the engine's host watch enqueues heldKeys). */
   wakeHeld(): void {
     if (!this.term) return;
     for (const key of this.brake.heldKeys()) this.deps.enqueue(key);
+  }
+
+  /** The notifications the brakes on mass failure hold now. */
+  heldKeys(): string[] {
+    return this.brake.heldKeys();
   }
 
   private releaseHost(hostUuid: string, key: string): void {
