@@ -8,7 +8,6 @@ import type { AppContext, Component } from '../app/component.ts';
 import { RESOURCES } from '../k8s/resources.ts';
 import { API_VERSION } from '../model/constants.ts';
 import type { HaHost, Notification } from '../model/types.ts';
-import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { ApprovalGuard } from '../fencing/approval-guard.ts';
 import { NodeDirectory } from '../fencing/node-directory.ts';
@@ -80,8 +79,7 @@ export async function createComponent(ctx: AppContext): Promise<Component> {
     log: ctx.log,
     identity,
     manager,
-    makeController: (name, reconcile) =>
-      new Controller({ name, reconcile, workers: ENGINE_WORKERS, log, metrics: ctx.metrics }),
+    workers: ENGINE_WORKERS,
     events: eventSink(recorder),
     driver: taskflowDriver({ onEvacuation: countEvacuation }),
     approvalGuard: approvals,

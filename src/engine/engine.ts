@@ -51,7 +51,10 @@ export interface EngineOptions {
   manager: Manager;
   /** Default: the manager's shared informers. Caches from another factory (test doubles) are handed to the manager. */
   informerFactory?: EngineInformerFactory;
-  makeController: ControllerFactory;
+  /** Concurrent reconciles of the runtime's Controller (the builder's default). */
+  workers?: number;
+  /** Tests: a controller double in place of the runtime's Controller. */
+  makeController?: ControllerFactory;
   events: EngineEvents;
   /** The recovery workflows (src/engine/workflows/driver.ts taskflowDriver). */
   driver: RecoveryDriver;
@@ -146,7 +149,8 @@ export function createEngine(o: EngineOptions): Engine {
   const controller = manager
     .controller(ENGINE_CONTROLLER_NAME, {
       lease,
-      makeController: o.makeController,
+      ...(o.workers ? { workers: o.workers } : {}),
+      ...(o.makeController ? { makeController: o.makeController } : {}),
       onTermStart: (signal, hold) => {
         leading = true;
         processor.startLeading(signal, {
