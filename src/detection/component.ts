@@ -7,7 +7,6 @@
 // Notifications go through the same HaService and CR repository as the REST
 // API, so the duplicate detection and the on-maintenance refusal are theirs.
 import type { AppContext, Component } from '../app/component.ts';
-import { untilSyncedOrShutdown } from '../app/first-sync.ts';
 import { HaService } from '../domain/ha-service.ts';
 import { NodeDirectory } from '../fencing/node-directory.ts';
 import type { BmcFactory } from '../fencing/return-to-service.ts';
@@ -77,8 +76,6 @@ export async function createComponent(
     novaTimeoutMs: NOVA_LOOK_TIMEOUT_MS,
   });
   const intervalMs = opts.pollIntervalMs ?? ctx.config.detection.poll_interval * 1000;
-  await untilSyncedOrShutdown(repo, ctx.signal);
-
   // A look at once when this process takes the Lease, then one every interval, until the term ends.
   manager.every(
     { name: 'detection', intervalMs, firstAfterMs: 0, run: (signal) => detector.look(signal) },

@@ -17,7 +17,6 @@ import type { MasakariRemediation } from '../model/remediation-types.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { informerReady } from '../runtime/types.ts';
-import { untilSyncedOrShutdown } from '../app/first-sync.ts';
 import type { CrRepositoryHandle } from '../store/index.ts';
 import { createCrRepository } from '../store/index.ts';
 import { RemediationReconciler } from './reconciler.ts';
@@ -126,8 +125,6 @@ export async function createComponent(
       metrics: ctx.metrics,
     }),
   });
-
-  await untilSyncedOrShutdown(cache, ctx.signal);
 
   // One controller per leadership term, fed by the cache: every remediation at the term's start, then each change.
   manager
