@@ -263,4 +263,52 @@ test('a leader whose Lease is no longer held sends no Nova side effect: the run 
   await e.stop();
 });
 
+test('a graceful stop hands the run over while the Lease is still held: the servers it locked are unlocked before the Lease is released', async () => {
+  const w = await world();
+  const nova = new FakeNova();
+  nova.addServer(makeServer('s1'));
+  w.kube.seed(RESOURCES.segments, segment('seg', 'seg-uuid'));
+  w.kube.seed(RESOURCES.hosts, host('compute-1', 'host-uuid-1', 'seg-uuid'));
+  const order: string[] = [];
+  let released = false;
+  const runner: LeaderRunner = async ({ lead, signal }) => {
+    await lead(signal, { held: () => !released });
+    released = true;
+    order.push('lease released');
+  };
+  let locked = false;
+  const workflow: HostWorkflow = async (ctx) => {
+    await ctx.nova.lockServer('s1');
+    locked = true;
+    await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+    await ctx.nova.unlockServer('s1');
+    order.push('unlocked');
+    throw ctx.signal.reason;
+  };
+  const e = createEngine({
+    kube: w.kube,
+    namespace: NS,
+    config: testConfig(),
+    nova,
+    log: quietLog,
+    identity: 'engine-a',
+    manager: new Manager({ kube: w.kube, namespace: NS, identity: 'engine-a', log: quietLog, runLeader: runner }),
+    informerFactory: w.informers.factory,
+    makeController: fakeController([]),
+    events: { onNotification: () => {}, onHost: () => {} },
+    driver: { ...taskflowDriver(), host: workflow },
+    vmoveIds: counterIds,
+  });
+  await e.start();
+  w.kube.seed(
+    RESOURCES.notifications,
+    notification('n1', 'COMPUTE_HOST', { event: 'STOPPED', host_status: 'NORMAL' }, NOW),
+  );
+  await eventually('the server is locked', () => locked);
+  await e.stop();
+  assert.equal(order, ['unlocked', 'lease released']);
+  assert.is(nova.servers.get('s1')?.locked, false);
+  assert.not.ok(e.isLeading());
+});
+
 test.run();
