@@ -1,9 +1,9 @@
 // Periodic work, on the Clock: one pass, then a wait, until the signal aborts.
 // The wait runs from the end of a pass, so two passes never overlap (oslo's
 // periodic_task spaces them the same way), and a failing pass is logged and
-// the next one runs on schedule. The engine's periodic tasks and the store
-// reconcilers' sweeps all run through runEvery; the manager runs a job on
-// every replica or under a Lease (Manager.every).
+// the next one runs on schedule. The engine's periodic tasks, the built-in
+// detection's look and the store reconcilers' sweeps all run through
+// Manager.every, on every replica or under a Lease; runEvery is its loop.
 import type { Logger } from 'pino';
 import type { Clock } from '../time/clock.ts';
 
