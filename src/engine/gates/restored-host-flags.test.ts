@@ -84,7 +84,7 @@ test('nothing is written when the snapshot already had the flags', async () => {
   assert.equal(w.calls, []);
 });
 
-test('a person who cleared the flag by spec before the snapshot is not overridden when the run had not begun', async () => {
+test('a notification that ended without a run (the decision table ended it) sets no flag', async () => {
   const w = world([host('failed', 'h-failed')]);
   // ended without a run (ignored by the decision table, or failed for its age): no run set any flag
   const written = await reapplyRestoredHostFlags(w.d, notification({}), { phase: 'failed', runs: 0 }, true);
