@@ -27,6 +27,9 @@ import type { EngineEvents, FencingPrecondition, IdSource, ProcessorDeps } from 
 import type { RecoveryDriver } from './workflows/recovery-driver.ts';
 import { periodicTask } from './periodic/notification-tasks.ts';
 import { observingWrites, RestoreGuard } from './gates/restore-guard.ts';
+import { reapplyRestoredHostFlags } from './gates/restored-host-flags.ts';
+import { HaHostFlags } from './run/ha-host-flags.ts';
+import { planOf } from './deps/lookups.ts';
 
 /** Lease held by the engine replica that processes notifications. */
 export const ENGINE_LEASE_NAME = 'masakari-engine';
@@ -116,6 +119,19 @@ export function createEngine(o: EngineOptions): Engine {
     events: o.events,
     log,
     isLeading: () => leading,
+    reapplyHostFlags: (restored, final, known) =>
+      reapplyRestoredHostFlags(
+        {
+          hosts,
+          flags: new HaHostFlags({ kube: o.kube, namespace: o.namespace, hosts, clock: manager.clock, log }),
+          events: o.events,
+          log,
+          plan: (n) => planOf({ hosts, segments, config: o.config }, n),
+        },
+        restored,
+        final,
+        known,
+      ),
   });
   notifications.on('add', (n) => guard.observe(n));
   notifications.on('update', (n) => guard.observe(n));

@@ -29,8 +29,6 @@ import { deleteYieldedNotification, readByUuidInto, sealedIntakeStanding } from 
 import type { ReconcileResult } from '../runtime/types.ts';
 import { admitted, phaseOf } from './intake/admitted-notification.ts';
 import type { AdmittedNotification } from './intake/admitted-notification.ts';
-import { planNotification } from './intake/decisions.ts';
-import type { MissingReference, Plan } from './intake/decisions.ts';
 import { BmcFence } from './gates/bmc-fence.ts';
 import { FENCING_RECHECK_MS, FencingWait } from './gates/fencing-wait.ts';
 import { BRAKE_RECHECK_MS, RecoveryBrake } from './gates/recovery-brake.ts';
@@ -38,7 +36,7 @@ import { SourceHostMutex } from './run/source-host-mutex.ts';
 import { processUnfinished } from './periodic/notification-tasks.ts';
 import { checkExpired, failIfStale } from './periodic/expiry.ts';
 import type { NotificationTaskScope } from './periodic/notification-tasks.ts';
-import { segmentOf, sourceHostOf } from './deps/lookups.ts';
+import { planOf, segmentOf, sourceHostOf } from './deps/lookups.ts';
 import type { ProcessorDeps } from './deps/processor-deps.ts';
 import type { LeadershipTerm } from './deps/leadership-term.ts';
 import { claimRun, finishWithoutRun } from './run/claim.ts';
@@ -255,7 +253,7 @@ export class NotificationProcessor {
     }
     let handedToExecutor = false;
     try {
-      let plan = this.plan(n);
+      let plan = planOf(this.deps, n);
       if (plan.kind === 'error' && mode === 'new' && !this.lastChance.has(key)) {
         // Masakari leaves a notification whose host cannot be loaded `new`; the periodic task then gives
         // it its one attempt. Until then, look again in case our cache was just behind.
@@ -296,7 +294,7 @@ export class NotificationProcessor {
       const finalAttempt = mode === 'retry' || (mode === 'new' && this.lastChance.has(key));
       // A cache that missed the host or segment (a watch behind after an API server restart) must not be
       // what fails a notification: before the error plan is run, ask the API server itself.
-      if (plan.kind === 'error' && (await this.reloadReferences(n))) plan = this.plan(n);
+      if (plan.kind === 'error' && (await this.reloadReferences(n))) plan = planOf(this.deps, n);
       const stored = await claimRun(this.deps, n, term.token, mode, finalAttempt, released?.release);
       if (!stored) return {};
       this.bmcFence.claimed(key);
@@ -315,22 +313,6 @@ export class NotificationProcessor {
       this.brake.settle(key);
       if (!handedToExecutor) this.releaseHost(hostUuid, key);
     }
-  }
-
-  private plan(n: AdmittedNotification): Plan | MissingReference {
-    const segment = segmentOf(this.deps, n);
-    const host = sourceHostOf(this.deps, n);
-    if (!host) return { kind: 'error', reason: `Host ${n.status.sourceHostUuid} could not be found.` };
-    if (!segment)
-      return { kind: 'error', reason: `Failover segment ${n.status.failoverSegmentUuid} could not be found.` };
-    return planNotification({
-      uuid: n.status.uuid,
-      type: n.spec.type,
-      sourceHostUuid: n.status.sourceHostUuid,
-      payload: n.spec.payload ?? {},
-      segmentEnabled: segment.spec.enabled ?? true,
-      maintenanceOnlyForNovaCompute: this.deps.config.process_failure.maintenance_only_for_nova_compute,
-    });
   }
 
   /**

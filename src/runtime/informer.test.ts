@@ -498,9 +498,10 @@ test('a watch that keeps failing makes the cache not serving after staleAfterMs;
   await until(() => h.sessions.length === 1);
   h.sessions[0]!.fail(forbidden);
   assert.is(h.informer.health().serving, true, 'one failure is not yet stale');
-  await until(() => !h.informer.health().serving, 3000);
+  // how many relists fit before staleAfterMs depends on the machine's load: wait for both, not one then the other
+  await until(() => !h.informer.health().serving && h.listCalls() >= 3, 5000);
+  assert.is(h.informer.health().serving, false);
   assert.is(h.informer.health().crashed, false, 'liveness holds: retrying can still help');
-  assert.ok(h.listCalls() >= 3, 'each retry relists (and is denied)');
   h.informer.stop();
 
   const back = setup([list(10, obj('a', 5))], {}, { staleAfterMs: 1, healthyAfterMs: 10_000 });

@@ -18,7 +18,7 @@ const n = (
   ...(status ? { status } : {}),
 });
 
-function harness(items: Notification[] = []) {
+function harness(items: Notification[] = [], reapplyHostFlags?: () => Promise<string[]>) {
   const written: Notification[] = [];
   const events: string[] = [];
   let leading = true;
@@ -39,6 +39,7 @@ function harness(items: Notification[] = []) {
     namespace: 'ns',
     log: pino({ level: 'silent' }),
     isLeading: () => leading,
+    ...(reapplyHostFlags ? { reapplyHostFlags } : {}),
     events: {
       onNotification: (o, type, reason) => void events.push(`${type} ${reason} ${o.metadata.name}`),
       onHost: () => undefined,
@@ -61,6 +62,28 @@ test('a notification this engine ended that comes back unfinished is held, its f
   assert.is(h.written[0]?.metadata.resourceVersion, '7', 'over the restored copy, with its resourceVersion');
   assert.not.ok(h.guard.holds('a'));
   assert.equal(h.events, ['Warning RolledBackByRestore a']);
+});
+
+test('the host flags go back before the status; when they fail the notification stays held and nothing is written', async () => {
+  let fail = true;
+  const h = harness([], async () => {
+    if (fail) throw new Error('the API server is unavailable');
+    return ['failed on maintenance'];
+  });
+  h.guard.observe(n('a', 'u1', { phase: 'finished', runs: 1 }), 'written');
+  h.guard.observe(n('a', 'u1', { phase: 'running', runs: 1 }), 'left');
+  h.guard.observe(n('a', 'u1', { phase: 'running', runs: 1 }));
+  const err = await h.guard.reinstate('a').then(
+    () => undefined,
+    (e: Error) => e,
+  );
+  assert.match(err?.message ?? '', /unavailable/);
+  assert.ok(h.guard.holds('a'));
+  assert.equal(h.written, []);
+  fail = false;
+  await h.guard.reinstate('a');
+  assert.is(h.written[0]?.status?.phase, 'finished');
+  assert.not.ok(h.guard.holds('a'));
 });
 
 test('one another engine ended (seen only leaving) is ended failed, saying why, not run again', async () => {

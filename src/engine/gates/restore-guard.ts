@@ -17,6 +17,8 @@
 // engine remembers and the API server no longer has gets a Warning Event
 // `LostInRestore` and masakari_restore_rollbacks_total{what="vanished"}; it
 // is not re-created (its sender must send it again if it still matters).
+// The host flags a rolled-back notification's runs had set are written back
+// with its status (restored-host-flags.ts).
 import type { Logger } from 'pino';
 import type { KubeClient } from '../../k8s/client.ts';
 import { isConflict } from '../../k8s/client.ts';
@@ -84,6 +86,11 @@ export class RestoreGuard {
       events: EngineEvents;
       log: Logger;
       isLeading: () => boolean;
+      /**
+       * Writes back the host flags the notification's runs had set (restored-host-flags.ts), before its
+       * status; returns one line per host written. Throws to be retried with the notification still held.
+       */
+      reapplyHostFlags?: (restored: Notification, final: NotificationStatusBlock, known: boolean) => Promise<string[]>;
     },
   ) {}
 
@@ -200,6 +207,8 @@ export class RestoreGuard {
               'This notification had ended before etcd was restored to a snapshot taken earlier; the engine saw it end but ' +
               'not how, so it is not run again. Check its host and servers in Nova.',
           };
+    // the hosts first: a failure leaves the notification held, and the next reconcile tries both again
+    const hosts = (await this.o.reapplyHostFlags?.(restored, status, known)) ?? [];
     const body: Notification = { ...restored, status };
     try {
       const written = await this.o.kube.replaceStatus<Notification>(
@@ -223,7 +232,8 @@ export class RestoreGuard {
       `etcd was restored to a state in which this notification was ${restored.status?.phase ?? 'new'}; it had ended ` +
         (known
           ? `${seen.status?.phase}, and the engine wrote that status back instead of running it again`
-          : 'before (ended by another engine, outcome unknown here), so the engine ended it failed instead of running it again'),
+          : 'before (ended by another engine, outcome unknown here), so the engine ended it failed instead of running it again') +
+        (hosts.length ? `; host flags set again: ${hosts.join('; ')}` : ''),
     );
   }
 

@@ -12,7 +12,7 @@ import { NOVA_SIDE_EFFECTS } from '../nova/lease-fence.ts';
 const restoreRollbacks = counter(
   undefined,
   'masakari_restore_rollbacks_total',
-  'Notifications an etcd restore rolled back, as the leading engine found them: status (its status went back; the engine wrote back the one it had seen) or vanished (created after the snapshot, gone since; reported, not re-created).',
+  "What an etcd restore rolled back, as the leading engine found it: status (a notification's status went back; the engine wrote back the one it had seen), vanished (a notification created after the snapshot, gone since; reported, not re-created) or host_flags (a host flag a rolled-back recovery had set, written again).",
   ['what'] as const,
 );
 
@@ -115,8 +115,8 @@ export function registerEngineMetrics(registry: Registry): void {
   registerOnce(registry, ALL);
 }
 
-/** A notification an etcd restore rolled back (gates/restore-guard.ts): its status went back, or it vanished. */
-export function countRestoreRollback(what: 'status' | 'vanished'): void {
+/** What an etcd restore rolled back (gates/restore-guard.ts): a status, a notification (vanished), a host flag. */
+export function countRestoreRollback(what: 'status' | 'vanished' | 'host_flags'): void {
   restoreRollbacks.inc({ what });
 }
 

@@ -94,7 +94,7 @@ export async function checkLocks(
 }
 
 /** on_maintenance as the CR says it (status flags count only for the spec generation they were latched for). */
-function crMaintenance(h: Cr): boolean {
+export function crMaintenance(h: Cr): boolean {
   const st = h.status as { onMaintenance?: boolean; flagsGeneration?: number } | undefined;
   if (st?.flagsGeneration !== undefined && st.flagsGeneration === h.metadata.generation) return !!st.onMaintenance;
   return !!h.spec.onMaintenance;

@@ -8,12 +8,14 @@
 // follow (src/engine/gates/restore-guard.ts): each restored notification gets
 // RolledBackByRestore and is finished again without running (no
 // RecoveryStarted or RecoveryResumed after the restore, each server still
-// evacuated exactly once), the late one gets LostInRestore and is not
-// re-created, and every invariant of a chaos run holds.
+// evacuated exactly once, each failed host on maintenance again, whether or
+// not its recovery had set it by the snapshot), the late one gets
+// LostInRestore and is not re-created, and every invariant of a chaos run
+// holds.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { checkInvariants } from './invariants.ts';
+import { checkInvariants, crMaintenance } from './invariants.ts';
 import { MasakariRest } from './rest.ts';
 import { registerHosts, seedNova, sendNotifications, waitTerminal, type RunContext } from './scenario.ts';
 import { topologyFor } from './topology.ts';
@@ -58,7 +60,14 @@ export async function restoreRun(seed: number, ctx: RunContext): Promise<Restore
     }
     const { revision } = await ha.snapshot(file);
     const snapshotAt = since();
-    ctx.log(`  snapshot at revision ${revision}, +${snapshotAt}s`);
+    // flags only go on in this window: a failed host off maintenance now was off in the snapshot, and the
+    // restore takes its flag back (src/engine/gates/restored-host-flags.ts writes it again)
+    const offMaintenance = (await ctx.kube.list(ctx.namespace, 'hahosts')).filter(
+      (h) => t.failed.includes(h.spec.name as string) && !crMaintenance(h),
+    ).length;
+    ctx.log(
+      `  snapshot at revision ${revision}, +${snapshotAt}s; failed hosts not yet on maintenance in it: ${offMaintenance} at least`,
+    );
     await ctx.sim.call('POST', '/holds/release', {});
     await ctx.sim.call('DELETE', '/holds');
 
