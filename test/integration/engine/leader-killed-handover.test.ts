@@ -11,6 +11,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ENGINE_LEASE_NAME } from '../../../src/engine/engine.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
+import { isNotFound } from '../../../src/k8s/client.ts';
 import { killEngineProcess, startEngineProcess } from './engine-process.ts';
 import type { EngineProcess } from './engine-process.ts';
 import { assertEvacuatedOnce, engineEnv, eventually, HOST_DOWN, waitPhase } from './support.ts';
@@ -63,7 +64,9 @@ test('SIGKILL of the leading engine process mid-recovery: the other holds the Le
   for (const identity of ['engine-a', 'engine-b'])
     started.push(await startEngineProcess(e, identity, logPath, leaseEnv));
   const lease = () => e.kube.get<Lease>(RESOURCES.leases, e.namespace, ENGINE_LEASE_NAME);
-  const holder = async () => (await lease()).spec?.holderIdentity;
+  // A ready engine has synced its caches; its first campaign, which creates the Lease, may come a moment later.
+  const holder = async () =>
+    (await lease().catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err))))?.spec?.holderIdentity;
   const first = await eventually('a lease holder', holder, (h) => started.some((p) => p.identity === h));
   const leader = started.find((p) => p.identity === first) as EngineProcess;
   const other = started.find((p) => p !== leader) as EngineProcess;
