@@ -86,6 +86,12 @@ function fakeController(calls: string[]): ControllerFactory {
   };
 }
 
+/** The engine and its manager's start and stop, which the process (here, the test) runs. */
+type TestEngine = Engine & { start(): Promise<void>; stop(): Promise<void> };
+function onManager(manager: Manager, engine: Engine): TestEngine {
+  return Object.assign(engine, { start: () => manager.start(), stop: () => manager.stop() });
+}
+
 function engineFor(
   w: World,
   identity: string,
@@ -94,25 +100,29 @@ function engineFor(
   hostWorkflow: HostWorkflow,
   calls: string[],
   caches: Map<string, KubeInformer<never>> = new Map(),
-): Engine {
-  return createEngine({
-    kube: w.kube,
-    namespace: NS,
-    config: testConfig(),
-    nova,
-    log: quietLog,
-    identity,
-    manager: new Manager({ kube: w.kube, namespace: NS, identity, log: quietLog, runLeader: lease.runner }),
-    informerFactory: (ref, opts) => {
-      const informer = w.informers.factory(ref, opts);
-      caches.set(ref.plural, informer as never);
-      return informer;
-    },
-    makeController: fakeController(calls),
-    events: { onNotification: () => {}, onHost: () => {} },
-    driver: { ...taskflowDriver(), host: hostWorkflow },
-    vmoveIds: counterIds,
-  });
+): TestEngine {
+  const manager = new Manager({ kube: w.kube, namespace: NS, identity, log: quietLog, runLeader: lease.runner });
+  return onManager(
+    manager,
+    createEngine({
+      kube: w.kube,
+      namespace: NS,
+      config: testConfig(),
+      nova,
+      log: quietLog,
+      identity,
+      manager,
+      informerFactory: (ref, opts) => {
+        const informer = w.informers.factory(ref, opts);
+        caches.set(ref.plural, informer as never);
+        return informer;
+      },
+      makeController: fakeController(calls),
+      events: { onNotification: () => {}, onHost: () => {} },
+      driver: { ...taskflowDriver(), host: hostWorkflow },
+      vmoveIds: counterIds,
+    }),
+  );
 }
 
 /** The engine runs on the wall clock here: its notifications are generated now, inside notifications_expired_interval. */
@@ -233,20 +243,24 @@ test('a leader whose Lease is no longer held sends no Nova side effect: the run 
     throw ctx.signal.reason;
   };
   const calls: string[] = [];
-  const e = createEngine({
-    kube: w.kube,
-    namespace: NS,
-    config: testConfig(),
-    nova,
-    log: quietLog,
-    identity: 'engine-a',
-    manager: new Manager({ kube: w.kube, namespace: NS, identity: 'engine-a', log: quietLog, runLeader: runner }),
-    informerFactory: w.informers.factory,
-    makeController: fakeController(calls),
-    events: { onNotification: () => {}, onHost: () => {} },
-    driver: { ...taskflowDriver(), host: workflow },
-    vmoveIds: counterIds,
-  });
+  const manager = new Manager({ kube: w.kube, namespace: NS, identity: 'engine-a', log: quietLog, runLeader: runner });
+  const e = onManager(
+    manager,
+    createEngine({
+      kube: w.kube,
+      namespace: NS,
+      config: testConfig(),
+      nova,
+      log: quietLog,
+      identity: 'engine-a',
+      manager,
+      informerFactory: w.informers.factory,
+      makeController: fakeController(calls),
+      events: { onNotification: () => {}, onHost: () => {} },
+      driver: { ...taskflowDriver(), host: workflow },
+      vmoveIds: counterIds,
+    }),
+  );
   await e.start();
   w.kube.seed(
     RESOURCES.notifications,
@@ -285,20 +299,24 @@ test('a graceful stop hands the run over while the Lease is still held: the serv
     order.push('unlocked');
     throw ctx.signal.reason;
   };
-  const e = createEngine({
-    kube: w.kube,
-    namespace: NS,
-    config: testConfig(),
-    nova,
-    log: quietLog,
-    identity: 'engine-a',
-    manager: new Manager({ kube: w.kube, namespace: NS, identity: 'engine-a', log: quietLog, runLeader: runner }),
-    informerFactory: w.informers.factory,
-    makeController: fakeController([]),
-    events: { onNotification: () => {}, onHost: () => {} },
-    driver: { ...taskflowDriver(), host: workflow },
-    vmoveIds: counterIds,
-  });
+  const manager = new Manager({ kube: w.kube, namespace: NS, identity: 'engine-a', log: quietLog, runLeader: runner });
+  const e = onManager(
+    manager,
+    createEngine({
+      kube: w.kube,
+      namespace: NS,
+      config: testConfig(),
+      nova,
+      log: quietLog,
+      identity: 'engine-a',
+      manager,
+      informerFactory: w.informers.factory,
+      makeController: fakeController([]),
+      events: { onNotification: () => {}, onHost: () => {} },
+      driver: { ...taskflowDriver(), host: workflow },
+      vmoveIds: counterIds,
+    }),
+  );
   await e.start();
   w.kube.seed(
     RESOURCES.notifications,

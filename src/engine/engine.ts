@@ -70,13 +70,10 @@ export interface EngineOptions {
   approvalGuard?: ProcessorDeps['approvalGuard'];
 }
 
+/** The engine registered on its manager; it runs once the manager starts, and stops with it. */
 export interface Engine {
-  /** Starts the manager: the caches (resolves once synced), then the campaign for the Lease in the background. */
-  start(): Promise<void>;
   ready(): boolean;
   isLeading(): boolean;
-  /** Stops the manager: leading ends (runs in flight are cancelled and resume on the next leader), then the caches. */
-  stop(): Promise<void>;
   readonly processor: NotificationProcessor;
 }
 
@@ -211,9 +208,7 @@ export function createEngine(o: EngineOptions): Engine {
 
   return {
     processor,
-    start: () => manager.start(),
     ready: () => informers.every(informerReady),
     isLeading: () => leading,
-    stop: () => manager.stop(),
   };
 }
