@@ -38,7 +38,8 @@ import {
 import { KubeWriteHealth, kubeWriteHealthObserver } from './kube-write-health.ts';
 import { createMetricsRegistry, kubeCallObserver, openStackCallObserver } from './metrics.ts';
 import { operatorVersion } from './version.ts';
-import { Manager } from '../runtime/manager.ts';
+import type { Manager } from '../runtime/manager.ts';
+import { createProcessManager } from './process-manager.ts';
 import {
   createAdmissionSeal,
   loadAdmissionSealKey,
@@ -272,16 +273,10 @@ export async function runOperator(opts: RunOptions): Promise<number> {
 
     // One manager for every component of this process: one cache per (resource, namespace, selectors),
     // one election per Lease, one start and one shutdown order.
-    const processManager = new Manager({
-      kube: client,
-      namespace: config.operator.namespace,
-      identity,
-      log,
-      metrics,
-      lease: config.operator,
-      compactHeapAfterSync: true,
-      ...(opts.informerDeps ? { informerDeps: opts.informerDeps } : {}),
-    });
+    const processManager = createProcessManager(
+      { kube: client, namespace: config.operator.namespace, identity, log, metrics, config },
+      { compactHeapAfterSync: true, ...(opts.informerDeps ? { informerDeps: opts.informerDeps } : {}) },
+    );
     made.manager = processManager;
     // Normally stopped before the clean-ups (runShutdown); here for a failed start-up.
     cleanups.push(async () => {

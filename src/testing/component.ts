@@ -4,22 +4,15 @@
 // manager. Components never start or stop a manager themselves: the process
 // does, or this.
 import type { AppContext, Component } from '../app/component.ts';
-import { Manager } from '../runtime/manager.ts';
+import type { Manager } from '../runtime/manager.ts';
+import { createProcessManager } from '../app/process-manager.ts';
 import type { Clock } from '../time/clock.ts';
 
 export type ContextWithoutManager = Omit<AppContext, 'manager'>;
 
-/** A manager as the process makes it (Leases in ctx.namespace, [operator] lease timings), without the heap compaction. */
+/** The manager the process would make for ctx (createProcessManager), without the heap compaction. */
 export function testManager(ctx: ContextWithoutManager, o: { clock?: Clock } = {}): Manager {
-  return new Manager({
-    kube: ctx.kube,
-    namespace: ctx.namespace,
-    identity: ctx.identity,
-    log: ctx.log,
-    metrics: ctx.metrics,
-    lease: ctx.config.operator,
-    ...(o.clock ? { clock: o.clock } : {}),
-  });
+  return createProcessManager(ctx, o.clock ? { clock: o.clock } : {});
 }
 
 /** create(ctx) with a manager of its own; resolves once the manager started (caches synced, campaigns begun). */
