@@ -1,26 +1,20 @@
 // One component on its own, started the way the process starts its
-// components (src/app/run.ts): a manager made for it, the component created
-// with it, then the manager started; stop() stops the component, then the
-// manager. Components never start or stop a manager themselves: the process
-// does, or this.
+// components (src/app/run.ts): a manager made for it (createProcessManager),
+// the component created with it, then the manager started; stop() stops the
+// component, then the manager. Components never start or stop a manager
+// themselves: the process does, or this.
 import type { AppContext, Component } from '../app/component.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { createProcessManager } from '../app/process-manager.ts';
-import type { Clock } from '../time/clock.ts';
 
 export type ContextWithoutManager = Omit<AppContext, 'manager'>;
-
-/** The manager the process would make for ctx (createProcessManager), without the heap compaction. */
-export function testManager(ctx: ContextWithoutManager, o: { clock?: Clock } = {}): Manager {
-  return createProcessManager(ctx, o.clock ? { clock: o.clock } : {});
-}
 
 /** create(ctx) with a manager of its own; resolves once the manager started (caches synced, campaigns begun). */
 export async function startComponent<C extends Component>(
   ctx: ContextWithoutManager,
   create: (ctx: AppContext) => Promise<C>,
 ): Promise<C & { manager: Manager }> {
-  const manager = testManager(ctx);
+  const manager = createProcessManager(ctx);
   let component: C;
   try {
     component = await create({ ...ctx, manager });
