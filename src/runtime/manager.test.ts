@@ -189,6 +189,21 @@ test('the end-of-term hooks run once every runnable of the term stopped, still u
   assert.equal(leases.campaigns, ['engine'], 'a Lease with hooks only is not campaigned for');
 });
 
+test('a failing end-of-term hook is logged; the hooks after it still run and the Lease is still released', async () => {
+  const events: string[] = [];
+  const { m } = manager(events);
+  m.add(recording('engine', events), { name: 'engine', needLeaderElection: true, lease: 'engine' });
+  m.onTermEnd('engine', () => Promise.reject(new Error('boom')));
+  m.onTermEnd('engine', () => {
+    throw new Error('boom, synchronously');
+  });
+  m.onTermEnd('engine', () => void events.push('last hook'));
+  await m.start();
+  await until(() => m.isLeading('engine'));
+  await m.stop();
+  assert.equal(events, ['engine start', 'engine stop', 'last hook', 'engine released']);
+});
+
 test('a failing runnable is logged, not thrown; the others keep running', async () => {
   const events: string[] = [];
   const { m } = manager(events);
