@@ -8,107 +8,43 @@ import { eventually } from '../../support/eventually.ts';
 import { randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
-import { useNamespace } from '../../support/cluster.ts';
-import type { TestNamespace } from '../../support/cluster.ts';
-import { fastConfig } from '../engine/support.ts';
+import { componentEnv } from '../../support/component-env.ts';
+import type { ComponentEnv } from '../../support/component-env.ts';
 import type { Component } from '../../../src/app/component.ts';
 import { HaService } from '../../../src/domain/ha-service.ts';
 import { effectiveFlags } from '../../../src/domain/host-flags.ts';
 import { createComponent as createEngine } from '../../../src/engine/component.ts';
-import { createKubeClient } from '../../../src/k8s/kube-client.ts';
-import type { KubeClient } from '../../../src/k8s/client.ts';
 import { REMEDIATION_RESOURCES, RESOURCES } from '../../../src/k8s/resources.ts';
 import type { MasakariRemediation, NodeLike } from '../../../src/model/remediation-types.ts';
 import type { HaHost, Notification } from '../../../src/model/types.ts';
-import { createNovaClient } from '../../../src/openstack/index.ts';
-import type { HttpNovaClient } from '../../../src/openstack/index.ts';
 import { createComponent as createRemediation } from '../../../src/remediation/component.ts';
-import { startSimulator } from '../../../tools/simulator/server.ts';
-import type { Simulator } from '../../../tools/simulator/server.ts';
-import { createCrRepository } from '../../../src/store/index.ts';
-import type { CrRepositoryHandle } from '../../../src/store/index.ts';
 
-const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
 const NODE = `rtn-${randomBytes(3).toString('hex')}`;
 
-interface Env {
-  ns: TestNamespace;
-  kube: KubeClient;
-  sim: Simulator;
-  nova: HttpNovaClient;
-  store: CrRepositoryHandle;
+interface Env extends ComponentEnv {
   engine: Component;
   /** Started once the finished remediation exists, as after a remediator restart: it never raced its making. */
   remediation?: Component;
-  appContext: (identity: string) => Parameters<typeof createRemediation>[0];
-  stop: AbortController;
 }
 
 const test = suite<{ env?: Env }>('a deleted MasakariRemediation returns its host to service', {});
 
 test.before(async (ctx) => {
-  const ns = await useNamespace('remediation-return');
-  const kube = createKubeClient(ns.kc);
-  const sim = await startSimulator({
+  const env = await componentEnv({
+    namespace: 'remediation-return',
+    segment: 'returning',
     hosts: [NODE, `${NODE}-spare`],
     servers: [{ name: 'vm-a', host: NODE, metadata: { HA_Enabled: 'True' } }],
+    segmentSpec: { returnToService: { policy: 'Restore' } },
   });
-  const nova = createNovaClient(sim.clientCredentials, { timeoutMs: 5_000, maxRetries: 1 });
-  const config = fastConfig();
-  const store = createCrRepository({ kube, namespace: ns.namespace, config, log });
-  await store.start();
-  const segment = await store.createSegment({
-    name: 'returning',
-    service_type: 'COMPUTE',
-    recovery_method: 'auto',
-    description: null,
-    enabled: true,
-  });
-  for (const name of [NODE, `${NODE}-spare`]) {
-    await store.createHost(segment.uuid, {
-      name,
-      type: 'COMPUTE',
-      control_attributes: 'SSH',
-      reserved: false,
-      on_maintenance: false,
-    });
-  }
-  await kube.mergePatch(RESOURCES.segments, ns.namespace, segment.k8sName, {
-    spec: { returnToService: { policy: 'Restore' } },
-  });
-  await eventually(
-    'hosts admitted',
-    async () => store.listHosts().length,
-    (n) => n === 2,
-  );
-  const stop = new AbortController();
-  const appContext = (identity: string) => ({
-    config,
-    namespace: ns.namespace,
-    kube,
-    nova,
-    log: log.child({ identity }),
-    metrics: new Registry(),
-    identity,
-    signal: stop.signal,
-  });
-  const engine = await createEngine(appContext('test-engine'));
-  ctx.env = { ns, kube, sim, nova, store, engine, appContext, stop };
+  const engine = await createEngine(env.appContext('test-engine'));
+  ctx.env = { ...env, engine };
 });
 
 test.after(async ({ env }) => {
   if (!env) return;
-  env.stop.abort();
-  await env.remediation?.stop();
-  await env.engine.stop();
-  await env.store.stop();
-  await env.nova.session.close();
-  env.sim.state.clearTimers();
-  await env.sim.stop();
   await env.kube.delete(RESOURCES.nodes, undefined, NODE).catch(() => undefined);
-  await env.ns.cleanup();
+  await env.close(env.remediation, env.engine);
 });
 
 test('Restore: deleting the remediation of a recovered, healthy host clears forced_down, disabled and on_maintenance', async ({
@@ -118,7 +54,7 @@ test('Restore: deleting the remediation of a recovered, healthy host clears forc
   // What a remediation leaves: the host fenced and forced down, its notification's recovery finished.
   e.sim.state.failHost(NODE, { forcedDown: true });
   const fencedAt = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const service = new HaService(e.store, { exists: async () => true }, fastConfig().DEFAULT);
+  const service = new HaService(e.store, { exists: async () => true }, e.config.DEFAULT);
   const filed = await service.createNotification({
     notification: {
       type: 'COMPUTE_HOST',

@@ -15,19 +15,22 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
 import { loadAll } from 'js-yaml';
-import { useNamespace } from '../../support/cluster.ts';
-import type { TestNamespace } from '../../support/cluster.ts';
+import {
+  componentEnv,
+  conditionOf as cond,
+  createIfAbsent,
+  notificationsOf as notifications,
+  openCrd,
+  untilServed,
+} from '../../support/component-env.ts';
+import type { ComponentEnv } from '../../support/component-env.ts';
 import { ensureNhc, startNhc } from '../../support/nhc.ts';
 import type { RunningNhc } from '../../support/nhc.ts';
-import { fastConfig } from '../engine/support.ts';
 import type { Component } from '../../../src/app/component.ts';
 import { createComponent as createEngine } from '../../../src/engine/component.ts';
-import { createKubeClient } from '../../../src/k8s/kube-client.ts';
 import type { KubeClient, ResourceRef } from '../../../src/k8s/client.ts';
-import { isAlreadyExists, isNotFound } from '../../../src/k8s/client.ts';
+import { isNotFound } from '../../../src/k8s/client.ts';
 import { RESOURCES, REMEDIATION_RESOURCES } from '../../../src/k8s/resources.ts';
 import type {
   FenceAgentsRemediationLike,
@@ -36,16 +39,9 @@ import type {
   MasakariRemediationSpec,
 } from '../../../src/model/remediation-types.ts';
 import type { Condition, Notification } from '../../../src/model/types.ts';
-import { createNovaClient } from '../../../src/openstack/index.ts';
-import type { HttpNovaClient } from '../../../src/openstack/index.ts';
 import { createComponent as createRemediation } from '../../../src/remediation/component.ts';
 import type { RemediationComponent } from '../../../src/remediation/component.ts';
-import { startSimulator } from '../../../tools/simulator/server.ts';
-import type { Simulator } from '../../../tools/simulator/server.ts';
-import { createCrRepository } from '../../../src/store/index.ts';
-import type { CrRepositoryHandle } from '../../../src/store/index.ts';
 
-const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
 // Nodes, leases and NodeHealthChecks are cluster-wide: names carry a per-run suffix.
 const SUFFIX = randomBytes(3).toString('hex');
 const node = (group: string, n: number): string => `nhc-${SUFFIX}-${group}${n}`;
@@ -70,16 +66,10 @@ interface NodeHealthCheck {
   };
 }
 
-interface Env {
-  ns: TestNamespace;
-  kube: KubeClient;
-  sim: Simulator;
-  nova: HttpNovaClient;
-  store: CrRepositoryHandle;
+interface Env extends ComponentEnv {
   engine: Component;
   remediation: RemediationComponent;
   nhc: RunningNhc;
-  stop: AbortController;
 }
 
 const test = suite<{ env?: Env }>('the real NodeHealthCheck operator drives MasakariRemediation', {});
@@ -88,9 +78,6 @@ const test = suite<{ env?: Env }>('the real NodeHealthCheck operator drives Masa
 
 const GROUPS = { chain: 1, farchain: 1, fastfail: 1, stuck: 1, exclude: 2, lease: 1, midway: 1, quorum: 3 } as const;
 type Group = keyof typeof GROUPS;
-
-const cond = (r: { status?: { conditions?: Condition[] } } | undefined, type: string) =>
-  r?.status?.conditions?.find((c) => c.type === type);
 
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString().replace(/\.\d+Z$/, 'Z');
 
@@ -192,11 +179,6 @@ const approve = (env: Env, name: string) =>
     metadata: { annotations: { 'masakari.openkeel.io/fencing-approved-by': 'nhc-test@ops' } },
   });
 
-const notifications = async (env: Env, host: string) =>
-  (await env.kube.list<Notification>(RESOURCES.notifications, env.ns.namespace)).items.filter(
-    (n) => n.spec.hostname === host,
-  );
-
 async function readLease(env: Env, nodeName: string): Promise<LeaseLike | undefined> {
   try {
     return await env.kube.get<LeaseLike>(RESOURCES.leases, LEASE_NS, `node-${nodeName}`);
@@ -228,26 +210,6 @@ const FAR_TEMPLATES: ResourceRef = {
   namespaced: true,
 };
 
-const testCrd = (kind: string, plural: string) => ({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${plural}.${FAR_GROUP}` },
-  spec: {
-    group: FAR_GROUP,
-    scope: 'Namespaced',
-    names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-    versions: [
-      {
-        name: 'v1alpha1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-      },
-    ],
-  },
-});
-
 const farTemplateRef = (env: Env) => ({
   apiVersion: `${FAR_GROUP}/v1alpha1`,
   kind: 'FenceAgentsRemediationTemplate',
@@ -256,16 +218,12 @@ const farTemplateRef = (env: Env) => ({
 });
 
 async function createFarTemplate(env: Env): Promise<void> {
-  try {
-    await env.kube.create(FAR_TEMPLATES, env.ns.namespace, {
-      apiVersion: `${FAR_GROUP}/v1alpha1`,
-      kind: 'FenceAgentsRemediationTemplate',
-      metadata: { name: 'far' },
-      spec: { template: { spec: { agent: 'fence_ipmilan', sharedparameters: { '--action': 'off' } } } },
-    });
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-  }
+  await createIfAbsent(env.kube, FAR_TEMPLATES, env.ns.namespace, {
+    apiVersion: `${FAR_GROUP}/v1alpha1`,
+    kind: 'FenceAgentsRemediationTemplate',
+    metadata: { name: 'far' },
+    spec: { template: { spec: { agent: 'fence_ipmilan', sharedparameters: { '--action': 'off' } } } },
+  });
 }
 
 async function farOf(env: Env, nodeName: string): Promise<FenceAgentsRemediationLike | undefined> {
@@ -304,113 +262,44 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test.before(async (ctx) => {
   const nhcBuild = await ensureNhc();
-  const ns = await useNamespace('nhc-real');
-  const kube = createKubeClient(ns.kc);
-  for (const file of nhcBuild.crdFiles) {
-    for (const doc of loadAll(readFileSync(file, 'utf8'))) {
-      const crd = doc as { metadata: { name: string } } | null;
-      if (!crd) continue;
-      try {
-        await kube.create(RESOURCES.crds, undefined, crd);
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-      }
-    }
-  }
-  await eventually(
-    'the NodeHealthCheck CRD to be served',
-    async () => {
-      try {
-        await kube.list(NHCS, undefined);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    (ok) => ok,
-  );
-
-  for (const [kind, plural] of [
-    ['FenceAgentsRemediation', 'fenceagentsremediations'],
-    ['FenceAgentsRemediationTemplate', 'fenceagentsremediationtemplates'],
-  ] as const) {
-    try {
-      await kube.create(RESOURCES.crds, undefined, testCrd(kind, plural));
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
-    }
-  }
-  await eventually(
-    'the FenceAgentsRemediationTemplate CRD to be served',
-    async () => {
-      try {
-        await kube.list(FAR_TEMPLATES, ns.namespace);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    (ok) => ok,
-  );
-
   const nodes = (Object.keys(GROUPS) as Group[]).flatMap((g) =>
     Array.from({ length: GROUPS[g] }, (_, i) => ({ name: node(g, i + 1), group: g })),
   );
-  for (const n of nodes) {
-    await kube.create(RESOURCES.nodes, undefined, {
-      metadata: { name: n.name, labels: { [GROUP_LABEL]: `${n.group}-${SUFFIX}` } },
-    });
-  }
-  const sim = await startSimulator({
+  const env = await componentEnv({
+    namespace: 'nhc-real',
+    segment: 'workers',
     hosts: [...nodes.map((n) => n.name), `spare-${SUFFIX}`],
     servers: [
       { name: 'chain-vm', host: node('chain', 1), metadata: { HA_Enabled: 'True' } },
       { name: 'midway-vm', host: node('midway', 1), metadata: { HA_Enabled: 'True' } },
     ],
   });
-  const nova = createNovaClient(sim.clientCredentials, { timeoutMs: 5_000, maxRetries: 1 });
-  const config = fastConfig();
-  const store = createCrRepository({ kube, namespace: ns.namespace, config, log });
-  await store.start();
-  const segment = await store.createSegment({
-    name: 'workers',
-    service_type: 'COMPUTE',
-    recovery_method: 'auto',
-    description: null,
-    enabled: true,
-  });
-  for (const n of [...nodes.map((x) => x.name), `spare-${SUFFIX}`]) {
-    await store.createHost(segment.uuid, {
-      name: n,
-      type: 'COMPUTE',
-      control_attributes: 'SSH',
-      reserved: false,
-      on_maintenance: false,
+  const { kube, ns } = env;
+  for (const file of nhcBuild.crdFiles) {
+    for (const doc of loadAll(readFileSync(file, 'utf8'))) {
+      if (doc) await createIfAbsent(kube, RESOURCES.crds, undefined, doc);
+    }
+  }
+  await untilServed(kube, NHCS, undefined);
+  for (const [kind, plural] of [
+    ['FenceAgentsRemediation', 'fenceagentsremediations'],
+    ['FenceAgentsRemediationTemplate', 'fenceagentsremediationtemplates'],
+  ] as const) {
+    await createIfAbsent(kube, RESOURCES.crds, undefined, openCrd(FAR_GROUP, kind, plural));
+  }
+  await untilServed(kube, FAR_TEMPLATES, ns.namespace);
+  for (const n of nodes) {
+    await kube.create(RESOURCES.nodes, undefined, {
+      metadata: { name: n.name, labels: { [GROUP_LABEL]: `${n.group}-${SUFFIX}` } },
     });
   }
-  await eventually(
-    'the hahosts to be admitted',
-    async () => store.listHosts().length,
-    (c) => c === nodes.length + 1,
-  );
   // every Node Ready before NHC looks
   for (const n of nodes) await setReady(kube, n.name, true);
 
-  const stop = new AbortController();
-  const appContext = (identity: string) => ({
-    config,
-    namespace: ns.namespace,
-    kube,
-    nova,
-    log: log.child({ identity }),
-    metrics: new Registry(),
-    identity,
-    signal: stop.signal,
-  });
-  const engine = await createEngine(appContext('test-engine'));
-  const remediation = await createRemediation(appContext('test-remediation'), { followIntervalMs: 300 });
+  const engine = await createEngine(env.appContext('test-engine'));
+  const remediation = await createRemediation(env.appContext('test-remediation'), { followIntervalMs: 300 });
   const nhc = await startNhc({ kubeconfigPath: ns.kubeconfigPath, deploymentNamespace: ns.namespace });
-  ctx.env = { ns, kube, sim, nova, store, engine, remediation, nhc, stop };
+  ctx.env = { ...env, engine, remediation, nhc };
   await eventually(
     'the remediation leader',
     async () => remediation.isLeading(),
@@ -424,14 +313,7 @@ test.after(async ({ env }) => {
     await env.kube.delete(NHCS, undefined, `${g}-${SUFFIX}`).catch(() => undefined);
   }
   await env.nhc.stop();
-  env.stop.abort();
-  await env.remediation.stop();
-  await env.engine.stop();
-  await env.store.stop();
-  await env.nova.session.close();
-  env.sim.state.clearTimers();
-  await env.sim.stop();
-  await env.ns.cleanup();
+  await env.close(env.remediation, env.engine);
 });
 
 // ------------------------------------------------------------------ tests

@@ -13,16 +13,17 @@ import { eventually } from '../../support/eventually.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
-import { useNamespace } from '../../support/cluster.ts';
-import type { TestNamespace } from '../../support/cluster.ts';
-import { fastConfig } from '../engine/support.ts';
+import {
+  componentEnv,
+  conditionOf as cond,
+  createIfAbsent,
+  notificationsOf as notifications,
+  openCrd,
+} from '../../support/component-env.ts';
+import type { ComponentEnv } from '../../support/component-env.ts';
 import type { Component } from '../../../src/app/component.ts';
 import { createComponent as createEngine } from '../../../src/engine/component.ts';
-import { createKubeClient } from '../../../src/k8s/kube-client.ts';
-import type { KubeClient } from '../../../src/k8s/client.ts';
-import { isAlreadyExists, isNotFound } from '../../../src/k8s/client.ts';
+import { isNotFound } from '../../../src/k8s/client.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { REMEDIATION_RESOURCES } from '../../../src/k8s/resources.ts';
 import type {
@@ -31,66 +32,22 @@ import type {
   MasakariRemediationSpec,
   MasakariRemediationTemplate,
 } from '../../../src/model/remediation-types.ts';
-import type { Condition, Notification } from '../../../src/model/types.ts';
-import { createNovaClient } from '../../../src/openstack/index.ts';
-import type { HttpNovaClient } from '../../../src/openstack/index.ts';
+import type { Notification } from '../../../src/model/types.ts';
 import { createComponent as createRemediation } from '../../../src/remediation/component.ts';
 import type { RemediationComponent } from '../../../src/remediation/component.ts';
-import { startSimulator } from '../../../tools/simulator/server.ts';
-import type { Simulator } from '../../../tools/simulator/server.ts';
-import { createCrRepository } from '../../../src/store/index.ts';
-import type { CrRepositoryHandle } from '../../../src/store/index.ts';
 
-const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
 // Nodes and medik8s leases are cluster-wide: names carry a per-run suffix.
 const SUFFIX = randomBytes(3).toString('hex');
 const node = (n: number): string => `rem-${SUFFIX}-w${n}`;
 
-interface Env {
-  ns: TestNamespace;
-  kube: KubeClient;
-  sim: Simulator;
-  nova: HttpNovaClient;
-  store: CrRepositoryHandle;
+interface Env extends ComponentEnv {
   engine: Component;
   remediation: RemediationComponent;
-  stop: AbortController;
 }
 
 const test = suite<{ env?: Env }>('MasakariRemediation as a NodeHealthCheck remediator', {});
 
 // ------------------------------------------------------------------ fixtures
-
-const testCrd = (group: string, kind: string, plural: string) => ({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${plural}.${group}` },
-  spec: {
-    group,
-    scope: 'Namespaced',
-    names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-    versions: [
-      {
-        name: 'v1alpha1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-      },
-    ],
-  },
-});
-
-async function ensure<T>(kube: KubeClient, ref: Parameters<KubeClient['create']>[0], ns: string | undefined, body: T) {
-  try {
-    await kube.create(ref, ns, body);
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-  }
-}
-
-const cond = (r: { status?: { conditions?: Condition[] } } | undefined, type: string) =>
-  r?.status?.conditions?.find((c) => c.type === type);
 
 /**
  * What NodeHealthCheck creates from a template with the multiple-templates annotation; `spec` is the
@@ -127,11 +84,6 @@ async function nhcCreates(env: Env, nodeName: string, spec: MasakariRemediationS
 
 const getRemediation = (env: Env, name: string) =>
   env.kube.get<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, env.ns.namespace, name);
-
-const notifications = async (env: Env, host: string) =>
-  (await env.kube.list<Notification>(RESOURCES.notifications, env.ns.namespace)).items.filter(
-    (n) => n.spec.hostname === host,
-  );
 
 async function farFor(env: Env, nodeName: string, succeeded: boolean | undefined): Promise<void> {
   const ref = REMEDIATION_RESOURCES.fenceAgentsRemediations;
@@ -171,25 +123,7 @@ async function farFor(env: Env, nodeName: string, succeeded: boolean | undefined
 // ------------------------------------------------------------------ set-up
 
 test.before(async (ctx) => {
-  const ns = await useNamespace('remediation');
-  const kube = createKubeClient(ns.kc);
-  // Only FAR's CRD: SelfNodeRemediation stays absent, to show a missing CRD is "no proof", not a failure.
-  await ensure(
-    kube,
-    RESOURCES.crds,
-    undefined,
-    testCrd('fence-agents-remediation.medik8s.io', 'FenceAgentsRemediation', 'fenceagentsremediations'),
-  );
-  await ensure(kube, RESOURCES.namespaces, undefined, { metadata: { name: 'medik8s-leases' } });
   const hosts = [1, 2, 3, 4, 5, 6].map(node);
-  // Node 7 runs no registered host; node 8 is remediated from a template; node 9 is excluded from remediation;
-  // node 10's remediator "crashes" after filing; node 12 is wrongly annotated with node 11's host.
-  for (const h of [...hosts, node(7), node(8), node(9), node(10), node(11), node(12)])
-    await ensure(kube, RESOURCES.nodes, undefined, { metadata: { name: h } });
-  // Node 5 runs the compute host under another name: the mapping annotation.
-  await kube.mergePatch(RESOURCES.nodes, undefined, node(5), {
-    metadata: { annotations: { 'masakari.openkeel.io/compute-host': `cmp-${SUFFIX}-5` } },
-  });
   const simHosts = [
     ...hosts.slice(0, 4),
     `cmp-${SUFFIX}-5`,
@@ -200,54 +134,37 @@ test.before(async (ctx) => {
     node(11),
     `spare-${SUFFIX}`,
   ];
-  const sim = await startSimulator({
+  const env = await componentEnv({
+    namespace: 'remediation',
+    segment: 'workers',
     hosts: simHosts,
     servers: [
       { name: 'vm-a', host: node(1), metadata: { HA_Enabled: 'True' } },
       { name: 'vm-b', host: node(1), metadata: { HA_Enabled: 'True' } },
     ],
+    // Host 6 is under maintenance in Masakari: it must not be recovered.
+    onMaintenance: [node(6)],
   });
-  const nova = createNovaClient(sim.clientCredentials, { timeoutMs: 5_000, maxRetries: 1 });
-  const config = fastConfig();
-  const store = createCrRepository({ kube, namespace: ns.namespace, config, log });
-  await store.start();
-  const segment = await store.createSegment({
-    name: 'workers',
-    service_type: 'COMPUTE',
-    recovery_method: 'auto',
-    description: null,
-    enabled: true,
-  });
-  for (const name of simHosts) {
-    await store.createHost(segment.uuid, {
-      name,
-      type: 'COMPUTE',
-      control_attributes: 'SSH',
-      reserved: false,
-      // Host 6 is under maintenance in Masakari: it must not be recovered.
-      on_maintenance: name === node(6),
-    });
-  }
-  await eventually(
-    `for the ${ns.namespace} hahosts to be admitted`,
-    async () => store.listHosts().length,
-    (n) => n === simHosts.length,
-  );
-
-  const stop = new AbortController();
-  const appContext = (identity: string) => ({
-    config,
-    namespace: ns.namespace,
+  const { kube } = env;
+  // Only FAR's CRD: SelfNodeRemediation stays absent, to show a missing CRD is "no proof", not a failure.
+  await createIfAbsent(
     kube,
-    nova,
-    log: log.child({ identity }),
-    metrics: new Registry(),
-    identity,
-    signal: stop.signal,
+    RESOURCES.crds,
+    undefined,
+    openCrd('fence-agents-remediation.medik8s.io', 'FenceAgentsRemediation', 'fenceagentsremediations'),
+  );
+  await createIfAbsent(kube, RESOURCES.namespaces, undefined, { metadata: { name: 'medik8s-leases' } });
+  // Node 7 runs no registered host; node 8 is remediated from a template; node 9 is excluded from remediation;
+  // node 10's remediator "crashes" after filing; node 12 is wrongly annotated with node 11's host.
+  for (const h of [...hosts, node(7), node(8), node(9), node(10), node(11), node(12)])
+    await createIfAbsent(kube, RESOURCES.nodes, undefined, { metadata: { name: h } });
+  // Node 5 runs the compute host under another name: the mapping annotation.
+  await kube.mergePatch(RESOURCES.nodes, undefined, node(5), {
+    metadata: { annotations: { 'masakari.openkeel.io/compute-host': `cmp-${SUFFIX}-5` } },
   });
-  const engine = await createEngine(appContext('test-engine'));
-  const remediation = await createRemediation(appContext('test-remediation'), { followIntervalMs: 300 });
-  ctx.env = { ns, kube, sim, nova, store, engine, remediation, stop };
+  const engine = await createEngine(env.appContext('test-engine'));
+  const remediation = await createRemediation(env.appContext('test-remediation'), { followIntervalMs: 300 });
+  ctx.env = { ...env, engine, remediation };
   await eventually(
     'the remediation leader',
     async () => remediation.isLeading(),
@@ -256,15 +173,7 @@ test.before(async (ctx) => {
 });
 
 test.after(async ({ env }) => {
-  if (!env) return;
-  env.stop.abort();
-  await env.remediation.stop();
-  await env.engine.stop();
-  await env.store.stop();
-  await env.nova.session.close();
-  env.sim.state.clearTimers();
-  await env.sim.stop();
-  await env.ns.cleanup();
+  await env?.close(env.remediation, env.engine);
 });
 
 // ------------------------------------------------------------------ tests
