@@ -16,7 +16,7 @@ import { createKubeClient } from '../../src/k8s/kube-client.ts';
 import type { KubeClient, ResourceRef } from '../../src/k8s/client.ts';
 import { isAlreadyExists } from '../../src/k8s/client.ts';
 import { RESOURCES } from '../../src/k8s/resources.ts';
-import type { Condition, FailoverSegment, Notification } from '../../src/model/types.ts';
+import type { FailoverSegment, Notification } from '../../src/model/types.ts';
 import { createNovaClient } from '../../src/openstack/index.ts';
 import type { HttpNovaClient } from '../../src/openstack/index.ts';
 import { createCrRepository } from '../../src/store/index.ts';
@@ -175,7 +175,3 @@ export const notificationsOf = async (env: { kube: KubeClient; ns: TestNamespace
   (await env.kube.list<Notification>(RESOURCES.notifications, env.ns.namespace)).items.filter(
     (n) => n.spec.hostname === host,
   );
-
-/** A condition of an object's status. */
-export const conditionOf = (r: { status?: { conditions?: Condition[] } } | undefined, type: string) =>
-  r?.status?.conditions?.find((c) => c.type === type);

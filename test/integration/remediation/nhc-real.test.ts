@@ -18,12 +18,18 @@ import * as assert from 'uvu/assert';
 import { loadAll } from 'js-yaml';
 import {
   componentEnv,
-  conditionOf as cond,
   createIfAbsent,
   notificationsOf as notifications,
   openCrd,
   untilServed,
 } from '../../support/component-env.ts';
+import {
+  conditionOf as cond,
+  getRemediation,
+  remediationWhen,
+  succeededRemediation,
+  waitingForFencing,
+} from '../../support/remediation.ts';
 import type { ComponentEnv } from '../../support/component-env.ts';
 import { ensureNhc, startNhc } from '../../support/nhc.ts';
 import type { RunningNhc } from '../../support/nhc.ts';
@@ -170,9 +176,6 @@ async function theRemediation(env: Env, nodeName: string, label = 'NHC to create
   );
   return r!;
 }
-
-const getRemediation = (env: Env, name: string) =>
-  env.kube.get<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, env.ns.namespace, name);
 
 const approve = (env: Env, name: string) =>
   env.kube.mergePatch(REMEDIATION_RESOURCES.remediations, env.ns.namespace, name, {
@@ -346,11 +349,7 @@ test('NotReady → NHC creates the CR and holds the node lease → fenced → ev
     (l) => !!l,
   );
   assert.is(lease!.spec?.holderIdentity, `NodeHealthCheck-${nhcName}`);
-  const waiting = await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, created.metadata.name!),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  const waiting = await waitingForFencing(e, created.metadata.name!);
   assert.is(cond(waiting, 'Processing')?.status, 'True');
   assert.is(cond(waiting, 'Succeeded')?.status, 'Unknown');
   assert.ok(waiting.metadata.finalizers?.includes('masakari.openkeel.io/remediation'));
@@ -358,13 +357,7 @@ test('NotReady → NHC creates the CR and holds the node lease → fenced → ev
 
   e.sim.state.failHost(w);
   await approve(e, created.metadata.name!);
-  const done = await eventually(
-    'Succeeded=True',
-    () => getRemediation(e, created.metadata.name!),
-    (r) => cond(r, 'Succeeded')?.status !== 'Unknown',
-    60_000,
-  );
-  assert.is(cond(done, 'Succeeded')?.status, 'True', JSON.stringify(done.status));
+  const done = await succeededRemediation(e, created.metadata.name!);
   assert.is(cond(done, 'Processing')?.status, 'False');
   const vm = [...e.sim.state.servers.values()].find((s) => s.name === 'chain-vm');
   assert.is.not(vm?.host, w);
@@ -427,13 +420,7 @@ test("escalation FAR → Masakari: FAR's Succeeded=True gets no timeout annotati
   // After FAR's 5 s step NHC moves on without annotating FAR's CR (Succeeded=True) and creates ours.
   const r = await theRemediation(e, w, 'NHC to escalate to MasakariRemediation');
   assert.is((await farOf(e, w))?.metadata.annotations?.['remediation.medik8s.io/nhc-timed-out'], undefined);
-  const done = await eventually(
-    'Succeeded=True',
-    () => getRemediation(e, r.metadata.name!),
-    (x) => cond(x, 'Succeeded')?.status !== 'Unknown',
-    60_000,
-  );
-  assert.is(cond(done, 'Succeeded')?.status, 'True', JSON.stringify(done.status));
+  const done = await succeededRemediation(e, r.metadata.name!);
   assert.is(cond(done, 'FencingVerified')?.reason, 'FenceAgentActionSucceeded');
   const status = await e.kube.get<NodeHealthCheck>(NHCS, undefined, nhcName);
   const steps = status.status?.unhealthyNodes?.find((u) => u.name === w)?.remediations ?? [];
@@ -457,9 +444,10 @@ test('our Succeeded=False makes NHC escalate at once, long before the step timeo
   });
   await setReady(e.kube, w, false);
   const r = await theRemediation(e, w);
-  const failed = await eventually(
+  const failed = await remediationWhen(
+    e,
+    r.metadata.name!,
     'our Succeeded=False',
-    () => getRemediation(e, r.metadata.name!),
     (x) => cond(x, 'Succeeded')?.status === 'False',
   );
   assert.is(cond(failed, 'Succeeded')?.reason, 'HostNotFound');
@@ -490,14 +478,11 @@ test("NHC's step timeout: its nhc-timed-out annotation stops us with Remediation
   });
   await setReady(e.kube, w, false);
   const r = await theRemediation(e, w);
-  await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, r.metadata.name!),
-    (x) => cond(x, 'Processing')?.reason === 'WaitingForFencing',
-  );
-  const timedOut = await eventually(
+  await waitingForFencing(e, r.metadata.name!);
+  const timedOut = await remediationWhen(
+    e,
+    r.metadata.name!,
     'RemediationTimeoutByNHC',
-    () => getRemediation(e, r.metadata.name!),
     (x) => cond(x, 'Succeeded')?.status === 'False',
     40_000,
   );
@@ -531,11 +516,7 @@ test('the exclude-from-remediation label: "true" stops NHC and holds us; an empt
 
   // An empty value: NHC warns and remediates, and we do not hold it either.
   const r = await theRemediation(e, emptyLabel);
-  await eventually(
-    'WaitingForFencing (not NodeExcluded)',
-    () => getRemediation(e, r.metadata.name!),
-    (x) => cond(x, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  await waitingForFencing(e, r.metadata.name!, 'WaitingForFencing (not NodeExcluded)');
   await eventually(
     'NHC to skip the labelled node',
     () => nhcEvents(e, nhcName),
@@ -546,9 +527,10 @@ test('the exclude-from-remediation label: "true" stops NHC and holds us; an empt
   // The label set to "true" mid-remediation: NHC keeps the CR, we hold and file nothing; removed, we go on.
   await e.kube.mergePatch(RESOURCES.nodes, undefined, emptyLabel, { metadata: { labels: { [label]: 'true' } } });
   await approve(e, r.metadata.name!);
-  const held = await eventually(
+  const held = await remediationWhen(
+    e,
+    r.metadata.name!,
     'NodeExcludedFromRemediation',
-    () => getRemediation(e, r.metadata.name!),
     (x) => cond(x, 'Processing')?.reason === 'NodeExcludedFromRemediation',
   );
   assert.is(held.metadata.deletionTimestamp, undefined);
@@ -556,9 +538,10 @@ test('the exclude-from-remediation label: "true" stops NHC and holds us; an empt
   assert.equal(await notifications(e, emptyLabel), []);
   assert.is((await remediationsOf(e, emptyLabel)).length, 1);
   await e.kube.mergePatch(RESOURCES.nodes, undefined, emptyLabel, { metadata: { labels: { [label]: null } } });
-  await eventually(
+  await remediationWhen(
+    e,
+    r.metadata.name!,
     'the notification once the label is gone',
-    () => getRemediation(e, r.metadata.name!),
     (x) => !!x.status?.notificationUuid,
     30_000,
   );
@@ -603,11 +586,7 @@ test('a node lease Node Maintenance holds: NHC creates nothing; once free, NHC t
   const r = await theRemediation(e, w, 'NHC to create the CR after taking the lease over');
   const lease = await readLease(e, w);
   assert.is(lease?.spec?.holderIdentity, `NodeHealthCheck-${nhcName}`);
-  await eventually(
-    'WaitingForFencing (not NodeLeaseHeld)',
-    () => getRemediation(e, r.metadata.name!),
-    (x) => cond(x, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  await waitingForFencing(e, r.metadata.name!, 'WaitingForFencing (not NodeLeaseHeld)');
 });
 
 test('a node healthy again mid-recovery: NHC deletes the CR at once; the filed evacuation runs to its end', async ({
@@ -623,9 +602,10 @@ test('a node healthy again mid-recovery: NHC deletes the CR at once; the filed e
     await setReady(e.kube, w, false);
     const r = await theRemediation(e, w);
     await approve(e, r.metadata.name!);
-    const filed = await eventually(
+    const filed = await remediationWhen(
+      e,
+      r.metadata.name!,
       'the notification',
-      () => getRemediation(e, r.metadata.name!),
       (x) => !!x.status?.notificationName,
       30_000,
     );
@@ -687,11 +667,7 @@ test('minHealthy: with too few healthy nodes NHC creates no CR, so nothing reach
   // One of them recovers: 2 of 3 healthy, NHC remediates the other.
   await setReady(e.kube, q2, true);
   const r = await theRemediation(e, q1);
-  await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, r.metadata.name!),
-    (x) => cond(x, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  await waitingForFencing(e, r.metadata.name!);
   assert.equal(await remediationsOf(e, q2), []);
 });
 

@@ -15,11 +15,17 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   componentEnv,
-  conditionOf as cond,
   createIfAbsent,
   notificationsOf as notifications,
   openCrd,
 } from '../../support/component-env.ts';
+import {
+  conditionOf as cond,
+  getRemediation,
+  remediationWhen,
+  succeededRemediation,
+  waitingForFencing,
+} from '../../support/remediation.ts';
 import type { ComponentEnv } from '../../support/component-env.ts';
 import type { Component } from '../../../src/app/component.ts';
 import { createComponent as createEngine } from '../../../src/engine/component.ts';
@@ -81,9 +87,6 @@ async function nhcCreates(env: Env, nodeName: string, spec: MasakariRemediationS
   );
   return created.metadata.name!;
 }
-
-const getRemediation = (env: Env, name: string) =>
-  env.kube.get<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, env.ns.namespace, name);
 
 async function farFor(env: Env, nodeName: string, succeeded: boolean | undefined): Promise<void> {
   const ref = REMEDIATION_RESOURCES.fenceAgentsRemediations;
@@ -187,11 +190,7 @@ test('nothing is filed or evacuated before FenceAgentActionSucceeded=True; then 
   const name = await nhcCreates(e, w1);
   assert.match(name, new RegExp(`^${w1}-`));
 
-  const waiting = await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  const waiting = await waitingForFencing(e, name);
   assert.ok(waiting.metadata.finalizers?.includes('masakari.openkeel.io/remediation'));
   assert.equal(cond(waiting, 'Succeeded')?.status, 'Unknown');
   assert.equal(cond(waiting, 'Succeeded')?.reason, 'RemediationStarted');
@@ -206,11 +205,7 @@ test('nothing is filed or evacuated before FenceAgentActionSucceeded=True; then 
   assert.equal(e.sim.state.serviceOf(w1)?.forcedDown, false);
 
   await farFor(e, w1, true);
-  const filed = await eventually(
-    'a notification',
-    () => getRemediation(e, name),
-    (r) => !!r.status?.notificationUuid,
-  );
+  const filed = await remediationWhen(e, name, 'a notification', (r) => !!r.status?.notificationUuid);
   assert.equal(cond(filed, 'FencingVerified')?.status, 'True');
   assert.equal(cond(filed, 'FencingVerified')?.reason, 'FenceAgentActionSucceeded');
   const [n, ...more] = await notifications(e, w1);
@@ -219,13 +214,7 @@ test('nothing is filed or evacuated before FenceAgentActionSucceeded=True; then 
   assert.equal(n!.spec.type, 'COMPUTE_HOST');
   assert.equal(n!.spec.payload, { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' });
 
-  const done = await eventually(
-    'Succeeded=True',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Succeeded')?.status !== 'Unknown',
-    60_000,
-  );
-  assert.equal(cond(done, 'Succeeded')?.status, 'True', JSON.stringify(done.status));
+  const done = await succeededRemediation(e, name);
   assert.equal(cond(done, 'Succeeded')?.reason, 'RemediationFinishedSuccessfully');
   assert.equal(cond(done, 'Processing')?.status, 'False');
   assert.ok(done.status?.finishedAt);
@@ -243,21 +232,13 @@ test('recoveryTimeoutSeconds passing without proof of fencing ends in Succeeded=
   const e = env!;
   const w2 = node(2);
   const name = await nhcCreates(e, w2, { recoveryTimeoutSeconds: 60 });
-  const waiting = await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  const waiting = await waitingForFencing(e, name);
   // Time passes: the start is moved back beyond the timeout instead of waiting a minute.
   await e.kube.replaceStatus(REMEDIATION_RESOURCES.remediations, e.ns.namespace, name, {
     ...waiting,
     status: { ...waiting.status, startedAt: new Date(Date.now() - 120_000).toISOString().replace(/\.\d+Z$/, 'Z') },
   });
-  const failed = await eventually(
-    'Succeeded=False',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Succeeded')?.status === 'False',
-  );
+  const failed = await remediationWhen(e, name, 'Succeeded=False', (r) => cond(r, 'Succeeded')?.status === 'False');
   assert.equal(cond(failed, 'Succeeded')?.reason, 'RemediationTimedOut');
   assert.match(cond(failed, 'Succeeded')!.message, 'fencing was not proven within recoveryTimeoutSeconds=60');
   assert.equal(cond(failed, 'Processing')?.status, 'False');
@@ -268,19 +249,11 @@ test('the nhc-timed-out annotation stops the remediation with RemediationTimeout
   const e = env!;
   const w3 = node(3);
   const name = await nhcCreates(e, w3);
-  await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  await waitingForFencing(e, name);
   await e.kube.mergePatch(REMEDIATION_RESOURCES.remediations, e.ns.namespace, name, {
     metadata: { annotations: { 'remediation.medik8s.io/nhc-timed-out': new Date().toISOString() } },
   });
-  const stopped = await eventually(
-    'Succeeded=False',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Succeeded')?.status === 'False',
-  );
+  const stopped = await remediationWhen(e, name, 'Succeeded=False', (r) => cond(r, 'Succeeded')?.status === 'False');
   assert.equal(cond(stopped, 'Succeeded')?.reason, 'RemediationTimeoutByNHC');
   assert.equal(cond(stopped, 'Processing')?.status, 'False');
   assert.equal(cond(stopped, 'Processing')?.reason, 'RemediationTimeoutByNHC');
@@ -302,9 +275,10 @@ test('a node whose medik8s lease Node Maintenance holds is left alone until the 
   });
   await farFor(e, w4, true);
   const name = await nhcCreates(e, w4);
-  const held = await eventually(
+  const held = await remediationWhen(
+    e,
+    name,
     'NodeLeaseHeld',
-    () => getRemediation(e, name),
     (r) => cond(r, 'Processing')?.reason === 'NodeLeaseHeld',
   );
   assert.match(cond(held, 'Processing')!.message, 'held by node-maintenance');
@@ -317,12 +291,7 @@ test('a node whose medik8s lease Node Maintenance holds is left alone until the 
   // through a Nova that fails the first force-down attempts (retried with backoff).
   e.sim.state.faults.push({ method: 'PUT', path: '/compute/v2.1/os-services', count: 3, kind: 503 });
   await e.kube.delete(RESOURCES.leases, 'medik8s-leases', `node-${w4}`);
-  const done = await eventually(
-    'Succeeded=True',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Succeeded')?.status === 'True',
-    60_000,
-  );
+  const done = await succeededRemediation(e, name);
   assert.equal(cond(done, 'FencingVerified')?.status, 'True');
   assert.equal(e.sim.state.faults, []);
   assert.equal(e.sim.state.serviceOf(w4)?.forcedDown, true);
@@ -333,22 +302,14 @@ test('an absent SelfNodeRemediation CRD is no proof; an annotated approval is, a
   const w5 = node(5);
   const host = `cmp-${SUFFIX}-5`;
   const name = await nhcCreates(e, w5, { fencingProof: 'SelfNodeRemediation' });
-  const waiting = await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  const waiting = await waitingForFencing(e, name);
   assert.match(cond(waiting, 'Processing')!.message, /SelfNodeRemediation/);
   assert.equal(waiting.status?.hostName, host);
 
   await e.kube.mergePatch(REMEDIATION_RESOURCES.remediations, e.ns.namespace, name, {
     metadata: { annotations: { 'masakari.openkeel.io/fencing-approved-by': 'alice@ops' } },
   });
-  const approved = await eventually(
-    'a notification',
-    () => getRemediation(e, name),
-    (r) => !!r.status?.notificationUuid,
-  );
+  const approved = await remediationWhen(e, name, 'a notification', (r) => !!r.status?.notificationUuid);
   assert.equal(cond(approved, 'FencingVerified')?.reason, 'ManualApproval');
   assert.match(cond(approved, 'FencingVerified')!.message, 'approved by "alice@ops"');
   assert.equal((await notifications(e, host)).length, 1);
@@ -376,9 +337,10 @@ test('a fencing proof taken from the wrong Node: while two Nodes map to the host
   });
   await farFor(e, w11, true);
   const name = await nhcCreates(e, w11, {});
-  const held = await eventually(
+  const held = await remediationWhen(
+    e,
+    name,
     'NodeMappingAmbiguous',
-    () => getRemediation(e, name),
     (r) => cond(r, 'Processing')?.reason === 'NodeMappingAmbiguous',
   );
   assert.match(cond(held, 'Processing')!.message, `host ${w11} maps to more than one Node: ${w11}, ${w12}`);
@@ -388,11 +350,7 @@ test('a fencing proof taken from the wrong Node: while two Nodes map to the host
   await e.kube.mergePatch(RESOURCES.nodes, undefined, w12, {
     metadata: { annotations: { 'masakari.openkeel.io/compute-host': null } },
   });
-  const filed = await eventually(
-    'a notification',
-    () => getRemediation(e, name),
-    (r) => !!r.status?.notificationUuid,
-  );
+  const filed = await remediationWhen(e, name, 'a notification', (r) => !!r.status?.notificationUuid);
   assert.equal(cond(filed, 'FencingVerified')?.reason, 'FenceAgentActionSucceeded');
 });
 
@@ -403,9 +361,10 @@ test('a node labelled exclude-from-remediation=true is left alone until the labe
   await e.kube.mergePatch(RESOURCES.nodes, undefined, w9, { metadata: { labels: { [label]: 'true' } } });
   await farFor(e, w9, true);
   const name = await nhcCreates(e, w9);
-  const excluded = await eventually(
+  const excluded = await remediationWhen(
+    e,
+    name,
     'NodeExcludedFromRemediation',
-    () => getRemediation(e, name),
     (r) => cond(r, 'Processing')?.reason === 'NodeExcludedFromRemediation',
   );
   assert.match(cond(excluded, 'Processing')!.message, `${label}=true`);
@@ -415,12 +374,7 @@ test('a node labelled exclude-from-remediation=true is left alone until the labe
   assert.equal(cond(await getRemediation(e, name), 'FencingVerified'), undefined);
 
   await e.kube.mergePatch(RESOURCES.nodes, undefined, w9, { metadata: { labels: { [label]: null } } });
-  const done = await eventually(
-    'Succeeded=True',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Succeeded')?.status === 'True',
-    60_000,
-  );
+  const done = await succeededRemediation(e, name);
   assert.equal(cond(done, 'FencingVerified')?.status, 'True');
   assert.equal(e.sim.state.serviceOf(w9)?.forcedDown, true);
   assert.equal((await notifications(e, w9)).length, 1);
@@ -431,12 +385,7 @@ test('a remediator that crashed after filing adopts its notification instead of 
   const w10 = node(10);
   await farFor(e, w10, true);
   const name = await nhcCreates(e, w10);
-  const first = await eventually(
-    'Succeeded=True',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Succeeded')?.status === 'True',
-    60_000,
-  );
+  const first = await succeededRemediation(e, name);
   // The engine has put the host on maintenance. Roll the status back to the moment after fencing was proven:
   // what a leader that died between filing and recording the notification left behind.
   const { notificationName, notificationUuid, finishedAt, ...beforeFiling } = first.status!;
@@ -454,9 +403,10 @@ test('a remediator that crashed after filing adopts its notification instead of 
       ),
     },
   });
-  const again = await eventually(
+  const again = await remediationWhen(
+    e,
+    name,
     'Succeeded=True again',
-    () => getRemediation(e, name),
     (r) => cond(r, 'Succeeded')?.status === 'True',
     60_000,
   );
@@ -477,22 +427,14 @@ test('a host on maintenance or not registered fails at once, with nothing forced
   await farFor(e, node(6), true);
   const onMaintenance = await nhcCreates(e, node(6));
   const unknown = await nhcCreates(e, node(7));
-  const m = await eventually(
-    'Succeeded=False',
-    () => getRemediation(e, onMaintenance),
-    (r) => cond(r, 'Succeeded')?.status === 'False',
-  );
+  const m = await remediationWhen(e, onMaintenance, 'Succeeded=False', (r) => cond(r, 'Succeeded')?.status === 'False');
   assert.equal(cond(m, 'Succeeded')?.reason, 'HostOnMaintenance');
   assert.equal(
     cond(m, 'Succeeded')?.message,
     `Notification received from host ${node(6)} of type 'COMPUTE_HOST' is ignored as the host is already under maintenance.`,
   );
   assert.equal(e.sim.state.serviceOf(node(6))?.forcedDown, false);
-  const u = await eventually(
-    'Succeeded=False',
-    () => getRemediation(e, unknown),
-    (r) => cond(r, 'Succeeded')?.status === 'False',
-  );
+  const u = await remediationWhen(e, unknown, 'Succeeded=False', (r) => cond(r, 'Succeeded')?.status === 'False');
   assert.equal(cond(u, 'Succeeded')?.reason, 'HostNotFound');
   assert.match(cond(u, 'Succeeded')!.message, `Host with name ${node(7)} could not be found`);
 });
@@ -524,21 +466,13 @@ test("a template's spec.template.spec survives the API server and is what NodeHe
 
   // NHC: the remediation's spec is a deep copy of the template's spec.template.spec.
   const name = await nhcCreates(e, node(8), { ...stored.spec.template.spec });
-  const waiting = await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  const waiting = await waitingForFencing(e, name);
   assert.equal(waiting.spec, templateSpec);
   assert.match(cond(waiting, 'Processing')!.message, 'fencingProof is ManualApproval');
 
   // From the template without spec.template.spec NHC copies a null spec: accepted, and the defaults apply.
   const fromDefaults = await nhcCreates(e, node(8), null);
-  const defaulted = await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, fromDefaults),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  const defaulted = await waitingForFencing(e, fromDefaults);
   assert.match(cond(defaulted, 'Processing')!.message, 'no FenceAgentsRemediation exists for node');
 });
 
