@@ -175,3 +175,20 @@ export const notificationsOf = async (env: { kube: KubeClient; ns: TestNamespace
   (await env.kube.list<Notification>(RESOURCES.notifications, env.ns.namespace)).items.filter(
     (n) => n.spec.hostname === host,
   );
+
+/** A metric's value: the sample whose labels include `labels`. */
+export async function metricValue(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number | undefined> {
+  const m = (await registry.getMetricsAsJSON()).find((x) => x.name === name);
+  return m?.values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))?.value;
+}
+
+/** Resolves after the detection leader reporting to `metrics` has made `n` more trusted looks. */
+export async function detectionLooks(metrics: Registry, n: number): Promise<void> {
+  const looks = () => metricValue(metrics, 'masakari_detection_polls_total', { result: 'ok' });
+  const start = (await looks()) ?? 0;
+  await eventually(`${n} more looks`, looks, (v) => (v ?? 0) >= start + n);
+}

@@ -11,7 +11,7 @@ import { eventually } from '../../support/eventually.ts';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Registry } from 'prom-client';
-import { componentEnv, notificationsOf } from '../../support/component-env.ts';
+import { componentEnv, detectionLooks, metricValue, notificationsOf } from '../../support/component-env.ts';
 import type { ComponentEnv } from '../../support/component-env.ts';
 import type { Component } from '../../../src/app/component.ts';
 import { createComponent as createEngine } from '../../../src/engine/component.ts';
@@ -35,20 +35,8 @@ const test = suite<{ env?: Env }>('built-in detection and return to service', {}
 const hostObject = async (env: Env, name: string) =>
   (await env.kube.list<HaHost>(RESOURCES.hosts, env.ns.namespace)).items.find((h) => h.spec.name === name)!;
 
-async function metric(env: Env, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
-  const m = (await env.metrics.getMetricsAsJSON()).find((x) => x.name === name);
-  return m?.values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))?.value;
-}
-
-/** Resolves after the detection leader has made `n` more trusted looks. */
-async function looks(env: Env, n: number): Promise<void> {
-  const start = (await metric(env, 'masakari_detection_polls_total', { result: 'ok' })) ?? 0;
-  await eventually(
-    `${n} more looks`,
-    () => metric(env, 'masakari_detection_polls_total', { result: 'ok' }),
-    (v) => (v ?? 0) >= start + n,
-  );
-}
+const metric = (env: Env, name: string, labels: Record<string, string> = {}) => metricValue(env.metrics, name, labels);
+const looks = (env: Env, n: number) => detectionLooks(env.metrics, n);
 
 test.before(async (ctx) => {
   const env = await componentEnv({
@@ -93,7 +81,10 @@ test('a dead compute is raised with no POST and recovered; back again, Restore r
   env,
 }) => {
   const e = env!;
-  e.sim.state.failHost('det-1');
+  // Dead, and forced down by the fencing step as it leaves the service: Nova shows it down whatever
+  // nova-compute does. Forced down now, not after the recovery: a write to the service row after the
+  // recovery finished would read as a report of a nova-compute that is back (src/detection/heartbeat.ts).
+  e.sim.state.failHost('det-1', { forcedDown: true });
   const n = await eventually(
     'a notification for det-1',
     () => notificationsOf(e, 'det-1'),
@@ -115,13 +106,13 @@ test('a dead compute is raised with no POST and recovered; back again, Restore r
   assert.ok(effectiveFlags(await hostObject(e, 'det-1')).onMaintenance);
   assert.ok(e.sim.state.serviceOf('det-1')!.disabled);
 
-  // The fencing step's force-down, as it leaves the service: Nova shows it down whatever nova-compute does.
-  await e.nova.updateService(e.sim.state.serviceOf('det-1')!.uuid, { forced_down: true });
   await looks(e, 3);
   assert.ok(effectiveFlags(await hostObject(e, 'det-1')).onMaintenance, 'still dead: not returned');
   assert.is(await notificationsOf(e, 'det-1').then((x) => x.length), 1, 'on maintenance: not raised again');
 
-  // Powered on: nova-compute reports again (its row's updated_at moves) while still forced down.
+  // Powered on: nova-compute reports again (its row's updated_at moves) while still forced down; a second
+  // after the recovery's last write, as Nova's timestamps have whole seconds.
+  await new Promise((r) => setTimeout(r, 1_100));
   e.sim.state.recoverHost('det-1');
   await eventually(
     'det-1 returned to service',
