@@ -2,12 +2,15 @@
 // again), the remediator undoes what the remediation caused by the segment's
 // returnToService policy: on the real control plane, with the engine, the
 // remediator and the Nova simulator, a host whose recovery finished, forced
-// down by the remediation, comes back in service once the CR is deleted.
+// down by the remediation, comes back in service once the CR is deleted; a
+// remediator whose Lease lapsed sends nothing to Nova and keeps the finalizer
+// for the Lease holder.
 import { eventually } from '../../support/eventually.ts';
 
 import { randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { pino } from 'pino';
 import { componentEnv } from '../../support/component-env.ts';
 import type { ComponentEnv } from '../../support/component-env.ts';
 import type { Component } from '../../../src/app/component.ts';
@@ -18,6 +21,8 @@ import { REMEDIATION_RESOURCES, RESOURCES } from '../../../src/k8s/resources.ts'
 import type { MasakariRemediation, NodeLike } from '../../../src/model/remediation-types.ts';
 import type { HaHost, Notification } from '../../../src/model/types.ts';
 import { createComponent as createRemediation } from '../../../src/remediation/component.ts';
+import { Manager } from '../../../src/runtime/manager.ts';
+import type { LeaderRunner } from '../../../src/runtime/manager.ts';
 
 const NODE = `rtn-${randomBytes(3).toString('hex')}`;
 
@@ -25,6 +30,8 @@ interface Env extends ComponentEnv {
   engine: Component;
   /** Started once the finished remediation exists, as after a remediator restart: it never raced its making. */
   remediation?: Component;
+  /** The remediator's manager, whose Lease hold the test controls. */
+  manager?: Manager;
 }
 
 const test = suite<{ env?: Env }>('a deleted MasakariRemediation returns its host to service', {});
@@ -44,7 +51,7 @@ test.before(async (ctx) => {
 test.after(async ({ env }) => {
   if (!env) return;
   await env.kube.delete(RESOURCES.nodes, undefined, NODE).catch(() => undefined);
-  await env.close(env.remediation, env.engine);
+  await env.close(env.remediation, env.manager, env.engine);
 });
 
 test('Restore: deleting the remediation of a recovered, healthy host clears forced_down, disabled and on_maintenance', async ({
@@ -113,8 +120,29 @@ test('Restore: deleting the remediation of a recovered, healthy host clears forc
       conditions: [condition('Succeeded'), condition('Processing')],
     },
   });
-  e.remediation = await createRemediation(e.appContext('test-remediation'), { followIntervalMs: 300 });
+  // The remediator that sees the deletion first has let its Lease lapse (stalled past its renew deadline,
+  // still in its term): it sends nothing to Nova and keeps the finalizer for the Lease holder.
+  const hold = { good: false };
+  const runLeader: LeaderRunner = ({ lead, signal }) => lead(signal, { held: () => hold.good });
+  const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
+  e.manager = new Manager({ kube: e.kube, namespace: e.ns.namespace, identity: 'test-remediation', log, runLeader });
+  e.remediation = await createRemediation(
+    { ...e.appContext('test-remediation'), manager: e.manager },
+    { followIntervalMs: 300 },
+  );
+  await e.manager.start();
+  const puts = () =>
+    e.sim.state.requestLog.filter((r) => r.method === 'PUT' && r.path.startsWith('/compute/v2.1/os-services')).length;
+  const before = puts();
   await e.kube.delete(REMEDIATION_RESOURCES.remediations, e.ns.namespace, NODE);
+  await new Promise((r) => setTimeout(r, 1_500));
+  assert.is(puts(), before, 'no os-services PUT from a remediator that no longer holds its Lease');
+  const kept = await e.kube.get<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, e.ns.namespace, NODE);
+  assert.ok(kept.metadata.finalizers?.includes('masakari.openkeel.io/remediation'), 'finalizer kept');
+  assert.ok(effectiveFlags(await host()).onMaintenance);
+
+  // Held again: the deletion is looked at again and the host returned.
+  hold.good = true;
   await eventually(
     'the remediation gone',
     async () =>
