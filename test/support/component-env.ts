@@ -19,6 +19,7 @@ import { RESOURCES } from '../../src/k8s/resources.ts';
 import type { FailoverSegment, Notification } from '../../src/model/types.ts';
 import { createNovaClient } from '../../src/openstack/index.ts';
 import type { HttpNovaClient } from '../../src/openstack/index.ts';
+import { Manager } from '../../src/runtime/manager.ts';
 import { createCrRepository } from '../../src/store/index.ts';
 import type { CrRepositoryHandle } from '../../src/store/index.ts';
 import { startSimulator } from '../../tools/simulator/server.ts';
@@ -191,4 +192,21 @@ export async function detectionLooks(metrics: Registry, n: number): Promise<void
   const looks = () => metricValue(metrics, 'masakari_detection_polls_total', { result: 'ok' });
   const start = (await looks()) ?? 0;
   await eventually(`${n} more looks`, looks, (v) => (v ?? 0) >= start + n);
+}
+
+/**
+ * A process manager (AppContext.manager) that leads every Lease at once, with a hold the test controls:
+ * `hold.good = false` is a replica stalled past its renew deadline, still in its term (Manager.holdsLease
+ * false). The caller starts it once its components are created, and stops it.
+ */
+export function managerWithHold(env: ComponentEnv, identity: string): { manager: Manager; hold: { good: boolean } } {
+  const hold = { good: true };
+  const manager = new Manager({
+    kube: env.kube,
+    namespace: env.ns.namespace,
+    identity,
+    log: log.child({ identity }),
+    runLeader: ({ lead, signal }) => lead(signal, { held: () => hold.good }),
+  });
+  return { manager, hold };
 }

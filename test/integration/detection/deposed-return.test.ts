@@ -9,9 +9,8 @@ import { eventually } from '../../support/eventually.ts';
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { componentEnv, detectionLooks, notificationsOf } from '../../support/component-env.ts';
+import { componentEnv, detectionLooks, managerWithHold, notificationsOf } from '../../support/component-env.ts';
 import type { ComponentEnv } from '../../support/component-env.ts';
 import type { Component } from '../../../src/app/component.ts';
 import { createComponent as createDetection } from '../../../src/detection/component.ts';
@@ -19,8 +18,7 @@ import { effectiveFlags } from '../../../src/domain/host-flags.ts';
 import { createComponent as createEngine } from '../../../src/engine/component.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import type { HaHost, Notification } from '../../../src/model/types.ts';
-import { Manager } from '../../../src/runtime/manager.ts';
-import type { LeaderRunner } from '../../../src/runtime/manager.ts';
+import type { Manager } from '../../../src/runtime/manager.ts';
 
 const HOSTS = ['dep-1', 'dep-2', 'dep-3'];
 
@@ -43,17 +41,7 @@ test.before(async (ctx) => {
     servers: [{ name: 'vm-a', host: 'dep-1', metadata: { HA_Enabled: 'True' } }],
     segmentSpec: { detection: { enabled: true, gracePeriodSeconds: 2 }, returnToService: { policy: 'Restore' } },
   });
-  const hold = { good: true };
-  // Leads at once for as long as the process runs; only the hold changes.
-  const runLeader: LeaderRunner = ({ lead, signal }) => lead(signal, { held: () => hold.good });
-  const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
-  const manager = new Manager({
-    kube: env.kube,
-    namespace: env.ns.namespace,
-    identity: 'test-detection',
-    log,
-    runLeader,
-  });
+  const { manager, hold } = managerWithHold(env, 'test-detection');
   const metrics = new Registry();
   const engine = await createEngine(env.appContext('test-engine'));
   const detection = await createDetection(

@@ -10,8 +10,7 @@ import { eventually } from '../../support/eventually.ts';
 import { randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { pino } from 'pino';
-import { componentEnv } from '../../support/component-env.ts';
+import { componentEnv, managerWithHold } from '../../support/component-env.ts';
 import type { ComponentEnv } from '../../support/component-env.ts';
 import type { Component } from '../../../src/app/component.ts';
 import { HaService } from '../../../src/domain/ha-service.ts';
@@ -21,8 +20,7 @@ import { REMEDIATION_RESOURCES, RESOURCES } from '../../../src/k8s/resources.ts'
 import type { MasakariRemediation, NodeLike } from '../../../src/model/remediation-types.ts';
 import type { HaHost, Notification } from '../../../src/model/types.ts';
 import { createComponent as createRemediation } from '../../../src/remediation/component.ts';
-import { Manager } from '../../../src/runtime/manager.ts';
-import type { LeaderRunner } from '../../../src/runtime/manager.ts';
+import type { Manager } from '../../../src/runtime/manager.ts';
 
 const NODE = `rtn-${randomBytes(3).toString('hex')}`;
 
@@ -122,10 +120,9 @@ test('Restore: deleting the remediation of a recovered, healthy host clears forc
   });
   // The remediator that sees the deletion first has let its Lease lapse (stalled past its renew deadline,
   // still in its term): it sends nothing to Nova and keeps the finalizer for the Lease holder.
-  const hold = { good: false };
-  const runLeader: LeaderRunner = ({ lead, signal }) => lead(signal, { held: () => hold.good });
-  const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
-  e.manager = new Manager({ kube: e.kube, namespace: e.ns.namespace, identity: 'test-remediation', log, runLeader });
+  const { manager, hold } = managerWithHold(e, 'test-remediation');
+  hold.good = false;
+  e.manager = manager;
   e.remediation = await createRemediation(
     { ...e.appContext('test-remediation'), manager: e.manager },
     { followIntervalMs: 300 },
