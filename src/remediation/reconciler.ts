@@ -355,6 +355,8 @@ export class RemediationReconciler {
     try {
       return await run();
     } catch (err) {
+      // Deposed: nothing to report from here; the Lease holder takes the remediation over.
+      if (err instanceof LeaseNotHeld) throw err;
       const current = this.options.cache.get(r.metadata.name!) ?? r;
       const processing = current.status?.conditions?.find((c) => c.type === REMEDIATION_CONDITIONS.processing);
       const text = err instanceof Error ? err.message : String(err);

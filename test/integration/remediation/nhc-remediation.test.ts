@@ -16,6 +16,7 @@ import * as assert from 'uvu/assert';
 import {
   componentEnv,
   createIfAbsent,
+  managerWithHold,
   notificationsOf as notifications,
   openCrd,
 } from '../../support/component-env.ts';
@@ -41,6 +42,7 @@ import type {
 import type { Notification } from '../../../src/model/types.ts';
 import { createComponent as createRemediation } from '../../../src/remediation/component.ts';
 import type { RemediationComponent } from '../../../src/remediation/component.ts';
+import type { Manager } from '../../../src/runtime/manager.ts';
 
 // Nodes and medik8s leases are cluster-wide: names carry a per-run suffix.
 const SUFFIX = randomBytes(3).toString('hex');
@@ -49,6 +51,9 @@ const node = (n: number): string => `rem-${SUFFIX}-w${n}`;
 interface Env extends ComponentEnv {
   engine: Component;
   remediation: RemediationComponent;
+  /** The remediator's manager; `hold.good = false` is a remediator stalled past its Lease's renew deadline. */
+  manager: Manager;
+  hold: { good: boolean };
 }
 
 const test = suite<{ env?: Env }>('MasakariRemediation as a NodeHealthCheck remediator', {});
@@ -135,6 +140,7 @@ test.before(async (ctx) => {
     node(9),
     node(10),
     node(11),
+    node(13),
     `spare-${SUFFIX}`,
   ];
   const env = await componentEnv({
@@ -158,16 +164,22 @@ test.before(async (ctx) => {
   );
   await createIfAbsent(kube, RESOURCES.namespaces, undefined, { metadata: { name: 'medik8s-leases' } });
   // Node 7 runs no registered host; node 8 is remediated from a template; node 9 is excluded from remediation;
-  // node 10's remediator "crashes" after filing; node 12 is wrongly annotated with node 11's host.
-  for (const h of [...hosts, node(7), node(8), node(9), node(10), node(11), node(12)])
+  // node 10's remediator "crashes" after filing; node 12 is wrongly annotated with node 11's host; node 13's
+  // remediator lets its Lease lapse.
+  for (const h of [...hosts, node(7), node(8), node(9), node(10), node(11), node(12), node(13)])
     await createIfAbsent(kube, RESOURCES.nodes, undefined, { metadata: { name: h } });
   // Node 5 runs the compute host under another name: the mapping annotation.
   await kube.mergePatch(RESOURCES.nodes, undefined, node(5), {
     metadata: { annotations: { 'masakari.openkeel.io/compute-host': `cmp-${SUFFIX}-5` } },
   });
   const engine = await createEngine(env.appContext('test-engine'));
-  const remediation = await createRemediation(env.appContext('test-remediation'), { followIntervalMs: 300 });
-  ctx.env = { ...env, engine, remediation };
+  const { manager, hold } = managerWithHold(env, 'test-remediation');
+  const remediation = await createRemediation(
+    { ...env.appContext('test-remediation'), manager },
+    { followIntervalMs: 300 },
+  );
+  await manager.start();
+  ctx.env = { ...env, engine, remediation, manager, hold };
   await eventually(
     'the remediation leader',
     async () => remediation.isLeading(),
@@ -176,7 +188,7 @@ test.before(async (ctx) => {
 });
 
 test.after(async ({ env }) => {
-  await env?.close(env.remediation, env.engine);
+  await env?.close(env.remediation, env.manager, env.engine);
 });
 
 // ------------------------------------------------------------------ tests
@@ -378,6 +390,34 @@ test('a node labelled exclude-from-remediation=true is left alone until the labe
   assert.equal(cond(done, 'FencingVerified')?.status, 'True');
   assert.equal(e.sim.state.serviceOf(w9)?.forcedDown, true);
   assert.equal((await notifications(e, w9)).length, 1);
+});
+
+test('a remediator whose Lease lapsed forces nothing down and records no retry; held again, it goes on', async ({
+  env,
+}) => {
+  const e = env!;
+  const w = node(13);
+  await farFor(e, w, undefined);
+  const name = await nhcCreates(e, w);
+  await waitingForFencing(e, name);
+  e.sim.state.failHost(w);
+  // Stalled past its renew deadline, still in its term, when FAR's proof arrives: the forced_down PUT is
+  // not sent, and the refusal is not written into Processing as a retry (the Lease holder owns it).
+  e.hold.good = false;
+  try {
+    await farFor(e, w, true);
+    await new Promise((r) => setTimeout(r, 2_500));
+    assert.equal(e.sim.state.serviceOf(w)?.forcedDown, false);
+    assert.equal(await notifications(e, w), []);
+    const held = await getRemediation(e, name);
+    assert.ok(held.status?.fencedAt, 'the proof is recorded (a Kubernetes write, not a Nova one)');
+    assert.not.match(cond(held, 'Processing')!.message, 'retrying after');
+  } finally {
+    e.hold.good = true;
+  }
+  await succeededRemediation(e, name);
+  assert.equal(e.sim.state.serviceOf(w)?.forcedDown, true);
+  assert.equal((await notifications(e, w)).length, 1);
 });
 
 test('a remediator that crashed after filing adopts its notification instead of filing another', async ({ env }) => {
