@@ -14,6 +14,7 @@ import { computeHostCheckerFor } from '../openstack/compute-host-checker.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { managerFor } from '../runtime/manager.ts';
 import { sharedFactoryOf } from '../runtime/shared-informers.ts';
+import { leaseFencedNova } from '../runtime/lease-fence.ts';
 import { createCrRepository } from '../store/index.ts';
 import { systemClock } from '../time/clock.ts';
 import type { Clock } from '../time/clock.ts';
@@ -23,6 +24,7 @@ import { detectionMetrics } from './metrics.ts';
 
 /** Lease held by the replica that looks. */
 export const DETECTION_LEASE_NAME = 'masakari-detection';
+const DETECTION_HOLDER = { holder: 'the built-in detection', lease: DETECTION_LEASE_NAME };
 /** The one Nova call of a look is abandoned after this long, retries included: a blind look, not a stuck one. */
 const NOVA_LOOK_TIMEOUT_MS = 60_000;
 
@@ -67,7 +69,8 @@ export async function createComponent(
   });
   const metrics = detectionMetrics(ctx.metrics);
   const detector = new Detector({
-    nova: ctx.nova,
+    // Its Nova writes (the return to service) only while this process holds the Lease (src/runtime/lease-fence.ts).
+    nova: leaseFencedNova(ctx.nova, () => manager.holdsLease(DETECTION_LEASE_NAME), DETECTION_HOLDER, log),
     service,
     segments: () => caches.segments.list(),
     hosts: () => caches.hosts.list(),

@@ -238,6 +238,36 @@ test('return to service of a segment without detection (a remediator\'s host): N
   assert.is(w.repo.getHostByName('cmp1')!.on_maintenance, false);
 });
 
+test('return to service by a deposed replica (its detection Lease lapsed): nothing is sent to Nova, the Lease holder returns the host', async () => {
+  let held = true;
+  const w = await world({
+    hosts: ['cmp1', 'cmp2', 'cmp3'],
+    detection: DETECT,
+    returnToService: { policy: 'Restore' },
+    holdsLease: () => held,
+  });
+  await w.recovered('cmp1');
+  assert.equal((await w.look()).returned, []);
+  // Back and reporting, but this replica stalled past its Lease (a pause, a frozen VM) in the middle of the look.
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:05:00.000000';
+  held = false;
+  w.clock.advance(10_000);
+  assert.equal((await w.look()).returned, []);
+  assert.is(w.nova.count('updateService'), 0, 'no os-services PUT from a deposed replica');
+  assert.is(w.nova.service('cmp1').forced_down, true);
+  assert.is(w.nova.service('cmp1').status, 'disabled');
+  assert.ok(w.repo.getHostByName('cmp1')!.on_maintenance, 'nor is its maintenance cleared');
+  assert.is(await w.metric('masakari_return_to_service_total', { outcome: 'failed' }), undefined, 'not a failure');
+  assert.not.ok(w.events.some((e) => e.reason === 'HostReturnedToService'));
+  // The Lease held again (this replica, or the next leader, looks): returned.
+  held = true;
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:05:10.000000';
+  w.clock.advance(10_000);
+  assert.equal((await w.look()).returned, ['cmp1']);
+  assert.is(w.nova.service('cmp1').forced_down, false);
+  assert.is(w.repo.getHostByName('cmp1')!.on_maintenance, false);
+});
+
 test('return to service: a BMC that cannot be read never counts as On', async () => {
   const w = await world({ hosts: ['cmp1', 'cmp2'], returnToService: { policy: 'Restore' }, fenced: ['cmp1'] });
   await w.recovered('cmp1');
