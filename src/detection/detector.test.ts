@@ -184,7 +184,11 @@ test('return to service, Restore: once nova-compute reports again and the BMC sa
   );
   assert.equal(w.bmcCalls, []);
   assert.is(w.nova.count('updateService'), 0);
-  // nova-compute reports again (its row's updated_at advances) but the BMC still says Off: not back.
+  // Its row written once (a person's `service set` does that too): not yet reporting, the BMC not asked.
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:04:50.000000';
+  assert.equal((await w.look()).returned, []);
+  assert.equal(w.bmcCalls, []);
+  // nova-compute reports again (its row's updated_at advances at a second look) but the BMC still says Off: not back.
   w.nova.service('cmp1').updated_at = '2026-12-04T12:05:00.000000';
   assert.equal((await w.look()).returned, []);
   assert.equal(w.bmcCalls, ['cmp1']);
@@ -213,6 +217,8 @@ test('return to service of a segment without detection (a remediator\'s host): N
   await w.recovered('cmp1');
   assert.equal((await w.look()).returned, []);
   // the repaired host's nova-compute reports again, but Nova still has its done evacuation records
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:04:50.000000';
+  assert.equal((await w.look()).returned, []);
   w.nova.service('cmp1').updated_at = '2026-12-04T12:05:00.000000';
   w.nova.failNext(
     'updateService',
@@ -248,6 +254,8 @@ test('return to service by a deposed replica (its detection Lease lapsed): nothi
   });
   await w.recovered('cmp1');
   assert.equal((await w.look()).returned, []);
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:04:50.000000';
+  assert.equal((await w.look()).returned, []);
   // Back and reporting, but this replica stalled past its Lease (a pause, a frozen VM) in the middle of the look.
   w.nova.service('cmp1').updated_at = '2026-12-04T12:05:00.000000';
   held = false;
@@ -272,6 +280,7 @@ test('return to service: a BMC that cannot be read never counts as On', async ()
   const w = await world({ hosts: ['cmp1', 'cmp2'], returnToService: { policy: 'Restore' }, fenced: ['cmp1'] });
   await w.recovered('cmp1');
   w.power.set('cmp1', new Error('connect ETIMEDOUT'));
+  w.alive.add('cmp1');
   w.nova.service('cmp1').state = 'up';
   w.nova.service('cmp1').forced_down = false;
   assert.equal(
@@ -286,6 +295,7 @@ test('return to service, LeaveDisabled: the host stays out of service, with one 
   const w = await world({ hosts: ['cmp1', 'cmp2'], detection: DETECT, fenced: ['cmp1'] });
   await w.recovered('cmp1');
   Object.assign(w.nova.service('cmp1'), { forced_down: false, state: 'up' });
+  w.alive.add('cmp1');
   await w.lookFor(120);
   assert.equal(w.bmcCalls, ['cmp1'], 'its BMC asked once, not at every look after the Event');
   assert.is(w.nova.count('updateService'), 0);
@@ -303,6 +313,7 @@ test("return to service never undoes a person's maintenance, nor a recovery that
   w.personMaintenance.add('cmp2');
   w.repo.setHostFlags(w.repo.getHostByName('cmp2')!.uuid, { on_maintenance: true });
   for (const h of ['cmp1', 'cmp2']) Object.assign(w.nova.service(h), { state: 'up', forced_down: false });
+  w.alive.add('cmp1').add('cmp2');
   await w.lookFor(60);
   assert.is(w.nova.count('updateService'), 0);
   assert.ok(w.repo.getHostByName('cmp1')!.on_maintenance);
@@ -315,7 +326,11 @@ test('return to service waits while another recovery of the segment runs, withou
   Object.assign(w.nova.service('cmp1'), { state: 'up', forced_down: false });
   const other = await fileHostFailure(w.service, 'cmp2', w.clock.now());
   w.repo.setNotificationState(other.notification_uuid, { status: 'running' });
-  assert.equal((await w.look()).returned, []);
+  w.alive.add('cmp1');
+  assert.equal(
+    (await w.lookFor(20)).flatMap((l) => l.returned),
+    [],
+  );
   assert.is(w.nova.count('updateService'), 0);
   assert.ok(w.events.some((e) => e.reason === 'ReturnToServiceDeferred'));
   w.repo.setNotificationState(other.notification_uuid, { status: 'finished' });
@@ -326,6 +341,8 @@ test('a blind look returns nothing to service either', async () => {
   const w = await world({ hosts: ['cmp1', 'cmp2'], returnToService: { policy: 'Restore' } });
   await w.recovered('cmp1');
   Object.assign(w.nova.service('cmp1'), { state: 'up', forced_down: false });
+  w.alive.add('cmp1');
+  await w.lookFor(10);
   w.nova.failNext('listServices', new NovaError(500, 'boom'));
   assert.equal(await w.look(), { look: 'blind', raised: [], returned: [] });
   assert.ok(w.repo.getHostByName('cmp1')!.on_maintenance);
