@@ -83,6 +83,7 @@ export async function createComponent(
     log,
     maxDownPercent: ctx.config.detection.max_down_percent,
     novaTimeoutMs: NOVA_LOOK_TIMEOUT_MS,
+    holdsLease: () => manager.holdsLease(DETECTION_LEASE_NAME),
   });
   const intervalMs = opts.pollIntervalMs ?? ctx.config.detection.poll_interval * 1000;
   await untilSyncedOrShutdown(repo, ctx.signal);

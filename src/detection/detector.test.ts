@@ -35,6 +35,26 @@ test('a host down past its grace period becomes one COMPUTE_HOST notification wi
   assert.is(await w.metric('masakari_detection_observation_healthy'), 1);
 });
 
+test('what a look raises is dated when Nova was asked, and a replica that lost its Lease during the look raises nothing', async () => {
+  let held = true;
+  const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: DETECT, holdsLease: () => held });
+  w.nova.service('cmp1').state = 'down';
+  await w.lookFor(20);
+  // the look that finds cmp1 past its grace period: Nova answers, then this replica stalls past its Lease
+  w.nova.onListServices = () => {
+    w.clock.advance(45_000);
+    held = false;
+  };
+  assert.equal((await w.look()).raised, []);
+  assert.is(w.repo.listNotifications().length, 0, 'the holder looks afresh');
+  // held again, Nova slow: the notification says when Nova saw the host down, not when it was filed
+  held = true;
+  const asked = w.clock.now().toISOString().slice(0, 19);
+  w.nova.onListServices = () => w.clock.advance(20_000);
+  assert.equal((await w.look()).raised, ['cmp1']);
+  assert.is(w.repo.listNotifications()[0]!.generated_time.slice(0, 19), asked);
+});
+
 test('a host back up within its grace period raises nothing, and its next failure starts a new grace period', async () => {
   const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: DETECT });
   w.nova.service('cmp1').state = 'down';

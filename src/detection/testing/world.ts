@@ -120,6 +120,7 @@ export async function world(o: WorldOptions) {
     clock,
     log,
     maxDownPercent: o.maxDownPercent ?? 50,
+    holdsLease: o.holdsLease ?? (() => true),
     novaTimeoutMs: 1000,
   });
   const signal = new AbortController().signal;
