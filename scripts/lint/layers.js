@@ -56,7 +56,7 @@ export const TOOLS = ['simulator', 'controlplane', 'openstack-cloud'];
 export const ENGINE_PARTS = [
   { folder: 'intake', holds: 'the admitted notification and the pure decision tables' },
   { folder: 'status', holds: "the Notification's status writes: the coalesced writer, patch, byte budget" },
-  { folder: 'nova', holds: "Nova side effects: the Lease's fence on them, the server locks" },
+  { folder: 'nova', holds: 'Nova side effects of a run: the server locks and their sweep' },
   { folder: 'workflows', holds: "Masakari's recovery flows behind the RecoveryDriver" },
   { folder: 'deps', holds: "what the processor's parts are given: deps, leadership term, cache lookups" },
   { folder: 'telemetry', holds: 'Event reasons, phase Events and metrics' },

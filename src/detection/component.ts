@@ -12,6 +12,7 @@ import { NodeDirectory } from '../fencing/node-directory.ts';
 import type { BmcFactory } from '../fencing/return-to-service.ts';
 import { computeHostCheckerFor } from '../openstack/compute-host-checker.ts';
 import { EventRecorder } from '../runtime/events.ts';
+import { leaseFencedNova } from '../runtime/lease-fence.ts';
 import { createCrRepository } from '../store/index.ts';
 import { Detector } from './detector.ts';
 import { bmcForHost } from '../fencing/bmc/factory.ts';
@@ -19,6 +20,7 @@ import { detectionMetrics } from './metrics.ts';
 
 /** Lease held by the replica that looks. */
 export const DETECTION_LEASE_NAME = 'masakari-detection';
+const DETECTION_HOLDER = { holder: 'the built-in detection', lease: DETECTION_LEASE_NAME };
 /** The one Nova call of a look is abandoned after this long, retries included: a blind look, not a stuck one. */
 const NOVA_LOOK_TIMEOUT_MS = 60_000;
 
@@ -61,7 +63,8 @@ export async function createComponent(
   });
   const metrics = detectionMetrics(ctx.metrics);
   const detector = new Detector({
-    nova: ctx.nova,
+    // Its Nova writes (the return to service) only while this process holds the Lease (src/runtime/lease-fence.ts).
+    nova: leaseFencedNova(ctx.nova, () => manager.holdsLease(DETECTION_LEASE_NAME), DETECTION_HOLDER, log),
     service,
     segments: () => caches.segments.list(),
     hosts: () => caches.hosts.list(),
@@ -74,6 +77,7 @@ export async function createComponent(
     log,
     maxDownPercent: ctx.config.detection.max_down_percent,
     novaTimeoutMs: NOVA_LOOK_TIMEOUT_MS,
+    holdsLease: () => manager.holdsLease(DETECTION_LEASE_NAME),
   });
   const intervalMs = opts.pollIntervalMs ?? ctx.config.detection.poll_interval * 1000;
   // A look at once when this process takes the Lease, then one every interval, until the term ends.

@@ -35,6 +35,26 @@ test('a host down past its grace period becomes one COMPUTE_HOST notification wi
   assert.is(await w.metric('masakari_detection_observation_healthy'), 1);
 });
 
+test('what a look raises is dated when Nova was asked, and a replica that lost its Lease during the look raises nothing', async () => {
+  let held = true;
+  const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: DETECT, holdsLease: () => held });
+  w.nova.service('cmp1').state = 'down';
+  await w.lookFor(20);
+  // the look that finds cmp1 past its grace period: Nova answers, then this replica stalls past its Lease
+  w.nova.onListServices = () => {
+    w.clock.advance(45_000);
+    held = false;
+  };
+  assert.equal((await w.look()).raised, []);
+  assert.is(w.repo.listNotifications().length, 0, 'the holder looks afresh');
+  // held again, Nova slow: the notification says when Nova saw the host down, not when it was filed
+  held = true;
+  const asked = w.clock.now().toISOString().slice(0, 19);
+  w.nova.onListServices = () => w.clock.advance(20_000);
+  assert.equal((await w.look()).raised, ['cmp1']);
+  assert.is(w.repo.listNotifications()[0]!.generated_time.slice(0, 19), asked);
+});
+
 test('a host back up within its grace period raises nothing, and its next failure starts a new grace period', async () => {
   const w = await world({ hosts: ['cmp1', 'cmp2', 'cmp3'], detection: DETECT });
   w.nova.service('cmp1').state = 'down';
@@ -184,7 +204,11 @@ test('return to service, Restore: once nova-compute reports again and the BMC sa
   );
   assert.equal(w.bmcCalls, []);
   assert.is(w.nova.count('updateService'), 0);
-  // nova-compute reports again (its row's updated_at advances) but the BMC still says Off: not back.
+  // Its row written once (a person's `service set` does that too): not yet reporting, the BMC not asked.
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:04:50.000000';
+  assert.equal((await w.look()).returned, []);
+  assert.equal(w.bmcCalls, []);
+  // nova-compute reports again (its row's updated_at advances at a second look) but the BMC still says Off: not back.
   w.nova.service('cmp1').updated_at = '2026-12-04T12:05:00.000000';
   assert.equal((await w.look()).returned, []);
   assert.equal(w.bmcCalls, ['cmp1']);
@@ -213,6 +237,8 @@ test('return to service of a segment without detection (a remediator\'s host): N
   await w.recovered('cmp1');
   assert.equal((await w.look()).returned, []);
   // the repaired host's nova-compute reports again, but Nova still has its done evacuation records
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:04:50.000000';
+  assert.equal((await w.look()).returned, []);
   w.nova.service('cmp1').updated_at = '2026-12-04T12:05:00.000000';
   w.nova.failNext(
     'updateService',
@@ -238,10 +264,43 @@ test('return to service of a segment without detection (a remediator\'s host): N
   assert.is(w.repo.getHostByName('cmp1')!.on_maintenance, false);
 });
 
+test('return to service by a deposed replica (its detection Lease lapsed): nothing is sent to Nova, the Lease holder returns the host', async () => {
+  let held = true;
+  const w = await world({
+    hosts: ['cmp1', 'cmp2', 'cmp3'],
+    detection: DETECT,
+    returnToService: { policy: 'Restore' },
+    holdsLease: () => held,
+  });
+  await w.recovered('cmp1');
+  assert.equal((await w.look()).returned, []);
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:04:50.000000';
+  assert.equal((await w.look()).returned, []);
+  // Back and reporting, but this replica stalled past its Lease (a pause, a frozen VM) in the middle of the look.
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:05:00.000000';
+  held = false;
+  w.clock.advance(10_000);
+  assert.equal((await w.look()).returned, []);
+  assert.is(w.nova.count('updateService'), 0, 'no os-services PUT from a deposed replica');
+  assert.is(w.nova.service('cmp1').forced_down, true);
+  assert.is(w.nova.service('cmp1').status, 'disabled');
+  assert.ok(w.repo.getHostByName('cmp1')!.on_maintenance, 'nor is its maintenance cleared');
+  assert.is(await w.metric('masakari_return_to_service_total', { outcome: 'failed' }), undefined, 'not a failure');
+  assert.not.ok(w.events.some((e) => e.reason === 'HostReturnedToService'));
+  // The Lease held again (this replica, or the next leader, looks): returned.
+  held = true;
+  w.nova.service('cmp1').updated_at = '2026-12-04T12:05:10.000000';
+  w.clock.advance(10_000);
+  assert.equal((await w.look()).returned, ['cmp1']);
+  assert.is(w.nova.service('cmp1').forced_down, false);
+  assert.is(w.repo.getHostByName('cmp1')!.on_maintenance, false);
+});
+
 test('return to service: a BMC that cannot be read never counts as On', async () => {
   const w = await world({ hosts: ['cmp1', 'cmp2'], returnToService: { policy: 'Restore' }, fenced: ['cmp1'] });
   await w.recovered('cmp1');
   w.power.set('cmp1', new Error('connect ETIMEDOUT'));
+  w.alive.add('cmp1');
   w.nova.service('cmp1').state = 'up';
   w.nova.service('cmp1').forced_down = false;
   assert.equal(
@@ -256,6 +315,7 @@ test('return to service, LeaveDisabled: the host stays out of service, with one 
   const w = await world({ hosts: ['cmp1', 'cmp2'], detection: DETECT, fenced: ['cmp1'] });
   await w.recovered('cmp1');
   Object.assign(w.nova.service('cmp1'), { forced_down: false, state: 'up' });
+  w.alive.add('cmp1');
   await w.lookFor(120);
   assert.equal(w.bmcCalls, ['cmp1'], 'its BMC asked once, not at every look after the Event');
   assert.is(w.nova.count('updateService'), 0);
@@ -273,6 +333,7 @@ test("return to service never undoes a person's maintenance, nor a recovery that
   w.personMaintenance.add('cmp2');
   w.repo.setHostFlags(w.repo.getHostByName('cmp2')!.uuid, { on_maintenance: true });
   for (const h of ['cmp1', 'cmp2']) Object.assign(w.nova.service(h), { state: 'up', forced_down: false });
+  w.alive.add('cmp1').add('cmp2');
   await w.lookFor(60);
   assert.is(w.nova.count('updateService'), 0);
   assert.ok(w.repo.getHostByName('cmp1')!.on_maintenance);
@@ -285,7 +346,11 @@ test('return to service waits while another recovery of the segment runs, withou
   Object.assign(w.nova.service('cmp1'), { state: 'up', forced_down: false });
   const other = await fileHostFailure(w.service, 'cmp2', w.clock.now());
   w.repo.setNotificationState(other.notification_uuid, { status: 'running' });
-  assert.equal((await w.look()).returned, []);
+  w.alive.add('cmp1');
+  assert.equal(
+    (await w.lookFor(20)).flatMap((l) => l.returned),
+    [],
+  );
   assert.is(w.nova.count('updateService'), 0);
   assert.ok(w.events.some((e) => e.reason === 'ReturnToServiceDeferred'));
   w.repo.setNotificationState(other.notification_uuid, { status: 'finished' });
@@ -296,6 +361,8 @@ test('a blind look returns nothing to service either', async () => {
   const w = await world({ hosts: ['cmp1', 'cmp2'], returnToService: { policy: 'Restore' } });
   await w.recovered('cmp1');
   Object.assign(w.nova.service('cmp1'), { state: 'up', forced_down: false });
+  w.alive.add('cmp1');
+  await w.lookFor(10);
   w.nova.failNext('listServices', new NovaError(500, 'boom'));
   assert.equal(await w.look(), { look: 'blind', raised: [], returned: [] });
   assert.ok(w.repo.getHostByName('cmp1')!.on_maintenance);

@@ -63,6 +63,11 @@ export interface DetectorDeps extends ReturnWatchDeps {
   maxDownPercent: number;
   /** Bound of the one Nova call of a look, retries included. */
   novaTimeoutMs: number;
+  /**
+   * Whether this replica holds the detection Lease now (Manager.holdsLease): a replica that stalled past
+   * it in the middle of a look raises nothing from what it saw; the holder looks afresh.
+   */
+  holdsLease: () => boolean;
 }
 
 export interface LookSummary {
@@ -136,6 +141,9 @@ export class Detector {
       return { look: 'idle', raised: [], returned: [] };
     }
 
+    // when Nova was asked: the generated_time of what this look raises, so the engine's freshness check
+    // (src/domain/freshness.ts) also judges a look that took long or a replica that stalled after it
+    const seenAt = d.clock.now();
     const services = await this.services(signal);
     const l = look({
       hosts: watched,
@@ -158,7 +166,7 @@ export class Detector {
     for (const item of due) {
       if (signal.aborted) break;
       const host = watched.find((w) => w.name === item.host)!.host;
-      if (await this.raise(item, host)) raised.push(item.host);
+      if (await this.raise(item, host, seenAt)) raised.push(item.host);
     }
 
     const byHost = new Map<string, NovaService>();
@@ -193,9 +201,16 @@ export class Detector {
   }
 
   /** Files the notification; true when raised now. Already handled (duplicate, maintenance) is no error. */
-  private async raise(due: Due, host: HaHost): Promise<boolean> {
+  private async raise(due: Due, host: HaHost, seenAt: Date): Promise<boolean> {
     const d = this.deps;
     const name = due.host;
+    if (!d.holdsLease()) {
+      d.log.info(
+        { host: name },
+        `host ${name} looked down, but this replica no longer holds the detection Lease: not raised`,
+      );
+      return false;
+    }
     // A recovery of the host not over yet (one waiting at the fencing gate is new, and its host not on
     // maintenance yet) already handles it, however old its generated_time: a second one would only queue.
     const open = unfinishedRecovery(host.status?.uuid ?? '', d.notifications());
@@ -220,7 +235,7 @@ export class Detector {
         notification: {
           type: 'COMPUTE_HOST',
           hostname: name,
-          generated_time: rfc3339Seconds(d.clock.now()),
+          generated_time: rfc3339Seconds(seenAt),
           payload: { ...DETECTION_PAYLOAD },
         },
       });

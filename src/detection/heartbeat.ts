@@ -2,17 +2,26 @@
 // set Nova shows the service down whatever it does, but every report of a
 // running nova-compute still writes the service row (report_count, nova's
 // servicegroup/drivers/db.py), so updated_at advances about every
-// report_interval. A service counts as reporting when it is up, or when its
-// updated_at changed between two looks taken after its recovery finished:
-// the recovery's own writes (disable, force down) all come before that, and
-// comparing two of Nova's own timestamps needs no agreement between Nova's
-// clock and ours.
+// report_interval. A person's `openstack compute service set` writes the row
+// once too, and without forced_down Nova then shows the service up for
+// service_down_time (nova/servicegroup/drivers/db.py is_up compares updated_at
+// with now): neither `state: up` nor one move of updated_at tells a running
+// nova-compute from one edit. A service counts as reporting at a look where
+// its updated_at moved, once it has moved at REPORTS_NEEDED looks since the
+// recovery finished (the recovery's own writes, disable and force down, all
+// come before that). Comparing Nova's own timestamps with each other needs no
+// agreement between Nova's clock and ours.
 import type { NovaService } from '../openstack/types.ts';
+
+/** Looks at which updated_at must have moved: more than one person's edit, as a running nova-compute does. */
+export const REPORTS_NEEDED = 2;
 
 interface Seen {
   /** Which recovery (notification uuid) the previous look belongs to. */
   recovery: string;
   updatedAt: string | null | undefined;
+  /** Looks of this recovery at which updated_at had moved since the look before. */
+  moves: number;
 }
 
 export class Heartbeats {
@@ -20,11 +29,12 @@ export class Heartbeats {
 
   /** Records this look at `host`'s service for the recovery `recovery`; true when it reports. */
   reporting(host: string, recovery: string, service: NovaService): boolean {
-    if (service.state === 'up') return true;
     const prev = this.seen.get(host);
-    this.seen.set(host, { recovery, updatedAt: service.updated_at });
-    if (!prev || prev.recovery !== recovery) return false;
-    return !!service.updated_at && service.updated_at !== prev.updatedAt;
+    const same = prev?.recovery === recovery;
+    const moved = same && !!service.updated_at && service.updated_at !== prev.updatedAt;
+    const moves = (same ? prev.moves : 0) + (moved ? 1 : 0);
+    this.seen.set(host, { recovery, updatedAt: service.updated_at, moves });
+    return moved && moves >= REPORTS_NEEDED;
   }
 
   /** The host is no longer waiting to come back (returned, or no longer a candidate). */

@@ -19,6 +19,7 @@ import {
 import type { FailoverSegment, HaHost, Notification } from '../model/types.ts';
 import type { NovaClient, NovaService } from '../openstack/types.ts';
 import type { EventInput } from '../runtime/events.ts';
+import { LeaseNotHeld } from '../runtime/lease-fence.ts';
 import { hostEvent } from './events.ts';
 import { Heartbeats } from './heartbeat.ts';
 import type { DetectionMetrics } from './metrics.ts';
@@ -115,6 +116,8 @@ export class ReturnWatch {
       return true;
     } catch (err) {
       if (signal.aborted) throw err;
+      // Deposed (a stall past the Lease): nothing was sent, the fence logged it, the Lease holder returns the host.
+      if (err instanceof LeaseNotHeld) return false;
       d.metrics.returned('failed');
       d.log.warn(
         { err, host: name },

@@ -89,7 +89,7 @@ export class NotificationProcessor {
    * leading. `isGracefulStop` tells, when that happens, whether it is this
    * process shutting down (still holding the Lease) rather than a lost Lease.
    * `holdsLease` is asked right before every Nova side effect of a run
-   * (nova/lease-fence.ts): false cancels the run instead of sending the call.
+   * (src/runtime/lease-fence.ts): false cancels the run instead of sending the call.
    */
   startLeading(signal: AbortSignal, o: { isGracefulStop?: () => boolean; holdsLease?: () => boolean } = {}): void {
     this.term = {

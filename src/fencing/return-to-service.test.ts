@@ -13,6 +13,9 @@ import {
   restoreHost,
   returnPolicyOf,
 } from './return-to-service.ts';
+import { createNovaClient } from '../openstack/index.ts';
+import { LeaseNotHeld, leaseFencedNova } from '../runtime/lease-fence.ts';
+import { startSimulator } from '../../tools/simulator/server.ts';
 
 /** Host h1 as a recovery left it: on maintenance, its service disabled and forced down. */
 async function setup() {
@@ -91,6 +94,48 @@ test('restore: Nova refusing is deferred with its words, maintenance untouched; 
   s.nova.failNext('updateService', new NovaError(503, 'unavailable'));
   await rejection(restoreHost({ nova: s.nova, service: s.service }, s.host(), s.compute), NovaError);
   assert.ok(s.host().on_maintenance);
+});
+
+const DETECTION = { holder: 'the built-in detection', lease: 'masakari-detection' };
+
+test('restore by a deposed Lease holder: the os-services PUT is not sent, maintenance untouched', async () => {
+  const s = await setup();
+  const warned: string[] = [];
+  const nova = leaseFencedNova(s.nova, () => false, DETECTION, { warn: (m) => warned.push(m) })!;
+  const err = await rejection(restoreHost({ nova, service: s.service }, s.host(), s.compute), LeaseNotHeld);
+  assert.match(
+    err.message,
+    'not sending updateService to Nova: the built-in detection no longer holds the masakari-detection Lease',
+  );
+  assert.equal(warned, [err.message]);
+  assert.equal(s.nova.callLines(), [], 'nothing sent');
+  assert.is(s.nova.service('h1').forced_down, true);
+  assert.ok(s.host().on_maintenance);
+});
+
+test('restore: the Lease lapsing while the PUT is on its way stops its retry (per HTTP attempt, Nova simulator)', async () => {
+  const { repo, service, hosts } = await memoryService({ hosts: ['h1'] });
+  repo.setHostFlags(hosts[0]!.uuid, { on_maintenance: true });
+  const sim = await startSimulator({ hosts: ['h1'] });
+  const http = createNovaClient(sim.clientCredentials, { timeoutMs: 5_000, maxRetries: 3 });
+  try {
+    Object.assign(sim.state.mustService('h1'), { forcedDown: true, disabled: true });
+    const compute = (await http.listServices({ binary: 'nova-compute', host: 'h1' }))[0]!;
+    // Nova answers the first PUT with a 500: the transport would send it again (the PUT is idempotent).
+    sim.state.faults.push({ method: 'PUT', path: '/compute/v2.1/os-services', count: 1, kind: 500 });
+    const puts = () => sim.state.requestLog.filter((r) => r.method === 'PUT');
+    // The holder stalls past its Lease while the first attempt is on its way.
+    const nova = leaseFencedNova(http, () => puts().length === 0, DETECTION, { warn: () => undefined })!;
+    await rejection(restoreHost({ nova, service }, repo.getHostByName('h1')!, compute), LeaseNotHeld);
+    assert.is(puts().length, 1, 'the retry was not sent');
+    assert.is(sim.state.mustService('h1').forcedDown, true);
+    assert.is(sim.state.mustService('h1').disabled, true);
+    assert.ok(repo.getHostByName('h1')!.on_maintenance);
+  } finally {
+    await http.session.close();
+    sim.state.clearTimers();
+    await sim.stop();
+  }
 });
 
 test.run();

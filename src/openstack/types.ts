@@ -77,7 +77,7 @@ export interface CallOptions {
   /**
    * Called synchronously right before every HTTP attempt of a request that
    * changes something (any method but GET and HEAD), retries included; what
-   * it throws ends the request unsent (the engine's Lease fence, src/engine/nova/lease-fence.ts).
+   * it throws ends the request unsent (the Lease fence, src/runtime/lease-fence.ts).
    */
   beforeSend?: () => void;
 }

@@ -15,6 +15,7 @@ import { REMEDIATION_CONTROLLER_NAME, REMEDIATION_LEASE_NAME } from '../model/re
 import { REMEDIATION_RESOURCES } from '../k8s/resources.ts';
 import type { MasakariRemediation } from '../model/remediation-types.ts';
 import { EventRecorder } from '../runtime/events.ts';
+import { leaseFencedNova } from '../runtime/lease-fence.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { informerReady } from '../runtime/types.ts';
 import type { CrRepositoryHandle } from '../store/index.ts';
@@ -23,6 +24,8 @@ import { RemediationReconciler } from './reconciler.ts';
 import { heldByReason } from './decide.ts';
 import { gauge } from '../runtime/metric-registry.ts';
 import { ApprovalGuard } from '../fencing/approval-guard.ts';
+
+const REMEDIATION_HOLDER = { holder: 'the remediator', lease: REMEDIATION_LEASE_NAME };
 
 export interface RemediationComponentOptions {
   /** How often a filed notification is looked at; default 5 s (tests use less). */
@@ -112,7 +115,8 @@ export async function createComponent(
     namespace: ctx.namespace,
     cache,
     serviceFor: services.serviceFor,
-    nova: ctx.nova,
+    // Its Nova writes (forced_down, the return to service) only while this process holds the Lease (src/runtime/lease-fence.ts).
+    nova: leaseFencedNova(ctx.nova, () => manager.holdsLease(REMEDIATION_LEASE_NAME), REMEDIATION_HOLDER, log),
     events,
     log,
     duplicateWindowSeconds: ctx.config.DEFAULT.duplicate_notification_detection_interval,

@@ -28,6 +28,7 @@ import type { MasakariRemediation, NodeLike } from '../model/remediation-types.t
 import type { Notification } from '../model/types.ts';
 import type { NovaClient } from '../openstack/types.ts';
 import type { EventInput } from '../runtime/events.ts';
+import { LeaseNotHeld } from '../runtime/lease-fence.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../runtime/finalizers.ts';
 import type { ReconcileResult } from '../runtime/types.ts';
 import { forceDownComputeService } from './compute-service.ts';
@@ -325,10 +326,11 @@ export class RemediationReconciler {
       { ...this.options, bmcFor: bmcFor ?? ((host) => bmcForHost(kube, host)) },
       r,
       effectiveSpec(r.spec, this.options.namespace).segmentNamespace,
-    ).catch(
-      (e: unknown) =>
-        `host ${r.status?.hostName ?? ''} could not be returned to service: ${e instanceof Error ? e.message : String(e)}`,
-    );
+    ).catch((e: unknown) => {
+      // Deposed: the finalizer stays, so the Lease holder looks at the deletion again and returns the host.
+      if (e instanceof LeaseNotHeld) throw e;
+      return `host ${r.status?.hostName ?? ''} could not be returned to service: ${e instanceof Error ? e.message : String(e)}`;
+    });
     const note = `deleted; finalizer removed${open ? `; notification ${r.status!.notificationUuid} continues in the engine` : ''}${returned ? `; ${returned}` : ''}`;
     const updated = await removeFinalizer(
       this.options.kube,
@@ -353,6 +355,8 @@ export class RemediationReconciler {
     try {
       return await run();
     } catch (err) {
+      // Deposed: nothing to report from here; the Lease holder takes the remediation over.
+      if (err instanceof LeaseNotHeld) throw err;
       const current = this.options.cache.get(r.metadata.name!) ?? r;
       const processing = current.status?.conditions?.find((c) => c.type === REMEDIATION_CONDITIONS.processing);
       const text = err instanceof Error ? err.message : String(err);

@@ -10,8 +10,18 @@ import { scriptedKube } from '../testing/fake-kube.ts';
 import { NovaBadRequest } from '../openstack/types.ts';
 import { FakeNova } from '../testing/fake-nova.ts';
 import { returnOnDelete } from './return-on-delete.ts';
+import { LeaseNotHeld, leaseFencedNova } from '../runtime/lease-fence.ts';
+import { rejection } from '../testing/expect-error.ts';
 
-async function setup(o: { policy?: ReturnToService['policy']; nodeReady?: string; phase?: 'finished' | 'running' }) {
+const REMEDIATOR = { holder: 'the remediator', lease: 'masakari-remediation' };
+
+async function setup(o: {
+  policy?: ReturnToService['policy'];
+  nodeReady?: string;
+  phase?: 'finished' | 'running';
+  /** Whether the remediator holds its Lease now; its Nova is fenced on it, as the component's is. */
+  holdsLease?: () => boolean;
+}) {
   const repo = new MemoryRepository();
   const service = new HaService(
     repo,
@@ -75,7 +85,8 @@ async function setup(o: { policy?: ReturnToService['policy']; nodeReady?: string
       notificationUuid: n.notification_uuid,
     },
   } as MasakariRemediation;
-  const run = () => returnOnDelete({ kube, nova, serviceFor: async () => service }, remediation, 'ns');
+  const fenced = leaseFencedNova(nova, o.holdsLease ?? (() => true), REMEDIATOR, { warn: () => undefined })!;
+  const run = () => returnOnDelete({ kube, nova: fenced, serviceFor: async () => service }, remediation, 'ns');
   return { repo, nova, run };
 }
 
@@ -124,6 +135,14 @@ test("Restore, but Nova refuses to clear forced_down (done evacuation records, n
   );
   assert.is(s.nova.service('worker-1').forced_down, true);
   // still on maintenance: the detection component's return watch finds the host at its next look
+  assert.ok(s.repo.getHostByName('worker-1')!.on_maintenance);
+});
+
+test('Restore by a deposed remediator (its Lease lapsed): nothing is sent to Nova, and the deletion fails for the Lease holder to look at again', async () => {
+  const s = await setup({ policy: 'Restore', holdsLease: () => false });
+  await rejection(s.run(), LeaseNotHeld);
+  assert.is(s.nova.count('updateService'), 0);
+  assert.is(s.nova.service('worker-1').forced_down, true);
   assert.ok(s.repo.getHostByName('worker-1')!.on_maintenance);
 });
 

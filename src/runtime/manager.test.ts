@@ -281,4 +281,31 @@ test('a process manager compacts the heap once its caches synced, before any run
   await m.stop();
 });
 
+test('holdsLease: only during a term of the Lease, and only while its hold has not lapsed', async () => {
+  let lapsed = false;
+  let endTerm!: () => void;
+  const runner: LeaderRunner = async ({ lead, signal }) => {
+    const term = new AbortController();
+    endTerm = () => term.abort();
+    signal.addEventListener('abort', () => term.abort(), { once: true });
+    await lead(term.signal, { held: () => !lapsed });
+  };
+  const m = new Manager({ kube: scriptedKube(), namespace: 'ns', identity: 'me', log, runLeader: runner });
+  assert.not.ok(m.holdsLease('masakari-detection'), 'before any term');
+  m.add(recording('detection', []), { name: 'detection', needLeaderElection: true, lease: 'masakari-detection' });
+  await m.start();
+  await until(() => m.isLeading('masakari-detection'));
+  assert.ok(m.holdsLease('masakari-detection'));
+  assert.not.ok(m.holdsLease('masakari-engine'), 'another Lease');
+  // A stall past the renew deadline: still in the term, no longer holding.
+  lapsed = true;
+  assert.ok(m.isLeading('masakari-detection'));
+  assert.not.ok(m.holdsLease('masakari-detection'));
+  lapsed = false;
+  endTerm();
+  await until(() => !m.isLeading('masakari-detection'));
+  assert.not.ok(m.holdsLease('masakari-detection'), 'after the term');
+  await m.stop();
+});
+
 test.run();

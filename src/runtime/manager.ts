@@ -229,6 +229,17 @@ export class Manager {
     return !!term && !term.signal.aborted;
   }
 
+  /**
+   * Whether this process may act as the holder of `lease` right now: it leads
+   * it and the term's LeaseHold has not lapsed (a stall past the renew
+   * deadline makes it false before the term ends). Asked right before each
+   * Nova side effect (lease-fence.ts); false between terms.
+   */
+  holdsLease(lease: string): boolean {
+    const term = this.leases.get(lease)?.term;
+    return !!term && !term.signal.aborted && (term.hold?.held() ?? true);
+  }
+
   /** The shutdown order of the header. Resolves once every Lease is released; close the client after. */
   stop(): Promise<void> {
     this.stopped ??= this.stopInOrder();

@@ -18,7 +18,7 @@ export function serviceView(state: SimState, s: SimService, v: Version): Record<
     zone: s.zone,
     status: s.disabled ? 'disabled' : 'enabled',
     state: state.isUp(s) ? 'up' : 'down',
-    updated_at: s.updatedAt,
+    updated_at: state.serviceUpdatedAt(s),
     disabled_reason: s.disabledReason,
     forced_down: s.forcedDown,
   };

@@ -209,6 +209,26 @@ compute('PUT os-services disables with a reason, sets forced_down, validates', a
   assert.ok(missing.body.itemNotFound);
 });
 
+compute(
+  "a running nova-compute's updated_at moves with its reports, forced down too; a dead one's stays",
+  async ({ sim, n }) => {
+    // Nova's timestamps have whole seconds: reports every second, looked at a little over a second apart
+    const updated = async (host: string) =>
+      (await n('GET', `/os-services?host=${host}`)).body.services[0].updated_at as string;
+    const first = await updated('cpu2');
+    await new Promise((r) => setTimeout(r, 1_100));
+    assert.ok((await updated('cpu2')) > first, 'reported since');
+    sim.state.failHost('cpu1', { forcedDown: true });
+    const dead = await updated('cpu1');
+    await new Promise((r) => setTimeout(r, 1_100));
+    assert.is(await updated('cpu1'), dead);
+    sim.state.recoverHost('cpu1');
+    const back = await updated('cpu1');
+    await new Promise((r) => setTimeout(r, 1_100));
+    assert.ok((await updated('cpu1')) > back, 'reports again while still forced down');
+  },
+);
+
 compute('evacuate is refused while the source compute service is up (ComputeServiceInUse)', async ({ sim, n }) => {
   const r = await n('POST', `/servers/${VM1}/action`, { evacuate: {} });
   assert.is(r.status, 400);

@@ -62,6 +62,12 @@ export class SimState {
   actionCalls: Record<string, Record<string, number>> = {};
   requestLog: SimRequestLogEntry[] = [];
   tokenTtlMs = 3_600_000;
+  /**
+   * How often a running nova-compute reports (Nova's report_interval, 10 s by default; shorter here so
+   * tests need not wait): each report writes its service row, so updated_at moves while it runs, even
+   * forced down (nova/servicegroup/drivers/db.py _report_state).
+   */
+  serviceReportMs = 1_000;
   maxLimit = 1000;
   masakariUrl = 'http://127.0.0.1:15868/v1';
   private nextServiceId = 1;
@@ -213,6 +219,15 @@ export class SimState {
     const svc = this.serviceOf(host);
     if (!svc) throw new SimError(404, `host ${host} not found`);
     return svc;
+  }
+
+  /** The service row's updated_at: the last write to it, or the last report of a running nova-compute. */
+  serviceUpdatedAt(svc: SimService, now = Date.now()): string {
+    if (!svc.alive) return svc.updatedAt;
+    const report = new Date(Math.floor(now / this.serviceReportMs) * this.serviceReportMs)
+      .toISOString()
+      .replace(/\.\d{3}Z$/, '.000000');
+    return report > svc.updatedAt ? report : svc.updatedAt;
   }
 
   isUp(svc: SimService): boolean {

@@ -16,6 +16,7 @@ import type {
   SegmentDetection,
 } from '../../model/types.ts';
 import type { EventInput } from '../../runtime/events.ts';
+import { leaseFencedNova } from '../../runtime/lease-fence.ts';
 import { FakeNova } from '../../testing/fake-nova.ts';
 import { FakeClock } from '../../testing/fake-clock.ts';
 import { Detector } from '../detector.ts';
@@ -28,6 +29,8 @@ export interface WorldOptions {
   maxDownPercent?: number;
   /** Hosts with spec.fencing (a BMC whose power state is `power`). */
   fenced?: string[];
+  /** Whether this replica holds the detection Lease now (Manager.holdsLease); its Nova is fenced on it, as the component's is. */
+  holdsLease?: () => boolean;
 }
 
 const FENCING: HostFencing = { driver: 'redfish', address: 'https://bmc.example', credentialsSecretRef: { name: 's' } };
@@ -88,8 +91,14 @@ export async function world(o: WorldOptions) {
       status: { uuid: n.notification_uuid, id: n.id, phase: n.status, sourceHostUuid: n.source_host_uuid },
     }));
 
+  const log = pino({ level: 'silent' });
   const detector = new Detector({
-    nova,
+    nova: leaseFencedNova(
+      nova,
+      o.holdsLease ?? (() => true),
+      { holder: 'the built-in detection', lease: 'masakari-detection' },
+      log,
+    )!,
     service,
     segments: () => [segment()],
     hosts,
@@ -109,11 +118,20 @@ export async function world(o: WorldOptions) {
     events: { record: (e) => events.push(e) },
     metrics: detectionMetrics(registry),
     clock,
-    log: pino({ level: 'silent' }),
+    log,
     maxDownPercent: o.maxDownPercent ?? 50,
+    holdsLease: o.holdsLease ?? (() => true),
     novaTimeoutMs: 1000,
   });
   const signal = new AbortController().signal;
+  // Hosts whose nova-compute runs: before each look it has reported once more (its row's updated_at moves).
+  const alive = new Set<string>();
+  let reports = 0;
+  const look = () => {
+    for (const h of alive)
+      nova.service(h).updated_at = new Date(Date.UTC(2026, 11, 4, 13, 0, ++reports)).toISOString().replace('Z', '000');
+    return detector.look(signal);
+  };
 
   return {
     segmentUuid: seg.uuid,
@@ -128,12 +146,13 @@ export async function world(o: WorldOptions) {
     power,
     bmcCalls,
     personMaintenance,
-    look: () => detector.look(signal),
+    alive,
+    look,
     /** Looks every `stepS` seconds for `forS` seconds; the summaries. */
     async lookFor(forS: number, stepS = 10) {
       const out = [];
       for (let t = 0; t <= forS; t += stepS) {
-        out.push(await detector.look(signal));
+        out.push(await look());
         clock.advance(stepS * 1000);
       }
       return out;

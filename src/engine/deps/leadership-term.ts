@@ -8,6 +8,6 @@ export interface LeadershipTerm {
   signal: AbortSignal;
   /** When the term ends: is this process shutting down (still holding the Lease) rather than a lost Lease? */
   isGracefulStop: () => boolean;
-  /** Asked right before every Nova side effect (nova/lease-fence.ts): false cancels the run instead. */
+  /** Asked right before every Nova side effect (src/runtime/lease-fence.ts): false cancels the run instead. */
   holdsLease: () => boolean;
 }

@@ -3,7 +3,7 @@
 // term they act in is deps/leadership-term.ts; the lookups on these caches,
 // deps/lookups.ts. Each part imports only what it uses: the status writer for
 // a notification is status/writer-for.ts, Nova outside a run
-// nova/lease-fence.ts (fencedNova), a phase Event telemetry/phase-events.ts.
+// src/runtime/lease-fence.ts (fencedNova), a phase Event telemetry/phase-events.ts.
 
 import type { Logger } from 'pino';
 import type { Bmc } from '../../fencing/bmc/bmc.ts';

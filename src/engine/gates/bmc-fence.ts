@@ -46,7 +46,7 @@ import { EVENT_REASONS } from '../telemetry/event-reasons.ts';
 import { pythonFloat } from '../run/journal.ts';
 import { countFencingAttempt, setFencingHeld } from '../telemetry/metrics.ts';
 import { emitPhaseEvent } from '../telemetry/phase-events.ts';
-import { fencedNova } from '../nova/lease-fence.ts';
+import { fencedNova } from '../../runtime/lease-fence.ts';
 import { sourceHostOf } from '../deps/lookups.ts';
 import type { ProcessorDeps } from '../deps/processor-deps.ts';
 import type { LeadershipTerm } from '../deps/leadership-term.ts';
@@ -220,7 +220,7 @@ export class BmcFence {
     }
     const f = host.spec.fencing;
     const limitMs = (f?.powerOffTimeoutSeconds ?? FENCING_DEFAULTS.powerOffTimeoutSeconds) * 1000;
-    // A power-off is a side effect like a Nova call: only the Lease holder sends it (nova/lease-fence.ts).
+    // A power-off is a side effect like a Nova call: only the Lease holder sends it (src/runtime/lease-fence.ts).
     if (!(this.term()?.holdsLease() ?? false)) {
       throw signal.aborted
         ? signal.reason

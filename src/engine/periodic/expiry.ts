@@ -13,7 +13,7 @@ import { EVENT_REASONS } from '../telemetry/event-reasons.ts';
 import { countFinalStatus, countStale } from '../telemetry/metrics.ts';
 import { staleness } from '../../domain/freshness.ts';
 import { emitPhaseEvent } from '../telemetry/phase-events.ts';
-import { fencedNova } from '../nova/lease-fence.ts';
+import { fencedNova } from '../../runtime/lease-fence.ts';
 import { statusWriterFor } from '../status/writer-for.ts';
 import { NotificationExpired } from '../run/cancellation.ts';
 import { sweepExpiredRunLocks } from '../run/server-lock-sweep.ts';

@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { NovaClient } from '../../openstack/types.ts';
 import type { AdmittedNotification } from '../intake/admitted-notification.ts';
 import type { MissingReference, Plan, Workflow } from '../intake/decisions.ts';
-import { fenceNova } from '../nova/lease-fence.ts';
+import { fenceNova } from '../../runtime/lease-fence.ts';
 import { outcomeOf, withServersLeftLocked } from './outcomes.ts';
 import type { Outcome } from './outcomes.ts';
 import { statusWriterFor } from '../status/writer-for.ts';

@@ -7,7 +7,7 @@ import type { Metric, Registry } from 'prom-client';
 import { counter, gauge, histogram, registerOnce } from '../../runtime/metric-registry.ts';
 import { NovaError } from '../../openstack/types.ts';
 import type { NovaClient } from '../../openstack/types.ts';
-import { NOVA_SIDE_EFFECTS } from '../nova/lease-fence.ts';
+import { NOVA_SIDE_EFFECTS } from '../../runtime/lease-fence.ts';
 
 const restoreRollbacks = counter(
   undefined,

@@ -2,115 +2,55 @@
 // again), the remediator undoes what the remediation caused by the segment's
 // returnToService policy: on the real control plane, with the engine, the
 // remediator and the Nova simulator, a host whose recovery finished, forced
-// down by the remediation, comes back in service once the CR is deleted.
+// down by the remediation, comes back in service once the CR is deleted; a
+// remediator whose Lease lapsed sends nothing to Nova and keeps the finalizer
+// for the Lease holder.
 import { eventually } from '../../support/eventually.ts';
 
 import { randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
-import { useNamespace } from '../../support/cluster.ts';
-import type { TestNamespace } from '../../support/cluster.ts';
-import { fastConfig } from '../engine/support.ts';
+import { componentEnv, managerWithHold } from '../../support/component-env.ts';
+import type { ComponentEnv } from '../../support/component-env.ts';
 import type { Component } from '../../../src/app/component.ts';
 import { HaService } from '../../../src/domain/ha-service.ts';
 import { effectiveFlags } from '../../../src/domain/host-flags.ts';
 import { createComponent as createEngine } from '../../../src/engine/component.ts';
-import { createKubeClient } from '../../../src/k8s/kube-client.ts';
-import type { KubeClient } from '../../../src/k8s/client.ts';
 import { REMEDIATION_RESOURCES, RESOURCES } from '../../../src/k8s/resources.ts';
 import type { MasakariRemediation, NodeLike } from '../../../src/model/remediation-types.ts';
 import type { HaHost, Notification } from '../../../src/model/types.ts';
-import { createNovaClient } from '../../../src/openstack/index.ts';
-import type { HttpNovaClient } from '../../../src/openstack/index.ts';
 import { createComponent as createRemediation } from '../../../src/remediation/component.ts';
-import { startSimulator } from '../../../tools/simulator/server.ts';
-import type { Simulator } from '../../../tools/simulator/server.ts';
-import { standaloneStore } from '../../../src/testing/store.ts';
-import type { CrRepositoryHandle } from '../../../src/store/index.ts';
+import type { Manager } from '../../../src/runtime/manager.ts';
 import { startComponent } from '../../../src/testing/component.ts';
-import type { ContextWithoutManager } from '../../../src/testing/component.ts';
 
-const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
 const NODE = `rtn-${randomBytes(3).toString('hex')}`;
 
-interface Env {
-  ns: TestNamespace;
-  kube: KubeClient;
-  sim: Simulator;
-  nova: HttpNovaClient;
-  store: CrRepositoryHandle;
+interface Env extends ComponentEnv {
   engine: Component;
   /** Started once the finished remediation exists, as after a remediator restart: it never raced its making. */
   remediation?: Component;
-  appContext: (identity: string) => ContextWithoutManager;
-  stop: AbortController;
+  /** The remediator's manager, whose Lease hold the test controls. */
+  manager?: Manager;
 }
 
 const test = suite<{ env?: Env }>('a deleted MasakariRemediation returns its host to service', {});
 
 test.before(async (ctx) => {
-  const ns = await useNamespace('remediation-return');
-  const kube = createKubeClient(ns.kc);
-  const sim = await startSimulator({
+  const env = await componentEnv({
+    namespace: 'remediation-return',
+    segment: 'returning',
     hosts: [NODE, `${NODE}-spare`],
     servers: [{ name: 'vm-a', host: NODE, metadata: { HA_Enabled: 'True' } }],
+    segmentSpec: { returnToService: { policy: 'Restore' } },
   });
-  const nova = createNovaClient(sim.clientCredentials, { timeoutMs: 5_000, maxRetries: 1 });
-  const config = fastConfig();
-  const store = standaloneStore({ kube, namespace: ns.namespace, config, log });
-  await store.start();
-  const segment = await store.createSegment({
-    name: 'returning',
-    service_type: 'COMPUTE',
-    recovery_method: 'auto',
-    description: null,
-    enabled: true,
-  });
-  for (const name of [NODE, `${NODE}-spare`]) {
-    await store.createHost(segment.uuid, {
-      name,
-      type: 'COMPUTE',
-      control_attributes: 'SSH',
-      reserved: false,
-      on_maintenance: false,
-    });
-  }
-  await kube.mergePatch(RESOURCES.segments, ns.namespace, segment.k8sName, {
-    spec: { returnToService: { policy: 'Restore' } },
-  });
-  await eventually(
-    'hosts admitted',
-    async () => store.listHosts().length,
-    (n) => n === 2,
-  );
-  const stop = new AbortController();
-  const appContext = (identity: string) => ({
-    config,
-    namespace: ns.namespace,
-    kube,
-    nova,
-    log: log.child({ identity }),
-    metrics: new Registry(),
-    identity,
-    signal: stop.signal,
-  });
-  const engine = await startComponent(appContext('test-engine'), createEngine);
-  ctx.env = { ns, kube, sim, nova, store, engine, appContext, stop };
+  const engine = await startComponent(env.appContext('test-engine'), createEngine);
+  ctx.env = { ...env, engine };
 });
 
 test.after(async ({ env }) => {
   if (!env) return;
-  env.stop.abort();
-  await env.remediation?.stop();
-  await env.engine.stop();
-  await env.store.stop();
-  await env.nova.session.close();
-  env.sim.state.clearTimers();
-  await env.sim.stop();
   await env.kube.delete(RESOURCES.nodes, undefined, NODE).catch(() => undefined);
-  await env.ns.cleanup();
+  await env.close(env.remediation, env.manager, env.engine);
 });
 
 test('Restore: deleting the remediation of a recovered, healthy host clears forced_down, disabled and on_maintenance', async ({
@@ -120,7 +60,7 @@ test('Restore: deleting the remediation of a recovered, healthy host clears forc
   // What a remediation leaves: the host fenced and forced down, its notification's recovery finished.
   e.sim.state.failHost(NODE, { forcedDown: true });
   const fencedAt = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const service = new HaService(e.store, { exists: async () => true }, fastConfig().DEFAULT);
+  const service = new HaService(e.store, { exists: async () => true }, e.config.DEFAULT);
   const filed = await service.createNotification({
     notification: {
       type: 'COMPUTE_HOST',
@@ -179,10 +119,28 @@ test('Restore: deleting the remediation of a recovered, healthy host clears forc
       conditions: [condition('Succeeded'), condition('Processing')],
     },
   });
-  e.remediation = await startComponent(e.appContext('test-remediation'), (app) =>
-    createRemediation(app, { followIntervalMs: 300 }),
+  // The remediator that sees the deletion first has let its Lease lapse (stalled past its renew deadline,
+  // still in its term): it sends nothing to Nova and keeps the finalizer for the Lease holder.
+  const { manager, hold } = managerWithHold(e, 'test-remediation');
+  hold.good = false;
+  e.manager = manager;
+  e.remediation = await createRemediation(
+    { ...e.appContext('test-remediation'), manager: e.manager },
+    { followIntervalMs: 300 },
   );
+  await e.manager.start();
+  const puts = () =>
+    e.sim.state.requestLog.filter((r) => r.method === 'PUT' && r.path.startsWith('/compute/v2.1/os-services')).length;
+  const before = puts();
   await e.kube.delete(REMEDIATION_RESOURCES.remediations, e.ns.namespace, NODE);
+  await new Promise((r) => setTimeout(r, 1_500));
+  assert.is(puts(), before, 'no os-services PUT from a remediator that no longer holds its Lease');
+  const kept = await e.kube.get<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, e.ns.namespace, NODE);
+  assert.ok(kept.metadata.finalizers?.includes('masakari.openkeel.io/remediation'), 'finalizer kept');
+  assert.ok(effectiveFlags(await host()).onMaintenance);
+
+  // Held again: the deletion is looked at again and the host returned.
+  hold.good = true;
   await eventually(
     'the remediation gone',
     async () =>

@@ -15,19 +15,28 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
 import { loadAll } from 'js-yaml';
-import { useNamespace } from '../../support/cluster.ts';
-import type { TestNamespace } from '../../support/cluster.ts';
+import {
+  componentEnv,
+  createIfAbsent,
+  notificationsOf as notifications,
+  openCrd,
+  untilServed,
+} from '../../support/component-env.ts';
+import {
+  conditionOf as cond,
+  getRemediation,
+  remediationWhen,
+  succeededRemediation,
+  waitingForFencing,
+} from '../../support/remediation.ts';
+import type { ComponentEnv } from '../../support/component-env.ts';
 import { ensureNhc, startNhc } from '../../support/nhc.ts';
 import type { RunningNhc } from '../../support/nhc.ts';
-import { fastConfig } from '../engine/support.ts';
 import type { Component } from '../../../src/app/component.ts';
 import { createComponent as createEngine } from '../../../src/engine/component.ts';
-import { createKubeClient } from '../../../src/k8s/kube-client.ts';
 import type { KubeClient, ResourceRef } from '../../../src/k8s/client.ts';
-import { isAlreadyExists, isNotFound } from '../../../src/k8s/client.ts';
+import { isNotFound } from '../../../src/k8s/client.ts';
 import { RESOURCES, REMEDIATION_RESOURCES } from '../../../src/k8s/resources.ts';
 import type {
   FenceAgentsRemediationLike,
@@ -36,17 +45,10 @@ import type {
   MasakariRemediationSpec,
 } from '../../../src/model/remediation-types.ts';
 import type { Condition, Notification } from '../../../src/model/types.ts';
-import { createNovaClient } from '../../../src/openstack/index.ts';
-import type { HttpNovaClient } from '../../../src/openstack/index.ts';
 import { createComponent as createRemediation } from '../../../src/remediation/component.ts';
 import type { RemediationComponent } from '../../../src/remediation/component.ts';
-import { startSimulator } from '../../../tools/simulator/server.ts';
-import type { Simulator } from '../../../tools/simulator/server.ts';
-import { standaloneStore } from '../../../src/testing/store.ts';
-import type { CrRepositoryHandle } from '../../../src/store/index.ts';
 import { startComponent } from '../../../src/testing/component.ts';
 
-const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
 // Nodes, leases and NodeHealthChecks are cluster-wide: names carry a per-run suffix.
 const SUFFIX = randomBytes(3).toString('hex');
 const node = (group: string, n: number): string => `nhc-${SUFFIX}-${group}${n}`;
@@ -71,16 +73,10 @@ interface NodeHealthCheck {
   };
 }
 
-interface Env {
-  ns: TestNamespace;
-  kube: KubeClient;
-  sim: Simulator;
-  nova: HttpNovaClient;
-  store: CrRepositoryHandle;
+interface Env extends ComponentEnv {
   engine: Component;
   remediation: RemediationComponent;
   nhc: RunningNhc;
-  stop: AbortController;
 }
 
 const test = suite<{ env?: Env }>('the real NodeHealthCheck operator drives MasakariRemediation', {});
@@ -89,9 +85,6 @@ const test = suite<{ env?: Env }>('the real NodeHealthCheck operator drives Masa
 
 const GROUPS = { chain: 1, farchain: 1, fastfail: 1, stuck: 1, exclude: 2, lease: 1, midway: 1, quorum: 3 } as const;
 type Group = keyof typeof GROUPS;
-
-const cond = (r: { status?: { conditions?: Condition[] } } | undefined, type: string) =>
-  r?.status?.conditions?.find((c) => c.type === type);
 
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString().replace(/\.\d+Z$/, 'Z');
 
@@ -185,18 +178,10 @@ async function theRemediation(env: Env, nodeName: string, label = 'NHC to create
   return r!;
 }
 
-const getRemediation = (env: Env, name: string) =>
-  env.kube.get<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, env.ns.namespace, name);
-
 const approve = (env: Env, name: string) =>
   env.kube.mergePatch(REMEDIATION_RESOURCES.remediations, env.ns.namespace, name, {
     metadata: { annotations: { 'masakari.openkeel.io/fencing-approved-by': 'nhc-test@ops' } },
   });
-
-const notifications = async (env: Env, host: string) =>
-  (await env.kube.list<Notification>(RESOURCES.notifications, env.ns.namespace)).items.filter(
-    (n) => n.spec.hostname === host,
-  );
 
 async function readLease(env: Env, nodeName: string): Promise<LeaseLike | undefined> {
   try {
@@ -229,26 +214,6 @@ const FAR_TEMPLATES: ResourceRef = {
   namespaced: true,
 };
 
-const testCrd = (kind: string, plural: string) => ({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${plural}.${FAR_GROUP}` },
-  spec: {
-    group: FAR_GROUP,
-    scope: 'Namespaced',
-    names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-    versions: [
-      {
-        name: 'v1alpha1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-      },
-    ],
-  },
-});
-
 const farTemplateRef = (env: Env) => ({
   apiVersion: `${FAR_GROUP}/v1alpha1`,
   kind: 'FenceAgentsRemediationTemplate',
@@ -257,16 +222,12 @@ const farTemplateRef = (env: Env) => ({
 });
 
 async function createFarTemplate(env: Env): Promise<void> {
-  try {
-    await env.kube.create(FAR_TEMPLATES, env.ns.namespace, {
-      apiVersion: `${FAR_GROUP}/v1alpha1`,
-      kind: 'FenceAgentsRemediationTemplate',
-      metadata: { name: 'far' },
-      spec: { template: { spec: { agent: 'fence_ipmilan', sharedparameters: { '--action': 'off' } } } },
-    });
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-  }
+  await createIfAbsent(env.kube, FAR_TEMPLATES, env.ns.namespace, {
+    apiVersion: `${FAR_GROUP}/v1alpha1`,
+    kind: 'FenceAgentsRemediationTemplate',
+    metadata: { name: 'far' },
+    spec: { template: { spec: { agent: 'fence_ipmilan', sharedparameters: { '--action': 'off' } } } },
+  });
 }
 
 async function farOf(env: Env, nodeName: string): Promise<FenceAgentsRemediationLike | undefined> {
@@ -305,115 +266,46 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test.before(async (ctx) => {
   const nhcBuild = await ensureNhc();
-  const ns = await useNamespace('nhc-real');
-  const kube = createKubeClient(ns.kc);
-  for (const file of nhcBuild.crdFiles) {
-    for (const doc of loadAll(readFileSync(file, 'utf8'))) {
-      const crd = doc as { metadata: { name: string } } | null;
-      if (!crd) continue;
-      try {
-        await kube.create(RESOURCES.crds, undefined, crd);
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-      }
-    }
-  }
-  await eventually(
-    'the NodeHealthCheck CRD to be served',
-    async () => {
-      try {
-        await kube.list(NHCS, undefined);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    (ok) => ok,
-  );
-
-  for (const [kind, plural] of [
-    ['FenceAgentsRemediation', 'fenceagentsremediations'],
-    ['FenceAgentsRemediationTemplate', 'fenceagentsremediationtemplates'],
-  ] as const) {
-    try {
-      await kube.create(RESOURCES.crds, undefined, testCrd(kind, plural));
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
-    }
-  }
-  await eventually(
-    'the FenceAgentsRemediationTemplate CRD to be served',
-    async () => {
-      try {
-        await kube.list(FAR_TEMPLATES, ns.namespace);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    (ok) => ok,
-  );
-
   const nodes = (Object.keys(GROUPS) as Group[]).flatMap((g) =>
     Array.from({ length: GROUPS[g] }, (_, i) => ({ name: node(g, i + 1), group: g })),
   );
-  for (const n of nodes) {
-    await kube.create(RESOURCES.nodes, undefined, {
-      metadata: { name: n.name, labels: { [GROUP_LABEL]: `${n.group}-${SUFFIX}` } },
-    });
-  }
-  const sim = await startSimulator({
+  const env = await componentEnv({
+    namespace: 'nhc-real',
+    segment: 'workers',
     hosts: [...nodes.map((n) => n.name), `spare-${SUFFIX}`],
     servers: [
       { name: 'chain-vm', host: node('chain', 1), metadata: { HA_Enabled: 'True' } },
       { name: 'midway-vm', host: node('midway', 1), metadata: { HA_Enabled: 'True' } },
     ],
   });
-  const nova = createNovaClient(sim.clientCredentials, { timeoutMs: 5_000, maxRetries: 1 });
-  const config = fastConfig();
-  const store = standaloneStore({ kube, namespace: ns.namespace, config, log });
-  await store.start();
-  const segment = await store.createSegment({
-    name: 'workers',
-    service_type: 'COMPUTE',
-    recovery_method: 'auto',
-    description: null,
-    enabled: true,
-  });
-  for (const n of [...nodes.map((x) => x.name), `spare-${SUFFIX}`]) {
-    await store.createHost(segment.uuid, {
-      name: n,
-      type: 'COMPUTE',
-      control_attributes: 'SSH',
-      reserved: false,
-      on_maintenance: false,
+  const { kube, ns } = env;
+  for (const file of nhcBuild.crdFiles) {
+    for (const doc of loadAll(readFileSync(file, 'utf8'))) {
+      if (doc) await createIfAbsent(kube, RESOURCES.crds, undefined, doc);
+    }
+  }
+  await untilServed(kube, NHCS, undefined);
+  for (const [kind, plural] of [
+    ['FenceAgentsRemediation', 'fenceagentsremediations'],
+    ['FenceAgentsRemediationTemplate', 'fenceagentsremediationtemplates'],
+  ] as const) {
+    await createIfAbsent(kube, RESOURCES.crds, undefined, openCrd(FAR_GROUP, kind, plural));
+  }
+  await untilServed(kube, FAR_TEMPLATES, ns.namespace);
+  for (const n of nodes) {
+    await kube.create(RESOURCES.nodes, undefined, {
+      metadata: { name: n.name, labels: { [GROUP_LABEL]: `${n.group}-${SUFFIX}` } },
     });
   }
-  await eventually(
-    'the hahosts to be admitted',
-    async () => store.listHosts().length,
-    (c) => c === nodes.length + 1,
-  );
   // every Node Ready before NHC looks
   for (const n of nodes) await setReady(kube, n.name, true);
 
-  const stop = new AbortController();
-  const appContext = (identity: string) => ({
-    config,
-    namespace: ns.namespace,
-    kube,
-    nova,
-    log: log.child({ identity }),
-    metrics: new Registry(),
-    identity,
-    signal: stop.signal,
-  });
-  const engine = await startComponent(appContext('test-engine'), createEngine);
-  const remediation = await startComponent(appContext('test-remediation'), (app) =>
+  const engine = await startComponent(env.appContext('test-engine'), createEngine);
+  const remediation = await startComponent(env.appContext('test-remediation'), (app) =>
     createRemediation(app, { followIntervalMs: 300 }),
   );
   const nhc = await startNhc({ kubeconfigPath: ns.kubeconfigPath, deploymentNamespace: ns.namespace });
-  ctx.env = { ns, kube, sim, nova, store, engine, remediation, nhc, stop };
+  ctx.env = { ...env, engine, remediation, nhc };
   await eventually(
     'the remediation leader',
     async () => remediation.isLeading(),
@@ -427,14 +319,7 @@ test.after(async ({ env }) => {
     await env.kube.delete(NHCS, undefined, `${g}-${SUFFIX}`).catch(() => undefined);
   }
   await env.nhc.stop();
-  env.stop.abort();
-  await env.remediation.stop();
-  await env.engine.stop();
-  await env.store.stop();
-  await env.nova.session.close();
-  env.sim.state.clearTimers();
-  await env.sim.stop();
-  await env.ns.cleanup();
+  await env.close(env.remediation, env.engine);
 });
 
 // ------------------------------------------------------------------ tests
@@ -467,11 +352,7 @@ test('NotReady → NHC creates the CR and holds the node lease → fenced → ev
     (l) => !!l,
   );
   assert.is(lease!.spec?.holderIdentity, `NodeHealthCheck-${nhcName}`);
-  const waiting = await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, created.metadata.name!),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  const waiting = await waitingForFencing(e, created.metadata.name!);
   assert.is(cond(waiting, 'Processing')?.status, 'True');
   assert.is(cond(waiting, 'Succeeded')?.status, 'Unknown');
   assert.ok(waiting.metadata.finalizers?.includes('masakari.openkeel.io/remediation'));
@@ -479,13 +360,7 @@ test('NotReady → NHC creates the CR and holds the node lease → fenced → ev
 
   e.sim.state.failHost(w);
   await approve(e, created.metadata.name!);
-  const done = await eventually(
-    'Succeeded=True',
-    () => getRemediation(e, created.metadata.name!),
-    (r) => cond(r, 'Succeeded')?.status !== 'Unknown',
-    60_000,
-  );
-  assert.is(cond(done, 'Succeeded')?.status, 'True', JSON.stringify(done.status));
+  const done = await succeededRemediation(e, created.metadata.name!);
   assert.is(cond(done, 'Processing')?.status, 'False');
   const vm = [...e.sim.state.servers.values()].find((s) => s.name === 'chain-vm');
   assert.is.not(vm?.host, w);
@@ -548,13 +423,7 @@ test("escalation FAR → Masakari: FAR's Succeeded=True gets no timeout annotati
   // After FAR's 5 s step NHC moves on without annotating FAR's CR (Succeeded=True) and creates ours.
   const r = await theRemediation(e, w, 'NHC to escalate to MasakariRemediation');
   assert.is((await farOf(e, w))?.metadata.annotations?.['remediation.medik8s.io/nhc-timed-out'], undefined);
-  const done = await eventually(
-    'Succeeded=True',
-    () => getRemediation(e, r.metadata.name!),
-    (x) => cond(x, 'Succeeded')?.status !== 'Unknown',
-    60_000,
-  );
-  assert.is(cond(done, 'Succeeded')?.status, 'True', JSON.stringify(done.status));
+  const done = await succeededRemediation(e, r.metadata.name!);
   assert.is(cond(done, 'FencingVerified')?.reason, 'FenceAgentActionSucceeded');
   const status = await e.kube.get<NodeHealthCheck>(NHCS, undefined, nhcName);
   const steps = status.status?.unhealthyNodes?.find((u) => u.name === w)?.remediations ?? [];
@@ -578,9 +447,10 @@ test('our Succeeded=False makes NHC escalate at once, long before the step timeo
   });
   await setReady(e.kube, w, false);
   const r = await theRemediation(e, w);
-  const failed = await eventually(
+  const failed = await remediationWhen(
+    e,
+    r.metadata.name!,
     'our Succeeded=False',
-    () => getRemediation(e, r.metadata.name!),
     (x) => cond(x, 'Succeeded')?.status === 'False',
   );
   assert.is(cond(failed, 'Succeeded')?.reason, 'HostNotFound');
@@ -611,14 +481,11 @@ test("NHC's step timeout: its nhc-timed-out annotation stops us with Remediation
   });
   await setReady(e.kube, w, false);
   const r = await theRemediation(e, w);
-  await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, r.metadata.name!),
-    (x) => cond(x, 'Processing')?.reason === 'WaitingForFencing',
-  );
-  const timedOut = await eventually(
+  await waitingForFencing(e, r.metadata.name!);
+  const timedOut = await remediationWhen(
+    e,
+    r.metadata.name!,
     'RemediationTimeoutByNHC',
-    () => getRemediation(e, r.metadata.name!),
     (x) => cond(x, 'Succeeded')?.status === 'False',
     40_000,
   );
@@ -652,11 +519,7 @@ test('the exclude-from-remediation label: "true" stops NHC and holds us; an empt
 
   // An empty value: NHC warns and remediates, and we do not hold it either.
   const r = await theRemediation(e, emptyLabel);
-  await eventually(
-    'WaitingForFencing (not NodeExcluded)',
-    () => getRemediation(e, r.metadata.name!),
-    (x) => cond(x, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  await waitingForFencing(e, r.metadata.name!, 'WaitingForFencing (not NodeExcluded)');
   await eventually(
     'NHC to skip the labelled node',
     () => nhcEvents(e, nhcName),
@@ -667,9 +530,10 @@ test('the exclude-from-remediation label: "true" stops NHC and holds us; an empt
   // The label set to "true" mid-remediation: NHC keeps the CR, we hold and file nothing; removed, we go on.
   await e.kube.mergePatch(RESOURCES.nodes, undefined, emptyLabel, { metadata: { labels: { [label]: 'true' } } });
   await approve(e, r.metadata.name!);
-  const held = await eventually(
+  const held = await remediationWhen(
+    e,
+    r.metadata.name!,
     'NodeExcludedFromRemediation',
-    () => getRemediation(e, r.metadata.name!),
     (x) => cond(x, 'Processing')?.reason === 'NodeExcludedFromRemediation',
   );
   assert.is(held.metadata.deletionTimestamp, undefined);
@@ -677,9 +541,10 @@ test('the exclude-from-remediation label: "true" stops NHC and holds us; an empt
   assert.equal(await notifications(e, emptyLabel), []);
   assert.is((await remediationsOf(e, emptyLabel)).length, 1);
   await e.kube.mergePatch(RESOURCES.nodes, undefined, emptyLabel, { metadata: { labels: { [label]: null } } });
-  await eventually(
+  await remediationWhen(
+    e,
+    r.metadata.name!,
     'the notification once the label is gone',
-    () => getRemediation(e, r.metadata.name!),
     (x) => !!x.status?.notificationUuid,
     30_000,
   );
@@ -724,11 +589,7 @@ test('a node lease Node Maintenance holds: NHC creates nothing; once free, NHC t
   const r = await theRemediation(e, w, 'NHC to create the CR after taking the lease over');
   const lease = await readLease(e, w);
   assert.is(lease?.spec?.holderIdentity, `NodeHealthCheck-${nhcName}`);
-  await eventually(
-    'WaitingForFencing (not NodeLeaseHeld)',
-    () => getRemediation(e, r.metadata.name!),
-    (x) => cond(x, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  await waitingForFencing(e, r.metadata.name!, 'WaitingForFencing (not NodeLeaseHeld)');
 });
 
 test('a node healthy again mid-recovery: NHC deletes the CR at once; the filed evacuation runs to its end', async ({
@@ -744,9 +605,10 @@ test('a node healthy again mid-recovery: NHC deletes the CR at once; the filed e
     await setReady(e.kube, w, false);
     const r = await theRemediation(e, w);
     await approve(e, r.metadata.name!);
-    const filed = await eventually(
+    const filed = await remediationWhen(
+      e,
+      r.metadata.name!,
       'the notification',
-      () => getRemediation(e, r.metadata.name!),
       (x) => !!x.status?.notificationName,
       30_000,
     );
@@ -808,11 +670,7 @@ test('minHealthy: with too few healthy nodes NHC creates no CR, so nothing reach
   // One of them recovers: 2 of 3 healthy, NHC remediates the other.
   await setReady(e.kube, q2, true);
   const r = await theRemediation(e, q1);
-  await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, r.metadata.name!),
-    (x) => cond(x, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  await waitingForFencing(e, r.metadata.name!);
   assert.equal(await remediationsOf(e, q2), []);
 });
 

@@ -13,16 +13,24 @@ import { eventually } from '../../support/eventually.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
-import { useNamespace } from '../../support/cluster.ts';
-import type { TestNamespace } from '../../support/cluster.ts';
-import { fastConfig } from '../engine/support.ts';
+import {
+  componentEnv,
+  createIfAbsent,
+  managerWithHold,
+  notificationsOf as notifications,
+  openCrd,
+} from '../../support/component-env.ts';
+import {
+  conditionOf as cond,
+  getRemediation,
+  remediationWhen,
+  succeededRemediation,
+  waitingForFencing,
+} from '../../support/remediation.ts';
+import type { ComponentEnv } from '../../support/component-env.ts';
 import type { Component } from '../../../src/app/component.ts';
 import { createComponent as createEngine } from '../../../src/engine/component.ts';
-import { createKubeClient } from '../../../src/k8s/kube-client.ts';
-import type { KubeClient } from '../../../src/k8s/client.ts';
-import { isAlreadyExists, isNotFound } from '../../../src/k8s/client.ts';
+import { isNotFound } from '../../../src/k8s/client.ts';
 import { RESOURCES } from '../../../src/k8s/resources.ts';
 import { REMEDIATION_RESOURCES } from '../../../src/k8s/resources.ts';
 import type {
@@ -31,67 +39,27 @@ import type {
   MasakariRemediationSpec,
   MasakariRemediationTemplate,
 } from '../../../src/model/remediation-types.ts';
-import type { Condition, Notification } from '../../../src/model/types.ts';
-import { createNovaClient } from '../../../src/openstack/index.ts';
-import type { HttpNovaClient } from '../../../src/openstack/index.ts';
+import type { Notification } from '../../../src/model/types.ts';
 import { createComponent as createRemediation } from '../../../src/remediation/component.ts';
 import type { RemediationComponent } from '../../../src/remediation/component.ts';
-import { startSimulator } from '../../../tools/simulator/server.ts';
-import type { Simulator } from '../../../tools/simulator/server.ts';
-import { standaloneStore } from '../../../src/testing/store.ts';
-import type { CrRepositoryHandle } from '../../../src/store/index.ts';
+import type { Manager } from '../../../src/runtime/manager.ts';
 import { startComponent } from '../../../src/testing/component.ts';
 
-const log = pino({ level: process.env.MASAKARI_TEST_LOG ?? 'silent' });
 // Nodes and medik8s leases are cluster-wide: names carry a per-run suffix.
 const SUFFIX = randomBytes(3).toString('hex');
 const node = (n: number): string => `rem-${SUFFIX}-w${n}`;
 
-interface Env {
-  ns: TestNamespace;
-  kube: KubeClient;
-  sim: Simulator;
-  nova: HttpNovaClient;
-  store: CrRepositoryHandle;
+interface Env extends ComponentEnv {
   engine: Component;
   remediation: RemediationComponent;
-  stop: AbortController;
+  /** The remediator's manager; `hold.good = false` is a remediator stalled past its Lease's renew deadline. */
+  manager: Manager;
+  hold: { good: boolean };
 }
 
 const test = suite<{ env?: Env }>('MasakariRemediation as a NodeHealthCheck remediator', {});
 
 // ------------------------------------------------------------------ fixtures
-
-const testCrd = (group: string, kind: string, plural: string) => ({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${plural}.${group}` },
-  spec: {
-    group,
-    scope: 'Namespaced',
-    names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-    versions: [
-      {
-        name: 'v1alpha1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-      },
-    ],
-  },
-});
-
-async function ensure<T>(kube: KubeClient, ref: Parameters<KubeClient['create']>[0], ns: string | undefined, body: T) {
-  try {
-    await kube.create(ref, ns, body);
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-  }
-}
-
-const cond = (r: { status?: { conditions?: Condition[] } } | undefined, type: string) =>
-  r?.status?.conditions?.find((c) => c.type === type);
 
 /**
  * What NodeHealthCheck creates from a template with the multiple-templates annotation; `spec` is the
@@ -125,14 +93,6 @@ async function nhcCreates(env: Env, nodeName: string, spec: MasakariRemediationS
   );
   return created.metadata.name!;
 }
-
-const getRemediation = (env: Env, name: string) =>
-  env.kube.get<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, env.ns.namespace, name);
-
-const notifications = async (env: Env, host: string) =>
-  (await env.kube.list<Notification>(RESOURCES.notifications, env.ns.namespace)).items.filter(
-    (n) => n.spec.hostname === host,
-  );
 
 async function farFor(env: Env, nodeName: string, succeeded: boolean | undefined): Promise<void> {
   const ref = REMEDIATION_RESOURCES.fenceAgentsRemediations;
@@ -172,25 +132,7 @@ async function farFor(env: Env, nodeName: string, succeeded: boolean | undefined
 // ------------------------------------------------------------------ set-up
 
 test.before(async (ctx) => {
-  const ns = await useNamespace('remediation');
-  const kube = createKubeClient(ns.kc);
-  // Only FAR's CRD: SelfNodeRemediation stays absent, to show a missing CRD is "no proof", not a failure.
-  await ensure(
-    kube,
-    RESOURCES.crds,
-    undefined,
-    testCrd('fence-agents-remediation.medik8s.io', 'FenceAgentsRemediation', 'fenceagentsremediations'),
-  );
-  await ensure(kube, RESOURCES.namespaces, undefined, { metadata: { name: 'medik8s-leases' } });
   const hosts = [1, 2, 3, 4, 5, 6].map(node);
-  // Node 7 runs no registered host; node 8 is remediated from a template; node 9 is excluded from remediation;
-  // node 10's remediator "crashes" after filing; node 12 is wrongly annotated with node 11's host.
-  for (const h of [...hosts, node(7), node(8), node(9), node(10), node(11), node(12)])
-    await ensure(kube, RESOURCES.nodes, undefined, { metadata: { name: h } });
-  // Node 5 runs the compute host under another name: the mapping annotation.
-  await kube.mergePatch(RESOURCES.nodes, undefined, node(5), {
-    metadata: { annotations: { 'masakari.openkeel.io/compute-host': `cmp-${SUFFIX}-5` } },
-  });
   const simHosts = [
     ...hosts.slice(0, 4),
     `cmp-${SUFFIX}-5`,
@@ -199,58 +141,46 @@ test.before(async (ctx) => {
     node(9),
     node(10),
     node(11),
+    node(13),
     `spare-${SUFFIX}`,
   ];
-  const sim = await startSimulator({
+  const env = await componentEnv({
+    namespace: 'remediation',
+    segment: 'workers',
     hosts: simHosts,
     servers: [
       { name: 'vm-a', host: node(1), metadata: { HA_Enabled: 'True' } },
       { name: 'vm-b', host: node(1), metadata: { HA_Enabled: 'True' } },
     ],
+    // Host 6 is under maintenance in Masakari: it must not be recovered.
+    onMaintenance: [node(6)],
   });
-  const nova = createNovaClient(sim.clientCredentials, { timeoutMs: 5_000, maxRetries: 1 });
-  const config = fastConfig();
-  const store = standaloneStore({ kube, namespace: ns.namespace, config, log });
-  await store.start();
-  const segment = await store.createSegment({
-    name: 'workers',
-    service_type: 'COMPUTE',
-    recovery_method: 'auto',
-    description: null,
-    enabled: true,
-  });
-  for (const name of simHosts) {
-    await store.createHost(segment.uuid, {
-      name,
-      type: 'COMPUTE',
-      control_attributes: 'SSH',
-      reserved: false,
-      // Host 6 is under maintenance in Masakari: it must not be recovered.
-      on_maintenance: name === node(6),
-    });
-  }
-  await eventually(
-    `for the ${ns.namespace} hahosts to be admitted`,
-    async () => store.listHosts().length,
-    (n) => n === simHosts.length,
-  );
-
-  const stop = new AbortController();
-  const appContext = (identity: string) => ({
-    config,
-    namespace: ns.namespace,
+  const { kube } = env;
+  // Only FAR's CRD: SelfNodeRemediation stays absent, to show a missing CRD is "no proof", not a failure.
+  await createIfAbsent(
     kube,
-    nova,
-    log: log.child({ identity }),
-    metrics: new Registry(),
-    identity,
-    signal: stop.signal,
-  });
-  const engine = await startComponent(appContext('test-engine'), createEngine);
-  const remediation = await startComponent(appContext('test-remediation'), (app) =>
-    createRemediation(app, { followIntervalMs: 300 }),
+    RESOURCES.crds,
+    undefined,
+    openCrd('fence-agents-remediation.medik8s.io', 'FenceAgentsRemediation', 'fenceagentsremediations'),
   );
-  ctx.env = { ns, kube, sim, nova, store, engine, remediation, stop };
+  await createIfAbsent(kube, RESOURCES.namespaces, undefined, { metadata: { name: 'medik8s-leases' } });
+  // Node 7 runs no registered host; node 8 is remediated from a template; node 9 is excluded from remediation;
+  // node 10's remediator "crashes" after filing; node 12 is wrongly annotated with node 11's host; node 13's
+  // remediator lets its Lease lapse.
+  for (const h of [...hosts, node(7), node(8), node(9), node(10), node(11), node(12), node(13)])
+    await createIfAbsent(kube, RESOURCES.nodes, undefined, { metadata: { name: h } });
+  // Node 5 runs the compute host under another name: the mapping annotation.
+  await kube.mergePatch(RESOURCES.nodes, undefined, node(5), {
+    metadata: { annotations: { 'masakari.openkeel.io/compute-host': `cmp-${SUFFIX}-5` } },
+  });
+  const engine = await startComponent(env.appContext('test-engine'), createEngine);
+  const { manager, hold } = managerWithHold(env, 'test-remediation');
+  const remediation = await createRemediation(
+    { ...env.appContext('test-remediation'), manager },
+    { followIntervalMs: 300 },
+  );
+  await manager.start();
+  ctx.env = { ...env, engine, remediation, manager, hold };
   await eventually(
     'the remediation leader',
     async () => remediation.isLeading(),
@@ -259,15 +189,7 @@ test.before(async (ctx) => {
 });
 
 test.after(async ({ env }) => {
-  if (!env) return;
-  env.stop.abort();
-  await env.remediation.stop();
-  await env.engine.stop();
-  await env.store.stop();
-  await env.nova.session.close();
-  env.sim.state.clearTimers();
-  await env.sim.stop();
-  await env.ns.cleanup();
+  await env?.close(env.remediation, env.manager, env.engine);
 });
 
 // ------------------------------------------------------------------ tests
@@ -281,11 +203,7 @@ test('nothing is filed or evacuated before FenceAgentActionSucceeded=True; then 
   const name = await nhcCreates(e, w1);
   assert.match(name, new RegExp(`^${w1}-`));
 
-  const waiting = await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  const waiting = await waitingForFencing(e, name);
   assert.ok(waiting.metadata.finalizers?.includes('masakari.openkeel.io/remediation'));
   assert.equal(cond(waiting, 'Succeeded')?.status, 'Unknown');
   assert.equal(cond(waiting, 'Succeeded')?.reason, 'RemediationStarted');
@@ -300,11 +218,7 @@ test('nothing is filed or evacuated before FenceAgentActionSucceeded=True; then 
   assert.equal(e.sim.state.serviceOf(w1)?.forcedDown, false);
 
   await farFor(e, w1, true);
-  const filed = await eventually(
-    'a notification',
-    () => getRemediation(e, name),
-    (r) => !!r.status?.notificationUuid,
-  );
+  const filed = await remediationWhen(e, name, 'a notification', (r) => !!r.status?.notificationUuid);
   assert.equal(cond(filed, 'FencingVerified')?.status, 'True');
   assert.equal(cond(filed, 'FencingVerified')?.reason, 'FenceAgentActionSucceeded');
   const [n, ...more] = await notifications(e, w1);
@@ -313,13 +227,7 @@ test('nothing is filed or evacuated before FenceAgentActionSucceeded=True; then 
   assert.equal(n!.spec.type, 'COMPUTE_HOST');
   assert.equal(n!.spec.payload, { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' });
 
-  const done = await eventually(
-    'Succeeded=True',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Succeeded')?.status !== 'Unknown',
-    60_000,
-  );
-  assert.equal(cond(done, 'Succeeded')?.status, 'True', JSON.stringify(done.status));
+  const done = await succeededRemediation(e, name);
   assert.equal(cond(done, 'Succeeded')?.reason, 'RemediationFinishedSuccessfully');
   assert.equal(cond(done, 'Processing')?.status, 'False');
   assert.ok(done.status?.finishedAt);
@@ -337,21 +245,13 @@ test('recoveryTimeoutSeconds passing without proof of fencing ends in Succeeded=
   const e = env!;
   const w2 = node(2);
   const name = await nhcCreates(e, w2, { recoveryTimeoutSeconds: 60 });
-  const waiting = await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  const waiting = await waitingForFencing(e, name);
   // Time passes: the start is moved back beyond the timeout instead of waiting a minute.
   await e.kube.replaceStatus(REMEDIATION_RESOURCES.remediations, e.ns.namespace, name, {
     ...waiting,
     status: { ...waiting.status, startedAt: new Date(Date.now() - 120_000).toISOString().replace(/\.\d+Z$/, 'Z') },
   });
-  const failed = await eventually(
-    'Succeeded=False',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Succeeded')?.status === 'False',
-  );
+  const failed = await remediationWhen(e, name, 'Succeeded=False', (r) => cond(r, 'Succeeded')?.status === 'False');
   assert.equal(cond(failed, 'Succeeded')?.reason, 'RemediationTimedOut');
   assert.match(cond(failed, 'Succeeded')!.message, 'fencing was not proven within recoveryTimeoutSeconds=60');
   assert.equal(cond(failed, 'Processing')?.status, 'False');
@@ -362,19 +262,11 @@ test('the nhc-timed-out annotation stops the remediation with RemediationTimeout
   const e = env!;
   const w3 = node(3);
   const name = await nhcCreates(e, w3);
-  await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  await waitingForFencing(e, name);
   await e.kube.mergePatch(REMEDIATION_RESOURCES.remediations, e.ns.namespace, name, {
     metadata: { annotations: { 'remediation.medik8s.io/nhc-timed-out': new Date().toISOString() } },
   });
-  const stopped = await eventually(
-    'Succeeded=False',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Succeeded')?.status === 'False',
-  );
+  const stopped = await remediationWhen(e, name, 'Succeeded=False', (r) => cond(r, 'Succeeded')?.status === 'False');
   assert.equal(cond(stopped, 'Succeeded')?.reason, 'RemediationTimeoutByNHC');
   assert.equal(cond(stopped, 'Processing')?.status, 'False');
   assert.equal(cond(stopped, 'Processing')?.reason, 'RemediationTimeoutByNHC');
@@ -396,9 +288,10 @@ test('a node whose medik8s lease Node Maintenance holds is left alone until the 
   });
   await farFor(e, w4, true);
   const name = await nhcCreates(e, w4);
-  const held = await eventually(
+  const held = await remediationWhen(
+    e,
+    name,
     'NodeLeaseHeld',
-    () => getRemediation(e, name),
     (r) => cond(r, 'Processing')?.reason === 'NodeLeaseHeld',
   );
   assert.match(cond(held, 'Processing')!.message, 'held by node-maintenance');
@@ -411,12 +304,7 @@ test('a node whose medik8s lease Node Maintenance holds is left alone until the 
   // through a Nova that fails the first force-down attempts (retried with backoff).
   e.sim.state.faults.push({ method: 'PUT', path: '/compute/v2.1/os-services', count: 3, kind: 503 });
   await e.kube.delete(RESOURCES.leases, 'medik8s-leases', `node-${w4}`);
-  const done = await eventually(
-    'Succeeded=True',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Succeeded')?.status === 'True',
-    60_000,
-  );
+  const done = await succeededRemediation(e, name);
   assert.equal(cond(done, 'FencingVerified')?.status, 'True');
   assert.equal(e.sim.state.faults, []);
   assert.equal(e.sim.state.serviceOf(w4)?.forcedDown, true);
@@ -427,22 +315,14 @@ test('an absent SelfNodeRemediation CRD is no proof; an annotated approval is, a
   const w5 = node(5);
   const host = `cmp-${SUFFIX}-5`;
   const name = await nhcCreates(e, w5, { fencingProof: 'SelfNodeRemediation' });
-  const waiting = await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  const waiting = await waitingForFencing(e, name);
   assert.match(cond(waiting, 'Processing')!.message, /SelfNodeRemediation/);
   assert.equal(waiting.status?.hostName, host);
 
   await e.kube.mergePatch(REMEDIATION_RESOURCES.remediations, e.ns.namespace, name, {
     metadata: { annotations: { 'masakari.openkeel.io/fencing-approved-by': 'alice@ops' } },
   });
-  const approved = await eventually(
-    'a notification',
-    () => getRemediation(e, name),
-    (r) => !!r.status?.notificationUuid,
-  );
+  const approved = await remediationWhen(e, name, 'a notification', (r) => !!r.status?.notificationUuid);
   assert.equal(cond(approved, 'FencingVerified')?.reason, 'ManualApproval');
   assert.match(cond(approved, 'FencingVerified')!.message, 'approved by "alice@ops"');
   assert.equal((await notifications(e, host)).length, 1);
@@ -470,9 +350,10 @@ test('a fencing proof taken from the wrong Node: while two Nodes map to the host
   });
   await farFor(e, w11, true);
   const name = await nhcCreates(e, w11, {});
-  const held = await eventually(
+  const held = await remediationWhen(
+    e,
+    name,
     'NodeMappingAmbiguous',
-    () => getRemediation(e, name),
     (r) => cond(r, 'Processing')?.reason === 'NodeMappingAmbiguous',
   );
   assert.match(cond(held, 'Processing')!.message, `host ${w11} maps to more than one Node: ${w11}, ${w12}`);
@@ -482,11 +363,7 @@ test('a fencing proof taken from the wrong Node: while two Nodes map to the host
   await e.kube.mergePatch(RESOURCES.nodes, undefined, w12, {
     metadata: { annotations: { 'masakari.openkeel.io/compute-host': null } },
   });
-  const filed = await eventually(
-    'a notification',
-    () => getRemediation(e, name),
-    (r) => !!r.status?.notificationUuid,
-  );
+  const filed = await remediationWhen(e, name, 'a notification', (r) => !!r.status?.notificationUuid);
   assert.equal(cond(filed, 'FencingVerified')?.reason, 'FenceAgentActionSucceeded');
 });
 
@@ -497,9 +374,10 @@ test('a node labelled exclude-from-remediation=true is left alone until the labe
   await e.kube.mergePatch(RESOURCES.nodes, undefined, w9, { metadata: { labels: { [label]: 'true' } } });
   await farFor(e, w9, true);
   const name = await nhcCreates(e, w9);
-  const excluded = await eventually(
+  const excluded = await remediationWhen(
+    e,
+    name,
     'NodeExcludedFromRemediation',
-    () => getRemediation(e, name),
     (r) => cond(r, 'Processing')?.reason === 'NodeExcludedFromRemediation',
   );
   assert.match(cond(excluded, 'Processing')!.message, `${label}=true`);
@@ -509,15 +387,38 @@ test('a node labelled exclude-from-remediation=true is left alone until the labe
   assert.equal(cond(await getRemediation(e, name), 'FencingVerified'), undefined);
 
   await e.kube.mergePatch(RESOURCES.nodes, undefined, w9, { metadata: { labels: { [label]: null } } });
-  const done = await eventually(
-    'Succeeded=True',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Succeeded')?.status === 'True',
-    60_000,
-  );
+  const done = await succeededRemediation(e, name);
   assert.equal(cond(done, 'FencingVerified')?.status, 'True');
   assert.equal(e.sim.state.serviceOf(w9)?.forcedDown, true);
   assert.equal((await notifications(e, w9)).length, 1);
+});
+
+test('a remediator whose Lease lapsed forces nothing down and records no retry; held again, it goes on', async ({
+  env,
+}) => {
+  const e = env!;
+  const w = node(13);
+  await farFor(e, w, undefined);
+  const name = await nhcCreates(e, w);
+  await waitingForFencing(e, name);
+  e.sim.state.failHost(w);
+  // Stalled past its renew deadline, still in its term, when FAR's proof arrives: the forced_down PUT is
+  // not sent, and the refusal is not written into Processing as a retry (the Lease holder owns it).
+  e.hold.good = false;
+  try {
+    await farFor(e, w, true);
+    await new Promise((r) => setTimeout(r, 2_500));
+    assert.equal(e.sim.state.serviceOf(w)?.forcedDown, false);
+    assert.equal(await notifications(e, w), []);
+    const held = await getRemediation(e, name);
+    assert.ok(held.status?.fencedAt, 'the proof is recorded (a Kubernetes write, not a Nova one)');
+    assert.not.match(cond(held, 'Processing')!.message, 'retrying after');
+  } finally {
+    e.hold.good = true;
+  }
+  await succeededRemediation(e, name);
+  assert.equal(e.sim.state.serviceOf(w)?.forcedDown, true);
+  assert.equal((await notifications(e, w)).length, 1);
 });
 
 test('a remediator that crashed after filing adopts its notification instead of filing another', async ({ env }) => {
@@ -525,12 +426,7 @@ test('a remediator that crashed after filing adopts its notification instead of 
   const w10 = node(10);
   await farFor(e, w10, true);
   const name = await nhcCreates(e, w10);
-  const first = await eventually(
-    'Succeeded=True',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Succeeded')?.status === 'True',
-    60_000,
-  );
+  const first = await succeededRemediation(e, name);
   // The engine has put the host on maintenance. Roll the status back to the moment after fencing was proven:
   // what a leader that died between filing and recording the notification left behind.
   const { notificationName, notificationUuid, finishedAt, ...beforeFiling } = first.status!;
@@ -548,9 +444,10 @@ test('a remediator that crashed after filing adopts its notification instead of 
       ),
     },
   });
-  const again = await eventually(
+  const again = await remediationWhen(
+    e,
+    name,
     'Succeeded=True again',
-    () => getRemediation(e, name),
     (r) => cond(r, 'Succeeded')?.status === 'True',
     60_000,
   );
@@ -571,22 +468,14 @@ test('a host on maintenance or not registered fails at once, with nothing forced
   await farFor(e, node(6), true);
   const onMaintenance = await nhcCreates(e, node(6));
   const unknown = await nhcCreates(e, node(7));
-  const m = await eventually(
-    'Succeeded=False',
-    () => getRemediation(e, onMaintenance),
-    (r) => cond(r, 'Succeeded')?.status === 'False',
-  );
+  const m = await remediationWhen(e, onMaintenance, 'Succeeded=False', (r) => cond(r, 'Succeeded')?.status === 'False');
   assert.equal(cond(m, 'Succeeded')?.reason, 'HostOnMaintenance');
   assert.equal(
     cond(m, 'Succeeded')?.message,
     `Notification received from host ${node(6)} of type 'COMPUTE_HOST' is ignored as the host is already under maintenance.`,
   );
   assert.equal(e.sim.state.serviceOf(node(6))?.forcedDown, false);
-  const u = await eventually(
-    'Succeeded=False',
-    () => getRemediation(e, unknown),
-    (r) => cond(r, 'Succeeded')?.status === 'False',
-  );
+  const u = await remediationWhen(e, unknown, 'Succeeded=False', (r) => cond(r, 'Succeeded')?.status === 'False');
   assert.equal(cond(u, 'Succeeded')?.reason, 'HostNotFound');
   assert.match(cond(u, 'Succeeded')!.message, `Host with name ${node(7)} could not be found`);
 });
@@ -618,21 +507,13 @@ test("a template's spec.template.spec survives the API server and is what NodeHe
 
   // NHC: the remediation's spec is a deep copy of the template's spec.template.spec.
   const name = await nhcCreates(e, node(8), { ...stored.spec.template.spec });
-  const waiting = await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, name),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  const waiting = await waitingForFencing(e, name);
   assert.equal(waiting.spec, templateSpec);
   assert.match(cond(waiting, 'Processing')!.message, 'fencingProof is ManualApproval');
 
   // From the template without spec.template.spec NHC copies a null spec: accepted, and the defaults apply.
   const fromDefaults = await nhcCreates(e, node(8), null);
-  const defaulted = await eventually(
-    'WaitingForFencing',
-    () => getRemediation(e, fromDefaults),
-    (r) => cond(r, 'Processing')?.reason === 'WaitingForFencing',
-  );
+  const defaulted = await waitingForFencing(e, fromDefaults);
   assert.match(cond(defaulted, 'Processing')!.message, 'no FenceAgentsRemediation exists for node');
 });
 

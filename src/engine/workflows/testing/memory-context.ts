@@ -23,7 +23,7 @@ import { loadConfig } from '../../../config/load.ts';
 import type { Notification, RecoveryMethod, VMoveRecord, WorkflowTaskRecord } from '../../../model/types.ts';
 import type { NovaClient } from '../../../openstack/types.ts';
 import { createRunJournal } from '../../run/journal.ts';
-import { NOVA_SIDE_EFFECTS } from '../../nova/lease-fence.ts';
+import { NOVA_SIDE_EFFECTS } from '../../../runtime/lease-fence.ts';
 import type { NotificationStatusWriter, EffectRecord, StatusMutation } from '../../status/writer.ts';
 import { engineOf } from '../../status/writer.ts';
 import type { HostFlags, StartFallbackRun, WorkflowContext } from '../context.ts';

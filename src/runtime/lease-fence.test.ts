@@ -1,9 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FakeNova } from '../../testing/fake-nova.ts';
+import { FakeNova } from '../testing/fake-nova.ts';
 import { fenceNova, LeaseNotHeld, NOVA_SIDE_EFFECTS } from './lease-fence.ts';
-import { createNovaClient } from '../../openstack/index.ts';
-import { startSimulator } from '../../../tools/simulator/server.ts';
+import { createNovaClient } from '../openstack/index.ts';
+import { startSimulator } from '../../tools/simulator/server.ts';
 
 test('side effects are sent only while the Lease is held; reads always; a refusal reports before it rejects', async () => {
   const nova = new FakeNova();
