@@ -5,40 +5,32 @@
 // `finished`; that adds the facade, the CR write, the engine's watch pick-up,
 // the journal's API-server writes and the final status to the workflow time.
 // It also reads etcd's /metrics before and after each recovery: how much the
-// recovery grew etcd's database and how many bytes the API server sent it.
+// recovery grew etcd's database and how many bytes the API server sent it;
+// a size can run with the failed host fenced through a fake Redfish BMC
+// (bmc.ts) to show what fencing adds.
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startControlPlane } from '../../tools/controlplane/index.ts';
 import { createKubeClient } from '../../src/k8s/kube-client.ts';
 import { loadKubeConfig } from '../../src/k8s/kubeconfig.ts';
 import { RESOURCES } from '../../src/k8s/resources.ts';
+import { CONDITIONS, LABELS } from '../../src/model/constants.ts';
+import type { Notification } from '../../src/model/types.ts';
 import { startSimulator } from '../../tools/simulator/server.ts';
+import type { FakeRedfish } from '../../tools/simulator/redfish-bmc.ts';
+import { fenceWithRedfish } from './bmc.ts';
+import type { E2eResult, EtcdGrowth, FencingVariant } from './write-volume.ts';
+
+export type { E2eResult, EtcdGrowth } from './write-volume.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FAILED = 'compute-1';
 const READY_TIMEOUT_MS = 120_000;
-
-export interface E2eResult {
-  instances: number;
-  latencyMs: number;
-  measuredMs: number;
-  evacuateCalls: number;
-  etcd: EtcdGrowth;
-}
-
-/** What one recovery cost etcd, from etcd's own /metrics (client URL). */
-export interface EtcdGrowth {
-  /** etcd_mvcc_db_total_size_in_bytes after minus before (the database file; grows in pages). */
-  dbGrowthBytes: number;
-  /** etcd_network_client_grpc_received_bytes_total after minus before: what the API server sent etcd. */
-  receivedBytes: number;
-  /** etcd_mvcc_put_total after minus before: revisions written. */
-  puts: number;
-}
 
 async function etcdMetrics(etcdUrl: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${etcdUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
@@ -119,15 +111,24 @@ function stopProcess(p: ChildProcess): Promise<void> {
 
 /** One end-to-end run per size, each on a fresh operator, simulator and namespace of one control plane. */
 export async function benchmarkRecoveryE2e(
-  sizes: Array<{ instances: number; latencyMs: number }>,
+  sizes: Array<{ instances: number; latencyMs: number; fencing?: FencingVariant; round?: number }>,
+  onResult: (r: E2eResult) => void = () => undefined,
 ): Promise<E2eResult[]> {
   const controlPlane = await startControlPlane();
   const results: E2eResult[] = [];
   try {
-    for (const [i, { instances, latencyMs }] of sizes.entries()) {
-      results.push(
-        await runOne(controlPlane.kubeconfigPath, controlPlane.etcdUrl, `bench-recovery-${i}`, instances, latencyMs),
+    for (const [i, { instances, latencyMs, fencing, round }] of sizes.entries()) {
+      const r = await runOne(
+        controlPlane.kubeconfigPath,
+        controlPlane.etcdUrl,
+        `bench-recovery-${i}`,
+        instances,
+        latencyMs,
+        fencing ?? { driver: 'none', failures: 0 },
+        round ?? 1,
       );
+      onResult(r);
+      results.push(r);
     }
   } finally {
     await controlPlane.stop();
@@ -141,6 +142,8 @@ async function runOne(
   namespace: string,
   instances: number,
   latencyMs: number,
+  fencing: FencingVariant,
+  round: number,
 ): Promise<E2eResult> {
   const kube = createKubeClient(loadKubeConfig({ env: { KUBECONFIG: kubeconfigPath } }));
   await kube.create(RESOURCES.namespaces, undefined, {
@@ -148,7 +151,7 @@ async function runOne(
     kind: 'Namespace',
     metadata: { name: namespace },
   });
-  await kube.close();
+  let bmc: FakeRedfish | undefined;
   const sim = await startSimulator({ hosts: [FAILED, 'compute-2', 'compute-3'], latencyMs: { evacuate: latencyMs } });
   for (let i = 0; i < instances; i++) {
     sim.state.addServer({ host: FAILED, name: `vm-${i}`, metadata: i % 2 === 0 ? { HA_Enabled: 'True' } : {} });
@@ -185,6 +188,11 @@ async function runOne(
     if (host.status < 200 || host.status > 299)
       throw new Error(`host create: ${host.status} ${JSON.stringify(host.body)}`);
     sim.state.failHost(FAILED);
+    if (fencing.driver === 'redfish') {
+      bmc = await fenceWithRedfish({ kube, namespace, host: FAILED, nova: sim.state, variant: fencing });
+      // The engine's HaHost watch and the notification's are separate streams: let the patch arrive first.
+      await sleep(1_000);
+    }
 
     const etcdBefore = await etcdMetrics(etcdUrl);
     const started = performance.now();
@@ -212,10 +220,44 @@ async function runOne(
     const measuredMs = performance.now() - started;
     const evacuateCalls = Object.values(sim.state.actionCounts.evacuate ?? {}).reduce((a, b) => a + b, 0);
     const etcd = growth(etcdBefore, await etcdMetrics(etcdUrl));
-    return { instances, latencyMs, measuredMs, evacuateCalls, etcd };
+    const load1 = loadavg()[0] ?? 0;
+    const notification = (await kube.list<Notification>(RESOURCES.notifications, namespace)).items.find(
+      (x) => x.metadata.labels?.[LABELS.uuid] === id,
+    );
+    if (!notification) throw new Error(`notification ${id} not found through the API server`);
+    if (bmc) checkFenced(notification, bmc, fencing);
+    const events = (await kube.list<{ reason?: string }>(RESOURCES.events, namespace)).items;
+    const eventReasons: Record<string, number> = {};
+    for (const e of events) eventReasons[e.reason ?? ''] = (eventReasons[e.reason ?? ''] ?? 0) + 1;
+    return {
+      instances,
+      latencyMs,
+      fencing,
+      round,
+      measuredMs,
+      evacuateCalls,
+      etcd,
+      notificationBytes: Buffer.byteLength(JSON.stringify(notification)),
+      events: events.length,
+      eventReasons,
+      bmcRequests: bmc?.log.length ?? 0,
+      load1,
+    };
   } finally {
+    await kube.close();
+    await bmc?.stop();
     await stopProcess(operator);
     sim.state.clearTimers();
     await sim.stop();
   }
+}
+
+/** A fenced run that did not fence measured nothing: the proof must be on the finished notification. */
+function checkFenced(n: Notification, bmc: FakeRedfish, fencing: FencingVariant): void {
+  const verified = n.status?.conditions?.find((c) => c.type === CONDITIONS.fencingVerified);
+  if (n.status?.fencing?.powerState !== 'Off' || verified?.status !== 'True') {
+    throw new Error(`the fenced run finished without the fencing proof: ${JSON.stringify(n.status?.fencing)}`);
+  }
+  const failed = bmc.log.filter((r) => r.resetType !== undefined && r.status === 500).length;
+  if (failed !== fencing.failures) throw new Error(`the BMC failed ${failed} power-offs, ${fencing.failures} wanted`);
 }

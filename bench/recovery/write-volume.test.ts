@@ -1,0 +1,140 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  e2eRuns,
+  extraOverUnfenced,
+  fencingLabel,
+  keepEarlier,
+  parseFencing,
+  writeVolumeSection,
+} from './write-volume.ts';
+import type { E2eResult, FencingVariant } from './write-volume.ts';
+
+const NONE: FencingVariant = { driver: 'none', failures: 0 };
+const REDFISH: FencingVariant = { driver: 'redfish', failures: 0 };
+
+function result(instances: number, fencing: FencingVariant, o: Partial<E2eResult> = {}): E2eResult {
+  return {
+    instances,
+    latencyMs: 200,
+    fencing,
+    round: 1,
+    measuredMs: 5_000,
+    evacuateCalls: instances / 2,
+    etcd: { dbGrowthBytes: 2 * 2 ** 20, receivedBytes: 100 * 1024, puts: 50 },
+    notificationBytes: 8 * 1024,
+    events: 4,
+    eventReasons: { Started: 2, Finished: 2 },
+    bmcRequests: 0,
+    load1: 3.5,
+    ...o,
+  };
+}
+
+test('parseFencing reads none, redfish and redfish:N, and refuses anything else', () => {
+  assert.equal(parseFencing('none'), [NONE]);
+  assert.equal(parseFencing('none, redfish,redfish:2'), [NONE, REDFISH, { driver: 'redfish', failures: 2 }]);
+  for (const bad of ['ipmi', 'none:1', 'redfish:', 'redfish:-1', '']) {
+    assert.throws(() => parseFencing(bad), /--fencing/, bad);
+  }
+});
+
+test('fencingLabel names each variant', () => {
+  assert.is(fencingLabel(NONE), 'unfenced');
+  assert.is(fencingLabel(REDFISH), 'fenced (Redfish)');
+  assert.is(fencingLabel({ driver: 'redfish', failures: 2 }), 'fenced (Redfish), 2 failed power-off(s) first');
+});
+
+test('e2eRuns runs every variant of a size and round next to each other, sizes in order', () => {
+  const runs = e2eRuns(
+    [
+      { instances: 10, latencyMs: 2000 },
+      { instances: 60, latencyMs: 200 },
+    ],
+    [NONE, REDFISH],
+  );
+  assert.equal(
+    runs.map((r) => [r.instances, r.latencyMs, r.round, r.fencing.driver]),
+    [
+      [10, 2000, 1, 'none'],
+      [10, 2000, 1, 'redfish'],
+      [60, 200, 1, 'none'],
+      [60, 200, 1, 'redfish'],
+    ],
+  );
+  const twice = e2eRuns([{ instances: 10, latencyMs: 0 }], [NONE, REDFISH], 2);
+  assert.equal(
+    twice.map((r) => [r.round, r.fencing.driver]),
+    [
+      [1, 'none'],
+      [1, 'redfish'],
+      [2, 'none'],
+      [2, 'redfish'],
+    ],
+  );
+});
+
+test('extraOverUnfenced subtracts the unfenced run of the same size and latency, and only that one', () => {
+  const unfenced10 = result(10, NONE);
+  const unfenced60 = result(60, NONE, { etcd: { dbGrowthBytes: 0, receivedBytes: 0, puts: 0 } });
+  const fenced10 = result(10, REDFISH, {
+    etcd: { dbGrowthBytes: 2 * 2 ** 20, receivedBytes: 110 * 1024, puts: 53 },
+    notificationBytes: 9 * 1024,
+    events: 5,
+  });
+  const all = [unfenced60, unfenced10, fenced10];
+  assert.equal(extraOverUnfenced(fenced10, all), {
+    dbGrowthBytes: 0,
+    receivedBytes: 10 * 1024,
+    puts: 3,
+    notificationBytes: 1024,
+    events: 1,
+  });
+  assert.is(extraOverUnfenced(unfenced10, all), undefined, 'an unfenced row has no extra');
+  assert.is(extraOverUnfenced(fenced10, [fenced10]), undefined, 'no unfenced row of its size');
+  const otherLatency = result(10, NONE, { latencyMs: 0 });
+  assert.is(extraOverUnfenced(fenced10, [otherLatency, fenced10]), undefined, 'another latency is another size');
+  const round2 = result(10, NONE, { round: 2, etcd: { dbGrowthBytes: 0, receivedBytes: 0, puts: 0 } });
+  assert.is(extraOverUnfenced(fenced10, [round2, unfenced10, fenced10])?.puts, 3, 'the unfenced run of its own round');
+  assert.is(extraOverUnfenced({ ...fenced10, round: 2 }, all), undefined, 'no unfenced run in its round');
+});
+
+test('writeVolumeSection has a row per run, the extra beside each fenced row, commit and load in the text', () => {
+  const section = writeVolumeSection(
+    [
+      result(10, NONE),
+      result(10, REDFISH, {
+        etcd: { dbGrowthBytes: 2 * 2 ** 20, receivedBytes: 112 * 1024, puts: 53 },
+        notificationBytes: 7 * 1024,
+        events: 5,
+        bmcRequests: 3,
+        load1: 4.25,
+      }),
+    ],
+    { when: new Date('2026-12-05T02:00:00Z'), revision: 'abc1234', loadAtStart: 2.5 },
+  );
+  assert.ok(section.startsWith('## Journal write volume\n'));
+  assert.match(section, '(commit abc1234, 2026-12-05 02:00 UTC');
+  assert.match(section, 'load average 2.5 at the start and 3.5–4.3 at the end');
+  const rows = section.split('\n').filter((l) => /^\| \d/.test(l));
+  assert.equal(rows, [
+    '| 10 | 0.2 | 1 | unfenced | 5.0 | 3.5 | 2.00 | 100.0 | 50 | 8.0 | 4 | 0 | — |',
+    '| 10 | 0.2 | 1 | fenced (Redfish) | 5.0 | 4.3 | 2.00 | 112.0 | 53 | 7.0 | 5 | 3 | +0.00 / +12.0 / +3 / -1.0 / +1 |',
+  ]);
+  assert.not.match(section, '### Earlier measurements');
+});
+
+test('keepEarlier keeps the hand-written history of the section it replaces, and only that', () => {
+  const previous = '## Journal write volume\n\nold intro\n\n| old | table |\n\n### Earlier measurements\n\nhistory\n';
+  assert.is(
+    keepEarlier('## Journal write volume\n\nnew\n', previous),
+    '## Journal write volume\n\nnew\n\n### Earlier measurements\n\nhistory\n',
+  );
+  assert.is(
+    keepEarlier('## Journal write volume\n\nnew\n', '## Journal write volume\n\nold\n'),
+    '## Journal write volume\n\nnew\n',
+  );
+  assert.is(keepEarlier('## Journal write volume\n\nnew\n', undefined), '## Journal write volume\n\nnew\n');
+});
+
+test.run();
