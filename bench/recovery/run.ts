@@ -259,7 +259,12 @@ async function main(): Promise<void> {
     const doc = join(root, 'docs', 'benchmarks.md');
     if (values.section === 'write-volume') {
       const heading = 'Journal write volume';
-      const generated = writeVolumeSection(volumes, { when: new Date(), revision: sourceRevision(), loadAtStart });
+      const generated = writeVolumeSection(volumes, {
+        when: new Date(),
+        revision: sourceRevision(),
+        loadAtStart,
+        args: process.argv.slice(2).join(' '),
+      });
       const previous = existsSync(BENCHMARKS_MD) ? sectionOf(readFileSync(BENCHMARKS_MD, 'utf8'), heading) : undefined;
       writeDocSection(heading, keepEarlier(generated, previous));
     } else {

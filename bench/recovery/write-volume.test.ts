@@ -111,9 +111,15 @@ test('writeVolumeSection has a row per run, the extra beside each fenced row, co
         load1: 4.25,
       }),
     ],
-    { when: new Date('2026-12-05T02:00:00Z'), revision: 'abc1234', loadAtStart: 2.5 },
+    {
+      when: new Date('2026-12-05T02:00:00Z'),
+      revision: 'abc1234',
+      loadAtStart: 2.5,
+      args: '--mode e2e --section write-volume --fencing none,redfish',
+    },
   );
   assert.ok(section.startsWith('## Journal write volume\n'));
+  assert.match(section, 'bench/recovery/run.ts --mode e2e --section write-volume --fencing none,redfish`');
   assert.match(section, '(commit abc1234, 2026-12-05 02:00 UTC');
   assert.match(section, 'load average 2.5 at the start and 3.5–4.3 at the end');
   const rows = section.split('\n').filter((l) => /^\| \d/.test(l));

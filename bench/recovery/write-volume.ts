@@ -103,6 +103,8 @@ export interface SectionMeta {
   revision: string;
   /** 1-minute load average at the start of the benchmark. */
   loadAtStart: number;
+  /** The command line's arguments, as run. */
+  args: string;
 }
 
 /** Bytes a host recovery sends into etcd, from etcd's own metrics (`--section write-volume`). */
@@ -118,7 +120,7 @@ export function writeVolumeSection(results: E2eResult[], meta: SectionMeta): str
   return [
     '## Journal write volume',
     '',
-    'What one host recovery costs etcd, produced by `bench/recovery/run.ts --mode e2e --section write-volume`',
+    `What one host recovery costs etcd, produced by \`node --import tsx bench/recovery/run.ts ${meta.args}\``,
     `(commit ${meta.revision}, ${meta.when.toISOString().slice(0, 16).replace('T', ' ')} UTC, shared 2-core machine,`,
     `1-minute load average ${meta.loadAtStart.toFixed(1)} at the start and ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} at the end of the runs):`,
     'the whole operator on a local control plane, Nova played by the simulator, from the POST of the',
