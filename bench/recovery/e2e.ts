@@ -21,6 +21,7 @@ import { loadKubeConfig } from '../../src/k8s/kubeconfig.ts';
 import { RESOURCES } from '../../src/k8s/resources.ts';
 import { CONDITIONS, LABELS } from '../../src/model/constants.ts';
 import type { Notification } from '../../src/model/types.ts';
+import { pageSelector } from '../../src/store/journal-pages.ts';
 import { startSimulator } from '../../tools/simulator/server.ts';
 import type { FakeRedfish } from '../../tools/simulator/redfish-bmc.ts';
 import { fenceWithRedfish } from './bmc.ts';
@@ -226,6 +227,11 @@ async function runOne(
     );
     if (!notification) throw new Error(`notification ${id} not found through the API server`);
     if (bmc) checkFenced(notification, bmc, fencing);
+    const pages = (
+      await kube.list<{ data?: Record<string, string> }>(RESOURCES.configMaps, namespace, {
+        labelSelector: pageSelector(id),
+      })
+    ).items;
     const events = (await kube.list<{ reason?: string }>(RESOURCES.events, namespace)).items;
     const eventReasons: Record<string, number> = {};
     for (const e of events) eventReasons[e.reason ?? ''] = (eventReasons[e.reason ?? ''] ?? 0) + 1;
@@ -238,6 +244,8 @@ async function runOne(
       evacuateCalls,
       etcd,
       notificationBytes: Buffer.byteLength(JSON.stringify(notification)),
+      journalPages: pages.length,
+      journalPageBytes: pages.reduce((sum, p) => sum + Buffer.byteLength(JSON.stringify(p)), 0),
       events: events.length,
       eventReasons,
       bmcRequests: bmc?.log.length ?? 0,

@@ -247,7 +247,8 @@ async function main(): Promise<void> {
       console.log(
         `  etcd: database +${(r.etcd.dbGrowthBytes / 2 ** 20).toFixed(2)} MiB, ` +
           `received ${(r.etcd.receivedBytes / 1024).toFixed(1)} KiB in ${r.etcd.puts} puts; ` +
-          `notification ${(r.notificationBytes / 1024).toFixed(1)} KiB, ${r.events} events, ` +
+          `notification ${(r.notificationBytes / 1024).toFixed(1)} KiB, ` +
+          `${r.journalPages} journal pages (${(r.journalPageBytes / 1024).toFixed(1)} KiB), ${r.events} events, ` +
           `${r.bmcRequests} BMC requests; load ${r.load1.toFixed(1)}`,
       );
       console.log(`  events: ${JSON.stringify(r.eventReasons)}`);

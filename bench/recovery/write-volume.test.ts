@@ -23,6 +23,8 @@ function result(instances: number, fencing: FencingVariant, o: Partial<E2eResult
     evacuateCalls: instances / 2,
     etcd: { dbGrowthBytes: 2 * 2 ** 20, receivedBytes: 100 * 1024, puts: 50 },
     notificationBytes: 8 * 1024,
+    journalPages: 0,
+    journalPageBytes: 0,
     events: 4,
     eventReasons: { Started: 2, Finished: 2 },
     bmcRequests: 0,
@@ -87,9 +89,11 @@ test('extraOverUnfenced subtracts the unfenced run of the same size and latency,
     dbGrowthBytes: 0,
     receivedBytes: 10 * 1024,
     puts: 3,
-    notificationBytes: 1024,
+    keptBytes: 1024,
     events: 1,
   });
+  const spilled = { ...fenced10, notificationBytes: 2 * 1024, journalPages: 1, journalPageBytes: 20 * 1024 };
+  assert.is(extraOverUnfenced(spilled, all)?.keptBytes, 14 * 1024, 'a page counts with its Notification');
   assert.is(extraOverUnfenced(unfenced10, all), undefined, 'an unfenced row has no extra');
   assert.is(extraOverUnfenced(fenced10, [fenced10]), undefined, 'no unfenced row of its size');
   const otherLatency = result(10, NONE, { latencyMs: 0 });
@@ -106,6 +110,8 @@ test('writeVolumeSection has a row per run, the extra beside each fenced row, co
       result(10, REDFISH, {
         etcd: { dbGrowthBytes: 2 * 2 ** 20, receivedBytes: 112 * 1024, puts: 53 },
         notificationBytes: 7 * 1024,
+        journalPages: 1,
+        journalPageBytes: 2 * 1024,
         events: 5,
         bmcRequests: 3,
         load1: 4.25,
@@ -124,8 +130,8 @@ test('writeVolumeSection has a row per run, the extra beside each fenced row, co
   assert.match(section, 'load average 2.5 at the start and 3.5–4.3 at the end');
   const rows = section.split('\n').filter((l) => /^\| \d/.test(l));
   assert.equal(rows, [
-    '| 10 | 0.2 | 1 | unfenced | 5.0 | 3.5 | 2.00 | 100.0 | 50 | 8.0 | 4 | 0 | — |',
-    '| 10 | 0.2 | 1 | fenced (Redfish) | 5.0 | 4.3 | 2.00 | 112.0 | 53 | 7.0 | 5 | 3 | +0.00 / +12.0 / +3 / -1.0 / +1 |',
+    '| 10 | 0.2 | 1 | unfenced | 5.0 | 3.5 | 2.00 | 100.0 | 50 | 8.0 | 0 | 4 | 0 | — |',
+    '| 10 | 0.2 | 1 | fenced (Redfish) | 5.0 | 4.3 | 2.00 | 112.0 | 53 | 7.0 | 1 (2.0 KiB) | 5 | 3 | +0.00 / +12.0 / +3 / +1.0 / +1 |',
   ]);
   assert.not.match(section, '### Earlier measurements');
 });
