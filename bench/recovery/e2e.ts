@@ -32,6 +32,8 @@ export type { E2eResult, EtcdGrowth } from './write-volume.ts';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FAILED = 'compute-1';
 const READY_TIMEOUT_MS = 120_000;
+/** The idle window before each recovery whose etcd writes give the background rate. */
+const IDLE_MS = 10_000;
 
 async function etcdMetrics(etcdUrl: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${etcdUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
@@ -195,7 +197,17 @@ async function runOne(
       await sleep(1_000);
     }
 
+    // The idle window: what the control plane and the operator write while no recovery runs.
+    const idleFrom = await etcdMetrics(etcdUrl);
+    const idleStarted = performance.now();
+    await sleep(IDLE_MS);
     const etcdBefore = await etcdMetrics(etcdUrl);
+    const idle = growth(idleFrom, etcdBefore);
+    const background = {
+      seconds: (performance.now() - idleStarted) / 1000,
+      receivedBytes: idle.receivedBytes,
+      puts: idle.puts,
+    };
     const started = performance.now();
     const posted = await api(base, 'POST', '/notifications', {
       notification: {
@@ -243,6 +255,7 @@ async function runOne(
       measuredMs,
       evacuateCalls,
       etcd,
+      background,
       notificationBytes: Buffer.byteLength(JSON.stringify(notification)),
       journalPages: pages.length,
       journalPageBytes: pages.reduce((sum, p) => sum + Buffer.byteLength(JSON.stringify(p)), 0),

@@ -47,7 +47,7 @@ import { loadavg } from 'node:os';
 import { BENCHMARKS_MD, sectionOf, sourceRevision, writeSection as writeDocSection } from '../lib/docs.ts';
 import { benchmarkRecoveryE2e } from './e2e.ts';
 import type { E2eResult } from './e2e.ts';
-import { e2eRuns, fencingLabel, keepEarlier, parseFencing, writeVolumeSection } from './write-volume.ts';
+import { e2eRuns, fencingLabel, keepHandWritten, parseFencing, writeVolumeSection } from './write-volume.ts';
 
 export interface RecoveryResult {
   /** 'workflow': from runHostFailure's start; 'e2e': from the POST of the notification. */
@@ -251,7 +251,10 @@ async function main(): Promise<void> {
           `${r.journalPages} journal pages (${(r.journalPageBytes / 1024).toFixed(1)} KiB), ${r.events} events, ` +
           `${r.bmcRequests} BMC requests; load ${r.load1.toFixed(1)}`,
       );
-      console.log(`  events: ${JSON.stringify(r.eventReasons)}`);
+      console.log(
+        `  background: ${(r.background.receivedBytes / 1024).toFixed(1)} KiB in ${r.background.puts} puts ` +
+          `over ${r.background.seconds.toFixed(1)} s idle; events: ${JSON.stringify(r.eventReasons)}`,
+      );
       volumes.push(r);
     });
   }
@@ -267,7 +270,7 @@ async function main(): Promise<void> {
         args: process.argv.slice(2).join(' '),
       });
       const previous = existsSync(BENCHMARKS_MD) ? sectionOf(readFileSync(BENCHMARKS_MD, 'utf8'), heading) : undefined;
-      writeDocSection(heading, keepEarlier(generated, previous));
+      writeDocSection(heading, keepHandWritten(generated, previous));
     } else {
       writeRecoverySection(doc, recoverySection(results, new Date()));
     }

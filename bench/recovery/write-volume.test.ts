@@ -4,8 +4,11 @@ import {
   e2eRuns,
   extraOverUnfenced,
   fencingLabel,
-  keepEarlier,
+  keepHandWritten,
+  median,
+  netOfBackground,
   parseFencing,
+  summarizeExtras,
   writeVolumeSection,
 } from './write-volume.ts';
 import type { E2eResult, FencingVariant } from './write-volume.ts';
@@ -22,6 +25,7 @@ function result(instances: number, fencing: FencingVariant, o: Partial<E2eResult
     measuredMs: 5_000,
     evacuateCalls: instances / 2,
     etcd: { dbGrowthBytes: 2 * 2 ** 20, receivedBytes: 100 * 1024, puts: 50 },
+    background: { seconds: 10, receivedBytes: 10 * 1024, puts: 5 },
     notificationBytes: 8 * 1024,
     journalPages: 0,
     journalPageBytes: 0,
@@ -76,7 +80,18 @@ test('e2eRuns runs every variant of a size and round next to each other, sizes i
   );
 });
 
-test('extraOverUnfenced subtracts the unfenced run of the same size and latency, and only that one', () => {
+test('netOfBackground takes the idle rate times the recovery time out, never below 0', () => {
+  // 1 KiB/s and 0.5 revisions/s over 5 s.
+  assert.equal(netOfBackground(result(10, NONE)), { receivedBytes: 95 * 1024, puts: 47.5 });
+  const longer = result(10, NONE, { measuredMs: 20_000 });
+  assert.equal(netOfBackground(longer), { receivedBytes: 80 * 1024, puts: 40 });
+  const quiet = result(10, NONE, { measuredMs: 1_000_000 });
+  assert.equal(netOfBackground(quiet), { receivedBytes: 0, puts: 0 });
+  const noWindow = result(10, NONE, { background: { seconds: 0, receivedBytes: 0, puts: 0 } });
+  assert.equal(netOfBackground(noWindow), { receivedBytes: 100 * 1024, puts: 50 });
+});
+
+test('extraOverUnfenced subtracts the unfenced run of the same size, latency and round, net of background', () => {
   const unfenced10 = result(10, NONE);
   const unfenced60 = result(60, NONE, { etcd: { dbGrowthBytes: 0, receivedBytes: 0, puts: 0 } });
   const fenced10 = result(10, REDFISH, {
@@ -85,13 +100,10 @@ test('extraOverUnfenced subtracts the unfenced run of the same size and latency,
     events: 5,
   });
   const all = [unfenced60, unfenced10, fenced10];
-  assert.equal(extraOverUnfenced(fenced10, all), {
-    dbGrowthBytes: 0,
-    receivedBytes: 10 * 1024,
-    puts: 3,
-    keptBytes: 1024,
-    events: 1,
-  });
+  assert.equal(extraOverUnfenced(fenced10, all), { receivedBytes: 10 * 1024, puts: 3, keptBytes: 1024, events: 1 });
+  // 10 s longer at the same background rate: 10 KiB and 5 revisions of it are background.
+  const slower = { ...fenced10, measuredMs: 15_000 };
+  assert.equal(extraOverUnfenced(slower, all), { receivedBytes: 0, puts: -2, keptBytes: 1024, events: 1 });
   const spilled = { ...fenced10, notificationBytes: 2 * 1024, journalPages: 1, journalPageBytes: 20 * 1024 };
   assert.is(extraOverUnfenced(spilled, all)?.keptBytes, 14 * 1024, 'a page counts with its Notification');
   assert.is(extraOverUnfenced(unfenced10, all), undefined, 'an unfenced row has no extra');
@@ -103,7 +115,39 @@ test('extraOverUnfenced subtracts the unfenced run of the same size and latency,
   assert.is(extraOverUnfenced({ ...fenced10, round: 2 }, all), undefined, 'no unfenced run in its round');
 });
 
-test('writeVolumeSection has a row per run, the extra beside each fenced row, commit and load in the text', () => {
+test('median of odd and even counts, whatever the order', () => {
+  assert.is(median([3]), 3);
+  assert.is(median([5, 1, 3]), 3);
+  assert.is(median([4, 1, 3, 2]), 2.5);
+  assert.is(median([-2, 7]), 2.5);
+});
+
+test('summarizeExtras gives the median extra per size and fenced variant over the rounds', () => {
+  const FAILING: FencingVariant = { driver: 'redfish', failures: 2 };
+  const runs: E2eResult[] = [];
+  for (const [round, fencedPuts, failingPuts] of [
+    [1, 51, 70],
+    [2, 60, 72],
+    [3, 49, 90],
+  ] as const) {
+    runs.push(result(10, NONE, { round }));
+    runs.push(result(10, REDFISH, { round, etcd: { dbGrowthBytes: 0, receivedBytes: 100 * 1024, puts: fencedPuts } }));
+    runs.push(result(10, FAILING, { round, etcd: { dbGrowthBytes: 0, receivedBytes: 100 * 1024, puts: failingPuts } }));
+  }
+  runs.push(result(60, NONE), result(60, REDFISH, { events: 6 }));
+  const summary = summarizeExtras(runs);
+  assert.equal(
+    summary.map((x) => [x.instances, x.fencing.failures, x.rounds, x.median.puts, x.median.events]),
+    [
+      [10, 0, 3, 1, 0],
+      [10, 2, 3, 22, 0],
+      [60, 0, 1, 0, 2],
+    ],
+  );
+  assert.equal(summarizeExtras([result(10, NONE)]), [], 'no fenced runs, no summary');
+});
+
+test('writeVolumeSection has the median table, a row per run with its extra, commit and load in the text', () => {
   const section = writeVolumeSection(
     [
       result(10, NONE),
@@ -130,23 +174,25 @@ test('writeVolumeSection has a row per run, the extra beside each fenced row, co
   assert.match(section, 'load average 2.5 at the start and 3.5–4.3 at the end');
   const rows = section.split('\n').filter((l) => /^\| \d/.test(l));
   assert.equal(rows, [
-    '| 10 | 0.2 | 1 | unfenced | 5.0 | 3.5 | 2.00 | 100.0 | 50 | 8.0 | 0 | 4 | 0 | — |',
-    '| 10 | 0.2 | 1 | fenced (Redfish) | 5.0 | 4.3 | 2.00 | 112.0 | 53 | 7.0 | 1 (2.0 KiB) | 5 | 3 | +0.00 / +12.0 / +3 / +1.0 / +1 |',
+    '| 10 | 0.2 | fenced (Redfish) | 1 | +12.0 | +3 | +1.0 | +1 |',
+    '| 10 | 0.2 | 1 | unfenced | 5.0 | 3.5 | 2.00 | 100.0 | 50 | 1.0 / 0.5 | 95.0 | 48 | 8.0 | 0 | 4 | 0 | — | — | — | — |',
+    '| 10 | 0.2 | 1 | fenced (Redfish) | 5.0 | 4.3 | 2.00 | 112.0 | 53 | 1.0 / 0.5 | 107.0 | 51 | 7.0 | 1 (2.0 KiB) | 5 | 3 | +12.0 | +3 | +1.0 | +1 |',
   ]);
-  assert.not.match(section, '### Earlier measurements');
+  assert.not.match(section, '### ');
 });
 
-test('keepEarlier keeps the hand-written history of the section it replaces, and only that', () => {
-  const previous = '## Journal write volume\n\nold intro\n\n| old | table |\n\n### Earlier measurements\n\nhistory\n';
+test('keepHandWritten keeps the hand-written part of the section it replaces (from its first ###), and only that', () => {
+  const previous =
+    '## Journal write volume\n\nold intro\n\n| old | table |\n\n### Reading\n\nmine\n\n### Earlier measurements\n\nhistory\n';
   assert.is(
-    keepEarlier('## Journal write volume\n\nnew\n', previous),
-    '## Journal write volume\n\nnew\n\n### Earlier measurements\n\nhistory\n',
+    keepHandWritten('## Journal write volume\n\nnew\n', previous),
+    '## Journal write volume\n\nnew\n\n### Reading\n\nmine\n\n### Earlier measurements\n\nhistory\n',
   );
   assert.is(
-    keepEarlier('## Journal write volume\n\nnew\n', '## Journal write volume\n\nold\n'),
+    keepHandWritten('## Journal write volume\n\nnew\n', '## Journal write volume\n\nold\n'),
     '## Journal write volume\n\nnew\n',
   );
-  assert.is(keepEarlier('## Journal write volume\n\nnew\n', undefined), '## Journal write volume\n\nnew\n');
+  assert.is(keepHandWritten('## Journal write volume\n\nnew\n', undefined), '## Journal write volume\n\nnew\n');
 });
 
 test.run();

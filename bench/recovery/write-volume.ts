@@ -21,6 +21,13 @@ export interface EtcdGrowth {
   puts: number;
 }
 
+/** What etcd received while nothing happened, just before the notification: leases, the API server's own writes. */
+export interface Background {
+  seconds: number;
+  receivedBytes: number;
+  puts: number;
+}
+
 export interface E2eResult {
   instances: number;
   latencyMs: number;
@@ -30,6 +37,8 @@ export interface E2eResult {
   measuredMs: number;
   evacuateCalls: number;
   etcd: EtcdGrowth;
+  /** The same counters over an idle window right before the POST, to take out of the recovery's figures. */
+  background: Background;
   /** The finished Notification as the API server returns it, JSON bytes. */
   notificationBytes: number;
   /** Journal pages (ConfigMaps) the status budget moved history into, and their JSON bytes. */
@@ -71,8 +80,18 @@ export function e2eRuns<S extends { instances: number; latencyMs: number }>(
   return sizes.flatMap((s) => rounds.flatMap((round) => variants.map((fencing) => ({ ...s, fencing, round }))));
 }
 
+/** Bytes and revisions of a recovery less the background rate over its duration (never below 0). */
+export function netOfBackground(r: E2eResult): { receivedBytes: number; puts: number } {
+  const seconds = r.measuredMs / 1000;
+  const rate = (v: number) => (r.background.seconds > 0 ? v / r.background.seconds : 0);
+  return {
+    receivedBytes: Math.max(0, r.etcd.receivedBytes - rate(r.background.receivedBytes) * seconds),
+    puts: Math.max(0, r.etcd.puts - rate(r.background.puts) * seconds),
+  };
+}
+
 export interface Extra {
-  dbGrowthBytes: number;
+  /** Net of background (netOfBackground). */
   receivedBytes: number;
   puts: number;
   /** The Notification and its journal pages: what stays in etcd for this recovery. */
@@ -88,13 +107,54 @@ export function extraOverUnfenced(r: E2eResult, all: E2eResult[]): Extra | undef
       x.fencing.driver === 'none' && x.instances === r.instances && x.latencyMs === r.latencyMs && x.round === r.round,
   );
   if (!base) return undefined;
+  const [a, b] = [netOfBackground(r), netOfBackground(base)];
   return {
-    dbGrowthBytes: r.etcd.dbGrowthBytes - base.etcd.dbGrowthBytes,
-    receivedBytes: r.etcd.receivedBytes - base.etcd.receivedBytes,
-    puts: r.etcd.puts - base.etcd.puts,
+    receivedBytes: a.receivedBytes - b.receivedBytes,
+    puts: a.puts - b.puts,
     keptBytes: keptBytes(r) - keptBytes(base),
     events: r.events - base.events,
   };
+}
+
+/** The median of a non-empty list (the mean of the middle two for an even count). */
+export function median(values: number[]): number {
+  const v = [...values].sort((x, y) => x - y);
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 ? (v[mid] as number) : ((v[mid - 1] as number) + (v[mid] as number)) / 2;
+}
+
+export interface ExtraSummary {
+  instances: number;
+  latencyMs: number;
+  fencing: FencingVariant;
+  rounds: number;
+  /** Median over the rounds of each field of the extra. */
+  median: Extra;
+}
+
+/** Per size and fenced variant (in first-seen order), the median extra over unfenced across the rounds. */
+export function summarizeExtras(results: E2eResult[]): ExtraSummary[] {
+  const groups = new Map<string, { r: E2eResult; extras: Extra[] }>();
+  for (const r of results) {
+    const x = extraOverUnfenced(r, results);
+    if (!x) continue;
+    const key = `${r.instances}@${r.latencyMs}/${fencingLabel(r.fencing)}`;
+    const g = groups.get(key) ?? { r, extras: [] };
+    g.extras.push(x);
+    groups.set(key, g);
+  }
+  return [...groups.values()].map(({ r, extras }) => ({
+    instances: r.instances,
+    latencyMs: r.latencyMs,
+    fencing: r.fencing,
+    rounds: extras.length,
+    median: {
+      receivedBytes: median(extras.map((x) => x.receivedBytes)),
+      puts: median(extras.map((x) => x.puts)),
+      keptBytes: median(extras.map((x) => x.keptBytes)),
+      events: median(extras.map((x) => x.events)),
+    },
+  }));
 }
 
 /** The Notification and its journal pages, JSON bytes. */
@@ -116,13 +176,20 @@ export interface SectionMeta {
 
 /** Bytes a host recovery sends into etcd, from etcd's own metrics (`--section write-volume`). */
 export function writeVolumeSection(results: E2eResult[], meta: SectionMeta): string {
+  const extraCells = (x: Extra) =>
+    `${signed(kib(x.receivedBytes))} | ${signed(x.puts.toFixed(0))} | ${signed(kib(x.keptBytes))} | ${signed(String(x.events))}`;
   const rows = results.map((r) => {
     const x = extraOverUnfenced(r, results);
-    const extra = x
-      ? `${signed(mib(x.dbGrowthBytes))} / ${signed(kib(x.receivedBytes))} / ${signed(String(x.puts))} / ${signed(kib(x.keptBytes))} / ${signed(String(x.events))}`
-      : '—';
-    return `| ${r.instances} | ${(r.latencyMs / 1000).toFixed(1)} | ${r.round} | ${fencingLabel(r.fencing)} | ${(r.measuredMs / 1000).toFixed(1)} | ${r.load1.toFixed(1)} | ${mib(r.etcd.dbGrowthBytes)} | ${kib(r.etcd.receivedBytes)} | ${r.etcd.puts} | ${kib(r.notificationBytes)} | ${r.journalPages ? `${r.journalPages} (${kib(r.journalPageBytes)} KiB)` : '0'} | ${r.events} | ${r.bmcRequests} | ${extra} |`;
+    const net = netOfBackground(r);
+    const bg = r.background;
+    const rate = bg.seconds > 0 ? `${kib(bg.receivedBytes / bg.seconds)} / ${(bg.puts / bg.seconds).toFixed(1)}` : '—';
+    const pages = r.journalPages ? `${r.journalPages} (${kib(r.journalPageBytes)} KiB)` : '0';
+    return `| ${r.instances} | ${(r.latencyMs / 1000).toFixed(1)} | ${r.round} | ${fencingLabel(r.fencing)} | ${(r.measuredMs / 1000).toFixed(1)} | ${r.load1.toFixed(1)} | ${mib(r.etcd.dbGrowthBytes)} | ${kib(r.etcd.receivedBytes)} | ${r.etcd.puts} | ${rate} | ${kib(net.receivedBytes)} | ${net.puts.toFixed(0)} | ${kib(r.notificationBytes)} | ${pages} | ${r.events} | ${r.bmcRequests} | ${x ? extraCells(x) : '— | — | — | —'} |`;
   });
+  const summary = summarizeExtras(results).map(
+    (x) =>
+      `| ${x.instances} | ${(x.latencyMs / 1000).toFixed(1)} | ${fencingLabel(x.fencing)} | ${x.rounds} | ${extraCells(x.median)} |`,
+  );
   const loads = results.map((r) => r.load1);
   return [
     '## Journal write volume',
@@ -134,39 +201,41 @@ export function writeVolumeSection(results: E2eResult[], meta: SectionMeta): str
     "COMPUTE_HOST notification to `finished`. Read from etcd's own `/metrics` on its client URL before and after:",
     'the growth of `etcd_mvcc_db_total_size_in_bytes` (the database file, which grows in whole pages, reuses',
     'freed ones and is not given back until a defragmentation), the bytes etcd received from the API server',
-    '(`etcd_network_client_grpc_received_bytes_total`, i.e. every object version written) and the revisions',
-    'written (`etcd_mvcc_put_total`). Everything in the namespace counts (Notification, journal pages, Events,',
-    'HaHost flags, leases). "Notification" is the size of the finished Notification object; "journal pages" the',
-    'ConfigMaps its status budget moved history into (a status above 32 KiB before a write sheds settled history',
-    'into a page of up to 256 KiB, src/engine/status/budget.ts), which is where most of the spread between',
-    'otherwise alike runs comes from: whether a run crosses the budget depends on how many servers are in flight',
-    'at each write.',
+    '(`etcd_network_client_grpc_received_bytes_total`, every object version written and every request) and the',
+    'revisions written (`etcd_mvcc_put_total`). Everything on the control plane counts (Notification, journal',
+    "pages, Events, HaHost flags, the engine's and the API server's leases). *Background* is the same two counters",
+    'over an idle window of the same operator right before the POST, per second; *net* is the recovery less that',
+    'rate times its duration. "Notification" is the size of the finished Notification object, "journal pages" the',
+    'ConfigMaps its status budget moved settled history into (src/engine/status/budget.ts).',
     '',
     'Fencing (`--fencing none,redfish,redfish:N`): *unfenced* is a host without `spec.fencing`; *fenced* gives it',
-    "`spec.fencing` on the simulator's fake Redfish BMC (a power-off takes its nova-compute down), with the",
-    'credentials Secret and the HaHost patch written before the "before" reading; *N failed power-off(s) first*',
-    'has the BMC answer its first N power-offs with HTTP 500, each a failed attempt retried with backoff',
-    '(a FencingVerified=False write with a BmcPowerOffTask line, an Event for the first of each reason).',
-    'The last column is the fenced row minus the unfenced row of the same size and run: database growth (MiB) /',
-    'bytes sent (KiB) / revisions / Notification and its pages (KiB) / Events. Lease renewals during the run count in',
-    'both, so a longer recovery writes a little more whatever it does.',
+    "`spec.fencing` on the simulator's fake Redfish BMC (a power-off takes its nova-compute down), the credentials",
+    'Secret and the HaHost patch written before the idle window; *N failed power-off(s) first* has the BMC answer',
+    'its first N power-offs with HTTP 500, each a failed attempt retried after the fence backoff (a',
+    'FencingVerified=False write with a BmcPowerOffTask line; an Event for the first failure of each reason). The',
+    'last four columns are the fenced run minus the unfenced run of the same size and round: net bytes (KiB), net',
+    'revisions, the Notification with its pages (KiB), Events. The first table is their median over the rounds.',
     '',
-    '| instances | evacuation latency (s) | run | fencing | recovery (s) | load at end | etcd database growth (MiB) | bytes sent to etcd (KiB) | revisions written | Notification (KiB) | journal pages | Events | BMC requests | extra over unfenced |',
-    '|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| instances | evacuation latency (s) | fencing | rounds | extra net bytes (KiB) | extra net revisions | extra Notification + pages (KiB) | extra Events |',
+    '|---:|---:|---|---:|---:|---:|---:|---:|',
+    ...summary,
+    '',
+    'Every run:',
+    '',
+    '| instances | evacuation latency (s) | round | fencing | recovery (s) | load at end | etcd database growth (MiB) | bytes sent to etcd (KiB) | revisions written | background (KiB/s / revisions/s) | net bytes (KiB) | net revisions | Notification (KiB) | journal pages | Events | BMC requests | extra net bytes (KiB) | extra net revisions | extra Notification + pages (KiB) | extra Events |',
+    '|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
   ].join('\n');
 }
 
-const EARLIER = '### Earlier measurements';
-
 /**
- * The generated section followed by the "### Earlier measurements" part of the section it replaces (its
- * heading to the section's end), kept verbatim: the history is written by hand, the table by the benchmark.
+ * The generated section followed by the hand-written part of the section it replaces (from its first "### "
+ * heading to the section's end, e.g. a reading of the table and "### Earlier measurements"), kept verbatim.
  */
-export function keepEarlier(generated: string, previous: string | undefined): string {
+export function keepHandWritten(generated: string, previous: string | undefined): string {
   const lines = (previous ?? '').split('\n');
-  const at = lines.findIndex((l) => l.startsWith(EARLIER));
+  const at = lines.findIndex((l) => l.startsWith('### '));
   const head = generated.trimEnd();
   if (at < 0) return `${head}\n`;
   return `${head}\n\n${lines.slice(at).join('\n').trimEnd()}\n`;
