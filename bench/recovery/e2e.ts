@@ -24,7 +24,10 @@ import type { Notification } from '../../src/model/types.ts';
 import { pageSelector } from '../../src/store/journal-pages.ts';
 import { startSimulator } from '../../tools/simulator/server.ts';
 import type { FakeRedfish } from '../../tools/simulator/redfish-bmc.ts';
+import { getRawBytes } from '../lib/kubectl.ts';
+import { sampleSums } from '../lib/prometheus.ts';
 import { fenceWithRedfish } from './bmc.ts';
+import { writesByResource } from './write-volume.ts';
 import type { E2eResult, EtcdGrowth, FencingVariant } from './write-volume.ts';
 
 export type { E2eResult, EtcdGrowth } from './write-volume.ts';
@@ -48,6 +51,12 @@ async function etcdMetrics(etcdUrl: string): Promise<Record<string, number>> {
     if (name && value && want.includes(name)) out[name] = Number(value);
   }
   return out;
+}
+
+/** kube-apiserver's apiserver_request_total so far, by "VERB resource". */
+async function apiserverRequests(kubeconfigPath: string): Promise<Map<string, number>> {
+  const text = (await getRawBytes(kubeconfigPath, '/metrics', 60_000)).toString('utf8');
+  return sampleSums(text, 'apiserver_request_total', ['verb', 'resource']);
 }
 
 function growth(before: Record<string, number>, after: Record<string, number>): EtcdGrowth {
@@ -202,6 +211,7 @@ async function runOne(
     const idleStarted = performance.now();
     await sleep(IDLE_MS);
     const etcdBefore = await etcdMetrics(etcdUrl);
+    const requestsBefore = await apiserverRequests(kubeconfigPath);
     const idle = growth(idleFrom, etcdBefore);
     const background = {
       seconds: (performance.now() - idleStarted) / 1000,
@@ -233,6 +243,7 @@ async function runOne(
     const measuredMs = performance.now() - started;
     const evacuateCalls = Object.values(sim.state.actionCounts.evacuate ?? {}).reduce((a, b) => a + b, 0);
     const etcd = growth(etcdBefore, await etcdMetrics(etcdUrl));
+    const writes = writesByResource(requestsBefore, await apiserverRequests(kubeconfigPath));
     const load1 = loadavg()[0] ?? 0;
     const notification = (await kube.list<Notification>(RESOURCES.notifications, namespace)).items.find(
       (x) => x.metadata.labels?.[LABELS.uuid] === id,
@@ -256,6 +267,7 @@ async function runOne(
       evacuateCalls,
       etcd,
       background,
+      writes,
       notificationBytes: Buffer.byteLength(JSON.stringify(notification)),
       journalPages: pages.length,
       journalPageBytes: pages.reduce((sum, p) => sum + Buffer.byteLength(JSON.stringify(p)), 0),

@@ -47,7 +47,14 @@ import { loadavg } from 'node:os';
 import { BENCHMARKS_MD, sectionOf, sourceRevision, writeSection as writeDocSection } from '../lib/docs.ts';
 import { benchmarkRecoveryE2e } from './e2e.ts';
 import type { E2eResult } from './e2e.ts';
-import { e2eRuns, fencingLabel, keepHandWritten, parseFencing, writeVolumeSection } from './write-volume.ts';
+import {
+  e2eRuns,
+  fencingLabel,
+  formatWrites,
+  keepHandWritten,
+  parseFencing,
+  writeVolumeSection,
+} from './write-volume.ts';
 
 export interface RecoveryResult {
   /** 'workflow': from runHostFailure's start; 'e2e': from the POST of the notification. */
@@ -253,7 +260,8 @@ async function main(): Promise<void> {
       );
       console.log(
         `  background: ${(r.background.receivedBytes / 1024).toFixed(1)} KiB in ${r.background.puts} puts ` +
-          `over ${r.background.seconds.toFixed(1)} s idle; events: ${JSON.stringify(r.eventReasons)}`,
+          `over ${r.background.seconds.toFixed(1)} s idle; events: ${JSON.stringify(r.eventReasons)}; ` +
+          `API writes: ${formatWrites(r.writes)}`,
       );
       volumes.push(r);
     });

@@ -4,12 +4,14 @@ import {
   e2eRuns,
   extraOverUnfenced,
   fencingLabel,
+  formatWrites,
   keepHandWritten,
   median,
   netOfBackground,
   parseFencing,
   summarizeExtras,
   writeVolumeSection,
+  writesByResource,
 } from './write-volume.ts';
 import type { E2eResult, FencingVariant } from './write-volume.ts';
 
@@ -26,6 +28,7 @@ function result(instances: number, fencing: FencingVariant, o: Partial<E2eResult
     evacuateCalls: instances / 2,
     etcd: { dbGrowthBytes: 2 * 2 ** 20, receivedBytes: 100 * 1024, puts: 50 },
     background: { seconds: 10, receivedBytes: 10 * 1024, puts: 5 },
+    writes: { notifications: 30, events: 7, leases: 4 },
     notificationBytes: 8 * 1024,
     journalPages: 0,
     journalPageBytes: 0,
@@ -98,12 +101,20 @@ test('extraOverUnfenced subtracts the unfenced run of the same size, latency and
     etcd: { dbGrowthBytes: 2 * 2 ** 20, receivedBytes: 110 * 1024, puts: 53 },
     notificationBytes: 9 * 1024,
     events: 5,
+    writes: { notifications: 31, events: 9, leases: 4, secrets: 1 },
   });
   const all = [unfenced60, unfenced10, fenced10];
-  assert.equal(extraOverUnfenced(fenced10, all), { receivedBytes: 10 * 1024, puts: 3, keptBytes: 1024, events: 1 });
+  assert.equal(extraOverUnfenced(fenced10, all), {
+    receivedBytes: 10 * 1024,
+    puts: 3,
+    keptBytes: 1024,
+    events: 1,
+    writes: { notifications: 1, events: 2, leases: 0, secrets: 1 },
+  });
   // 10 s longer at the same background rate: 10 KiB and 5 revisions of it are background.
   const slower = { ...fenced10, measuredMs: 15_000 };
-  assert.equal(extraOverUnfenced(slower, all), { receivedBytes: 0, puts: -2, keptBytes: 1024, events: 1 });
+  assert.equal(extraOverUnfenced(slower, all)?.receivedBytes, 0);
+  assert.equal(extraOverUnfenced(slower, all)?.puts, -2);
   const spilled = { ...fenced10, notificationBytes: 2 * 1024, journalPages: 1, journalPageBytes: 20 * 1024 };
   assert.is(extraOverUnfenced(spilled, all)?.keptBytes, 14 * 1024, 'a page counts with its Notification');
   assert.is(extraOverUnfenced(unfenced10, all), undefined, 'an unfenced row has no extra');
@@ -113,6 +124,32 @@ test('extraOverUnfenced subtracts the unfenced run of the same size, latency and
   const round2 = result(10, NONE, { round: 2, etcd: { dbGrowthBytes: 0, receivedBytes: 0, puts: 0 } });
   assert.is(extraOverUnfenced(fenced10, [round2, unfenced10, fenced10])?.puts, 3, 'the unfenced run of its own round');
   assert.is(extraOverUnfenced({ ...fenced10, round: 2 }, all), undefined, 'no unfenced run in its round');
+});
+
+test('writesByResource sums the write verbs of each resource between two readings, reads left out', () => {
+  const before = new Map([
+    ['PATCH notifications', 10],
+    ['LIST notifications', 5],
+    ['POST events', 2],
+  ]);
+  const after = new Map([
+    ['PATCH notifications', 14],
+    ['PUT notifications', 3],
+    ['LIST notifications', 50],
+    ['WATCH hahosts', 1],
+    ['POST events', 4],
+    ['DELETE configmaps', 1],
+    ['APPLY leases', 0],
+  ]);
+  assert.equal(writesByResource(before, after), { notifications: 7, events: 2, configmaps: 1 });
+});
+
+test('formatWrites lists the largest first, names break ties, an extra is signed', () => {
+  assert.is(formatWrites({ events: 9, notifications: 31, configmaps: 9 }), 'notifications 31, configmaps 9, events 9');
+  assert.is(formatWrites({ events: 2, leases: 0, notifications: -1 }, true), 'events +2, notifications -1');
+  assert.is(formatWrites({ notifications: 1.5 }, true), 'notifications +1.5');
+  assert.is(formatWrites({}), '0');
+  assert.is(formatWrites({ leases: 0 }, true), '±0');
 });
 
 test('median of odd and even counts, whatever the order', () => {
@@ -131,7 +168,13 @@ test('summarizeExtras gives the median extra per size and fenced variant over th
     [3, 49, 90],
   ] as const) {
     runs.push(result(10, NONE, { round }));
-    runs.push(result(10, REDFISH, { round, etcd: { dbGrowthBytes: 0, receivedBytes: 100 * 1024, puts: fencedPuts } }));
+    runs.push(
+      result(10, REDFISH, {
+        round,
+        etcd: { dbGrowthBytes: 0, receivedBytes: 100 * 1024, puts: fencedPuts },
+        writes: { notifications: 30 + round, events: 9, leases: 4 },
+      }),
+    );
     runs.push(result(10, FAILING, { round, etcd: { dbGrowthBytes: 0, receivedBytes: 100 * 1024, puts: failingPuts } }));
   }
   runs.push(result(60, NONE), result(60, REDFISH, { events: 6 }));
@@ -144,6 +187,7 @@ test('summarizeExtras gives the median extra per size and fenced variant over th
       [60, 0, 1, 0, 2],
     ],
   );
+  assert.equal(summary[0]?.median.writes, { notifications: 2, events: 2, leases: 0 });
   assert.equal(summarizeExtras([result(10, NONE)]), [], 'no fenced runs, no summary');
 });
 
@@ -158,6 +202,7 @@ test('writeVolumeSection has the median table, a row per run with its extra, com
         journalPageBytes: 2 * 1024,
         events: 5,
         bmcRequests: 3,
+        writes: { notifications: 31, events: 9, leases: 4 },
         load1: 4.25,
       }),
     ],
@@ -174,9 +219,9 @@ test('writeVolumeSection has the median table, a row per run with its extra, com
   assert.match(section, 'load average 2.5 at the start and 3.5–4.3 at the end');
   const rows = section.split('\n').filter((l) => /^\| \d/.test(l));
   assert.equal(rows, [
-    '| 10 | 0.2 | fenced (Redfish) | 1 | +12.0 | +3 | +1.0 | +1 |',
-    '| 10 | 0.2 | 1 | unfenced | 5.0 | 3.5 | 2.00 | 100.0 | 50 | 1.0 / 0.5 | 95.0 | 48 | 8.0 | 0 | 4 | 0 | — | — | — | — |',
-    '| 10 | 0.2 | 1 | fenced (Redfish) | 5.0 | 4.3 | 2.00 | 112.0 | 53 | 1.0 / 0.5 | 107.0 | 51 | 7.0 | 1 (2.0 KiB) | 5 | 3 | +12.0 | +3 | +1.0 | +1 |',
+    '| 10 | 0.2 | fenced (Redfish) | 1 | +12.0 | +3 | +1.0 | +1 | events +2, notifications +1 |',
+    '| 10 | 0.2 | 1 | unfenced | 5.0 | 3.5 | 2.00 | 100.0 | 50 | 1.0 / 0.5 | 95.0 | 48 | 8.0 | 0 | 4 | 0 | notifications 30, events 7, leases 4 | — | — | — | — | — |',
+    '| 10 | 0.2 | 1 | fenced (Redfish) | 5.0 | 4.3 | 2.00 | 112.0 | 53 | 1.0 / 0.5 | 107.0 | 51 | 7.0 | 1 (2.0 KiB) | 5 | 3 | notifications 31, events 9, leases 4 | +12.0 | +3 | +1.0 | +1 | events +2, notifications +1 |',
   ]);
   assert.not.match(section, '### ');
 });

@@ -39,6 +39,8 @@ export interface E2eResult {
   etcd: EtcdGrowth;
   /** The same counters over an idle window right before the POST, to take out of the recovery's figures. */
   background: Background;
+  /** Writes the API server served during the recovery, by resource (writesByResource), every client's. */
+  writes: Record<string, number>;
   /** The finished Notification as the API server returns it, JSON bytes. */
   notificationBytes: number;
   /** Journal pages (ConfigMaps) the status budget moved history into, and their JSON bytes. */
@@ -80,6 +82,34 @@ export function e2eRuns<S extends { instances: number; latencyMs: number }>(
   return sizes.flatMap((s) => rounds.flatMap((round) => variants.map((fencing) => ({ ...s, fencing, round }))));
 }
 
+const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE', 'DELETECOLLECTION']);
+
+/**
+ * The writes between two readings of apiserver_request_total summed by "VERB resource" (bench/lib/prometheus.ts
+ * sampleSums), by resource: creates, updates, patches and deletes, status subresources included; 0s left out.
+ */
+export function writesByResource(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, value] of after) {
+    const [verb = '', resource = ''] = key.split(' ');
+    if (!WRITE_VERBS.has(verb)) continue;
+    const d = value - (before.get(key) ?? 0);
+    if (d > 0) out[resource] = (out[resource] ?? 0) + d;
+  }
+  return out;
+}
+
+/** "notifications 40, events 9": the largest first, then by name; signed for an extra ("events +2"). */
+export function formatWrites(w: Record<string, number>, sign = false): string {
+  const entries = Object.entries(w)
+    .filter(([, n]) => n !== 0)
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b));
+  if (entries.length === 0) return sign ? '±0' : '0';
+  return entries
+    .map(([r, n]) => `${r} ${sign && n > 0 ? '+' : ''}${Number.isInteger(n) ? n : n.toFixed(1)}`)
+    .join(', ');
+}
+
 /** Bytes and revisions of a recovery less the background rate over its duration (never below 0). */
 export function netOfBackground(r: E2eResult): { receivedBytes: number; puts: number } {
   const seconds = r.measuredMs / 1000;
@@ -97,6 +127,8 @@ export interface Extra {
   /** The Notification and its journal pages: what stays in etcd for this recovery. */
   keptBytes: number;
   events: number;
+  /** API writes by resource, this run's minus the unfenced run's (leases included: a longer run renews more). */
+  writes: Record<string, number>;
 }
 
 /** A fenced result minus the unfenced result of the same size, latency and round; undefined when there is none (or it is unfenced). */
@@ -113,7 +145,14 @@ export function extraOverUnfenced(r: E2eResult, all: E2eResult[]): Extra | undef
     puts: a.puts - b.puts,
     keptBytes: keptBytes(r) - keptBytes(base),
     events: r.events - base.events,
+    writes: diffWrites(r.writes, base.writes),
   };
+}
+
+function diffWrites(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) out[k] = (a[k] ?? 0) - (b[k] ?? 0);
+  return out;
 }
 
 /** The median of a non-empty list (the mean of the middle two for an even count). */
@@ -153,6 +192,12 @@ export function summarizeExtras(results: E2eResult[]): ExtraSummary[] {
       puts: median(extras.map((x) => x.puts)),
       keptBytes: median(extras.map((x) => x.keptBytes)),
       events: median(extras.map((x) => x.events)),
+      writes: Object.fromEntries(
+        [...new Set(extras.flatMap((x) => Object.keys(x.writes)))].map((k) => [
+          k,
+          median(extras.map((x) => x.writes[k] ?? 0)),
+        ]),
+      ),
     },
   }));
 }
@@ -177,14 +222,14 @@ export interface SectionMeta {
 /** Bytes a host recovery sends into etcd, from etcd's own metrics (`--section write-volume`). */
 export function writeVolumeSection(results: E2eResult[], meta: SectionMeta): string {
   const extraCells = (x: Extra) =>
-    `${signed(kib(x.receivedBytes))} | ${signed(x.puts.toFixed(0))} | ${signed(kib(x.keptBytes))} | ${signed(String(x.events))}`;
+    `${signed(kib(x.receivedBytes))} | ${signed(x.puts.toFixed(0))} | ${signed(kib(x.keptBytes))} | ${signed(String(x.events))} | ${formatWrites(x.writes, true)}`;
   const rows = results.map((r) => {
     const x = extraOverUnfenced(r, results);
     const net = netOfBackground(r);
     const bg = r.background;
     const rate = bg.seconds > 0 ? `${kib(bg.receivedBytes / bg.seconds)} / ${(bg.puts / bg.seconds).toFixed(1)}` : '—';
     const pages = r.journalPages ? `${r.journalPages} (${kib(r.journalPageBytes)} KiB)` : '0';
-    return `| ${r.instances} | ${(r.latencyMs / 1000).toFixed(1)} | ${r.round} | ${fencingLabel(r.fencing)} | ${(r.measuredMs / 1000).toFixed(1)} | ${r.load1.toFixed(1)} | ${mib(r.etcd.dbGrowthBytes)} | ${kib(r.etcd.receivedBytes)} | ${r.etcd.puts} | ${rate} | ${kib(net.receivedBytes)} | ${net.puts.toFixed(0)} | ${kib(r.notificationBytes)} | ${pages} | ${r.events} | ${r.bmcRequests} | ${x ? extraCells(x) : '— | — | — | —'} |`;
+    return `| ${r.instances} | ${(r.latencyMs / 1000).toFixed(1)} | ${r.round} | ${fencingLabel(r.fencing)} | ${(r.measuredMs / 1000).toFixed(1)} | ${r.load1.toFixed(1)} | ${mib(r.etcd.dbGrowthBytes)} | ${kib(r.etcd.receivedBytes)} | ${r.etcd.puts} | ${rate} | ${kib(net.receivedBytes)} | ${net.puts.toFixed(0)} | ${kib(r.notificationBytes)} | ${pages} | ${r.events} | ${r.bmcRequests} | ${formatWrites(r.writes)} | ${x ? extraCells(x) : '— | — | — | — | —'} |`;
   });
   const summary = summarizeExtras(results).map(
     (x) =>
@@ -206,24 +251,27 @@ export function writeVolumeSection(results: E2eResult[], meta: SectionMeta): str
     "pages, Events, HaHost flags, the engine's and the API server's leases). *Background* is the same two counters",
     'over an idle window of the same operator right before the POST, per second; *net* is the recovery less that',
     'rate times its duration. "Notification" is the size of the finished Notification object, "journal pages" the',
-    'ConfigMaps its status budget moved settled history into (src/engine/status/budget.ts).',
+    'ConfigMaps its status budget moved settled history into (src/engine/status/budget.ts). "API writes" are the',
+    'creates, updates, patches and deletes the API server served during the recovery, by resource, from its own',
+    '`apiserver_request_total` (every client: the operator, the benchmark, the API server itself).',
     '',
     'Fencing (`--fencing none,redfish,redfish:N`): *unfenced* is a host without `spec.fencing`; *fenced* gives it',
     "`spec.fencing` on the simulator's fake Redfish BMC (a power-off takes its nova-compute down), the credentials",
     'Secret and the HaHost patch written before the idle window; *N failed power-off(s) first* has the BMC answer',
     'its first N power-offs with HTTP 500, each a failed attempt retried after the fence backoff (a',
     'FencingVerified=False write with a BmcPowerOffTask line; an Event for the first failure of each reason). The',
-    'last four columns are the fenced run minus the unfenced run of the same size and round: net bytes (KiB), net',
-    'revisions, the Notification with its pages (KiB), Events. The first table is their median over the rounds.',
+    'last five columns are the fenced run minus the unfenced run of the same size and round: net bytes (KiB), net',
+    'revisions, the Notification with its pages (KiB), Events, API writes. The first table is their median over the',
+    'rounds.',
     '',
-    '| instances | evacuation latency (s) | fencing | rounds | extra net bytes (KiB) | extra net revisions | extra Notification + pages (KiB) | extra Events |',
-    '|---:|---:|---|---:|---:|---:|---:|---:|',
+    '| instances | evacuation latency (s) | fencing | rounds | extra net bytes (KiB) | extra net revisions | extra Notification + pages (KiB) | extra Events | extra API writes |',
+    '|---:|---:|---|---:|---:|---:|---:|---:|---|',
     ...summary,
     '',
     'Every run:',
     '',
-    '| instances | evacuation latency (s) | round | fencing | recovery (s) | load at end | etcd database growth (MiB) | bytes sent to etcd (KiB) | revisions written | background (KiB/s / revisions/s) | net bytes (KiB) | net revisions | Notification (KiB) | journal pages | Events | BMC requests | extra net bytes (KiB) | extra net revisions | extra Notification + pages (KiB) | extra Events |',
-    '|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| instances | evacuation latency (s) | round | fencing | recovery (s) | load at end | etcd database growth (MiB) | bytes sent to etcd (KiB) | revisions written | background (KiB/s / revisions/s) | net bytes (KiB) | net revisions | Notification (KiB) | journal pages | Events | BMC requests | API writes | extra net bytes (KiB) | extra net revisions | extra Notification + pages (KiB) | extra Events | extra API writes |',
+    '|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|',
     ...rows,
     '',
   ].join('\n');
