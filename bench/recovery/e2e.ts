@@ -5,9 +5,11 @@
 // `finished`; that adds the facade, the CR write, the engine's watch pick-up,
 // the journal's API-server writes and the final status to the workflow time.
 // It also reads etcd's /metrics before and after each recovery: how much the
-// recovery grew etcd's database and how many bytes the API server sent it;
-// a size can run with the failed host fenced through a fake Redfish BMC
-// (bmc.ts) to show what fencing adds.
+// recovery grew etcd's database and how many bytes the API server sent it,
+// less the rate of an idle window just before (leases), and the API
+// server's count of writes by resource; a size can run with the failed host
+// fenced through a fake Redfish BMC (bmc.ts) to show what fencing adds
+// (write-volume.ts writes the section).
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -201,9 +203,9 @@ async function runOne(
       throw new Error(`host create: ${host.status} ${JSON.stringify(host.body)}`);
     sim.state.failHost(FAILED);
     if (fencing.driver === 'redfish') {
+      // The engine's HaHost watch and the notification's are separate streams; the idle window below lets the
+      // patch arrive before the POST.
       bmc = await fenceWithRedfish({ kube, namespace, host: FAILED, nova: sim.state, variant: fencing });
-      // The engine's HaHost watch and the notification's are separate streams: let the patch arrive first.
-      await sleep(1_000);
     }
 
     // The idle window: what the control plane and the operator write while no recovery runs.
