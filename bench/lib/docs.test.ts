@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { replaceSection } from './docs.ts';
+import { replaceSection, sectionOf } from './docs.ts';
 
 const DOC = '# Benchmarks\n\nintro\n\n## A\n\nold a\n\n## B\n\nold b\n';
 
@@ -16,6 +16,13 @@ test('replaceSection appends a section that is not there yet', () => {
 test('replaceSection matches the whole heading, not a prefix', () => {
   const doc = '## Scale storm\n\nx\n\n## Scale\n\ny\n';
   assert.is(replaceSection(doc, 'Scale', '## Scale\n\nz\n'), '## Scale storm\n\nx\n\n## Scale\n\nz\n');
+});
+
+test('sectionOf returns one section up to the next, or undefined', () => {
+  assert.is(sectionOf(DOC, 'A'), '## A\n\nold a\n');
+  assert.is(sectionOf(DOC, 'B'), '## B\n\nold b\n');
+  assert.is(sectionOf(DOC, 'C'), undefined);
+  assert.is(replaceSection(DOC, 'A', sectionOf(DOC, 'A')!), DOC, 'what it returns puts the doc back as it was');
 });
 
 test.run();

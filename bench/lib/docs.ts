@@ -19,6 +19,16 @@ export function replaceSection(doc: string, heading: string, section: string): s
   return `${before}${before ? '\n' : ''}${body}${after ? `\n${after}` : ''}`;
 }
 
+/** The "## heading" section of `doc` (from its heading to the next "## "), or undefined when there is none. */
+export function sectionOf(doc: string, heading: string): string | undefined {
+  const lines = doc.split('\n');
+  const start = lines.findIndex((l) => l.trimEnd() === `## ${heading}`);
+  if (start < 0) return undefined;
+  let end = lines.findIndex((l, i) => i > start && l.startsWith('## '));
+  if (end < 0) end = lines.length;
+  return lines.slice(start, end).join('\n');
+}
+
 export function writeSection(heading: string, section: string, file = BENCHMARKS_MD): void {
   const doc = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
   writeFileSync(file, replaceSection(doc, heading, section));

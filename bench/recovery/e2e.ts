@@ -5,40 +5,40 @@
 // `finished`; that adds the facade, the CR write, the engine's watch pick-up,
 // the journal's API-server writes and the final status to the workflow time.
 // It also reads etcd's /metrics before and after each recovery: how much the
-// recovery grew etcd's database and how many bytes the API server sent it.
+// recovery grew etcd's database and how many bytes the API server sent it,
+// less the rate of an idle window just before (leases), and the API
+// server's count of writes by resource; a size can run with the failed host
+// fenced through a fake Redfish BMC (bmc.ts) to show what fencing adds
+// (write-volume.ts writes the section).
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startControlPlane } from '../../tools/controlplane/index.ts';
 import { createKubeClient } from '../../src/k8s/kube-client.ts';
 import { loadKubeConfig } from '../../src/k8s/kubeconfig.ts';
 import { RESOURCES } from '../../src/k8s/resources.ts';
+import { CONDITIONS, LABELS } from '../../src/model/constants.ts';
+import type { Notification } from '../../src/model/types.ts';
+import { pageSelector } from '../../src/store/journal-pages.ts';
 import { startSimulator } from '../../tools/simulator/server.ts';
+import type { FakeRedfish } from '../../tools/simulator/redfish-bmc.ts';
+import { getRawBytes } from '../lib/kubectl.ts';
+import { sampleSums } from '../lib/prometheus.ts';
+import { fenceWithRedfish } from './bmc.ts';
+import { writesByResource } from './write-volume.ts';
+import type { E2eResult, EtcdGrowth, FencingVariant } from './write-volume.ts';
+
+export type { E2eResult, EtcdGrowth } from './write-volume.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FAILED = 'compute-1';
 const READY_TIMEOUT_MS = 120_000;
-
-export interface E2eResult {
-  instances: number;
-  latencyMs: number;
-  measuredMs: number;
-  evacuateCalls: number;
-  etcd: EtcdGrowth;
-}
-
-/** What one recovery cost etcd, from etcd's own /metrics (client URL). */
-export interface EtcdGrowth {
-  /** etcd_mvcc_db_total_size_in_bytes after minus before (the database file; grows in pages). */
-  dbGrowthBytes: number;
-  /** etcd_network_client_grpc_received_bytes_total after minus before: what the API server sent etcd. */
-  receivedBytes: number;
-  /** etcd_mvcc_put_total after minus before: revisions written. */
-  puts: number;
-}
+/** The idle window before each recovery whose etcd writes give the background rate. */
+const IDLE_MS = 10_000;
 
 async function etcdMetrics(etcdUrl: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${etcdUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
@@ -53,6 +53,12 @@ async function etcdMetrics(etcdUrl: string): Promise<Record<string, number>> {
     if (name && value && want.includes(name)) out[name] = Number(value);
   }
   return out;
+}
+
+/** kube-apiserver's apiserver_request_total so far, by "VERB resource". */
+async function apiserverRequests(kubeconfigPath: string): Promise<Map<string, number>> {
+  const text = (await getRawBytes(kubeconfigPath, '/metrics', 60_000)).toString('utf8');
+  return sampleSums(text, 'apiserver_request_total', ['verb', 'resource']);
 }
 
 function growth(before: Record<string, number>, after: Record<string, number>): EtcdGrowth {
@@ -119,15 +125,24 @@ function stopProcess(p: ChildProcess): Promise<void> {
 
 /** One end-to-end run per size, each on a fresh operator, simulator and namespace of one control plane. */
 export async function benchmarkRecoveryE2e(
-  sizes: Array<{ instances: number; latencyMs: number }>,
+  sizes: Array<{ instances: number; latencyMs: number; fencing?: FencingVariant; round?: number }>,
+  onResult: (r: E2eResult) => void = () => undefined,
 ): Promise<E2eResult[]> {
   const controlPlane = await startControlPlane();
   const results: E2eResult[] = [];
   try {
-    for (const [i, { instances, latencyMs }] of sizes.entries()) {
-      results.push(
-        await runOne(controlPlane.kubeconfigPath, controlPlane.etcdUrl, `bench-recovery-${i}`, instances, latencyMs),
+    for (const [i, { instances, latencyMs, fencing, round }] of sizes.entries()) {
+      const r = await runOne(
+        controlPlane.kubeconfigPath,
+        controlPlane.etcdUrl,
+        `bench-recovery-${i}`,
+        instances,
+        latencyMs,
+        fencing ?? { driver: 'none', failures: 0 },
+        round ?? 1,
       );
+      onResult(r);
+      results.push(r);
     }
   } finally {
     await controlPlane.stop();
@@ -141,6 +156,8 @@ async function runOne(
   namespace: string,
   instances: number,
   latencyMs: number,
+  fencing: FencingVariant,
+  round: number,
 ): Promise<E2eResult> {
   const kube = createKubeClient(loadKubeConfig({ env: { KUBECONFIG: kubeconfigPath } }));
   await kube.create(RESOURCES.namespaces, undefined, {
@@ -148,7 +165,7 @@ async function runOne(
     kind: 'Namespace',
     metadata: { name: namespace },
   });
-  await kube.close();
+  let bmc: FakeRedfish | undefined;
   const sim = await startSimulator({ hosts: [FAILED, 'compute-2', 'compute-3'], latencyMs: { evacuate: latencyMs } });
   for (let i = 0; i < instances; i++) {
     sim.state.addServer({ host: FAILED, name: `vm-${i}`, metadata: i % 2 === 0 ? { HA_Enabled: 'True' } : {} });
@@ -185,8 +202,24 @@ async function runOne(
     if (host.status < 200 || host.status > 299)
       throw new Error(`host create: ${host.status} ${JSON.stringify(host.body)}`);
     sim.state.failHost(FAILED);
+    if (fencing.driver === 'redfish') {
+      // The engine's HaHost watch and the notification's are separate streams; the idle window below lets the
+      // patch arrive before the POST.
+      bmc = await fenceWithRedfish({ kube, namespace, host: FAILED, nova: sim.state, variant: fencing });
+    }
 
+    // The idle window: what the control plane and the operator write while no recovery runs.
+    const idleFrom = await etcdMetrics(etcdUrl);
+    const idleStarted = performance.now();
+    await sleep(IDLE_MS);
     const etcdBefore = await etcdMetrics(etcdUrl);
+    const requestsBefore = await apiserverRequests(kubeconfigPath);
+    const idle = growth(idleFrom, etcdBefore);
+    const background = {
+      seconds: (performance.now() - idleStarted) / 1000,
+      receivedBytes: idle.receivedBytes,
+      puts: idle.puts,
+    };
     const started = performance.now();
     const posted = await api(base, 'POST', '/notifications', {
       notification: {
@@ -212,10 +245,54 @@ async function runOne(
     const measuredMs = performance.now() - started;
     const evacuateCalls = Object.values(sim.state.actionCounts.evacuate ?? {}).reduce((a, b) => a + b, 0);
     const etcd = growth(etcdBefore, await etcdMetrics(etcdUrl));
-    return { instances, latencyMs, measuredMs, evacuateCalls, etcd };
+    const writes = writesByResource(requestsBefore, await apiserverRequests(kubeconfigPath));
+    const load1 = loadavg()[0] ?? 0;
+    const notification = (await kube.list<Notification>(RESOURCES.notifications, namespace)).items.find(
+      (x) => x.metadata.labels?.[LABELS.uuid] === id,
+    );
+    if (!notification) throw new Error(`notification ${id} not found through the API server`);
+    if (bmc) checkFenced(notification, bmc, fencing);
+    const pages = (
+      await kube.list<{ data?: Record<string, string> }>(RESOURCES.configMaps, namespace, {
+        labelSelector: pageSelector(id),
+      })
+    ).items;
+    const events = (await kube.list<{ reason?: string }>(RESOURCES.events, namespace)).items;
+    const eventReasons: Record<string, number> = {};
+    for (const e of events) eventReasons[e.reason ?? ''] = (eventReasons[e.reason ?? ''] ?? 0) + 1;
+    return {
+      instances,
+      latencyMs,
+      fencing,
+      round,
+      measuredMs,
+      evacuateCalls,
+      etcd,
+      background,
+      writes,
+      notificationBytes: Buffer.byteLength(JSON.stringify(notification)),
+      journalPages: pages.length,
+      journalPageBytes: pages.reduce((sum, p) => sum + Buffer.byteLength(JSON.stringify(p)), 0),
+      events: events.length,
+      eventReasons,
+      bmcRequests: bmc?.log.length ?? 0,
+      load1,
+    };
   } finally {
+    await kube.close();
+    await bmc?.stop();
     await stopProcess(operator);
     sim.state.clearTimers();
     await sim.stop();
   }
+}
+
+/** A fenced run that did not fence measured nothing: the proof must be on the finished notification. */
+function checkFenced(n: Notification, bmc: FakeRedfish, fencing: FencingVariant): void {
+  const verified = n.status?.conditions?.find((c) => c.type === CONDITIONS.fencingVerified);
+  if (n.status?.fencing?.powerState !== 'Off' || verified?.status !== 'True') {
+    throw new Error(`the fenced run finished without the fencing proof: ${JSON.stringify(n.status?.fencing)}`);
+  }
+  const failed = bmc.log.filter((r) => r.resetType !== undefined && r.status === 500).length;
+  if (failed !== fencing.failures) throw new Error(`the BMC failed ${failed} power-offs, ${fencing.failures} wanted`);
 }
