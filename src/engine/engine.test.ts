@@ -95,7 +95,7 @@ function onManager(manager: Manager, engine: Engine): TestEngine {
 function engineFor(
   w: World,
   identity: string,
-  lease: FakeLease,
+  lease: Pick<FakeLease, 'runner'>,
   nova: FakeNova,
   hostWorkflow: HostWorkflow,
   calls: string[],
@@ -243,24 +243,7 @@ test('a leader whose Lease is no longer held sends no Nova side effect: the run 
     throw ctx.signal.reason;
   };
   const calls: string[] = [];
-  const manager = new Manager({ kube: w.kube, namespace: NS, identity: 'engine-a', log: quietLog, runLeader: runner });
-  const e = onManager(
-    manager,
-    createEngine({
-      kube: w.kube,
-      namespace: NS,
-      config: testConfig(),
-      nova,
-      log: quietLog,
-      identity: 'engine-a',
-      manager,
-      informerFactory: w.informers.factory,
-      makeController: fakeController(calls),
-      events: { onNotification: () => {}, onHost: () => {} },
-      driver: { ...taskflowDriver(), host: workflow },
-      vmoveIds: counterIds,
-    }),
-  );
+  const e = engineFor(w, 'engine-a', { runner }, nova, workflow, calls);
   await e.start();
   w.kube.seed(
     RESOURCES.notifications,
@@ -299,24 +282,7 @@ test('a graceful stop hands the run over while the Lease is still held: the serv
     order.push('unlocked');
     throw ctx.signal.reason;
   };
-  const manager = new Manager({ kube: w.kube, namespace: NS, identity: 'engine-a', log: quietLog, runLeader: runner });
-  const e = onManager(
-    manager,
-    createEngine({
-      kube: w.kube,
-      namespace: NS,
-      config: testConfig(),
-      nova,
-      log: quietLog,
-      identity: 'engine-a',
-      manager,
-      informerFactory: w.informers.factory,
-      makeController: fakeController([]),
-      events: { onNotification: () => {}, onHost: () => {} },
-      driver: { ...taskflowDriver(), host: workflow },
-      vmoveIds: counterIds,
-    }),
-  );
+  const e = engineFor(w, 'engine-a', { runner }, nova, workflow, []);
   await e.start();
   w.kube.seed(
     RESOURCES.notifications,
