@@ -151,7 +151,14 @@ export async function startOpenStackCloud(opts: OpenStackCloudOptions = {}): Pro
       await Promise.all([recorder?.close(), glance?.close(), neutron?.close()]);
       await watchdog.release();
       process.off('exit', onExit);
-      if (!keepDir) rmSync(dir, { recursive: true, force: true });
+      // a process reaped a moment ago may still have had a log line in flight: retried, and a directory that
+      // still will not go is left in /tmp with a line that says so, not a failed teardown
+      if (!keepDir)
+        try {
+          rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+        } catch (e) {
+          log(`could not remove ${dir}: ${e instanceof Error ? e.message : String(e)}`);
+        }
       removeRecord(id);
     })());
 

@@ -69,9 +69,12 @@ export async function startPowerLink(
     if (!cloud.computes.includes(host)) throw new Error(`no compute ${host}`);
     const at = new Date().toISOString();
     let compute: PowerEvent['compute'];
+    let killed: Promise<void> | undefined;
     if (state === 'Off') {
       compute = cloud.computeRunning(host) ? 'killed' : 'was stopped';
-      if (compute === 'killed') await cloud.killCompute(host);
+      // killCompute sends SIGKILL at once and then waits for the process to be reaped: the event is recorded
+      // before that wait, so it is there even when a loaded machine reaps it after the BMC has answered Off
+      if (compute === 'killed') killed = cloud.killCompute(host);
     } else {
       compute = cloud.computeRunning(host) ? 'was running' : 'started';
       // only the process: Nova reports a forced-down service down even once nova-compute runs and reports,
@@ -86,6 +89,7 @@ export async function startPowerLink(
     }
     events.push({ seq: ++seq, at, host, bmc, power: state, compute });
     log(`power link: ${bmc} BMC of ${host} ${state}; nova-compute ${compute}`);
+    await killed;
   };
 
   const server: Server = createServer((req, res) => {
