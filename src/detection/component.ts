@@ -62,9 +62,10 @@ export async function createComponent(
     log,
   });
   const metrics = detectionMetrics(ctx.metrics);
+  const holdsLease = () => manager.holdsLease(DETECTION_LEASE_NAME);
   const detector = new Detector({
     // Its Nova writes (the return to service) only while this process holds the Lease (src/runtime/lease-fence.ts).
-    nova: leaseFencedNova(ctx.nova, () => manager.holdsLease(DETECTION_LEASE_NAME), DETECTION_HOLDER, log),
+    nova: leaseFencedNova(ctx.nova, holdsLease, DETECTION_HOLDER, log),
     service,
     segments: () => caches.segments.list(),
     hosts: () => caches.hosts.list(),
@@ -77,7 +78,7 @@ export async function createComponent(
     log,
     maxDownPercent: ctx.config.detection.max_down_percent,
     novaTimeoutMs: NOVA_LOOK_TIMEOUT_MS,
-    holdsLease: () => manager.holdsLease(DETECTION_LEASE_NAME),
+    holdsLease,
   });
   const intervalMs = opts.pollIntervalMs ?? ctx.config.detection.poll_interval * 1000;
   // A look at once when this process takes the Lease, then one every interval, until the term ends.

@@ -30,6 +30,7 @@ import { observingWrites, RestoreGuard } from './gates/restore-guard.ts';
 import { reapplyRestoredHostFlags } from './gates/restored-host-flags.ts';
 import { HaHostFlags } from './run/ha-host-flags.ts';
 import { planOf } from './deps/lookups.ts';
+import type { AdmittedNotification } from './intake/admitted-notification.ts';
 
 /** Lease held by the engine replica that processes notifications. */
 export const ENGINE_LEASE_NAME = 'masakari-engine';
@@ -110,25 +111,20 @@ export function createEngine(o: EngineOptions): Engine {
 
   // Before the engine's own handlers, so a notification an etcd restore rolled back is held before it is queued.
   let leading = false;
+  const restoredFlags = {
+    hosts,
+    flags: new HaHostFlags({ kube: o.kube, namespace: o.namespace, hosts, clock: manager.clock, log }),
+    events: o.events,
+    log,
+    plan: (n: AdmittedNotification) => planOf({ hosts, segments, config: o.config }, n),
+  };
   const guard = new RestoreGuard({
     kube: o.kube,
     namespace: o.namespace,
     events: o.events,
     log,
     isLeading: () => leading,
-    reapplyHostFlags: (restored, final, known) =>
-      reapplyRestoredHostFlags(
-        {
-          hosts,
-          flags: new HaHostFlags({ kube: o.kube, namespace: o.namespace, hosts, clock: manager.clock, log }),
-          events: o.events,
-          log,
-          plan: (n) => planOf({ hosts, segments, config: o.config }, n),
-        },
-        restored,
-        final,
-        known,
-      ),
+    reapplyHostFlags: (restored, final, known) => reapplyRestoredHostFlags(restoredFlags, restored, final, known),
   });
   notifications.on('add', (n) => guard.observe(n));
   notifications.on('update', (n) => guard.observe(n));

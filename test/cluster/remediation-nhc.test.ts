@@ -97,6 +97,10 @@ async function nodeReady(): Promise<string | undefined> {
   return node.status?.conditions?.find((c) => c.type === 'Ready')?.status;
 }
 
+/** The MasakariRemediation `name` of the operator's namespace, read afresh. */
+const remediation = (name: string) =>
+  ctx.kube!.get<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, OPERATOR_NS, name);
+
 async function remediations(): Promise<MasakariRemediation[]> {
   return (await ctx.kube!.list<MasakariRemediation>(REMEDIATION_RESOURCES.remediations, OPERATOR_NS)).items;
 }
@@ -321,11 +325,7 @@ step('kubelet stopped → NotReady → NHC creates the CR → fenced → evacuat
     await waitFor(
       'WaitingForFencing',
       async () => {
-        const r = await kube.get<MasakariRemediation>(
-          REMEDIATION_RESOURCES.remediations,
-          OPERATOR_NS,
-          created!.metadata.name!,
-        );
+        const r = await remediation(created!.metadata.name!);
         return cond(r, 'Processing')?.reason === 'WaitingForFencing' ? r : undefined;
       },
       30_000,
@@ -338,11 +338,7 @@ step('kubelet stopped → NotReady → NHC creates the CR → fenced → evacuat
     const fenced = await waitFor(
       'FencingVerified',
       async () => {
-        const r = await kube.get<MasakariRemediation>(
-          REMEDIATION_RESOURCES.remediations,
-          OPERATOR_NS,
-          created!.metadata.name!,
-        );
+        const r = await remediation(created!.metadata.name!);
         return cond(r, 'FencingVerified')?.status === 'True' ? r : undefined;
       },
       30_000,
@@ -353,11 +349,7 @@ step('kubelet stopped → NotReady → NHC creates the CR → fenced → evacuat
     const done = await waitFor(
       'Succeeded=True',
       async () => {
-        const r = await kube.get<MasakariRemediation>(
-          REMEDIATION_RESOURCES.remediations,
-          OPERATOR_NS,
-          created!.metadata.name!,
-        );
+        const r = await remediation(created!.metadata.name!);
         const s = cond(r, 'Succeeded')?.status;
         if (s === 'False') throw new Error(`Succeeded=False: ${JSON.stringify(r.status)}`);
         return s === 'True' ? r : undefined;

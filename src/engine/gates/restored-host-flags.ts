@@ -21,7 +21,7 @@ import type { HaHost, Notification, NotificationStatusBlock } from '../../model/
 import { effectiveFlags } from '../../domain/host-flags.ts';
 import { INDEX } from '../../model/indexes.ts';
 import type { Informer } from '../../runtime/types.ts';
-import { admitted } from '../intake/admitted-notification.ts';
+import { admitted, type AdmittedNotification } from '../intake/admitted-notification.ts';
 import type { MissingReference, Plan } from '../intake/decisions.ts';
 import type { EngineBookkeeping } from '../status/writer.ts';
 import { reservedHostKey } from '../workflows/host-failure-tasks.ts';
@@ -38,7 +38,7 @@ export interface RestoredHostFlagsDeps {
   events: EngineEvents;
   log: Logger;
   /** The decision table's plan for the notification (deps/lookups.ts planOf). */
-  plan: (n: NonNullable<ReturnType<typeof admitted>>) => Plan | MissingReference;
+  plan: (n: AdmittedNotification) => Plan | MissingReference;
 }
 
 /** The reserved hosts a run took, by the effects journalled in its status. */
