@@ -105,8 +105,7 @@ export function fencedNova(
   term: { holdsLease: () => boolean } | undefined,
   log: { warn(msg: string): void },
 ): NovaClient | undefined {
-  const holdsLease = term?.holdsLease ?? (() => false);
-  return d.nova && fenceNova(d.nova, holdsLease, (err) => log.warn(err.message));
+  return leaseFencedNova(d.nova, term?.holdsLease ?? (() => false), ENGINE, log);
 }
 
 /**
